@@ -1,0 +1,2 @@
+//! The only library crate that talks to the Kubernetes apiserver (through kube-rs).
+#![deny(missing_docs)]

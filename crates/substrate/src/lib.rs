@@ -1,0 +1,9 @@
+//! The seam between apiary's pure decisions and the apiserver: the `Substrate` trait, builders,
+//! observation and the driver. Performs no I/O itself.
+#![deny(missing_docs)]
+
+pub mod substrate;
+
+pub use substrate::{
+    CreateOutcome, DeleteOutcome, Listed, NamespaceError, Operation, Substrate, SubstrateError,
+};

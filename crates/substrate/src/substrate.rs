@@ -1,0 +1,224 @@
+//! The `Substrate` trait: the narrow I/O interface of deploy.md § Cluster interface and requests.
+//! Every implementation (the kube-rs `Cluster`, the in-memory fake) is bound to one namespace.
+//!
+//! Expected answers are outcomes (`CreateOutcome`, `DeleteOutcome`), surprises are errors.
+
+use std::future::Future;
+use std::time::Duration;
+
+use apiary_classify::Fence;
+use chrono::{DateTime, Utc};
+use k8s_openapi::api::core::v1::{Pod, Secret};
+
+/// What a create answered when it did not fail.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CreateOutcome {
+    /// The object was created.
+    Created,
+    /// 409 with reason `AlreadyExists`: the name is taken (for a pod, the lost create race).
+    AlreadyExists,
+}
+
+/// What a delete answered when it did not fail.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeleteOutcome {
+    /// The apiserver accepted the delete (the object may still exist, deletion-marked).
+    Accepted,
+    /// 404 `NotFound`: the object was already gone.
+    NotFound,
+    /// 409 with reason `Conflict`: a precondition (uid or resourceVersion) did not hold.
+    PreconditionFailed,
+}
+
+/// A list answer together with the apiserver's clock at the time it answered.
+#[derive(Clone, Debug, Default)]
+pub struct Listed<T> {
+    /// The listed objects.
+    pub items: Vec<T>,
+    /// The response's HTTP `Date` header, parsed; `None` when absent or malformed.
+    pub server_now: Option<DateTime<Utc>>,
+}
+
+/// The operation a [`SubstrateError`] belongs to, for messages that name it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operation {
+    /// Reading a namespace.
+    GetNamespace,
+    /// Creating a namespace.
+    CreateNamespace,
+    /// Listing pods.
+    ListPods,
+    /// Listing Secrets.
+    ListSecrets,
+    /// Reading one pod.
+    GetPod,
+    /// Reading one Secret.
+    GetSecret,
+    /// Creating a Secret.
+    CreateSecret,
+    /// Creating a pod.
+    CreatePod,
+    /// Deleting a pod.
+    DeletePod,
+    /// Deleting a Secret.
+    DeleteSecret,
+    /// Watching a pod.
+    WatchPod,
+}
+
+impl std::fmt::Display for Operation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::GetNamespace => "read namespace",
+            Self::CreateNamespace => "create namespace",
+            Self::ListPods => "list pods",
+            Self::ListSecrets => "list secrets",
+            Self::GetPod => "read pod",
+            Self::GetSecret => "read secret",
+            Self::CreateSecret => "create secret",
+            Self::CreatePod => "create pod",
+            Self::DeletePod => "delete pod",
+            Self::DeleteSecret => "delete secret",
+            Self::WatchPod => "watch pod",
+        })
+    }
+}
+
+/// A request the apiserver answered with an error status, or that got no answer at all.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SubstrateError {
+    /// The apiserver answered with a `Status` (4xx/5xx). `reason` is the literal `Status.reason`,
+    /// empty when absent: a 409 is split on it, never on the code.
+    #[error("could not {operation} {object}: the apiserver answered {code} {reason}: {message}")]
+    Api {
+        /// The failed operation.
+        operation: Operation,
+        /// The object (`pod/x`, `secret/y`, `namespace/z`, `pods` for a list).
+        object: String,
+        /// The HTTP status code.
+        code: u16,
+        /// `Status.reason`, verbatim (empty when absent).
+        reason: String,
+        /// `Status.message`, verbatim.
+        message: String,
+    },
+    /// No usable answer: connection refused or dropped, timeout, TLS, an undecodable body.
+    #[error("could not {operation} {object}: {message}")]
+    Transport {
+        /// The failed operation.
+        operation: Operation,
+        /// The object (`pod/x`, `secret/y`, `namespace/z`, `pods` for a list).
+        object: String,
+        /// What went wrong, in words.
+        message: String,
+    },
+}
+
+impl SubstrateError {
+    /// The apiserver's `Status.reason` when it answered; `None` for a transport failure, so a
+    /// reset connection can never read as a confirmed absence.
+    pub fn reason(&self) -> Option<&str> {
+        match self {
+            Self::Api { reason, .. } => Some(reason),
+            Self::Transport { .. } => None,
+        }
+    }
+
+    /// Whether the apiserver answered (a refusal) rather than not at all.
+    pub fn is_api(&self) -> bool {
+        matches!(self, Self::Api { .. })
+    }
+}
+
+/// Why ensuring the namespace failed (deploy.md § Namespace ensure).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NamespaceError {
+    /// E11: creating the namespace was forbidden.
+    #[error(
+        "namespace {namespace} does not exist and apiary may not create it: ask a cluster \
+         administrator to run `kubectl create namespace {namespace}`"
+    )]
+    CreateForbidden {
+        /// The namespace.
+        namespace: String,
+    },
+    /// E9: reading or creating the namespace failed otherwise.
+    #[error("namespace {namespace}: {source}")]
+    Failed {
+        /// The namespace.
+        namespace: String,
+        /// The underlying failure (it names the operation).
+        source: SubstrateError,
+    },
+}
+
+/// The narrow interface through which every deploy-side decision reaches the cluster. Bound to
+/// one namespace. Reads are quorum reads (no `resourceVersion`).
+pub trait Substrate: Send + Sync {
+    /// The namespace this substrate works in.
+    fn namespace(&self) -> &str;
+
+    /// Ensure the namespace exists: GET, create when absent; a forbidden GET continues.
+    fn ensure_namespace(&self) -> impl Future<Output = Result<(), NamespaceError>> + Send;
+
+    /// Quorum-list pods by label selector, with the response's `Date` as the server clock.
+    fn list_pods(
+        &self,
+        selector: &str,
+    ) -> impl Future<Output = Result<Listed<Pod>, SubstrateError>> + Send;
+
+    /// Quorum-list Secrets by label selector.
+    fn list_secrets(
+        &self,
+        selector: &str,
+    ) -> impl Future<Output = Result<Vec<Secret>, SubstrateError>> + Send;
+
+    /// Quorum GET of a pod; `Ok(None)` is a confirmed absence (404 `NotFound`).
+    fn get_pod(&self, name: &str)
+    -> impl Future<Output = Result<Option<Pod>, SubstrateError>> + Send;
+
+    /// Quorum GET of a Secret; `Ok(false)` is a confirmed absence (404 `NotFound`).
+    fn secret_exists(&self, name: &str) -> impl Future<Output = Result<bool, SubstrateError>> + Send;
+
+    /// Create a Secret.
+    fn create_secret(
+        &self,
+        secret: &Secret,
+    ) -> impl Future<Output = Result<CreateOutcome, SubstrateError>> + Send;
+
+    /// Create a pod. `Err(Api)` is a refusal; `Err(Transport)` means the create may have landed.
+    fn create_pod(
+        &self,
+        pod: &Pod,
+    ) -> impl Future<Output = Result<CreateOutcome, SubstrateError>> + Send;
+
+    /// Delete a pod with `preconditions: {uid, resourceVersion}` from `fence`, no grace override.
+    fn delete_pod(
+        &self,
+        name: &str,
+        fence: &Fence,
+    ) -> impl Future<Output = Result<DeleteOutcome, SubstrateError>> + Send;
+
+    /// Delete a Secret with `preconditions: {uid}`.
+    fn delete_secret(
+        &self,
+        name: &str,
+        uid: &str,
+    ) -> impl Future<Output = Result<DeleteOutcome, SubstrateError>> + Send;
+
+    /// Sleep for `duration` (the fake advances its clock here and only here).
+    fn sleep(&self, duration: Duration) -> impl Future<Output = ()> + Send;
+
+    /// Wait until the pod `name` changes after `resource_version` (or appears/disappears), or
+    /// until `max` has passed, whichever is first. A wake-up signal only: callers re-read.
+    /// Implementations without a watch simply sleep `max`.
+    fn wait_for_pod_change(
+        &self,
+        name: &str,
+        resource_version: Option<&str>,
+        max: Duration,
+    ) -> impl Future<Output = ()> + Send;
+
+    /// Monotonic time since the operation began.
+    fn elapsed(&self) -> Duration;
+}
