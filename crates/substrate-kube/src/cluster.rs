@@ -1,0 +1,1 @@
+//! `Cluster`: the kube-rs implementation of `apiary_substrate::Substrate`.

@@ -1,0 +1,1 @@
+//! `PodSeeds`: seed discovery through the apiserver (list and watch modes).
