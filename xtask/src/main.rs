@@ -1,2 +1,306 @@
-//! `cargo xtask`: the one entry point for checks beyond `cargo build`.
-fn main() {}
+//! `cargo xtask`: the one entry point for checks beyond `cargo build` (STYLE.md § Tooling).
+//!
+//! Commands: `ci` (what CI runs), `tidy` (structural rules, also an ordinary test), `mutants`
+//! (mutation testing of the pure code), `props` (property tests with many more cases), `bench`
+//! (the seeds decoding benchmark), `e2e` (tests that need a real cluster). This is a developer
+//! tool: it shells out to cargo and exits non-zero on the first failing step.
+
+mod tidy;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+/// Mutation-testing targets: a package and, when only some of its files are pure, those files.
+const MUTANT_TARGETS: &[(&str, &[&str])] = &[
+    ("apiary-classify", &[]),
+    (
+        "apiary-substrate",
+        &[
+            "crates/substrate/src/naming.rs",
+            "crates/substrate/src/config.rs",
+            "crates/substrate/src/image.rs",
+            "crates/substrate/src/env.rs",
+            "crates/substrate/src/dotenv.rs",
+            "crates/substrate/src/intent.rs",
+            "crates/substrate/src/build.rs",
+            "crates/substrate/src/observe.rs",
+        ],
+    ),
+    ("apiary-seeds", &[]),
+];
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let root = workspace_root();
+    let result = match args.first().map(String::as_str) {
+        Some("ci") => ci(&root),
+        Some("tidy") => tidy::check(&root).map_err(|problems| problems.join("\n")),
+        Some("mutants") => mutants(&root, &args[1..]),
+        Some("props") => props(&root),
+        Some("bench") => bench(&root),
+        Some("e2e") => e2e(&root),
+        _ => Err(USAGE.to_owned()),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("xtask: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+const USAGE: &str = "usage: cargo xtask <ci | tidy | mutants [PACKAGE...] | props | bench | e2e>";
+
+/// The workspace root: the parent of this crate's manifest directory.
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+/// Run `cargo <args>` in the workspace root with extra environment, failing on a non-zero exit.
+fn cargo(root: &Path, args: &[&str], envs: &[(&str, &str)]) -> Result<(), String> {
+    eprintln!("xtask: cargo {}", args.join(" "));
+    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()))
+        .args(args)
+        .envs(envs.iter().copied())
+        .current_dir(root)
+        .status()
+        .map_err(|e| format!("could not run cargo {}: {e}", args.join(" ")))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`cargo {}` failed ({status})", args.join(" ")))
+    }
+}
+
+/// Whether `cargo <sub> --version` runs, i.e. the cargo subcommand is installed.
+fn has_cargo_subcommand(sub: &str) -> bool {
+    Command::new("cargo")
+        .args([sub, "--version"])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
+/// Install a cargo tool with `cargo install --locked` when it is missing.
+fn ensure_tool(root: &Path, sub: &str, krate: &str) -> Result<(), String> {
+    if has_cargo_subcommand(sub) {
+        return Ok(());
+    }
+    cargo(root, &["install", "--locked", krate], &[])
+}
+
+/// What CI runs: formatting, lints on every target and feature combination, tidy, doctests,
+/// then the whole test suite with nextest as the last step.
+fn ci(root: &Path) -> Result<(), String> {
+    ensure_tool(root, "nextest", "cargo-nextest")?;
+    cargo(root, &["fmt", "--all", "--check"], &[])?;
+    cargo(
+        root,
+        &[
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ],
+        &[],
+    )?;
+    for features in FEATURE_COMBINATIONS {
+        let mut args = vec!["clippy", "--all-targets"];
+        args.extend_from_slice(features);
+        args.extend_from_slice(&["--", "-D", "warnings"]);
+        cargo(root, &args, &[])?;
+    }
+    tidy::check(root).map_err(|problems| problems.join("\n"))?;
+    cargo(root, &["test", "--doc", "--workspace"], &[])?;
+    for features in FEATURE_COMBINATIONS {
+        let mut args = vec!["nextest", "run", "--no-tests=pass"];
+        args.extend_from_slice(features);
+        cargo(root, &args, &[])?;
+    }
+    cargo(root, &["nextest", "run", "--workspace"], &[])
+}
+
+/// Feature combinations beyond the default build that CI lints and tests (seeds.md § Cargo
+/// feature `tellus`: a feature that is never compiled rots unnoticed).
+const FEATURE_COMBINATIONS: &[&[&str]] = &[&["-p", "apiary-seeds", "--features", "serde"]];
+
+/// Mutation testing of the pure code; fails on any missed or timed-out mutant, or none found.
+fn mutants(root: &Path, packages: &[String]) -> Result<(), String> {
+    ensure_tool(root, "mutants", "cargo-mutants")?;
+    let selected: Vec<&(&str, &[&str])> = MUTANT_TARGETS
+        .iter()
+        .filter(|(name, _)| packages.is_empty() || packages.iter().any(|p| p == name))
+        .collect();
+    if selected.is_empty() {
+        return Err(format!("no mutation target named {packages:?}"));
+    }
+    for (package, files) in selected {
+        let out = root.join("target").join("mutants").join(package);
+        let out_str = out.to_string_lossy().into_owned();
+        let mut args = vec![
+            "mutants",
+            "--package",
+            package,
+            "--timeout",
+            "120",
+            "--output",
+            &out_str,
+            "--no-shuffle",
+        ];
+        for file in *files {
+            args.extend_from_slice(&["--file", file]);
+        }
+        // The exit code says "missed" or "timeout" too, but the summary below is the verdict.
+        let _ = cargo(root, &args, &[]);
+        let summary = read_mutants_summary(&out.join("mutants.out").join("outcomes.json"))?;
+        eprintln!("xtask: mutants {package}: {summary}");
+        summary.verdict()?;
+    }
+    Ok(())
+}
+
+/// The counts of one cargo-mutants run.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct MutantsSummary {
+    total: u64,
+    caught: u64,
+    missed: u64,
+    timeout: u64,
+    unviable: u64,
+}
+
+impl std::fmt::Display for MutantsSummary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} caught, {} missed, {} timeout, {} unviable, {} total",
+            self.caught, self.missed, self.timeout, self.unviable, self.total
+        )
+    }
+}
+
+impl MutantsSummary {
+    /// A run passes only with zero missed, zero timeouts and at least one mutant.
+    fn verdict(&self) -> Result<(), String> {
+        if self.total == 0 {
+            return Err("cargo-mutants found zero mutants: the target is misconfigured".into());
+        }
+        if self.missed > 0 || self.timeout > 0 {
+            return Err(format!("mutants survived: {self}"));
+        }
+        Ok(())
+    }
+}
+
+fn read_mutants_summary(path: &Path) -> Result<MutantsSummary, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cargo-mutants wrote no {}: {e}", path.display()))?;
+    let json: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let count = |key: &str| {
+        json.get(key)
+            .and_then(serde_json::Value::as_u64)
+            .unwrap_or(0)
+    };
+    Ok(MutantsSummary {
+        total: count("total_mutants"),
+        caught: count("caught"),
+        missed: count("missed"),
+        timeout: count("timeout"),
+        unviable: count("unviable"),
+    })
+}
+
+/// The property tests with many more cases than the default run.
+fn props(root: &Path) -> Result<(), String> {
+    ensure_tool(root, "nextest", "cargo-nextest")?;
+    cargo(
+        root,
+        &[
+            "nextest",
+            "run",
+            "--workspace",
+            "--release",
+            "-E",
+            "test(/prop/)",
+        ],
+        &[("PROPTEST_CASES", "20000")],
+    )
+}
+
+/// The seeds decoding benchmark (seeds.md § Lean decoding), lean against full in one run.
+fn bench(root: &Path) -> Result<(), String> {
+    cargo(
+        root,
+        &[
+            "run",
+            "--release",
+            "-p",
+            "apiary-seeds",
+            "--example",
+            "bench_decode",
+        ],
+        &[],
+    )
+}
+
+/// The tests that need a real cluster (see README § Cluster tests on kind).
+fn e2e(root: &Path) -> Result<(), String> {
+    cargo(
+        root,
+        &[
+            "test",
+            "--workspace",
+            "--all-features",
+            "--",
+            "--ignored",
+            "--test-threads=1",
+        ],
+        &[],
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The structural rules of the workspace hold (runs tidy as an ordinary test).
+    #[test]
+    fn tidy_passes() {
+        if let Err(problems) = tidy::check(&workspace_root()) {
+            panic!("tidy found problems:\n{}", problems.join("\n"));
+        }
+    }
+
+    /// A mutation run that found nothing is a failure, not a pass.
+    #[test]
+    fn zero_mutants_is_a_failure() {
+        assert!(MutantsSummary::default().verdict().is_err());
+    }
+
+    /// Any missed or timed-out mutant fails the run; only caught/unviable ones pass.
+    #[test]
+    fn missed_or_timeout_fails_caught_passes() {
+        let base = MutantsSummary {
+            total: 3,
+            caught: 2,
+            unviable: 1,
+            ..Default::default()
+        };
+        assert!(base.verdict().is_ok());
+        assert!(MutantsSummary { missed: 1, ..base }.verdict().is_err());
+        let timed_out = MutantsSummary {
+            total: 3,
+            caught: 2,
+            timeout: 1,
+            ..Default::default()
+        };
+        assert!(timed_out.verdict().is_err());
+    }
+}
