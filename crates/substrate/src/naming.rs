@@ -1,0 +1,334 @@
+//! Agent identity and every name derived from it (deploy.md § Identity, names, labels): AGENT
+//! validation, the SHA-256 `agent_id`, the slug and pod name, the per-attempt [`Generation`] and
+//! Secret name, the marker labels, annotations and the list selector.
+//!
+//! Pure: no I/O and no clock. The only randomness in the crate is [`Generation::mint`], which
+//! reads the OS RNG; everything else takes a generation as input.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
+use sha2::{Digest, Sha256};
+
+/// Label `app.kubernetes.io/managed-by`: apiary's ownership marker.
+pub const LABEL_MANAGED_BY: &str = "app.kubernetes.io/managed-by";
+/// The value of [`LABEL_MANAGED_BY`] on apiary's objects.
+pub const MANAGED_BY: &str = "apiary";
+/// Label `apiary.dev/binding-version`: the object schema apiary wrote.
+pub const LABEL_BINDING_VERSION: &str = "apiary.dev/binding-version";
+/// The value of [`LABEL_BINDING_VERSION`] this build writes and verifies.
+pub const BINDING_VERSION: &str = "1";
+/// Label `apiary.dev/agent`: the first 32 hex of the agent_id, used by the selector.
+pub const LABEL_AGENT: &str = "apiary.dev/agent";
+/// Annotation `apiary.dev/agent-id`: the full 64-hex agent_id, the proof of ownership.
+pub const ANNOTATION_AGENT_ID: &str = "apiary.dev/agent-id";
+/// Annotation `apiary.dev/agent-name`: AGENT verbatim, for humans only.
+pub const ANNOTATION_AGENT_NAME: &str = "apiary.dev/agent-name";
+/// Annotation `apiary.dev/create-intent`: the 64-hex create-intent fingerprint (pods only).
+pub const ANNOTATION_CREATE_INTENT: &str = "apiary.dev/create-intent";
+/// Annotation `apiary.dev/image`: the normalized image reference (pods only).
+pub const ANNOTATION_IMAGE: &str = "apiary.dev/image";
+
+/// The longest AGENT accepted, in UTF-8 bytes.
+pub const MAX_AGENT_BYTES: usize = 253;
+/// The longest slug, in characters (all ASCII).
+pub const MAX_SLUG_CHARS: usize = 30;
+/// Hex characters of the agent_id used in the pod name.
+const POD_NAME_ID_CHARS: usize = 12;
+/// Hex characters of the agent_id used as the `apiary.dev/agent` label value.
+const LABEL_ID_CHARS: usize = 32;
+
+/// Why an AGENT was refused (deploy.md § AGENT and agent_id). AGENT is not secret.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AgentNameError {
+    /// AGENT is the empty string.
+    #[error("the agent name is empty: AGENT must be 1 to 253 bytes of UTF-8")]
+    Empty,
+    /// AGENT is longer than [`MAX_AGENT_BYTES`] bytes.
+    #[error("the agent name is {bytes} bytes long: AGENT must be 1 to 253 bytes of UTF-8")]
+    TooLong {
+        /// The length of the refused name in bytes.
+        bytes: usize,
+    },
+    /// AGENT contains a control character (Unicode category Cc).
+    #[error(
+        "the agent name contains a control character at byte {position}: AGENT must contain no \
+         control characters, because it is written into annotations, logs and the environment"
+    )]
+    ControlCharacter {
+        /// The byte offset of the first control character.
+        position: usize,
+    },
+    /// AGENT begins with whitespace.
+    #[error(
+        "the agent name begins with whitespace: AGENT must not begin or end with whitespace \
+         (it is refused, never trimmed, so two spellings cannot map onto one identity)"
+    )]
+    LeadingWhitespace,
+    /// AGENT ends with whitespace.
+    #[error(
+        "the agent name ends with whitespace: AGENT must not begin or end with whitespace \
+         (it is refused, never trimmed, so two spellings cannot map onto one identity)"
+    )]
+    TrailingWhitespace,
+}
+
+/// Checks AGENT against every rule of deploy.md § AGENT and agent_id, without normalizing it.
+///
+/// # Errors
+///
+/// Returns the first rule broken, in the order: empty, too long, control character, leading
+/// whitespace, trailing whitespace.
+pub fn validate_agent_name(name: &str) -> Result<(), AgentNameError> {
+    if name.is_empty() {
+        return Err(AgentNameError::Empty);
+    }
+    if name.len() > MAX_AGENT_BYTES {
+        return Err(AgentNameError::TooLong { bytes: name.len() });
+    }
+    if let Some((position, _)) = name.char_indices().find(|(_, c)| c.is_control()) {
+        return Err(AgentNameError::ControlCharacter { position });
+    }
+    // `char::is_whitespace` is exactly the Unicode White_Space property.
+    if name.starts_with(char::is_whitespace) {
+        return Err(AgentNameError::LeadingWhitespace);
+    }
+    if name.ends_with(char::is_whitespace) {
+        return Err(AgentNameError::TrailingWhitespace);
+    }
+    Ok(())
+}
+
+/// The lowercase hex SHA-256 of `name`'s UTF-8 bytes (64 characters).
+#[must_use]
+pub fn agent_id(name: &str) -> String {
+    let digest = Sha256::digest(name.as_bytes());
+    hex(&digest)
+}
+
+/// Lowercase hex of `bytes`.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    use fmt::Write as _;
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for byte in bytes {
+        // Writing into a String cannot fail.
+        let _ = write!(out, "{byte:02x}");
+    }
+    out
+}
+
+/// The slug of deploy.md § Names: ASCII-lowercased, runs outside `[a-z0-9]` collapsed to one
+/// `-`, trimmed of `-`, cut to 30 characters and trimmed of trailing `-` again. May be empty.
+#[must_use]
+pub fn slug(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut in_run = false;
+    for c in name.chars() {
+        // Only ASCII letters are lower-cased, so the slug is identical across implementations.
+        let c = c.to_ascii_lowercase();
+        if c.is_ascii_lowercase() || c.is_ascii_digit() {
+            out.push(c);
+            in_run = false;
+        } else if !in_run {
+            out.push('-');
+            in_run = true;
+        }
+    }
+    let trimmed = out.trim_matches('-');
+    // Every character left is ASCII, so a byte cut is a character cut.
+    let cut = &trimmed[..trimmed.len().min(MAX_SLUG_CHARS)];
+    cut.trim_end_matches('-').to_owned()
+}
+
+/// The pod name for `name`: `apiary-<slug>-<12 hex>`, or `apiary-<12 hex>` for an empty slug.
+#[must_use]
+pub fn pod_name(name: &str) -> String {
+    let id = agent_id(name);
+    pod_name_from(&slug(name), &id)
+}
+
+fn pod_name_from(slug: &str, id: &str) -> String {
+    let short = &id[..POD_NAME_ID_CHARS];
+    if slug.is_empty() {
+        format!("apiary-{short}")
+    } else {
+        format!("apiary-{slug}-{short}")
+    }
+}
+
+/// The Secret name of one attempt: `<pod name>-<generation>`.
+#[must_use]
+pub fn secret_name(pod_name: &str, generation: Generation) -> String {
+    format!("{pod_name}-{generation}")
+}
+
+/// A validated AGENT together with its agent_id: the only way to obtain names and labels.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct AgentIdentity {
+    name: String,
+    id: String,
+}
+
+impl AgentIdentity {
+    /// Validates `name` (deploy.md § AGENT and agent_id) and computes its agent_id.
+    ///
+    /// # Errors
+    ///
+    /// Returns the rule `name` breaks; it is refused, never trimmed or normalized.
+    pub fn new(name: &str) -> Result<Self, AgentNameError> {
+        validate_agent_name(name)?;
+        Ok(Self {
+            name: name.to_owned(),
+            id: agent_id(name),
+        })
+    }
+
+    /// AGENT, verbatim.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The full 64-hex agent_id.
+    #[must_use]
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The `apiary.dev/agent` label value: the first 32 hex of the agent_id.
+    #[must_use]
+    pub fn label_value(&self) -> &str {
+        &self.id[..LABEL_ID_CHARS]
+    }
+
+    /// The slug of AGENT (possibly empty).
+    #[must_use]
+    pub fn slug(&self) -> String {
+        slug(&self.name)
+    }
+
+    /// The deterministic pod name of this agent (at most 50 characters).
+    #[must_use]
+    pub fn pod_name(&self) -> String {
+        pod_name_from(&self.slug(), &self.id)
+    }
+
+    /// The Secret name of the attempt with `generation` (at most 59 characters).
+    #[must_use]
+    pub fn secret_name(&self, generation: Generation) -> String {
+        secret_name(&self.pod_name(), generation)
+    }
+
+    /// The three labels every apiary pod and Secret carries.
+    #[must_use]
+    pub fn labels(&self) -> BTreeMap<String, String> {
+        BTreeMap::from([
+            (LABEL_MANAGED_BY.to_owned(), MANAGED_BY.to_owned()),
+            (LABEL_BINDING_VERSION.to_owned(), BINDING_VERSION.to_owned()),
+            (LABEL_AGENT.to_owned(), self.label_value().to_owned()),
+        ])
+    }
+
+    /// The identity annotations every apiary pod and Secret carries: `agent-id` and `agent-name`.
+    #[must_use]
+    pub fn annotations(&self) -> BTreeMap<String, String> {
+        BTreeMap::from([
+            (ANNOTATION_AGENT_ID.to_owned(), self.id.clone()),
+            (ANNOTATION_AGENT_NAME.to_owned(), self.name.clone()),
+        ])
+    }
+
+    /// The label selector of every list:
+    /// `apiary.dev/agent=<32 hex>,app.kubernetes.io/managed-by=apiary`.
+    #[must_use]
+    pub fn selector(&self) -> String {
+        format!(
+            "{LABEL_AGENT}={},{LABEL_MANAGED_BY}={MANAGED_BY}",
+            self.label_value()
+        )
+    }
+}
+
+impl FromStr for AgentIdentity {
+    type Err = AgentNameError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::new(s)
+    }
+}
+
+/// The per-attempt generation: a random 32-bit value written as 8 lowercase hex characters.
+/// It is the Secret-name suffix and the value of `APIARY_START_NONCE`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Generation(u32);
+
+/// The OS random number generator could not be read while minting a [`Generation`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("could not read the operating system's random number generator to mint a generation: {0}")]
+pub struct MintError(String);
+
+/// A string that is not a generation (exactly 8 lowercase hex characters).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?} is not a generation: a generation is exactly 8 lowercase hex characters")]
+pub struct GenerationParseError(String);
+
+impl Generation {
+    /// Mints a fresh generation from the OS RNG; never reused across attempts.
+    ///
+    /// # Errors
+    ///
+    /// Returns [`MintError`] when the OS RNG cannot be read.
+    pub fn mint() -> Result<Self, MintError> {
+        getrandom::u32()
+            .map(Self)
+            .map_err(|e| MintError(e.to_string()))
+    }
+
+    /// The generation with this exact value (for tests and replays).
+    #[must_use]
+    pub const fn from_u32(value: u32) -> Self {
+        Self(value)
+    }
+
+    /// The raw 32-bit value.
+    #[must_use]
+    pub const fn value(self) -> u32 {
+        self.0
+    }
+
+    /// Parses 8 lowercase hex characters.
+    ///
+    /// # Errors
+    ///
+    /// Returns [`GenerationParseError`] for any other string (wrong length, uppercase, non-hex).
+    pub fn parse(text: &str) -> Result<Self, GenerationParseError> {
+        let well_formed = text.len() == 8
+            && text
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+        if !well_formed {
+            return Err(GenerationParseError(text.to_owned()));
+        }
+        u32::from_str_radix(text, 16)
+            .map(Self)
+            .map_err(|_| GenerationParseError(text.to_owned()))
+    }
+}
+
+impl fmt::Display for Generation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:08x}", self.0)
+    }
+}
+
+impl FromStr for Generation {
+    type Err = GenerationParseError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::parse(s)
+    }
+}
+
+#[cfg(test)]
+mod tests;
