@@ -1,0 +1,351 @@
+//! The agent's environment (deploy.md § Environment): POSIX key validation, removal of the three
+//! authoritative keys from user input, the values apiary writes for them, and the 1 MiB cap on
+//! summed value bytes.
+//!
+//! Pure: no I/O (reading `--env KEY` from the process environment is the CLI's job). Values are
+//! secrets: no `Debug`, `Display` or error in this module ever contains one.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use crate::naming::{AgentIdentity, Generation};
+
+/// Authoritative key: AGENT verbatim.
+pub const APIARY_AGENT_NAME: &str = "APIARY_AGENT_NAME";
+/// Authoritative key: the 64-hex agent_id.
+pub const APIARY_AGENT_ID: &str = "APIARY_AGENT_ID";
+/// Authoritative key: the generation of this attempt (the Secret-name suffix).
+pub const APIARY_START_NONCE: &str = "APIARY_START_NONCE";
+/// The keys apiary owns; user input setting them is removed with a warning.
+pub const AUTHORITATIVE_KEYS: [&str; 3] = [APIARY_AGENT_NAME, APIARY_AGENT_ID, APIARY_START_NONCE];
+/// The cap on the summed UTF-8 bytes of all values (the Kubernetes Secret data limit).
+pub const MAX_ENV_VALUE_BYTES: usize = 1_048_576;
+
+/// Length of every generation value.
+const GENERATION_BYTES: usize = 8;
+
+/// What is wrong with an environment key. Keys are not secret; values never appear.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyProblem {
+    /// The key is the empty string.
+    Empty,
+    /// The key starts with a digit.
+    LeadingDigit,
+    /// The key contains a character outside `[A-Za-z0-9_]`.
+    InvalidCharacter,
+}
+
+impl fmt::Display for KeyProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Empty => "it is empty",
+            Self::LeadingDigit => "it starts with a digit",
+            Self::InvalidCharacter => "it contains a character outside [A-Za-z0-9_]",
+        })
+    }
+}
+
+/// Why an environment was refused. No variant holds or prints a value.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum EnvError {
+    /// A key is not a POSIX name `[A-Za-z_][A-Za-z0-9_]*`.
+    #[error(
+        "environment key {key:?} (--env/--env-file) is not a POSIX name [A-Za-z_][A-Za-z0-9_]*: \
+         {problem}; rename it, because kubelets differ on other keys (older ones silently drop \
+         them, newer ones inject them)"
+    )]
+    InvalidKey {
+        /// The refused key.
+        key: String,
+        /// Which part of the rule it breaks.
+        problem: KeyProblem,
+    },
+    /// The summed value bytes exceed [`MAX_ENV_VALUE_BYTES`].
+    #[error(
+        "the environment values (--env/--env-file) total {total} bytes including apiary's own \
+         keys, over the Kubernetes Secret limit of {limit} bytes: remove or shorten values"
+    )]
+    TooLarge {
+        /// The summed UTF-8 bytes of all values, authoritative ones included.
+        total: usize,
+        /// The limit, [`MAX_ENV_VALUE_BYTES`].
+        limit: usize,
+    },
+}
+
+/// Checks that `key` is a POSIX name `[A-Za-z_][A-Za-z0-9_]*`.
+///
+/// # Errors
+///
+/// Returns [`EnvError::InvalidKey`] naming the key and the rule broken.
+pub fn validate_key(key: &str) -> Result<(), EnvError> {
+    let problem = match key.bytes().next() {
+        None => Some(KeyProblem::Empty),
+        Some(first) if first.is_ascii_digit() => Some(KeyProblem::LeadingDigit),
+        Some(_) => key
+            .bytes()
+            .any(|b| !(b.is_ascii_alphanumeric() || b == b'_'))
+            .then_some(KeyProblem::InvalidCharacter),
+    };
+    match problem {
+        None => Ok(()),
+        Some(problem) => Err(EnvError::InvalidKey {
+            key: key.to_owned(),
+            problem,
+        }),
+    }
+}
+
+/// Prints `<redacted>` in place of a value.
+struct Redacted;
+
+impl fmt::Debug for Redacted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("<redacted>")
+    }
+}
+
+/// A map of environment keys to secret values. Setting a key again replaces it (later wins).
+/// `Debug` shows the keys with `<redacted>` values.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Env {
+    vars: BTreeMap<String, String>,
+}
+
+impl Env {
+    /// An empty environment.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `key` to `value`, replacing an earlier value.
+    pub fn set(&mut self, key: impl Into<String>, value: impl Into<String>) {
+        self.vars.insert(key.into(), value.into());
+    }
+
+    /// Removes `key`, returning its value.
+    pub fn remove(&mut self, key: &str) -> Option<String> {
+        self.vars.remove(key)
+    }
+
+    /// The value of `key`.
+    #[must_use]
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.vars.get(key).map(String::as_str)
+    }
+
+    /// Whether `key` is set.
+    #[must_use]
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.vars.contains_key(key)
+    }
+
+    /// The keys, sorted bytewise.
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        self.vars.keys().map(String::as_str)
+    }
+
+    /// The entries, sorted bytewise by key.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.vars.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
+    /// The number of keys.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.vars.len()
+    }
+
+    /// Whether there are no keys.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.vars.is_empty()
+    }
+
+    /// The summed UTF-8 byte length of all values (keys excluded).
+    #[must_use]
+    pub fn value_bytes(&self) -> usize {
+        self.vars.values().map(String::len).sum()
+    }
+
+    /// The plain map, for the Secret's `stringData`.
+    #[must_use]
+    pub fn into_map(self) -> BTreeMap<String, String> {
+        self.vars
+    }
+}
+
+impl fmt::Debug for Env {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map()
+            .entries(self.vars.keys().map(|k| (k, Redacted)))
+            .finish()
+    }
+}
+
+impl<K: Into<String>, V: Into<String>> FromIterator<(K, V)> for Env {
+    fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Self {
+        let mut env = Self::new();
+        env.extend(iter);
+        env
+    }
+}
+
+impl<K: Into<String>, V: Into<String>> Extend<(K, V)> for Env {
+    fn extend<I: IntoIterator<Item = (K, V)>>(&mut self, iter: I) {
+        for (k, v) in iter {
+            self.set(k, v);
+        }
+    }
+}
+
+/// One `--env` argument: `KEY=VALUE` (split at the first `=`) or `KEY` (value to be taken from
+/// apiary's own environment by the caller). `Debug` redacts the value.
+#[derive(Clone, PartialEq, Eq)]
+pub enum EnvArg {
+    /// `KEY=VALUE`; the value may be empty and may contain `=`.
+    Assign {
+        /// The key.
+        key: String,
+        /// The secret value.
+        value: String,
+    },
+    /// `KEY` alone: the caller reads KEY from its own environment and refuses when unset.
+    Inherit {
+        /// The key.
+        key: String,
+    },
+}
+
+impl EnvArg {
+    /// Splits one `--env` argument at its first `=`.
+    #[must_use]
+    pub fn parse(arg: &str) -> Self {
+        match arg.split_once('=') {
+            Some((key, value)) => Self::Assign {
+                key: key.to_owned(),
+                value: value.to_owned(),
+            },
+            None => Self::Inherit {
+                key: arg.to_owned(),
+            },
+        }
+    }
+
+    /// The key of either form.
+    #[must_use]
+    pub fn key(&self) -> &str {
+        match self {
+            Self::Assign { key, .. } | Self::Inherit { key } => key,
+        }
+    }
+}
+
+impl fmt::Debug for EnvArg {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Assign { key, .. } => f
+                .debug_struct("Assign")
+                .field("key", key)
+                .field("value", &Redacted)
+                .finish(),
+            Self::Inherit { key } => f.debug_struct("Inherit").field("key", key).finish(),
+        }
+    }
+}
+
+/// The validated environment of one agent: user entries (authoritative keys removed) plus the
+/// values apiary writes. The nonce is stamped per attempt by [`AgentEnv::for_attempt`].
+#[derive(Clone, PartialEq, Eq)]
+pub struct AgentEnv {
+    user: Env,
+    agent_name: String,
+    agent_id: String,
+    removed: Vec<&'static str>,
+}
+
+impl AgentEnv {
+    /// Validates `user` for `agent`: every key must be POSIX; authoritative keys are removed
+    /// (see [`AgentEnv::removed_keys`]); the summed values, apiary's included, must fit 1 MiB.
+    ///
+    /// # Errors
+    ///
+    /// [`EnvError::InvalidKey`] for the first non-POSIX key (bytewise order);
+    /// [`EnvError::TooLarge`] when the total exceeds [`MAX_ENV_VALUE_BYTES`].
+    pub fn build(user: &Env, agent: &AgentIdentity) -> Result<Self, EnvError> {
+        for key in user.keys() {
+            validate_key(key)?;
+        }
+        let mut kept = user.clone();
+        let removed: Vec<&'static str> = AUTHORITATIVE_KEYS
+            .into_iter()
+            .filter(|key| kept.remove(key).is_some())
+            .collect();
+        let env = Self {
+            user: kept,
+            agent_name: agent.name().to_owned(),
+            agent_id: agent.id().to_owned(),
+            removed,
+        };
+        let total = env.value_bytes();
+        if total > MAX_ENV_VALUE_BYTES {
+            return Err(EnvError::TooLarge {
+                total,
+                limit: MAX_ENV_VALUE_BYTES,
+            });
+        }
+        Ok(env)
+    }
+
+    /// The authoritative keys that user input set and that were removed, for a warning that
+    /// names the key (never the value).
+    #[must_use]
+    pub fn removed_keys(&self) -> &[&'static str] {
+        &self.removed
+    }
+
+    /// Every key of the final environment, authoritative ones included, sorted bytewise.
+    #[must_use]
+    pub fn keys(&self) -> Vec<String> {
+        let mut keys: Vec<String> = self
+            .user
+            .keys()
+            .chain(AUTHORITATIVE_KEYS)
+            .map(str::to_owned)
+            .collect();
+        keys.sort_unstable();
+        keys
+    }
+
+    /// The summed value bytes of the final environment (the nonce is always 8 bytes).
+    #[must_use]
+    pub fn value_bytes(&self) -> usize {
+        self.user.value_bytes() + self.agent_name.len() + self.agent_id.len() + GENERATION_BYTES
+    }
+
+    /// The final environment of the attempt with `generation`: the user entries plus
+    /// `APIARY_AGENT_NAME`, `APIARY_AGENT_ID` and `APIARY_START_NONCE` = `generation`.
+    #[must_use]
+    pub fn for_attempt(&self, generation: Generation) -> Env {
+        let mut env = self.user.clone();
+        env.set(APIARY_AGENT_NAME, self.agent_name.clone());
+        env.set(APIARY_AGENT_ID, self.agent_id.clone());
+        env.set(APIARY_START_NONCE, generation.to_string());
+        env
+    }
+}
+
+impl fmt::Debug for AgentEnv {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AgentEnv")
+            .field("user", &self.user)
+            .field("agent_name", &self.agent_name)
+            .field("agent_id", &self.agent_id)
+            .field("removed", &self.removed)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests;
