@@ -2,6 +2,7 @@
 //! observation and the driver. Performs no I/O itself.
 #![deny(missing_docs)]
 
+pub mod dotenv;
 pub mod env;
 pub mod image;
 pub mod naming;
