@@ -1,0 +1,77 @@
+//! The classification table (deploy.md § Classification (pure)): what to do about the observed
+//! pod, eight rows in order, first match wins.
+//!
+//! Pure. Pod age is not an input. A `Delete` can only carry the fence of the verified
+//! observation it was classified from, and the pull-failure kind exists only in `Report`, so a
+//! reason string can never authorise a delete.
+
+use crate::pull::PullFailure;
+use crate::startup::StartupState;
+use crate::verify::{PodDeletion, SettledPod};
+
+/// What the deploy loop does about one observation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Row 1: no verified pod. Create one.
+    Create,
+    /// Row 2: the pod is deletion-marked; wait until the observed uid is gone.
+    AwaitDisappearance {
+        /// The pod name.
+        name: String,
+        /// The uid of the dying pod.
+        uid: String,
+    },
+    /// Row 3: started — the only success, regardless of intent.
+    NoOp {
+        /// The pod name to return.
+        name: String,
+        /// Whether the recorded intent equals the desired one (a warning when not).
+        intent_matches: bool,
+    },
+    /// Rows 4, 5, 8: fenced delete with the fence of this observation.
+    Delete(PodDeletion),
+    /// Row 6: a pull failure that will not heal; report it, never delete.
+    Report {
+        /// The pod name.
+        name: String,
+        /// The pull-failure kind (diagnostic only).
+        kind: PullFailure,
+    },
+    /// Row 7: recoverable with the same intent; keep observing, never delete.
+    Observe {
+        /// The pod name.
+        name: String,
+    },
+}
+
+/// Classify an optional settled observation against the desired create-intent fingerprint.
+pub fn classify(observed: Option<&SettledPod>, desired_intent: &str) -> Action {
+    let Some(settled) = observed else {
+        return Action::Create;
+    };
+    let pod = settled.pod();
+    let name = pod.name().to_owned();
+    if pod.deletion_marked() {
+        return Action::AwaitDisappearance {
+            name,
+            uid: pod.fence().uid.clone(),
+        };
+    }
+    match settled.startup() {
+        StartupState::Started => Action::NoOp {
+            name,
+            intent_matches: pod.intent_matches(desired_intent),
+        },
+        StartupState::Terminated | StartupState::NeverStartedProvablyBroken => {
+            Action::Delete(pod.deletion())
+        }
+        StartupState::NeverStartedPullFailing(kind) => Action::Report { name, kind },
+        StartupState::NeverStartedRecoverable if pod.intent_matches(desired_intent) => {
+            Action::Observe { name }
+        }
+        StartupState::NeverStartedRecoverable => Action::Delete(pod.deletion()),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,246 @@
+//! The results of one deploy (deploy.md § Errors (required content)): the success value and one
+//! error variant per row E1–E12 that the deploy loop can end in.
+//!
+//! Pure data with `Display`. None of these carries an env value: the deploy machine never sees
+//! one, and the apiserver details it carries come from requests that never echo Secret payloads.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::condition::LatestCondition;
+use crate::pull::{PullFailure, pull_failure_text};
+
+/// A successful deploy: the started pod's name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Deployed {
+    /// The pod observed with its container `agent` running.
+    pub pod: String,
+    /// Whether the pod's recorded create intent equals this call's fingerprint. When not, the
+    /// running pod keeps its old configuration until it exits or is undeployed.
+    pub intent_matches: bool,
+}
+
+/// The kind of object a create failed for (E10).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ObjectKind {
+    /// A Secret.
+    Secret,
+    /// A pod.
+    Pod,
+}
+
+impl fmt::Display for ObjectKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ObjectKind::Secret => "secret",
+            ObjectKind::Pod => "pod",
+        })
+    }
+}
+
+/// What happened to this attempt's Secret when its pod create failed (E10).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SecretFate {
+    /// The Secret create itself failed; there is nothing to clean up.
+    NotCreated,
+    /// The Secret was deleted again.
+    Removed(String),
+    /// The Secret was left in place for the age-gated orphan sweep.
+    Left(String),
+}
+
+impl fmt::Display for SecretFate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SecretFate::NotCreated => f.write_str("nothing was written"),
+            SecretFate::Removed(name) => write!(f, "secret {name} was removed"),
+            SecretFate::Left(name) => write!(
+                f,
+                "secret {name} was left in place for later collection by `apiary gc`"
+            ),
+        }
+    }
+}
+
+/// Why a deploy failed. Each variant is one row of deploy.md § Errors.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DeployError {
+    /// E1: the deadline passed in the main loop.
+    DeadlineExceeded {
+        /// The pod name.
+        pod: String,
+        /// The deadline.
+        deadline: Duration,
+        /// The latest condition, read fresh.
+        condition: LatestCondition,
+    },
+    /// E2: a replace classification after this call's own create.
+    CreatedPodFailed {
+        /// The namespace (for the `kubectl logs` hint).
+        namespace: String,
+        /// The pod name.
+        pod: String,
+        /// The latest condition, read fresh.
+        condition: LatestCondition,
+    },
+    /// E3: the pod's image pull fails in a way that will not heal.
+    PullFailing {
+        /// The pod name.
+        pod: String,
+        /// The configured (normalized) image.
+        image: String,
+        /// The pull-failure kind.
+        kind: PullFailure,
+    },
+    /// E4: the pod did not disappear before the deadline.
+    DisappearanceTimeout {
+        /// The pod name.
+        pod: String,
+        /// The deadline.
+        deadline: Duration,
+    },
+    /// E5: the deadline passed on the lost-race path.
+    RaceDeadlineExceeded {
+        /// The pod name.
+        pod: String,
+        /// The deadline.
+        deadline: Duration,
+        /// The latest condition, read fresh.
+        condition: LatestCondition,
+    },
+    /// E6: the race winner is being deleted.
+    WinnerDeleting {
+        /// The pod name.
+        pod: String,
+    },
+    /// E7: the race winner terminated or is provably broken.
+    WinnerFailed {
+        /// The pod name.
+        pod: String,
+        /// The latest condition, read fresh.
+        condition: LatestCondition,
+    },
+    /// E8: the pod name is held by a pod that is not apiary's for this agent.
+    ForeignPod {
+        /// The pod name.
+        pod: String,
+    },
+    /// E9: checking or creating the namespace failed.
+    Namespace {
+        /// The namespace.
+        namespace: String,
+        /// The operation and the apiserver's error.
+        detail: String,
+    },
+    /// E10: a Secret or pod create failed.
+    CreateFailed {
+        /// Which object.
+        kind: ObjectKind,
+        /// Its name.
+        name: String,
+        /// The apiserver's error (status code, reason, message) or the transport failure.
+        detail: String,
+        /// What happened to this attempt's Secret.
+        secret: SecretFate,
+    },
+    /// E11: the namespace is missing and apiary may not create it.
+    NamespaceMissing {
+        /// The namespace.
+        namespace: String,
+    },
+    /// E12: any other read or delete failure.
+    Failed {
+        /// The operation (`read pod`, `delete pod`, ...).
+        operation: String,
+        /// The object name.
+        object: String,
+        /// The underlying error.
+        detail: String,
+    },
+}
+
+impl fmt::Display for DeployError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DeployError::DeadlineExceeded {
+                pod,
+                deadline,
+                condition,
+            } => write!(
+                f,
+                "startup of pod {pod} not confirmed within {}s; latest condition: {condition}",
+                deadline.as_secs()
+            ),
+            DeployError::CreatedPodFailed {
+                namespace,
+                pod,
+                condition,
+            } => write!(
+                f,
+                "pod {pod} was created by this deploy and did not stay running; latest \
+                 condition: {condition}; it is not retried in this call because an immediate \
+                 exit recurs until its cause is fixed; look with `kubectl logs -n {namespace} \
+                 {pod} -c agent`, then deploy again after fixing the cause"
+            ),
+            DeployError::PullFailing { pod, image, kind } => {
+                write!(
+                    f,
+                    "{pod} did not start: {}",
+                    pull_failure_text(*kind, image)
+                )
+            }
+            DeployError::DisappearanceTimeout { pod, deadline } => write!(
+                f,
+                "timed out after {}s waiting for pod {pod} to finish terminating",
+                deadline.as_secs()
+            ),
+            DeployError::RaceDeadlineExceeded {
+                pod,
+                deadline,
+                condition,
+            } => write!(
+                f,
+                "startup of pod {pod} not confirmed within {}s; another deploy of this agent \
+                 created the pod; latest condition: {condition}",
+                deadline.as_secs()
+            ),
+            DeployError::WinnerDeleting { pod } => write!(
+                f,
+                "pod {pod} was created by another deploy of this agent and is already being \
+                 deleted; try again"
+            ),
+            DeployError::WinnerFailed { pod, condition } => write!(
+                f,
+                "pod {pod} was created by another deploy of this agent and did not start; \
+                 latest condition: {condition}"
+            ),
+            DeployError::ForeignPod { pod } => write!(
+                f,
+                "pod {pod} exists but is not managed by apiary for this agent (missing marker, \
+                 different agent identity, or different binding version); remove it or use \
+                 another namespace"
+            ),
+            DeployError::Namespace { namespace, detail } => {
+                write!(f, "namespace {namespace}: {detail}")
+            }
+            DeployError::CreateFailed {
+                kind,
+                name,
+                detail,
+                secret,
+            } => write!(f, "could not create {kind} {name}: {detail}; {secret}"),
+            DeployError::NamespaceMissing { namespace } => write!(
+                f,
+                "namespace {namespace} does not exist and apiary may not create it: ask a \
+                 cluster administrator to run `kubectl create namespace {namespace}`"
+            ),
+            DeployError::Failed {
+                operation,
+                object,
+                detail,
+            } => write!(f, "could not {operation} {object}: {detail}"),
+        }
+    }
+}
+
+impl std::error::Error for DeployError {}

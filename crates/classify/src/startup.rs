@@ -1,0 +1,115 @@
+//! Startup states and decoding (deploy.md § Startup states, § Decoding a pod, § Secret settling):
+//! what the container named `agent` says about whether the agent started.
+//!
+//! Pure: reads only [`PodFacts`]. Pod age, `lastState`, `restartCount`, readiness and pod
+//! conditions play no part. The one fact decoding cannot settle alone — whether the Secret a
+//! `CreateContainerConfigError` pod references exists — is returned as a pending check for the
+//! shell to answer with a quorum GET.
+
+use crate::facts::{ContainerState, PodFacts};
+use crate::pull::{PullFailure, classify_pull_message};
+
+/// The settled startup state of a pod (deploy.md § Startup states).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StartupState {
+    /// The container `agent` has `state.running`.
+    Started,
+    /// It ran and reached a terminal state.
+    Terminated,
+    /// Never started, and self-healing is plausible.
+    NeverStartedRecoverable,
+    /// Never started, with a verified cause: confirmed Secret absence or an invalid image.
+    NeverStartedProvablyBroken,
+    /// Never started; a pull failure that will not heal. Reporting only.
+    NeverStartedPullFailing(PullFailure),
+}
+
+impl StartupState {
+    /// Every state, for loops over "each startup state".
+    pub const ALL: [StartupState; 7] = [
+        StartupState::Started,
+        StartupState::Terminated,
+        StartupState::NeverStartedRecoverable,
+        StartupState::NeverStartedProvablyBroken,
+        StartupState::NeverStartedPullFailing(PullFailure::Unauthorized),
+        StartupState::NeverStartedPullFailing(PullFailure::ManifestUnknown),
+        StartupState::NeverStartedPullFailing(PullFailure::ArchMismatch),
+    ];
+}
+
+/// The result of decoding a pod's facts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Decoded {
+    /// Decoding alone settled the state.
+    Settled(StartupState),
+    /// `CreateContainerConfigError` with an `envFrom` Secret: settle by a quorum GET of `secret`
+    /// ([`settle_secret_check`]). The kubelet's reason is a hint, never proof.
+    PendingSecretCheck {
+        /// The first `envFrom[].secretRef.name` of the pod.
+        secret: String,
+    },
+}
+
+/// Waiting reasons with a meaning of their own (every other reason is recoverable).
+const INVALID_IMAGE_NAME: &str = "InvalidImageName";
+const ERR_IMAGE_PULL: &str = "ErrImagePull";
+const IMAGE_PULL_BACK_OFF: &str = "ImagePullBackOff";
+const CREATE_CONTAINER_CONFIG_ERROR: &str = "CreateContainerConfigError";
+
+/// Decode the startup state of a pod from its facts (deploy.md § Decoding a pod).
+pub fn decode(facts: &PodFacts) -> Decoded {
+    let settled = match &facts.agent {
+        Some(ContainerState::Running) => StartupState::Started,
+        Some(ContainerState::Terminated { .. }) => StartupState::Terminated,
+        Some(ContainerState::Waiting { reason, message }) => {
+            return decode_waiting(reason.as_deref(), message.as_deref(), facts);
+        }
+        Some(ContainerState::Empty) | None => decode_phase(facts.phase.as_deref()),
+    };
+    Decoded::Settled(settled)
+}
+
+fn decode_waiting(reason: Option<&str>, message: Option<&str>, facts: &PodFacts) -> Decoded {
+    let settled = match reason {
+        Some(INVALID_IMAGE_NAME) => StartupState::NeverStartedProvablyBroken,
+        Some(ERR_IMAGE_PULL | IMAGE_PULL_BACK_OFF) => {
+            match message.and_then(classify_pull_message) {
+                Some(kind) => StartupState::NeverStartedPullFailing(kind),
+                None => StartupState::NeverStartedRecoverable,
+            }
+        }
+        Some(CREATE_CONTAINER_CONFIG_ERROR) => match &facts.env_from_secret {
+            Some(secret) => {
+                return Decoded::PendingSecretCheck {
+                    secret: secret.clone(),
+                };
+            }
+            None => StartupState::NeverStartedRecoverable,
+        },
+        _ => StartupState::NeverStartedRecoverable,
+    };
+    Decoded::Settled(settled)
+}
+
+/// No status or no state for `agent`: a terminal phase means the pod ended before the kubelet
+/// reported (for example an eviction); anything else is unscheduled, blocked or still pulling.
+fn decode_phase(phase: Option<&str>) -> StartupState {
+    match phase {
+        Some("Succeeded" | "Failed") => StartupState::Terminated,
+        _ => StartupState::NeverStartedRecoverable,
+    }
+}
+
+/// Settle a pending Secret check: the quorum GET found the Secret (the kubelet keeps retrying,
+/// so recoverable) or confirmed its absence (provably broken). Any other answer is an error the
+/// caller reports instead of calling this.
+pub fn settle_secret_check(secret_exists: bool) -> StartupState {
+    if secret_exists {
+        StartupState::NeverStartedRecoverable
+    } else {
+        StartupState::NeverStartedProvablyBroken
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,99 @@
+//! Tests of the undeploy decisions (deploy.md § status, undeploy, gc; scenarios S3–S7 as far as
+//! they are pure).
+
+use super::*;
+use crate::testkit::{AGENT_ID, OTHER_AGENT_ID, POD, own_pod, own_secret, running};
+
+/// S3: a verified started pod → fenced delete with the observed fence.
+#[test]
+fn s3_verified_pod_fenced_delete() {
+    match undeploy_pod_step(Some(&own_pod(running())), AGENT_ID) {
+        UndeployPodStep::Delete(d) => {
+            assert_eq!(d.name(), POD);
+            assert_eq!(d.fence().uid, "u1");
+            assert_eq!(d.fence().resource_version, "100");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+/// S4: no pod → straight to the Secrets.
+#[test]
+fn s4_absent_pod() {
+    assert_eq!(undeploy_pod_step(None, AGENT_ID), UndeployPodStep::Absent);
+}
+
+/// S5: a foreign pod stops undeploy.
+#[test]
+fn s5_foreign_pod() {
+    let mut pod = own_pod(running());
+    pod.marks.agent_id = Some(OTHER_AGENT_ID.into());
+    assert_eq!(
+        undeploy_pod_step(Some(&pod), AGENT_ID),
+        UndeployPodStep::Foreign
+    );
+}
+
+/// A deletion-marked pod is only waited for.
+#[test]
+fn deletion_marked_pod_only_awaited() {
+    let mut pod = own_pod(running());
+    pod.marks.deletion_marked = true;
+    assert_eq!(
+        undeploy_pod_step(Some(&pod), AGENT_ID),
+        UndeployPodStep::AwaitOnly {
+            name: POD.into(),
+            uid: "u1".into()
+        }
+    );
+}
+
+/// S7: after PreconditionFailed the new observation's fence is used, never the old one.
+#[test]
+fn s7_new_observation_new_fence() {
+    let mut pod = own_pod(running());
+    pod.marks.resource_version = Some("200".into());
+    match undeploy_pod_step(Some(&pod), AGENT_ID) {
+        UndeployPodStep::Delete(d) => assert_eq!(d.fence().resource_version, "200"),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Waiting: gone, still there, replaced by a different uid.
+#[test]
+fn disappearance_by_uid() {
+    let pod = own_pod(running());
+    assert_eq!(disappearance("u1", None), Disappearance::Gone);
+    assert_eq!(disappearance("u1", Some(&pod)), Disappearance::Present);
+    assert_eq!(disappearance("u0", Some(&pod)), Disappearance::Replaced);
+}
+
+/// S4/S6: unreferenced verified Secrets are deleted without an age gate; referenced ones kept;
+/// foreign ones untouched.
+#[test]
+fn s4_s6_secret_plan() {
+    let mut pod = own_pod(running());
+    pod.facts.env_from_secret = Some("kept".into());
+    let mut foreign = own_secret("foreign", Some(0));
+    foreign.marks.agent_id = Some(OTHER_AGENT_ID.into());
+    let plan = undeploy_secrets(
+        &[pod],
+        &[
+            own_secret("kept", Some(0)),
+            own_secret("young", Some(i64::MAX)),
+            own_secret("young", Some(i64::MAX)),
+            foreign,
+        ],
+        AGENT_ID,
+    );
+    assert_eq!(plan.kept, ["kept"]);
+    let names: Vec<_> = plan.delete.iter().map(|d| (d.name(), d.uid())).collect();
+    assert_eq!(names, [("young", "s-young")]);
+}
+
+/// No pods and no Secrets: nothing to do.
+#[test]
+fn s4_nothing_to_delete() {
+    let plan = undeploy_secrets(&[], &[], AGENT_ID);
+    assert!(plan.delete.is_empty() && plan.kept.is_empty());
+}

@@ -1,0 +1,283 @@
+//! Verification (deploy.md § Verification ("ours")): whether an observed pod or Secret is
+//! apiary's object for this agent, and the proof-carrying types only verification can build.
+//!
+//! Pure. [`VerifiedPod`] has private fields and no public constructor: the classifier, the GC
+//! planner and undeploy accept only it, so an unverified object can never be mutated or adopted.
+//! A [`PodDeletion`] can only be made from a verified observation and carries that observation's
+//! fence, so no later step can substitute a fresher one.
+
+use crate::facts::{ObjectMarks, ObservedPod, ObservedSecret, PodFacts};
+use crate::fence::Fence;
+use crate::startup::{Decoded, StartupState, decode, settle_secret_check};
+
+/// Label key naming the manager of an object.
+pub const LABEL_MANAGED_BY: &str = "app.kubernetes.io/managed-by";
+/// The value of [`LABEL_MANAGED_BY`] on apiary's objects.
+pub const MANAGED_BY: &str = "apiary";
+/// Label key of the binding version.
+pub const LABEL_BINDING_VERSION: &str = "apiary.dev/binding-version";
+/// The binding version this build writes and accepts.
+pub const BINDING_VERSION: &str = "1";
+/// Label key carrying the first 32 hex of the agent id (selector only; never re-checked).
+pub const LABEL_AGENT: &str = "apiary.dev/agent";
+/// Annotation key carrying the full agent id: the proof of ownership.
+pub const ANNOTATION_AGENT_ID: &str = "apiary.dev/agent-id";
+/// Annotation key carrying the AGENT verbatim (for humans; never used for verification).
+pub const ANNOTATION_AGENT_NAME: &str = "apiary.dev/agent-name";
+/// Annotation key carrying the create-intent fingerprint (pods only).
+pub const ANNOTATION_CREATE_INTENT: &str = "apiary.dev/create-intent";
+/// Annotation key carrying the normalized image (pods only).
+pub const ANNOTATION_IMAGE: &str = "apiary.dev/image";
+
+/// Whether the two marker labels and the agent-id annotation match (shared by pods and Secrets).
+fn marks_match(marks: &ObjectMarks, agent_id: &str) -> bool {
+    marks.managed_by.as_deref() == Some(MANAGED_BY)
+        && marks.binding_version.as_deref() == Some(BINDING_VERSION)
+        && marks.agent_id.as_deref() == Some(agent_id)
+}
+
+fn non_empty(value: &Option<String>) -> Option<String> {
+    value.as_ref().filter(|v| !v.is_empty()).cloned()
+}
+
+/// A pod proven to be apiary's pod for this agent, with the fence of the observation that proved
+/// it. Only [`verify_pod`] builds one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VerifiedPod {
+    name: String,
+    fence: Fence,
+    deletion_marked: bool,
+    recorded_intent: Option<String>,
+    created_at_unix: Option<i64>,
+    facts: PodFacts,
+}
+
+/// Verify an observed pod against `agent_id` (byte equality of the annotation); `None` when it is
+/// not ours or lacks the name, uid or resourceVersion a fence needs.
+pub fn verify_pod(pod: &ObservedPod, agent_id: &str) -> Option<VerifiedPod> {
+    let marks = &pod.marks;
+    if !marks_match(marks, agent_id) {
+        return None;
+    }
+    Some(VerifiedPod {
+        name: non_empty(&marks.name)?,
+        fence: Fence {
+            uid: non_empty(&marks.uid)?,
+            resource_version: non_empty(&marks.resource_version)?,
+        },
+        deletion_marked: marks.deletion_marked,
+        recorded_intent: marks.create_intent.clone(),
+        created_at_unix: marks.created_at_unix,
+        facts: pod.facts.clone(),
+    })
+}
+
+impl VerifiedPod {
+    /// `metadata.name`.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The fence of this observation.
+    pub fn fence(&self) -> &Fence {
+        &self.fence
+    }
+
+    /// Whether `deletionTimestamp` was set.
+    pub fn deletion_marked(&self) -> bool {
+        self.deletion_marked
+    }
+
+    /// The recorded create-intent annotation, verbatim; `None` when absent.
+    pub fn recorded_intent(&self) -> Option<&str> {
+        self.recorded_intent.as_deref()
+    }
+
+    /// Whether the recorded intent equals `desired` (string equality; absent differs).
+    pub fn intent_matches(&self, desired: &str) -> bool {
+        self.recorded_intent.as_deref() == Some(desired)
+    }
+
+    /// `creationTimestamp` in Unix seconds, when present.
+    pub fn created_at_unix(&self) -> Option<i64> {
+        self.created_at_unix
+    }
+
+    /// The observed status and spec facts.
+    pub fn facts(&self) -> &PodFacts {
+        &self.facts
+    }
+
+    /// Decode this pod's startup state.
+    pub fn decode(&self) -> Decoded {
+        decode(&self.facts)
+    }
+
+    /// Settle this pod: `secret_exists` answers a pending Secret check (`None` when not yet
+    /// asked). Returns the pod back with the Secret to check when decoding needs that answer.
+    ///
+    /// # Errors
+    /// `Err(NeedsSecretCheck)` when decoding is pending a Secret check and `secret_exists` is
+    /// `None`.
+    #[allow(
+        clippy::result_large_err,
+        reason = "the pending pod is handed back by value to be settled once; no hot path"
+    )]
+    pub fn settle(self, secret_exists: Option<bool>) -> Result<SettledPod, NeedsSecretCheck> {
+        let startup = match (self.decode(), secret_exists) {
+            (Decoded::Settled(state), _) => state,
+            (Decoded::PendingSecretCheck { .. }, Some(exists)) => settle_secret_check(exists),
+            (Decoded::PendingSecretCheck { secret }, None) => {
+                return Err(NeedsSecretCheck { pod: self, secret });
+            }
+        };
+        Ok(SettledPod { pod: self, startup })
+    }
+
+    /// The deletion this observation authorises: this pod's name and fence, nothing fresher.
+    pub(crate) fn deletion(&self) -> PodDeletion {
+        PodDeletion {
+            name: self.name.clone(),
+            fence: self.fence.clone(),
+        }
+    }
+}
+
+/// A verified pod whose startup state still needs a quorum GET of `secret`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NeedsSecretCheck {
+    /// The pod, to settle once the answer is known.
+    pub pod: VerifiedPod,
+    /// The Secret to check.
+    pub secret: String,
+}
+
+/// A verified pod with its settled startup state: the classifier's only input.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SettledPod {
+    pod: VerifiedPod,
+    startup: StartupState,
+}
+
+impl SettledPod {
+    /// The verified pod.
+    pub fn pod(&self) -> &VerifiedPod {
+        &self.pod
+    }
+
+    /// The settled startup state.
+    pub fn startup(&self) -> StartupState {
+        self.startup
+    }
+}
+
+/// A fenced pod delete: the name and the fence of the verified observation that authorised it.
+/// Only this crate builds one, from a [`VerifiedPod`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PodDeletion {
+    name: String,
+    fence: Fence,
+}
+
+impl PodDeletion {
+    /// The pod to delete.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The preconditions the delete must carry.
+    pub fn fence(&self) -> &Fence {
+        &self.fence
+    }
+}
+
+/// A Secret proven to be apiary's for this agent. Only [`verify_secret`] builds one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VerifiedSecret {
+    name: Option<String>,
+    uid: Option<String>,
+    created_at_unix: Option<i64>,
+}
+
+/// Verify an observed Secret: the two marker labels and the agent-id annotation must match.
+pub fn verify_secret(secret: &ObservedSecret, agent_id: &str) -> Option<VerifiedSecret> {
+    marks_match(&secret.marks, agent_id).then(|| VerifiedSecret {
+        name: non_empty(&secret.marks.name),
+        uid: non_empty(&secret.marks.uid),
+        created_at_unix: secret.marks.created_at_unix,
+    })
+}
+
+impl VerifiedSecret {
+    /// `metadata.name`, when present.
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
+    /// `metadata.uid`, when present.
+    pub fn uid(&self) -> Option<&str> {
+        self.uid.as_deref()
+    }
+
+    /// `creationTimestamp` in Unix seconds (server clock), when present.
+    pub fn created_at_unix(&self) -> Option<i64> {
+        self.created_at_unix
+    }
+
+    /// The uid-fenced delete of this Secret, when it has the name and uid a delete needs.
+    pub fn deletion(&self) -> Option<SecretDeletion> {
+        Some(SecretDeletion {
+            name: self.name.clone()?,
+            uid: self.uid.clone()?,
+        })
+    }
+}
+
+/// A uid-fenced Secret delete of a verified Secret. Only this crate builds one.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SecretDeletion {
+    name: String,
+    uid: String,
+}
+
+impl SecretDeletion {
+    /// The Secret to delete.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The uid precondition.
+    pub fn uid(&self) -> &str {
+        &self.uid
+    }
+}
+
+/// One quorum read of the pod name, verified and decoded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PodView {
+    /// Confirmed absent.
+    Absent,
+    /// Present but not verified as ours: never mutated, adopted or reported beyond `foreign`.
+    Foreign,
+    /// Ours, pending a Secret check to settle.
+    Pending(NeedsSecretCheck),
+    /// Ours and settled.
+    Settled(SettledPod),
+}
+
+/// Verify and decode one read of the pod name (`None` = confirmed absent).
+pub fn view_pod(pod: Option<&ObservedPod>, agent_id: &str) -> PodView {
+    let Some(pod) = pod else {
+        return PodView::Absent;
+    };
+    match verify_pod(pod, agent_id) {
+        None => PodView::Foreign,
+        Some(verified) => match verified.settle(None) {
+            Ok(settled) => PodView::Settled(settled),
+            Err(pending) => PodView::Pending(pending),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests;
