@@ -1,10 +1,1009 @@
-//! Tests of the deploy state machine (deploy.md § The deploy operation).
+//! Tests of the deploy state machine (deploy.md § The deploy operation): one test per rule,
+//! driven step by step. The property tests over arbitrary answer sequences live in
+//! `tests/machine_props.rs`.
 
 use super::*;
+use crate::facts::ObservedPod;
+use crate::fence::Fence;
+use crate::pull::PullFailure;
+use crate::testkit::{
+    AGENT_ID, IMAGE, INTENT, OTHER_AGENT_ID, OTHER_INTENT, POD, own_pod, own_secret, running,
+    terminated, waiting,
+};
 
-/// The defaults are 600 s and 2 s.
+const SECRET: &str = "apiary-research-bot-1-72bea12366a3-0badc0de";
+
+fn spec() -> DeploySpec {
+    DeploySpec {
+        namespace: "agents".into(),
+        pod_name: POD.into(),
+        agent_id: AGENT_ID.into(),
+        image: IMAGE.into(),
+        desired_intent: INTENT.into(),
+        deadline: DEFAULT_DEADLINE,
+        poll: DEFAULT_POLL,
+    }
+}
+
+/// A machine with a fake elapsed clock advanced by the test.
+struct Run {
+    machine: DeployMachine,
+    elapsed: Duration,
+}
+
+impl Run {
+    fn new() -> Run {
+        Run::with(spec())
+    }
+
+    fn with(spec: DeploySpec) -> Run {
+        Run {
+            machine: DeployMachine::new(spec),
+            elapsed: Duration::ZERO,
+        }
+    }
+
+    fn step(&mut self, event: Event) -> Effect {
+        self.machine.step(self.elapsed, event)
+    }
+
+    /// Start, ensure the namespace, run GC: up to the first observation.
+    fn to_first_get(&mut self) {
+        assert_eq!(self.step(Event::Start), Effect::EnsureNamespace);
+        assert_eq!(self.step(Event::NamespaceEnsured(Ok(()))), Effect::RunGc);
+        assert_eq!(self.step(Event::GcDone), get());
+    }
+
+    /// Answer a Wait by advancing the clock by its `max`.
+    fn wait(&mut self, effect: &Effect) -> Effect {
+        match effect {
+            Effect::Wait { max, .. } => {
+                self.elapsed += *max;
+                self.step(Event::Waited)
+            }
+            other => panic!("expected a wait, got {other:?}"),
+        }
+    }
+}
+
+fn get() -> Effect {
+    Effect::GetPod { name: POD.into() }
+}
+
+fn read(pod: ObservedPod) -> Event {
+    Event::PodRead(Ok(Some(pod)))
+}
+
+fn absent() -> Event {
+    Event::PodRead(Ok(None))
+}
+
+fn with_rv(mut pod: ObservedPod, uid: &str, rv: &str) -> ObservedPod {
+    pod.marks.uid = Some(uid.into());
+    pod.marks.resource_version = Some(rv.into());
+    pod
+}
+
+fn marked(mut pod: ObservedPod) -> ObservedPod {
+    pod.marks.deletion_marked = true;
+    pod
+}
+
+fn foreign(mut pod: ObservedPod) -> ObservedPod {
+    pod.marks.agent_id = Some(OTHER_AGENT_ID.into());
+    pod
+}
+
+fn recoverable() -> ObservedPod {
+    own_pod(waiting(Some("ContainerCreating"), None))
+}
+
+fn ok(pod: &str, intent_matches: bool) -> Effect {
+    Effect::Finish(Ok(Deployed {
+        pod: pod.into(),
+        intent_matches,
+    }))
+}
+
+fn error(effect: Effect) -> DeployError {
+    match effect {
+        Effect::Finish(Err(e)) => e,
+        other => panic!("expected an error, got {other:?}"),
+    }
+}
+
+fn expect_wait(effect: &Effect, max: Duration) {
+    match effect {
+        Effect::Wait { max: m, pod, .. } => {
+            assert_eq!(*m, max);
+            assert_eq!(pod, POD);
+        }
+        other => panic!("expected a wait, got {other:?}"),
+    }
+}
+
+/// Answer waits (advancing the clock) and reads (with `pod`) until another effect comes.
+fn observe_until(run: &mut Run, mut effect: Effect, pod: &ObservedPod) -> (Effect, usize) {
+    let mut polls = 0;
+    loop {
+        effect = match effect {
+            Effect::Wait { .. } => {
+                polls += 1;
+                run.wait(&effect)
+            }
+            Effect::GetPod { .. } => run.step(read(pod.clone())),
+            other => return (other, polls),
+        }
+    }
+}
+
+/// Create path up to the pod create: CreateSecret, then CreatePod naming the reported Secret.
+fn create(run: &mut Run, after_absent: Effect) {
+    assert_eq!(after_absent, Effect::CreateSecret);
+    assert_eq!(
+        run.step(Event::SecretCreated(Ok(SECRET.into()))),
+        Effect::CreatePod {
+            secret: SECRET.into()
+        }
+    );
+}
+
+/// R2 (pure part): a verified started pod finishes at once; the only effects before are the
+/// namespace ensure, GC and one read — zero mutation.
 #[test]
-fn defaults_are_600s_and_2s() {
-    assert_eq!(DEFAULT_DEADLINE, Duration::from_secs(600));
-    assert_eq!(DEFAULT_POLL, Duration::from_secs(2));
+fn r2_started_pod_is_noop_without_mutation() {
+    let mut run = Run::new();
+    run.to_first_get();
+    assert_eq!(run.step(read(own_pod(running()))), ok(POD, true));
+    assert!(!run.machine.created_this_call());
+}
+
+/// R3: a started pod with a stale intent is returned, intent reported as not matching.
+#[test]
+fn r3_stale_intent_returned_not_matching() {
+    let mut run = Run::with(DeploySpec {
+        desired_intent: OTHER_INTENT.into(),
+        ..spec()
+    });
+    run.to_first_get();
+    assert_eq!(run.step(read(own_pod(running()))), ok(POD, false));
+}
+
+/// R1: empty cluster: Secret created before the pod, a poll wait, then the started pod.
+#[test]
+fn r1_create_then_observe_started() {
+    let mut run = Run::new();
+    run.to_first_get();
+    let effect = run.step(absent());
+    create(&mut run, effect);
+    let effect = run.step(Event::PodCreated(PodCreateOutcome::Created));
+    expect_wait(&effect, DEFAULT_POLL);
+    assert!(run.machine.created_this_call());
+    assert_eq!(run.wait(&effect), get());
+    let effect = run.step(read(recoverable()));
+    expect_wait(&effect, DEFAULT_POLL);
+    assert_eq!(run.wait(&effect), get());
+    assert_eq!(run.step(read(own_pod(running()))), ok(POD, true));
+}
+
+/// R5/C5: a terminated pod is deleted with exactly its observed fence, then awaited, then
+/// recreated.
+#[test]
+fn r5_terminated_fenced_delete_then_recreate() {
+    let mut run = Run::new();
+    run.to_first_get();
+    let pod = with_rv(own_pod(terminated(1, Some("Error"))), "u9", "100");
+    match run.step(read(pod)) {
+        Effect::DeletePod(d) => {
+            assert_eq!(d.name(), POD);
+            assert_eq!(
+                d.fence(),
+                &Fence {
+                    uid: "u9".into(),
+                    resource_version: "100".into()
+                }
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        run.step(Event::PodDeleted(Ok(DeleteAnswer::Accepted))),
+        get()
+    );
+    assert_eq!(
+        run.step(absent()),
+        get(),
+        "disappeared: back to the loop top"
+    );
+    let effect = run.step(absent());
+    create(&mut run, effect);
+}
+
+/// §8.4: NotFound on delete is success too.
+#[test]
+fn delete_not_found_waits_for_disappearance() {
+    let mut run = Run::new();
+    run.to_first_get();
+    assert!(matches!(
+        run.step(read(own_pod(terminated(0, None)))),
+        Effect::DeletePod(_)
+    ));
+    assert_eq!(
+        run.step(Event::PodDeleted(Ok(DeleteAnswer::NotFound))),
+        get()
+    );
+}
+
+/// R7: PreconditionFailed → sleep a poll, re-classify; the pod started meanwhile → NoOp, with
+/// exactly one delete.
+#[test]
+fn r7_precondition_failed_reclassifies_without_fresher_fence() {
+    let mut run = Run::new();
+    run.to_first_get();
+    let dead = with_rv(own_pod(terminated(1, None)), "u1", "100");
+    assert!(matches!(run.step(read(dead)), Effect::DeletePod(_)));
+    let effect = run.step(Event::PodDeleted(Ok(DeleteAnswer::PreconditionFailed)));
+    expect_wait(&effect, DEFAULT_POLL);
+    assert_eq!(run.wait(&effect), get());
+    let live = with_rv(own_pod(running()), "u1", "200");
+    assert_eq!(run.step(read(live)), ok(POD, true));
+}
+
+/// R6-like: after PreconditionFailed a still-terminated pod is deleted with the fence of the
+/// new observation (the new observation authorises it), never a substituted one.
+#[test]
+fn r6_second_delete_uses_new_observation() {
+    let mut run = Run::new();
+    run.to_first_get();
+    let dead = with_rv(own_pod(terminated(1, None)), "u1", "100");
+    assert!(matches!(run.step(read(dead.clone())), Effect::DeletePod(_)));
+    let effect = run.step(Event::PodDeleted(Ok(DeleteAnswer::PreconditionFailed)));
+    run.wait(&effect);
+    match run.step(read(dead)) {
+        Effect::DeletePod(d) => assert_eq!(d.fence().resource_version, "100"),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// R8/R29: recoverable with the same intent is observed to the deadline, never deleted; E1
+/// names the seconds, the pod and the latest condition.
+#[test]
+fn r8_r29_recoverable_observed_to_deadline_then_e1() {
+    let mut run = Run::new();
+    run.to_first_get();
+    let effect = run.step(read(recoverable()));
+    let (effect, polls) = observe_until(&mut run, effect, &recoverable());
+    assert_eq!(polls, 300);
+    assert_eq!(run.elapsed, DEFAULT_DEADLINE);
+    assert_eq!(effect, Effect::ReadLatestCondition { name: POD.into() });
+    let e = error(run.step(read(recoverable())));
+    let text = e.to_string();
+    assert!(matches!(e, DeployError::DeadlineExceeded { .. }));
+    assert!(text.contains("600s"), "{text}");
+    assert!(text.contains(POD), "{text}");
+    assert!(text.contains("ContainerCreating"), "{text}");
+}
+
+/// R30: a lowered deadline is honoured and named.
+#[test]
+fn r30_lowered_deadline_named() {
+    let mut run = Run::with(DeploySpec {
+        deadline: Duration::from_secs(60),
+        ..spec()
+    });
+    run.to_first_get();
+    let effect = run.step(read(recoverable()));
+    let (effect, polls) = observe_until(&mut run, effect, &recoverable());
+    assert_eq!(effect, Effect::ReadLatestCondition { name: POD.into() });
+    assert_eq!(polls, 30);
+    assert_eq!(run.elapsed, Duration::from_secs(60));
+    let text = error(run.step(absent())).to_string();
+    assert!(text.contains("60s"), "{text}");
+    assert!(text.contains("the pod no longer exists"), "{text}");
+}
+
+/// A wait never extends past the deadline.
+#[test]
+fn wait_is_clamped_to_the_deadline() {
+    let mut run = Run::new();
+    run.to_first_get();
+    run.elapsed = Duration::from_millis(599_500);
+    let effect = run.step(read(recoverable()));
+    expect_wait(&effect, Duration::from_millis(500));
+    run.elapsed = Duration::from_secs(601);
+    assert_eq!(
+        run.step(Event::Waited),
+        Effect::ReadLatestCondition { name: POD.into() }
+    );
+}
+
+/// With no time left, a would-be wait continues at once into the deadline error (E1).
+#[test]
+fn no_time_left_skips_the_wait() {
+    let mut run = Run::new();
+    run.to_first_get();
+    run.elapsed = DEFAULT_DEADLINE;
+    assert_eq!(
+        run.step(read(recoverable())),
+        Effect::ReadLatestCondition { name: POD.into() }
+    );
+}
+
+/// The deadline check is `elapsed ≥ deadline`: just below still observes.
+#[test]
+fn deadline_boundary_is_inclusive() {
+    let mut run = Run::new();
+    assert_eq!(run.step(Event::Start), Effect::EnsureNamespace);
+    run.step(Event::NamespaceEnsured(Ok(())));
+    run.elapsed = DEFAULT_DEADLINE - Duration::from_nanos(1);
+    assert_eq!(run.step(Event::GcDone), get());
+    let mut run = Run::new();
+    run.step(Event::Start);
+    run.step(Event::NamespaceEnsured(Ok(())));
+    run.elapsed = DEFAULT_DEADLINE;
+    assert_eq!(
+        run.step(Event::GcDone),
+        Effect::ReadLatestCondition { name: POD.into() }
+    );
+}
+
+/// R10/R11: a pull failure reports E3 at once, with the registry text and no kubelet message.
+#[test]
+fn r10_r11_pull_failure_reports_e3_at_once() {
+    let mut run = Run::new();
+    run.to_first_get();
+    let pod = own_pod(waiting(
+        Some("ImagePullBackOff"),
+        Some("manifest unknown token=SUPERSECRET"),
+    ));
+    let e = error(run.step(read(pod)));
+    assert_eq!(
+        e,
+        DeployError::PullFailing {
+            pod: POD.into(),
+            image: IMAGE.into(),
+            kind: PullFailure::ManifestUnknown
+        }
+    );
+    let text = e.to_string();
+    assert!(
+        text.starts_with(&format!("{POD} did not start: ")),
+        "{text}"
+    );
+    assert!(text.contains("has no image at"), "{text}");
+    assert!(!text.contains("SUPERSECRET"));
+    assert_eq!(run.elapsed, Duration::ZERO);
+}
+
+/// R12/C4: a deletion-marked running pod is awaited (no delete), then recreated.
+#[test]
+fn r12_deletion_marked_awaited_without_delete() {
+    let mut run = Run::new();
+    run.to_first_get();
+    let dying = marked(own_pod(running()));
+    assert_eq!(run.step(read(dying.clone())), get());
+    let effect = run.step(read(dying));
+    expect_wait(&effect, DEFAULT_POLL);
+    assert_eq!(run.wait(&effect), get());
+    assert_eq!(run.step(absent()), get());
+    let effect = run.step(absent());
+    create(&mut run, effect);
+}
+
+/// The disappearance wait ends when a different uid holds the name; what holds it now is
+/// classified afresh.
+#[test]
+fn disappearance_ends_on_a_new_uid() {
+    let mut run = Run::new();
+    run.to_first_get();
+    assert_eq!(run.step(read(marked(own_pod(running())))), get());
+    let successor = with_rv(own_pod(running()), "u2", "300");
+    assert_eq!(run.step(read(successor.clone())), get());
+    assert_eq!(run.step(read(successor)), ok(POD, true));
+}
+
+/// E4: the disappearance wait times out at the deadline, naming the seconds and the pod.
+#[test]
+fn e4_disappearance_timeout() {
+    let mut run = Run::new();
+    run.to_first_get();
+    let dying = marked(own_pod(running()));
+    let mut effect = run.step(read(dying.clone()));
+    loop {
+        effect = match effect {
+            Effect::GetPod { .. } => run.step(read(dying.clone())),
+            Effect::Wait { .. } => run.wait(&effect),
+            other => {
+                break assert_eq!(
+                    error(other).to_string(),
+                    format!("timed out after 600s waiting for pod {POD} to finish terminating")
+                );
+            }
+        }
+    }
+    assert_eq!(run.elapsed, DEFAULT_DEADLINE);
+}
+
+/// R13: `CreateContainerConfigError`, Secret exists → Recoverable → observed, no delete.
+#[test]
+fn r13_config_error_secret_exists_observes() {
+    let mut run = Run::new();
+    run.to_first_get();
+    let pod = own_pod(waiting(Some("CreateContainerConfigError"), None));
+    assert_eq!(
+        run.step(read(pod)),
+        Effect::CheckSecret {
+            name: format!("{POD}-0000abcd")
+        }
+    );
+    expect_wait(&run.step(Event::SecretChecked(Ok(true))), DEFAULT_POLL);
+}
+
+/// R14: the same, Secret confirmed absent → ProvablyBroken → fenced delete.
+#[test]
+fn r14_config_error_secret_absent_deletes() {
+    let mut run = Run::new();
+    run.to_first_get();
+    let pod = own_pod(waiting(Some("CreateContainerConfigError"), None));
+    run.step(read(pod));
+    assert!(matches!(
+        run.step(Event::SecretChecked(Ok(false))),
+        Effect::DeletePod(_)
+    ));
+}
+
+/// A failed Secret check fails the operation (E12), naming the Secret.
+#[test]
+fn secret_check_error_is_e12() {
+    let mut run = Run::new();
+    run.to_first_get();
+    run.step(read(own_pod(waiting(
+        Some("CreateContainerConfigError"),
+        None,
+    ))));
+    let e = error(run.step(Event::SecretChecked(Err("timeout".into()))));
+    assert_eq!(
+        e,
+        DeployError::Failed {
+            operation: "read secret".into(),
+            object: format!("{POD}-0000abcd"),
+            detail: "timeout".into()
+        }
+    );
+}
+
+/// R16: this call's pod terminates → E2 with the exit code; no delete; a single create.
+#[test]
+fn r16_own_pod_crash_reports_e2_not_delete() {
+    let mut run = Run::new();
+    run.to_first_get();
+    let effect = run.step(absent());
+    create(&mut run, effect);
+    let effect = run.step(Event::PodCreated(PodCreateOutcome::Created));
+    run.wait(&effect);
+    let crashed = own_pod(terminated(1, Some("Error")));
+    assert_eq!(
+        run.step(read(crashed.clone())),
+        Effect::ReadLatestCondition { name: POD.into() }
+    );
+    let e = error(run.step(read(crashed)));
+    let text = e.to_string();
+    assert!(matches!(e, DeployError::CreatedPodFailed { .. }));
+    assert!(text.contains("exited with code 1"), "{text}");
+    assert!(
+        text.contains(&format!("kubectl logs -n agents {POD} -c agent")),
+        "{text}"
+    );
+    assert!(run.elapsed < DEFAULT_DEADLINE);
+}
+
+/// §8.5: every replace classification after this call's create is reported (rows 4, 5, 8).
+#[test]
+fn every_replace_after_own_create_is_e2() {
+    let broken = own_pod(waiting(Some("InvalidImageName"), None));
+    let mut divergent = recoverable();
+    divergent.marks.create_intent = Some(OTHER_INTENT.into());
+    for pod in [own_pod(terminated(0, None)), broken, divergent] {
+        let mut run = Run::new();
+        run.to_first_get();
+        let effect = run.step(absent());
+        create(&mut run, effect);
+        let effect = run.step(Event::PodCreated(PodCreateOutcome::Created));
+        run.wait(&effect);
+        assert_eq!(
+            run.step(read(pod)),
+            Effect::ReadLatestCondition { name: POD.into() }
+        );
+    }
+}
+
+/// R35: this call's pod vanishes → the loop may create again.
+#[test]
+fn r35_vanished_own_pod_may_be_recreated() {
+    let mut run = Run::new();
+    run.to_first_get();
+    let effect = run.step(absent());
+    create(&mut run, effect);
+    let effect = run.step(Event::PodCreated(PodCreateOutcome::Created));
+    run.wait(&effect);
+    let effect = run.step(absent());
+    create(&mut run, effect);
+}
+
+/// R15/R22: lost race to a running winner: own Secret dropped (uid-fenced) when unreferenced,
+/// winner adopted.
+#[test]
+fn r15_r22_lost_race_drops_own_secret_adopts_winner() {
+    let mut run = Run::new();
+    run.to_first_get();
+    let effect = run.step(absent());
+    create(&mut run, effect);
+    assert_eq!(
+        run.step(Event::PodCreated(PodCreateOutcome::AlreadyExists)),
+        get()
+    );
+    let winner = own_pod(running());
+    assert_eq!(
+        run.step(read(winner.clone())),
+        Effect::ListForDrop {
+            secret: SECRET.into()
+        }
+    );
+    let listing = Listing {
+        pods: vec![winner.clone()],
+        secrets: vec![
+            own_secret(SECRET, Some(1)),
+            own_secret(&format!("{POD}-0000abcd"), Some(1)),
+        ],
+    };
+    match run.step(Event::Listed(Ok(listing))) {
+        Effect::DeleteSecret(d) => {
+            assert_eq!(d.name(), SECRET);
+            assert_eq!(d.uid(), format!("s-{SECRET}"));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        run.step(Event::SecretDeleted(Ok(DeleteAnswer::Accepted))),
+        get()
+    );
+    assert_eq!(run.step(read(winner)), ok(POD, true));
+}
+
+/// §8.6 step 2: a referenced own Secret is kept; a failed listing keeps it too.
+#[test]
+fn lost_race_keeps_referenced_own_secret() {
+    for listed in [
+        Ok(Listing {
+            pods: vec![{
+                let mut p = recoverable();
+                p.facts.env_from_secret = Some(SECRET.into());
+                p
+            }],
+            secrets: vec![own_secret(SECRET, Some(1))],
+        }),
+        Err("forbidden".to_owned()),
+    ] {
+        let mut run = Run::new();
+        run.to_first_get();
+        let effect = run.step(absent());
+        create(&mut run, effect);
+        run.step(Event::PodCreated(PodCreateOutcome::AlreadyExists));
+        run.step(read(recoverable()));
+        assert_eq!(run.step(Event::Listed(listed)), get());
+    }
+}
+
+fn lost_race_to(winner: ObservedPod) -> (Run, Effect) {
+    let mut run = Run::new();
+    run.to_first_get();
+    let effect = run.step(absent());
+    create(&mut run, effect);
+    run.step(Event::PodCreated(PodCreateOutcome::AlreadyExists));
+    run.step(read(winner.clone()));
+    let effect = run.step(Event::Listed(Ok(Listing::default())));
+    assert_eq!(effect, get());
+    let effect = run.step(read(winner));
+    (run, effect)
+}
+
+/// R19/R20: the winner is foreign → own Secret dropped, E8, no pod delete.
+#[test]
+fn r19_r20_foreign_winner_drops_own_secret_e8() {
+    let mut look_alike = own_pod(running());
+    look_alike.marks.managed_by = None;
+    for winner in [look_alike, foreign(own_pod(running()))] {
+        let mut run = Run::new();
+        run.to_first_get();
+        let effect = run.step(absent());
+        create(&mut run, effect);
+        run.step(Event::PodCreated(PodCreateOutcome::AlreadyExists));
+        assert_eq!(
+            run.step(read(winner)),
+            Effect::ListForDrop {
+                secret: SECRET.into()
+            }
+        );
+        let listing = Listing {
+            pods: vec![],
+            secrets: vec![own_secret(SECRET, Some(1))],
+        };
+        assert!(matches!(
+            run.step(Event::Listed(Ok(listing))),
+            Effect::DeleteSecret(_)
+        ));
+        let e = error(run.step(Event::SecretDeleted(Err("boom".into()))));
+        assert_eq!(e, DeployError::ForeignPod { pod: POD.into() });
+    }
+}
+
+/// R23/R25: a started winner is adopted — with a different intent, and even deletion-marked.
+#[test]
+fn r23_r25_started_winner_adopted() {
+    let mut divergent = own_pod(running());
+    divergent.marks.create_intent = Some(OTHER_INTENT.into());
+    let (_, effect) = lost_race_to(divergent);
+    assert_eq!(effect, ok(POD, false));
+    let (_, effect) = lost_race_to(marked(own_pod(running())));
+    assert_eq!(effect, ok(POD, true));
+}
+
+/// R26: a deletion-marked winner that has not started → E6.
+#[test]
+fn r26_deleting_winner_e6() {
+    let (_, effect) = lost_race_to(marked(recoverable()));
+    let text = error(effect).to_string();
+    assert!(text.contains("already being deleted; try again"), "{text}");
+}
+
+/// R27: a terminated or broken winner → E7 with the latest condition; never a delete.
+#[test]
+fn r27_terminated_winner_e7() {
+    for winner in [
+        own_pod(terminated(1, Some("Error"))),
+        own_pod(waiting(Some("InvalidImageName"), None)),
+    ] {
+        let (mut run, effect) = lost_race_to(winner.clone());
+        assert_eq!(effect, Effect::ReadLatestCondition { name: POD.into() });
+        let e = error(run.step(read(winner)));
+        assert!(matches!(e, DeployError::WinnerFailed { .. }), "{e:?}");
+        assert!(e.to_string().contains("another deploy"));
+    }
+}
+
+/// R24/R28: a recoverable or pull-failing winner is observed; E5 at the deadline.
+#[test]
+fn r24_r28_winner_observed_to_deadline_e5() {
+    let pulling = own_pod(waiting(Some("ErrImagePull"), Some("401 Unauthorized")));
+    let (mut run, effect) = lost_race_to(pulling.clone());
+    let (effect, _) = observe_until(&mut run, effect, &pulling);
+    assert_eq!(run.elapsed, DEFAULT_DEADLINE);
+    assert_eq!(effect, Effect::ReadLatestCondition { name: POD.into() });
+    let e = error(run.step(read(pulling)));
+    assert!(matches!(e, DeployError::RaceDeadlineExceeded { .. }));
+    let text = e.to_string();
+    assert!(
+        text.contains("another deploy of this agent created the pod"),
+        "{text}"
+    );
+    assert!(text.contains("600s"));
+    let (mut run, effect) = lost_race_to(recoverable());
+    assert_eq!(run.wait(&effect), get());
+    assert_eq!(run.step(read(own_pod(running()))), ok(POD, true));
+}
+
+/// The race path settles a pending winner with a Secret check, and an absent winner is waited
+/// for; it turns foreign → E8.
+#[test]
+fn race_path_settles_and_waits() {
+    let pending = own_pod(waiting(Some("CreateContainerConfigError"), None));
+    let (mut run, effect) = lost_race_to(pending);
+    assert!(matches!(effect, Effect::CheckSecret { .. }));
+    let effect = run.step(Event::SecretChecked(Ok(false)));
+    assert_eq!(effect, Effect::ReadLatestCondition { name: POD.into() });
+    let (mut run, effect) = lost_race_to(recoverable());
+    run.wait(&effect);
+    let effect = run.step(absent());
+    assert_eq!(run.wait(&effect), get());
+    let e = error(run.step(read(foreign(own_pod(running())))));
+    assert_eq!(e, DeployError::ForeignPod { pod: POD.into() });
+}
+
+/// R21: a foreign pod at observation → E8 before anything is written.
+#[test]
+fn r21_foreign_at_observation_e8_before_writing() {
+    let mut run = Run::new();
+    run.to_first_get();
+    let e = error(run.step(read(foreign(own_pod(running())))));
+    let text = e.to_string();
+    assert!(text.contains(POD));
+    assert!(
+        text.contains("not managed by apiary for this agent"),
+        "{text}"
+    );
+    assert!(
+        text.contains("remove it or use another namespace"),
+        "{text}"
+    );
+}
+
+/// R31/E11/E9: namespace failures end the deploy before anything is written.
+#[test]
+fn r31_namespace_failures() {
+    let mut run = Run::new();
+    run.step(Event::Start);
+    let e = error(run.step(Event::NamespaceEnsured(Err(
+        NamespaceFailure::CreateForbidden,
+    ))));
+    assert!(e.to_string().contains("`kubectl create namespace agents`"));
+    let mut run = Run::new();
+    run.step(Event::Start);
+    let e = error(
+        run.step(Event::NamespaceEnsured(Err(NamespaceFailure::Failed(
+            "could not read namespace agents: 500".into(),
+        )))),
+    );
+    assert_eq!(
+        e.to_string(),
+        "namespace agents: could not read namespace agents: 500"
+    );
+}
+
+/// E11: a Secret create answered NotFound means the namespace is missing.
+#[test]
+fn e11_secret_create_not_found() {
+    let mut run = Run::new();
+    run.to_first_get();
+    assert_eq!(run.step(absent()), Effect::CreateSecret);
+    let e = error(run.step(Event::SecretCreated(Err(SecretCreateFailure {
+        name: SECRET.into(),
+        namespace_missing: true,
+        detail: "404".into(),
+    }))));
+    assert_eq!(
+        e,
+        DeployError::NamespaceMissing {
+            namespace: "agents".into()
+        }
+    );
+}
+
+/// E10: a Secret create failure names the Secret and the error; nothing to clean up.
+#[test]
+fn e10_secret_create_failed() {
+    let mut run = Run::new();
+    run.to_first_get();
+    run.step(absent());
+    let e = error(run.step(Event::SecretCreated(Err(SecretCreateFailure {
+        name: SECRET.into(),
+        namespace_missing: false,
+        detail: "403 Forbidden".into(),
+    }))));
+    assert_eq!(
+        e.to_string(),
+        format!("could not create secret {SECRET}: 403 Forbidden; nothing was written")
+    );
+}
+
+/// R33: a refused pod create drops own Secret and reports E10 saying it was removed.
+#[test]
+fn r33_refused_create_drops_own_secret() {
+    let mut run = Run::new();
+    run.to_first_get();
+    let effect = run.step(absent());
+    create(&mut run, effect);
+    let effect = run.step(Event::PodCreated(PodCreateOutcome::Refused(
+        "403 Forbidden: exceeded quota".into(),
+    )));
+    assert_eq!(
+        effect,
+        Effect::ListForDrop {
+            secret: SECRET.into()
+        }
+    );
+    let listing = Listing {
+        pods: vec![],
+        secrets: vec![own_secret(SECRET, Some(1))],
+    };
+    assert!(matches!(
+        run.step(Event::Listed(Ok(listing.clone()))),
+        Effect::DeleteSecret(_)
+    ));
+    let text = error(run.step(Event::SecretDeleted(Ok(DeleteAnswer::Accepted)))).to_string();
+    assert!(text.contains(&format!(
+        "could not create pod {POD}: 403 Forbidden: exceeded quota"
+    )));
+    assert!(
+        text.contains(&format!("secret {SECRET} was removed")),
+        "{text}"
+    );
+    // A failed drop says the Secret was left.
+    let mut run = Run::new();
+    run.to_first_get();
+    let effect = run.step(absent());
+    create(&mut run, effect);
+    run.step(Event::PodCreated(PodCreateOutcome::Refused("quota".into())));
+    run.step(Event::Listed(Ok(listing)));
+    let text =
+        error(run.step(Event::SecretDeleted(Ok(DeleteAnswer::PreconditionFailed)))).to_string();
+    assert!(text.contains("was left in place"), "{text}");
+}
+
+/// R34: a transport failure on pod create leaves the Secret (no drop attempted).
+#[test]
+fn r34_transport_failure_leaves_secret() {
+    let mut run = Run::new();
+    run.to_first_get();
+    let effect = run.step(absent());
+    create(&mut run, effect);
+    let e = error(
+        run.step(Event::PodCreated(PodCreateOutcome::TransportFailed(
+            "connection reset".into(),
+        ))),
+    );
+    assert_eq!(
+        e,
+        DeployError::CreateFailed {
+            kind: ObjectKind::Pod,
+            name: POD.into(),
+            detail: "connection reset".into(),
+            secret: SecretFate::Left(SECRET.into())
+        }
+    );
+}
+
+/// E12: read and delete failures name the operation and the pod.
+#[test]
+fn e12_read_and_delete_failures() {
+    let mut run = Run::new();
+    run.to_first_get();
+    let text = error(run.step(Event::PodRead(Err("timeout".into())))).to_string();
+    assert_eq!(text, format!("could not read pod pod {POD}: timeout"));
+    let mut run = Run::new();
+    run.to_first_get();
+    run.step(read(own_pod(terminated(0, None))));
+    let e = error(run.step(Event::PodDeleted(Err("500".into()))));
+    assert!(matches!(e, DeployError::Failed { ref operation, .. } if operation == "delete pod"));
+}
+
+/// A failed latest-condition read still fails with the deadline error, saying why.
+#[test]
+fn unreadable_latest_condition() {
+    let mut run = Run::new();
+    run.step(Event::Start);
+    run.step(Event::NamespaceEnsured(Ok(())));
+    run.elapsed = DEFAULT_DEADLINE;
+    run.step(Event::GcDone);
+    let text = error(run.step(Event::PodRead(Err("refused".into())))).to_string();
+    assert!(
+        text.contains("the pod's condition could not be read: refused"),
+        "{text}"
+    );
+}
+
+/// A driver answering the wrong event ends the deploy (E12) without echoing event content.
+#[test]
+fn unexpected_event_is_e12_without_content() {
+    let mut run = Run::new();
+    run.step(Event::Start);
+    let mut pod = own_pod(waiting(Some("ErrImagePull"), Some("token=SUPERSECRET")));
+    pod.marks.name = Some("x".into());
+    let e = error(run.step(read(pod)));
+    let text = e.to_string();
+    assert!(!text.contains("SUPERSECRET"), "{text}");
+    assert!(
+        text.contains("PodRead") && text.contains("NamespaceEnsured"),
+        "{text}"
+    );
+}
+
+/// Once finished, every step repeats the Finish.
+#[test]
+fn finished_machine_repeats_finish() {
+    let mut run = Run::new();
+    run.to_first_get();
+    let done = run.step(read(own_pod(running())));
+    assert_eq!(run.step(Event::Waited), done);
+    assert_eq!(run.step(Event::Start), done);
+}
+
+/// A wait carries the pod's last observed resourceVersion for the watch.
+#[test]
+fn wait_carries_last_resource_version() {
+    let mut run = Run::new();
+    run.to_first_get();
+    let pod = with_rv(recoverable(), "u1", "4711");
+    match run.step(read(pod)) {
+        Effect::Wait {
+            resource_version, ..
+        } => assert_eq!(resource_version.as_deref(), Some("4711")),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Every error message names what deploy.md § Errors requires.
+#[test]
+fn error_texts_name_required_content() {
+    let c = LatestCondition::Reported("the container is waiting, reason X".into());
+    let d = Duration::from_secs(90);
+    let cases = [
+        (
+            DeployError::DeadlineExceeded {
+                pod: "p".into(),
+                deadline: d,
+                condition: c.clone(),
+            },
+            vec!["not confirmed within 90s", "p", "reason X"],
+        ),
+        (
+            DeployError::RaceDeadlineExceeded {
+                pod: "p".into(),
+                deadline: d,
+                condition: c.clone(),
+            },
+            vec!["90s", "another deploy", "reason X"],
+        ),
+        (
+            DeployError::WinnerFailed {
+                pod: "p".into(),
+                condition: c.clone(),
+            },
+            vec!["another deploy", "did not start", "reason X"],
+        ),
+        (
+            DeployError::CreatedPodFailed {
+                namespace: "ns".into(),
+                pod: "p".into(),
+                condition: c,
+            },
+            vec![
+                "created by this deploy",
+                "did not stay running",
+                "not retried",
+                "kubectl logs -n ns p -c agent",
+                "deploy again",
+            ],
+        ),
+        (
+            DeployError::DisappearanceTimeout {
+                pod: "p".into(),
+                deadline: d,
+            },
+            vec!["timed out after 90s", "p"],
+        ),
+        (
+            DeployError::WinnerDeleting { pod: "p".into() },
+            vec!["another deploy", "being deleted", "try again"],
+        ),
+        (
+            DeployError::NamespaceMissing {
+                namespace: "ns".into(),
+            },
+            vec!["ns", "may not create", "kubectl create namespace ns"],
+        ),
+        (
+            DeployError::CreateFailed {
+                kind: ObjectKind::Pod,
+                name: "p".into(),
+                detail: "409 x".into(),
+                secret: SecretFate::Left("s".into()),
+            },
+            vec!["pod p", "409 x", "secret s was left"],
+        ),
+        (
+            DeployError::Failed {
+                operation: "delete pod".into(),
+                object: "p".into(),
+                detail: "500".into(),
+            },
+            vec!["delete pod", "p", "500"],
+        ),
+    ];
+    for (error, needles) in cases {
+        let text = error.to_string();
+        for needle in needles {
+            assert!(text.contains(needle), "{text} lacks {needle}");
+        }
+    }
+    assert_eq!(ObjectKind::Secret.to_string(), "secret");
 }
