@@ -48,7 +48,7 @@ impl Run {
     }
 
     /// Start, ensure the namespace, run GC: up to the first observation.
-    fn to_first_get(&mut self) {
+    fn reach_first_get(&mut self) {
         assert_eq!(self.step(Event::Start), Effect::EnsureNamespace);
         assert_eq!(self.step(Event::NamespaceEnsured(Ok(()))), Effect::RunGc);
         assert_eq!(self.step(Event::GcDone), get());
@@ -153,7 +153,7 @@ fn create(run: &mut Run, after_absent: Effect) {
 #[test]
 fn r2_started_pod_is_noop_without_mutation() {
     let mut run = Run::new();
-    run.to_first_get();
+    run.reach_first_get();
     assert_eq!(run.step(read(own_pod(running()))), ok(POD, true));
     assert!(!run.machine.created_this_call());
 }
@@ -165,7 +165,7 @@ fn r3_stale_intent_returned_not_matching() {
         desired_intent: OTHER_INTENT.into(),
         ..spec()
     });
-    run.to_first_get();
+    run.reach_first_get();
     assert_eq!(run.step(read(own_pod(running()))), ok(POD, false));
 }
 
@@ -173,7 +173,7 @@ fn r3_stale_intent_returned_not_matching() {
 #[test]
 fn r1_create_then_observe_started() {
     let mut run = Run::new();
-    run.to_first_get();
+    run.reach_first_get();
     let effect = run.step(absent());
     create(&mut run, effect);
     let effect = run.step(Event::PodCreated(PodCreateOutcome::Created));
@@ -191,7 +191,7 @@ fn r1_create_then_observe_started() {
 #[test]
 fn r5_terminated_fenced_delete_then_recreate() {
     let mut run = Run::new();
-    run.to_first_get();
+    run.reach_first_get();
     let pod = with_rv(own_pod(terminated(1, Some("Error"))), "u9", "100");
     match run.step(read(pod)) {
         Effect::DeletePod(d) => {
@@ -223,7 +223,7 @@ fn r5_terminated_fenced_delete_then_recreate() {
 #[test]
 fn delete_not_found_waits_for_disappearance() {
     let mut run = Run::new();
-    run.to_first_get();
+    run.reach_first_get();
     assert!(matches!(
         run.step(read(own_pod(terminated(0, None)))),
         Effect::DeletePod(_)
@@ -239,7 +239,7 @@ fn delete_not_found_waits_for_disappearance() {
 #[test]
 fn r7_precondition_failed_reclassifies_without_fresher_fence() {
     let mut run = Run::new();
-    run.to_first_get();
+    run.reach_first_get();
     let dead = with_rv(own_pod(terminated(1, None)), "u1", "100");
     assert!(matches!(run.step(read(dead)), Effect::DeletePod(_)));
     let effect = run.step(Event::PodDeleted(Ok(DeleteAnswer::PreconditionFailed)));
@@ -254,7 +254,7 @@ fn r7_precondition_failed_reclassifies_without_fresher_fence() {
 #[test]
 fn r6_second_delete_uses_new_observation() {
     let mut run = Run::new();
-    run.to_first_get();
+    run.reach_first_get();
     let dead = with_rv(own_pod(terminated(1, None)), "u1", "100");
     assert!(matches!(run.step(read(dead.clone())), Effect::DeletePod(_)));
     let effect = run.step(Event::PodDeleted(Ok(DeleteAnswer::PreconditionFailed)));
@@ -270,7 +270,7 @@ fn r6_second_delete_uses_new_observation() {
 #[test]
 fn r8_r29_recoverable_observed_to_deadline_then_e1() {
     let mut run = Run::new();
-    run.to_first_get();
+    run.reach_first_get();
     let effect = run.step(read(recoverable()));
     let (effect, polls) = observe_until(&mut run, effect, &recoverable());
     assert_eq!(polls, 300);
@@ -291,7 +291,7 @@ fn r30_lowered_deadline_named() {
         deadline: Duration::from_secs(60),
         ..spec()
     });
-    run.to_first_get();
+    run.reach_first_get();
     let effect = run.step(read(recoverable()));
     let (effect, polls) = observe_until(&mut run, effect, &recoverable());
     assert_eq!(effect, Effect::ReadLatestCondition { name: POD.into() });
@@ -306,7 +306,7 @@ fn r30_lowered_deadline_named() {
 #[test]
 fn wait_is_clamped_to_the_deadline() {
     let mut run = Run::new();
-    run.to_first_get();
+    run.reach_first_get();
     run.elapsed = Duration::from_millis(599_500);
     let effect = run.step(read(recoverable()));
     expect_wait(&effect, Duration::from_millis(500));
@@ -321,7 +321,7 @@ fn wait_is_clamped_to_the_deadline() {
 #[test]
 fn no_time_left_skips_the_wait() {
     let mut run = Run::new();
-    run.to_first_get();
+    run.reach_first_get();
     run.elapsed = DEFAULT_DEADLINE;
     assert_eq!(
         run.step(read(recoverable())),
@@ -351,7 +351,7 @@ fn deadline_boundary_is_inclusive() {
 #[test]
 fn r10_r11_pull_failure_reports_e3_at_once() {
     let mut run = Run::new();
-    run.to_first_get();
+    run.reach_first_get();
     let pod = own_pod(waiting(
         Some("ImagePullBackOff"),
         Some("manifest unknown token=SUPERSECRET"),
@@ -379,7 +379,7 @@ fn r10_r11_pull_failure_reports_e3_at_once() {
 #[test]
 fn r12_deletion_marked_awaited_without_delete() {
     let mut run = Run::new();
-    run.to_first_get();
+    run.reach_first_get();
     let dying = marked(own_pod(running()));
     assert_eq!(run.step(read(dying.clone())), get());
     let effect = run.step(read(dying));
@@ -395,7 +395,7 @@ fn r12_deletion_marked_awaited_without_delete() {
 #[test]
 fn disappearance_ends_on_a_new_uid() {
     let mut run = Run::new();
-    run.to_first_get();
+    run.reach_first_get();
     assert_eq!(run.step(read(marked(own_pod(running())))), get());
     let successor = with_rv(own_pod(running()), "u2", "300");
     assert_eq!(run.step(read(successor.clone())), get());
@@ -406,7 +406,7 @@ fn disappearance_ends_on_a_new_uid() {
 #[test]
 fn e4_disappearance_timeout() {
     let mut run = Run::new();
-    run.to_first_get();
+    run.reach_first_get();
     let dying = marked(own_pod(running()));
     let mut effect = run.step(read(dying.clone()));
     loop {
@@ -428,7 +428,7 @@ fn e4_disappearance_timeout() {
 #[test]
 fn r13_config_error_secret_exists_observes() {
     let mut run = Run::new();
-    run.to_first_get();
+    run.reach_first_get();
     let pod = own_pod(waiting(Some("CreateContainerConfigError"), None));
     assert_eq!(
         run.step(read(pod)),
@@ -443,7 +443,7 @@ fn r13_config_error_secret_exists_observes() {
 #[test]
 fn r14_config_error_secret_absent_deletes() {
     let mut run = Run::new();
-    run.to_first_get();
+    run.reach_first_get();
     let pod = own_pod(waiting(Some("CreateContainerConfigError"), None));
     run.step(read(pod));
     assert!(matches!(
@@ -456,7 +456,7 @@ fn r14_config_error_secret_absent_deletes() {
 #[test]
 fn secret_check_error_is_e12() {
     let mut run = Run::new();
-    run.to_first_get();
+    run.reach_first_get();
     run.step(read(own_pod(waiting(
         Some("CreateContainerConfigError"),
         None,
@@ -476,7 +476,7 @@ fn secret_check_error_is_e12() {
 #[test]
 fn r16_own_pod_crash_reports_e2_not_delete() {
     let mut run = Run::new();
-    run.to_first_get();
+    run.reach_first_get();
     let effect = run.step(absent());
     create(&mut run, effect);
     let effect = run.step(Event::PodCreated(PodCreateOutcome::Created));
@@ -505,7 +505,7 @@ fn every_replace_after_own_create_is_e2() {
     divergent.marks.create_intent = Some(OTHER_INTENT.into());
     for pod in [own_pod(terminated(0, None)), broken, divergent] {
         let mut run = Run::new();
-        run.to_first_get();
+        run.reach_first_get();
         let effect = run.step(absent());
         create(&mut run, effect);
         let effect = run.step(Event::PodCreated(PodCreateOutcome::Created));
@@ -521,7 +521,7 @@ fn every_replace_after_own_create_is_e2() {
 #[test]
 fn r35_vanished_own_pod_may_be_recreated() {
     let mut run = Run::new();
-    run.to_first_get();
+    run.reach_first_get();
     let effect = run.step(absent());
     create(&mut run, effect);
     let effect = run.step(Event::PodCreated(PodCreateOutcome::Created));
@@ -535,7 +535,7 @@ fn r35_vanished_own_pod_may_be_recreated() {
 #[test]
 fn r15_r22_lost_race_drops_own_secret_adopts_winner() {
     let mut run = Run::new();
-    run.to_first_get();
+    run.reach_first_get();
     let effect = run.step(absent());
     create(&mut run, effect);
     assert_eq!(
@@ -585,7 +585,7 @@ fn lost_race_keeps_referenced_own_secret() {
         Err("forbidden".to_owned()),
     ] {
         let mut run = Run::new();
-        run.to_first_get();
+        run.reach_first_get();
         let effect = run.step(absent());
         create(&mut run, effect);
         run.step(Event::PodCreated(PodCreateOutcome::AlreadyExists));
@@ -596,7 +596,7 @@ fn lost_race_keeps_referenced_own_secret() {
 
 fn lost_race_to(winner: ObservedPod) -> (Run, Effect) {
     let mut run = Run::new();
-    run.to_first_get();
+    run.reach_first_get();
     let effect = run.step(absent());
     create(&mut run, effect);
     run.step(Event::PodCreated(PodCreateOutcome::AlreadyExists));
@@ -614,7 +614,7 @@ fn r19_r20_foreign_winner_drops_own_secret_e8() {
     look_alike.marks.managed_by = None;
     for winner in [look_alike, foreign(own_pod(running()))] {
         let mut run = Run::new();
-        run.to_first_get();
+        run.reach_first_get();
         let effect = run.step(absent());
         create(&mut run, effect);
         run.step(Event::PodCreated(PodCreateOutcome::AlreadyExists));
@@ -713,7 +713,7 @@ fn race_path_settles_and_waits() {
 #[test]
 fn r21_foreign_at_observation_e8_before_writing() {
     let mut run = Run::new();
-    run.to_first_get();
+    run.reach_first_get();
     let e = error(run.step(read(foreign(own_pod(running())))));
     let text = e.to_string();
     assert!(text.contains(POD));
@@ -753,7 +753,7 @@ fn r31_namespace_failures() {
 #[test]
 fn e11_secret_create_not_found() {
     let mut run = Run::new();
-    run.to_first_get();
+    run.reach_first_get();
     assert_eq!(run.step(absent()), Effect::CreateSecret);
     let e = error(run.step(Event::SecretCreated(Err(SecretCreateFailure {
         name: SECRET.into(),
@@ -772,7 +772,7 @@ fn e11_secret_create_not_found() {
 #[test]
 fn e10_secret_create_failed() {
     let mut run = Run::new();
-    run.to_first_get();
+    run.reach_first_get();
     run.step(absent());
     let e = error(run.step(Event::SecretCreated(Err(SecretCreateFailure {
         name: SECRET.into(),
@@ -789,7 +789,7 @@ fn e10_secret_create_failed() {
 #[test]
 fn r33_refused_create_drops_own_secret() {
     let mut run = Run::new();
-    run.to_first_get();
+    run.reach_first_get();
     let effect = run.step(absent());
     create(&mut run, effect);
     let effect = run.step(Event::PodCreated(PodCreateOutcome::Refused(
@@ -819,7 +819,7 @@ fn r33_refused_create_drops_own_secret() {
     );
     // A failed drop says the Secret was left.
     let mut run = Run::new();
-    run.to_first_get();
+    run.reach_first_get();
     let effect = run.step(absent());
     create(&mut run, effect);
     run.step(Event::PodCreated(PodCreateOutcome::Refused("quota".into())));
@@ -833,7 +833,7 @@ fn r33_refused_create_drops_own_secret() {
 #[test]
 fn r34_transport_failure_leaves_secret() {
     let mut run = Run::new();
-    run.to_first_get();
+    run.reach_first_get();
     let effect = run.step(absent());
     create(&mut run, effect);
     let e = error(
@@ -856,11 +856,11 @@ fn r34_transport_failure_leaves_secret() {
 #[test]
 fn e12_read_and_delete_failures() {
     let mut run = Run::new();
-    run.to_first_get();
+    run.reach_first_get();
     let text = error(run.step(Event::PodRead(Err("timeout".into())))).to_string();
     assert_eq!(text, format!("could not read pod pod {POD}: timeout"));
     let mut run = Run::new();
-    run.to_first_get();
+    run.reach_first_get();
     run.step(read(own_pod(terminated(0, None))));
     let e = error(run.step(Event::PodDeleted(Err("500".into()))));
     assert!(matches!(e, DeployError::Failed { ref operation, .. } if operation == "delete pod"));
@@ -901,7 +901,7 @@ fn unexpected_event_is_e12_without_content() {
 #[test]
 fn finished_machine_repeats_finish() {
     let mut run = Run::new();
-    run.to_first_get();
+    run.reach_first_get();
     let done = run.step(read(own_pod(running())));
     assert_eq!(run.step(Event::Waited), done);
     assert_eq!(run.step(Event::Start), done);
@@ -911,7 +911,7 @@ fn finished_machine_repeats_finish() {
 #[test]
 fn wait_carries_last_resource_version() {
     let mut run = Run::new();
-    run.to_first_get();
+    run.reach_first_get();
     let pod = with_rv(recoverable(), "u1", "4711");
     match run.step(read(pod)) {
         Effect::Wait {
