@@ -2,9 +2,11 @@
 //! observation and the driver. Performs no I/O itself.
 #![deny(missing_docs)]
 
+pub mod config;
 pub mod dotenv;
 pub mod env;
 pub mod image;
+pub mod intent;
 pub mod naming;
 pub mod substrate;
 

@@ -1,0 +1,254 @@
+//! Unit tests of `intent`: F1–F8 of deploy.md § Templates, fingerprint, names, image, input.
+//! Pure; no I/O.
+
+use proptest::prelude::*;
+
+use super::*;
+use crate::config::DeployConfig;
+use crate::naming::AgentIdentity;
+
+fn image() -> String {
+    format!("registry.example.com/team/agent@sha256:{}", "a".repeat(64))
+}
+
+fn agent() -> AgentIdentity {
+    AgentIdentity::new("Research Bot #1").unwrap()
+}
+
+fn base() -> DeployConfig {
+    DeployConfig::new("agents", image())
+}
+
+fn fingerprint_of(config: &DeployConfig) -> String {
+    config.validate(&agent()).unwrap().fingerprint()
+}
+
+/// F8: the first §5 vector, serialization and digest.
+#[test]
+fn f8_first_vector() {
+    let valid = base().validate(&agent()).unwrap();
+    let expected_json = format!(
+        concat!(
+            r#"{{"template_version":1,"namespace":"agents","image":"registry.example.com/team/agent@sha256:{}","#,
+            r#""cpu_request":"1","memory_request":"2Gi","cpu_limit":"2","memory_limit":"4Gi","#,
+            r#""service_account":null,"command":null,"args":null,"restart_policy":"Never","#,
+            r#""termination_grace_period_seconds":60,"#,
+            r#""env_keys":["APIARY_AGENT_ID","APIARY_AGENT_NAME","APIARY_START_NONCE"],"#,
+            r#""env_from_secret":"<per-attempt-secret>","workspace_mount_path":"/home/agent","#,
+            r#""run_as_user":10001,"run_as_group":10001}}"#
+        ),
+        "a".repeat(64)
+    );
+    assert_eq!(valid.intent().to_json(), expected_json);
+    assert_eq!(
+        valid.fingerprint(),
+        "26b2e7d49baf628b5f55de9996ac144c27fac0e1c85766ed2f3db5e136202c43"
+    );
+}
+
+/// F8: the second §5 vector (command, args, one user key).
+#[test]
+fn f8_second_vector() {
+    let mut c = base();
+    c.command = Some(vec!["agentd".into()]);
+    c.args = vec!["--serve".into(), "--port=8080".into()];
+    c.env.set("LOG_LEVEL", "debug");
+    assert_eq!(
+        fingerprint_of(&c),
+        "0e5e7c53ccd0a7e5b5ecf45d93ab7f7d8465058032e1dfbaeaa900d1a3ccf0d3"
+    );
+}
+
+/// F1 / F2: deterministic, 64 lowercase hex.
+#[test]
+fn f1_f2_deterministic_64_hex() {
+    let a = fingerprint_of(&base());
+    let b = fingerprint_of(&base());
+    assert_eq!(a, b);
+    assert_eq!(a.len(), 64);
+    assert!(
+        a.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    );
+}
+
+/// One edit of a configuration.
+type Change = Box<dyn Fn(&mut DeployConfig)>;
+
+/// F4: each single-field change alters the digest.
+#[test]
+fn f4_every_field_counts() {
+    let original = fingerprint_of(&base());
+    let changes: Vec<(&str, Change)> = vec![
+        ("namespace", Box::new(|c| c.namespace = "other".into())),
+        (
+            "image",
+            Box::new(|c| {
+                c.image = format!("registry.example.com/team/agent@sha256:{}", "b".repeat(64))
+            }),
+        ),
+        ("cpu_request", Box::new(|c| c.cpu_request = "500m".into())),
+        (
+            "memory_request",
+            Box::new(|c| c.memory_request = "1Gi".into()),
+        ),
+        ("cpu_limit", Box::new(|c| c.cpu_limit = "4".into())),
+        ("memory_limit", Box::new(|c| c.memory_limit = "8Gi".into())),
+        (
+            "service_account",
+            Box::new(|c| c.service_account = Some("sa".into())),
+        ),
+        ("command", Box::new(|c| c.command = Some(vec!["x".into()]))),
+        ("args", Box::new(|c| c.args = vec!["x".into()])),
+        ("env_keys", Box::new(|c| c.env.set("EXTRA", ""))),
+        (
+            "workspace",
+            Box::new(|c| c.workspace_mount_path = "/work".into()),
+        ),
+        ("run_as_user", Box::new(|c| c.run_as_user = 10002)),
+        ("run_as_group", Box::new(|c| c.run_as_group = 10002)),
+    ];
+    for (field, change) in changes {
+        let mut c = base();
+        change(&mut c);
+        assert_ne!(
+            fingerprint_of(&c),
+            original,
+            "{field} did not alter the digest"
+        );
+    }
+}
+
+/// F4: template_version, restart_policy and grace are part of the serialized template (they are
+/// constants, so the change is made on the template itself).
+#[test]
+fn f4_constants_count() {
+    let valid = base().validate(&agent()).unwrap();
+    let original = valid.intent();
+    let variants = [
+        CreateIntent {
+            template_version: 2,
+            ..original.clone()
+        },
+        CreateIntent {
+            restart_policy: "Always",
+            ..original.clone()
+        },
+        CreateIntent {
+            termination_grace_period_seconds: 30,
+            ..original.clone()
+        },
+        CreateIntent {
+            env_from_secret: "x",
+            ..original.clone()
+        },
+    ];
+    for variant in variants {
+        assert_ne!(variant.fingerprint(), original.fingerprint());
+    }
+    assert_eq!(TEMPLATE_VERSION, 1);
+    assert_eq!(RESTART_POLICY, "Never");
+    assert_eq!(TERMINATION_GRACE_PERIOD_SECONDS, 60);
+    assert_eq!(ENV_FROM_SECRET_PLACEHOLDER, "<per-attempt-secret>");
+}
+
+/// §5 rule 2: the timeout is not pod shape; an env value change does not count (F1 rule 1).
+#[test]
+fn timeout_and_env_values_do_not_count() {
+    let mut a = base();
+    a.env.set("K", "one");
+    let mut b = base();
+    b.env.set("K", "two");
+    b.timeout = std::time::Duration::from_secs(60);
+    assert_eq!(fingerprint_of(&a), fingerprint_of(&b));
+}
+
+/// §5: empty args serialize as null, exactly like no args.
+#[test]
+fn empty_args_are_null() {
+    let valid = base().validate(&agent()).unwrap();
+    assert!(valid.intent().to_json().contains(r#""args":null"#));
+}
+
+/// F5: no env value, generation or Secret name in the serialization; placeholder exactly once.
+#[test]
+fn f5_serialization_holds_no_secret() {
+    let mut c = base();
+    c.env.set("TOKEN", "VALUE-7f3a");
+    let valid = c.validate(&agent()).unwrap();
+    let json = valid.intent().to_json();
+    assert!(!json.contains("VALUE-7f3a"));
+    assert!(json.contains("TOKEN"));
+    assert_eq!(json.matches("<per-attempt-secret>").count(), 1);
+    // No agent name or id value either: only keys.
+    assert!(!json.contains("Research Bot"));
+    assert!(!json.contains(&valid.pod_name()));
+    assert!(!json.contains(agent().id()));
+}
+
+/// F6: attempts differing only by generation share the fingerprint (it takes no generation).
+#[test]
+fn f6_generation_independent() {
+    let valid = base().validate(&agent()).unwrap();
+    let env_one = valid
+        .env()
+        .for_attempt(crate::naming::Generation::from_u32(1));
+    let env_two = valid
+        .env()
+        .for_attempt(crate::naming::Generation::from_u32(2));
+    assert_ne!(env_one, env_two);
+    assert_eq!(valid.fingerprint(), valid.clone().fingerprint());
+}
+
+/// F7: a missing or malformed annotation is divergence; only string equality matches.
+#[test]
+fn f7_malformed_annotation_diverges() {
+    let desired = fingerprint_of(&base());
+    assert!(intent_matches(Some(&desired), &desired));
+    assert!(!intent_matches(Some("not-a-digest"), &desired));
+    assert!(!intent_matches(None, &desired));
+    assert!(!intent_matches(Some(&desired.to_uppercase()), &desired));
+    assert!(!intent_matches(Some(""), &desired));
+}
+
+/// §5: non-ASCII is raw UTF-8 and escaping is minimal.
+#[test]
+fn json_escaping_minimal() {
+    let mut c = base();
+    c.command = Some(vec!["é/\"x\"".into()]);
+    let valid = c.validate(&agent()).unwrap();
+    assert!(
+        valid
+            .intent()
+            .to_json()
+            .contains(r#""command":["é/\"x\""]"#)
+    );
+}
+
+proptest! {
+    /// F3: the order in which env keys are given is irrelevant.
+    #[test]
+    fn f3_env_key_order_irrelevant(
+        keys in proptest::collection::vec("[A-Za-z_][A-Za-z0-9_]{0,6}", 0..8),
+        seed in any::<u64>(),
+    ) {
+        let mut forward = base();
+        for k in &keys {
+            forward.env.set(k.clone(), "v");
+        }
+        let mut shuffled = keys.clone();
+        // A deterministic permutation driven by the seed.
+        let len = shuffled.len();
+        if len > 1 {
+            for i in 0..len {
+                let j = usize::try_from(seed.rotate_left(u32::try_from(i).unwrap_or(0)) % (len as u64)).unwrap_or(0);
+                shuffled.swap(i, j);
+            }
+        }
+        let mut backward = base();
+        for k in shuffled.iter().rev() {
+            backward.env.set(k.clone(), "other");
+        }
+        prop_assert_eq!(fingerprint_of(&forward), fingerprint_of(&backward));
+    }
+}
