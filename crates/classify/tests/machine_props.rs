@@ -1,0 +1,361 @@
+//! Property tests of the deploy state machine (deploy.md § The deploy operation): arbitrary
+//! sequences of observations and outcomes are fed to `DeployMachine`, and for every sequence the
+//! safety rules hold — no delete without the fence of the observation that authorised it, no
+//! delete after this call's own create, no mutation of an unverified pod, no second create in
+//! one call except after this call's pod vanished, no deletion of a referenced or foreign
+//! Secret, and the machine finishes within the deadline plus one poll and a bounded number of
+//! requests. Pure: a simulated clock, no I/O.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use apiary_classify::facts::{ContainerState, ObjectMarks, ObservedPod, ObservedSecret, PodFacts};
+use apiary_classify::machine::{
+    DeleteAnswer, DeployError, DeployMachine, DeploySpec, Effect, Event, Listing, NamespaceFailure,
+    PodCreateOutcome, SecretCreateFailure,
+};
+use apiary_classify::verify_pod;
+use proptest::prelude::*;
+
+const AGENT_ID: &str = "72bea12366a35432ab394024ae44c214b8cee51a8e1c04be8797a1dc17805c98";
+const OTHER_ID: &str = "f9b32d5e68dde69e024b9bb5268f0b7a00000000000000000000000000000000";
+const POD: &str = "apiary-research-bot-1-72bea12366a3";
+const INTENT: &str = "26b2e7d49baf628b5f55de9996ac144c27fac0e1c85766ed2f3db5e136202c43";
+const SECRET_WORD: &str = "SUPERSECRET";
+
+/// An endless stream of choices cycled from the generated vector.
+struct Choices {
+    values: Vec<u16>,
+    next: usize,
+}
+
+impl Choices {
+    fn pick(&mut self, n: u16) -> u16 {
+        let v = self.values[self.next % self.values.len()];
+        self.next += 1;
+        v % n
+    }
+}
+
+fn agent_state(kind: u16) -> (Option<ContainerState>, Option<&'static str>) {
+    let waiting = |reason: &str, message: Option<&str>| {
+        Some(ContainerState::Waiting {
+            reason: Some(reason.to_owned()),
+            message: message.map(str::to_owned),
+        })
+    };
+    match kind {
+        0 => (Some(ContainerState::Running), Some(INTENT)),
+        1 => (
+            Some(ContainerState::Terminated {
+                exit_code: 1,
+                reason: Some("Error".into()),
+            }),
+            Some(INTENT),
+        ),
+        2 => (waiting("ContainerCreating", None), Some(INTENT)),
+        3 => (waiting("ContainerCreating", None), Some("other-intent")),
+        4 => (waiting("ContainerCreating", None), None),
+        5 => (waiting("InvalidImageName", None), Some(INTENT)),
+        6 => (
+            waiting("ErrImagePull", Some("401 Unauthorized token=SUPERSECRET")),
+            Some(INTENT),
+        ),
+        7 => (waiting("CreateContainerConfigError", None), Some(INTENT)),
+        _ => (
+            waiting(
+                "ImagePullBackOff",
+                Some("dial tcp: i/o timeout SUPERSECRET"),
+            ),
+            Some(INTENT),
+        ),
+    }
+}
+
+/// A pod under the name: own or foreign, in any startup state, any fence, maybe dying.
+fn arbitrary_pod(c: &mut Choices, secrets: &[&str]) -> ObservedPod {
+    let (agent, intent) = agent_state(c.pick(9));
+    let foreign = c.pick(6) == 0;
+    let no_rv = c.pick(12) == 0;
+    let marks = ObjectMarks {
+        name: Some(POD.into()),
+        uid: Some(format!("u{}", c.pick(3))),
+        resource_version: (!no_rv).then(|| format!("{}", 100 * (1 + c.pick(4)))),
+        managed_by: Some("apiary".into()),
+        binding_version: Some(if c.pick(10) == 0 { "999" } else { "1" }.into()),
+        agent_id: Some(if foreign { OTHER_ID } else { AGENT_ID }.into()),
+        create_intent: intent.map(str::to_owned),
+        deletion_marked: c.pick(5) == 0,
+        created_at_unix: Some(1_000),
+    };
+    let secret = secrets[usize::from(c.pick(secrets.len() as u16))];
+    ObservedPod {
+        marks,
+        facts: PodFacts {
+            phase: Some(if c.pick(4) == 0 { "Failed" } else { "Running" }.into()),
+            agent,
+            conditions: Vec::new(),
+            env_from_secret: (!secret.is_empty()).then(|| secret.to_owned()),
+        },
+    }
+}
+
+fn secret(name: &str, agent: &str) -> ObservedSecret {
+    ObservedSecret {
+        marks: ObjectMarks {
+            name: Some(name.into()),
+            uid: Some(format!("s-{name}")),
+            resource_version: Some("1".into()),
+            managed_by: Some("apiary".into()),
+            binding_version: Some("1".into()),
+            agent_id: Some(agent.into()),
+            create_intent: None,
+            deletion_marked: false,
+            created_at_unix: Some(1),
+        },
+    }
+}
+
+fn read_pod(c: &mut Choices, own_secret: &str) -> Event {
+    match c.pick(8) {
+        0 | 1 => Event::PodRead(Ok(None)),
+        2 => Event::PodRead(Err(format!("read failed {SECRET_WORD}"))),
+        _ => Event::PodRead(Ok(Some(arbitrary_pod(c, &[own_secret, "other-s", ""])))),
+    }
+}
+
+fn delete_answer(c: &mut Choices) -> Result<DeleteAnswer, String> {
+    match c.pick(5) {
+        0 => Ok(DeleteAnswer::Accepted),
+        1 => Ok(DeleteAnswer::NotFound),
+        2 => Ok(DeleteAnswer::PreconditionFailed),
+        3 => Ok(DeleteAnswer::Accepted),
+        _ => Err("delete failed".into()),
+    }
+}
+
+/// What the invariant checker remembers of the run so far.
+#[derive(Default)]
+struct Seen {
+    last_read: Option<ObservedPod>,
+    created: bool,
+    absent_since_created: bool,
+    lost_race: bool,
+    own_secret: Option<String>,
+    listing_refs: BTreeSet<String>,
+    after_deadline: usize,
+}
+
+fn run(values: Vec<u16>, deadline_secs: u64, poll_secs: u64) -> Result<(), TestCaseError> {
+    let deadline = Duration::from_secs(deadline_secs);
+    let poll = Duration::from_secs(poll_secs);
+    let mut machine = DeployMachine::new(DeploySpec {
+        namespace: "agents".into(),
+        pod_name: POD.into(),
+        agent_id: AGENT_ID.into(),
+        image: "registry.example.com/a@sha256:00".into(),
+        desired_intent: INTENT.into(),
+        deadline,
+        poll,
+    });
+    let mut c = Choices { values, next: 0 };
+    let mut elapsed = Duration::ZERO;
+    let mut seen = Seen::default();
+    let mut generation = 0u32;
+    let mut effect = machine.step(elapsed, Event::Start);
+    for _ in 0..100_000 {
+        if elapsed >= deadline {
+            seen.after_deadline += 1;
+            prop_assert!(
+                seen.after_deadline <= 8,
+                "too many effects after the deadline"
+            );
+            prop_assert!(
+                !matches!(effect, Effect::Wait { .. }),
+                "wait after the deadline"
+            );
+        }
+        let own = seen.own_secret.clone().unwrap_or_default();
+        let event = match &effect {
+            Effect::Finish(result) => {
+                return check_finish(result, &seen, elapsed, deadline);
+            }
+            Effect::EnsureNamespace => Event::NamespaceEnsured(match c.pick(12) {
+                0 => Err(NamespaceFailure::CreateForbidden),
+                1 => Err(NamespaceFailure::Failed("boom".into())),
+                _ => Ok(()),
+            }),
+            Effect::RunGc => Event::GcDone,
+            Effect::GetPod { name } | Effect::ReadLatestCondition { name } => {
+                prop_assert_eq!(name, POD);
+                let event = read_pod(&mut c, &own);
+                if matches!(effect, Effect::GetPod { .. }) {
+                    seen.last_read = match &event {
+                        Event::PodRead(Ok(pod)) => pod.clone(),
+                        _ => None,
+                    };
+                    if matches!(event, Event::PodRead(Ok(None))) && seen.created {
+                        seen.absent_since_created = true;
+                    }
+                }
+                event
+            }
+            Effect::CheckSecret { .. } => Event::SecretChecked(match c.pick(5) {
+                0 => Err("secret read failed".into()),
+                1 | 2 => Ok(false),
+                _ => Ok(true),
+            }),
+            Effect::CreateSecret => {
+                prop_assert!(!seen.lost_race, "create after a lost race");
+                prop_assert!(
+                    !seen.created || seen.absent_since_created,
+                    "second create while this call's pod may exist"
+                );
+                generation += 1;
+                let name = format!("{POD}-{generation:08x}");
+                match c.pick(12) {
+                    0 => Event::SecretCreated(Err(SecretCreateFailure {
+                        name,
+                        namespace_missing: c.pick(2) == 0,
+                        detail: "refused".into(),
+                    })),
+                    _ => {
+                        seen.own_secret = Some(name.clone());
+                        Event::SecretCreated(Ok(name))
+                    }
+                }
+            }
+            Effect::CreatePod { secret } => {
+                prop_assert_eq!(Some(secret), seen.own_secret.as_ref());
+                prop_assert!(!seen.created || seen.absent_since_created);
+                let outcome = match c.pick(8) {
+                    0 | 1 => PodCreateOutcome::AlreadyExists,
+                    2 => PodCreateOutcome::Refused("quota".into()),
+                    3 => PodCreateOutcome::TransportFailed("reset".into()),
+                    _ => PodCreateOutcome::Created,
+                };
+                match outcome {
+                    PodCreateOutcome::Created => {
+                        seen.created = true;
+                        seen.absent_since_created = false;
+                    }
+                    PodCreateOutcome::AlreadyExists => seen.lost_race = true,
+                    _ => {}
+                }
+                Event::PodCreated(outcome)
+            }
+            Effect::DeletePod(deletion) => {
+                prop_assert!(!seen.created, "pod delete after this call's own create");
+                prop_assert!(!seen.lost_race, "pod delete on the lost-race path");
+                let observed = seen.last_read.as_ref();
+                prop_assert!(observed.is_some(), "delete without an observation");
+                let observed = observed.unwrap();
+                prop_assert!(
+                    verify_pod(observed, AGENT_ID).is_some(),
+                    "delete of an unverified pod"
+                );
+                prop_assert_eq!(deletion.name(), POD);
+                prop_assert_eq!(Some(&deletion.fence().uid), observed.marks.uid.as_ref());
+                prop_assert_eq!(
+                    Some(&deletion.fence().resource_version),
+                    observed.marks.resource_version.as_ref()
+                );
+                Event::PodDeleted(delete_answer(&mut c))
+            }
+            Effect::ListForDrop { secret: s } => {
+                prop_assert_eq!(Some(s), seen.own_secret.as_ref());
+                if c.pick(6) == 0 {
+                    seen.listing_refs.clear();
+                    Event::Listed(Err("list forbidden".into()))
+                } else {
+                    let pods: Vec<ObservedPod> = (0..c.pick(3))
+                        .map(|_| arbitrary_pod(&mut c, &[&own, "other-s", ""]))
+                        .collect();
+                    seen.listing_refs = pods
+                        .iter()
+                        .filter_map(|p| p.facts.env_from_secret.clone())
+                        .collect();
+                    let mut secrets = vec![secret("other-s", AGENT_ID)];
+                    match c.pick(4) {
+                        0 => {}
+                        1 => secrets.push(secret(&own, OTHER_ID)),
+                        _ => secrets.push(secret(&own, AGENT_ID)),
+                    }
+                    Event::Listed(Ok(Listing { pods, secrets }))
+                }
+            }
+            Effect::DeleteSecret(deletion) => {
+                prop_assert_eq!(Some(deletion.name()), seen.own_secret.as_deref());
+                prop_assert!(
+                    !seen.listing_refs.contains(deletion.name()),
+                    "deleted a Secret a listed pod references"
+                );
+                prop_assert_eq!(deletion.uid(), format!("s-{}", deletion.name()));
+                Event::SecretDeleted(delete_answer(&mut c))
+            }
+            Effect::Wait { max, pod, .. } => {
+                prop_assert_eq!(pod, POD);
+                prop_assert!(!max.is_zero() && *max <= poll, "wait of {max:?}");
+                prop_assert!(elapsed + *max <= deadline, "wait past the deadline");
+                elapsed += *max;
+                effect = machine.step(elapsed, Event::Waited);
+                continue;
+            }
+        };
+        elapsed += Duration::from_millis(100 + u64::from(c.pick(1400)));
+        effect = machine.step(elapsed, event);
+    }
+    Err(TestCaseError::fail("the machine did not finish"))
+}
+
+fn check_finish(
+    result: &Result<apiary_classify::Deployed, DeployError>,
+    seen: &Seen,
+    elapsed: Duration,
+    deadline: Duration,
+) -> Result<(), TestCaseError> {
+    match result {
+        Ok(deployed) => {
+            // The only success: a verified, started pod as last observed.
+            prop_assert_eq!(&deployed.pod, POD);
+            let pod = seen
+                .last_read
+                .as_ref()
+                .expect("success after an observation");
+            prop_assert!(verify_pod(pod, AGENT_ID).is_some());
+            prop_assert_eq!(&pod.facts.agent, &Some(ContainerState::Running));
+            prop_assert_eq!(
+                deployed.intent_matches,
+                pod.marks.create_intent.as_deref() == Some(INTENT)
+            );
+        }
+        Err(error) => {
+            let text = error.to_string();
+            prop_assert!(!text.contains("token="), "{}", text);
+            if matches!(
+                error,
+                DeployError::DeadlineExceeded { .. }
+                    | DeployError::RaceDeadlineExceeded { .. }
+                    | DeployError::DisappearanceTimeout { .. }
+            ) {
+                prop_assert!(elapsed >= deadline, "deadline error before the deadline");
+            }
+            if matches!(error, DeployError::CreatedPodFailed { .. }) {
+                prop_assert!(seen.created);
+            }
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    /// Every safety rule of the deploy loop holds for every answer sequence.
+    #[test]
+    fn every_answer_sequence_keeps_the_deploy_rules(
+        values in prop::collection::vec(any::<u16>(), 1..64),
+        deadline_secs in prop_oneof![Just(5u64), Just(60), Just(600)],
+        poll_secs in 1u64..=3,
+    ) {
+        run(values, deadline_secs, poll_secs)?;
+    }
+}
