@@ -2,12 +2,14 @@
 //! observation and the driver. Performs no I/O itself.
 #![deny(missing_docs)]
 
+pub mod build;
 pub mod config;
 pub mod dotenv;
 pub mod env;
 pub mod image;
 pub mod intent;
 pub mod naming;
+pub mod observe;
 pub mod substrate;
 
 pub use substrate::{

@@ -1,0 +1,181 @@
+//! The object templates (deploy.md § Object templates): the per-attempt Secret and the bare,
+//! hardened pod that references it through `envFrom`.
+//!
+//! Pure: given a validated configuration and a generation, returns Kubernetes objects; performs
+//! no I/O. Environment values go only into the Secret's `stringData`, never into the pod.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use k8s_openapi::api::core::v1::{
+    Capabilities, Container, EmptyDirVolumeSource, EnvFromSource, Pod, PodSecurityContext, PodSpec,
+    ResourceRequirements, SeccompProfile, Secret, SecretEnvSource, SecurityContext, Volume,
+    VolumeMount,
+};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+use crate::config::ValidConfig;
+use crate::intent::{RESTART_POLICY, TERMINATION_GRACE_PERIOD_SECONDS};
+use crate::naming::{ANNOTATION_CREATE_INTENT, ANNOTATION_IMAGE, Generation};
+
+/// The name of the one container; observation and tooling address it by this name.
+pub const CONTAINER_NAME: &str = "agent";
+/// The name of the workspace emptyDir volume and its mount.
+pub const WORKSPACE_VOLUME: &str = "workspace";
+/// The seccomp profile type of the pod.
+pub const SECCOMP_PROFILE: &str = "RuntimeDefault";
+/// The capability set dropped from the container.
+pub const DROPPED_CAPABILITIES: &str = "ALL";
+
+/// The objects of one create attempt: the Secret (created first) and the pod referencing it.
+/// `Debug` shows the Secret's keys, never its values.
+#[derive(Clone, PartialEq)]
+pub struct Attempt {
+    /// The generation minted for this attempt.
+    pub generation: Generation,
+    /// The Secret name, `<pod>-<generation>`.
+    pub secret_name: String,
+    /// The immutable Secret holding the final environment.
+    pub secret: Secret,
+    /// The pod referencing [`Attempt::secret_name`] through `envFrom`.
+    pub pod: Pod,
+}
+
+impl fmt::Debug for Attempt {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let keys: Vec<&String> = self
+            .secret
+            .string_data
+            .iter()
+            .flat_map(BTreeMap::keys)
+            .collect();
+        f.debug_struct("Attempt")
+            .field("generation", &self.generation)
+            .field("secret_name", &self.secret_name)
+            .field("secret_keys", &keys)
+            .field("pod", &self.pod.metadata.name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds both objects of the attempt with `generation`.
+#[must_use]
+pub fn build_attempt(config: &ValidConfig, generation: Generation) -> Attempt {
+    Attempt {
+        generation,
+        secret_name: config.agent().secret_name(generation),
+        secret: build_secret(config, generation),
+        pod: build_pod(config, generation),
+    }
+}
+
+/// The Secret of one attempt (deploy.md § Secret): marked and annotated, `stringData` = the
+/// final env with `APIARY_START_NONCE` = `generation`, `data` and `type` unset, immutable, no
+/// owner references.
+#[must_use]
+pub fn build_secret(config: &ValidConfig, generation: Generation) -> Secret {
+    let agent = config.agent();
+    Secret {
+        metadata: ObjectMeta {
+            name: Some(agent.secret_name(generation)),
+            namespace: Some(config.namespace().to_owned()),
+            labels: Some(agent.labels()),
+            annotations: Some(agent.annotations()),
+            ..ObjectMeta::default()
+        },
+        string_data: Some(config.env().for_attempt(generation).into_map()),
+        immutable: Some(true),
+        ..Secret::default()
+    }
+}
+
+/// The pod of one attempt (deploy.md § Pod): one container `agent` with `envFrom` of this
+/// attempt's Secret, the hardening fields, and the four annotations.
+#[must_use]
+pub fn build_pod(config: &ValidConfig, generation: Generation) -> Pod {
+    let agent = config.agent();
+    let mut annotations = agent.annotations();
+    annotations.insert(ANNOTATION_CREATE_INTENT.to_owned(), config.fingerprint());
+    annotations.insert(
+        ANNOTATION_IMAGE.to_owned(),
+        config.image().as_str().to_owned(),
+    );
+    let quantities = |cpu: &str, memory: &str| {
+        BTreeMap::from([
+            ("cpu".to_owned(), Quantity(cpu.to_owned())),
+            ("memory".to_owned(), Quantity(memory.to_owned())),
+        ])
+    };
+    let container = Container {
+        name: CONTAINER_NAME.to_owned(),
+        image: Some(config.image().as_str().to_owned()),
+        command: config.command().map(<[String]>::to_vec),
+        args: config.args().map(<[String]>::to_vec),
+        env_from: Some(vec![EnvFromSource {
+            secret_ref: Some(SecretEnvSource {
+                name: agent.secret_name(generation),
+                optional: Some(false),
+            }),
+            ..EnvFromSource::default()
+        }]),
+        resources: Some(ResourceRequirements {
+            requests: Some(quantities(config.cpu_request(), config.memory_request())),
+            limits: Some(quantities(config.cpu_limit(), config.memory_limit())),
+            ..ResourceRequirements::default()
+        }),
+        volume_mounts: Some(vec![VolumeMount {
+            name: WORKSPACE_VOLUME.to_owned(),
+            mount_path: config.workspace_mount_path().to_owned(),
+            ..VolumeMount::default()
+        }]),
+        // readOnlyRootFilesystem stays unset: agent toolchains write outside the workspace.
+        security_context: Some(SecurityContext {
+            allow_privilege_escalation: Some(false),
+            capabilities: Some(Capabilities {
+                drop: Some(vec![DROPPED_CAPABILITIES.to_owned()]),
+                ..Capabilities::default()
+            }),
+            ..SecurityContext::default()
+        }),
+        ..Container::default()
+    };
+    Pod {
+        metadata: ObjectMeta {
+            name: Some(agent.pod_name()),
+            namespace: Some(config.namespace().to_owned()),
+            labels: Some(agent.labels()),
+            annotations: Some(annotations),
+            ..ObjectMeta::default()
+        },
+        spec: Some(PodSpec {
+            containers: vec![container],
+            restart_policy: Some(RESTART_POLICY.to_owned()),
+            termination_grace_period_seconds: Some(TERMINATION_GRACE_PERIOD_SECONDS),
+            // False even with a service account: its token is never mounted.
+            automount_service_account_token: Some(false),
+            service_account_name: config.service_account().map(str::to_owned),
+            security_context: Some(PodSecurityContext {
+                run_as_non_root: Some(true),
+                run_as_user: Some(config.run_as_user()),
+                run_as_group: Some(config.run_as_group()),
+                fs_group: Some(config.run_as_group()),
+                seccomp_profile: Some(SeccompProfile {
+                    type_: SECCOMP_PROFILE.to_owned(),
+                    ..SeccompProfile::default()
+                }),
+                ..PodSecurityContext::default()
+            }),
+            volumes: Some(vec![Volume {
+                name: WORKSPACE_VOLUME.to_owned(),
+                empty_dir: Some(EmptyDirVolumeSource::default()),
+                ..Volume::default()
+            }]),
+            ..PodSpec::default()
+        }),
+        status: None,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,390 @@
+//! Unit tests of `build`: T1–T13, N7, F9 and the V11 pod-spec rule of deploy.md § Templates,
+//! fingerprint, names, image, input. Pure; no I/O.
+
+use k8s_openapi::api::core::v1::{Container, PodSpec};
+
+use super::*;
+use crate::config::DeployConfig;
+use crate::naming::AgentIdentity;
+use crate::observe::observe_pod;
+
+const SECRET: &str = "tok-3c1d-NEVER-IN-POD";
+
+fn image() -> String {
+    format!("registry.example.com/team/agent@sha256:{}", "a".repeat(64))
+}
+
+fn agent() -> AgentIdentity {
+    AgentIdentity::new("Research Bot #1").unwrap()
+}
+
+fn config() -> DeployConfig {
+    let mut c = DeployConfig::new("agents", image());
+    c.env.set("TOKEN", SECRET);
+    c
+}
+
+fn valid(c: &DeployConfig) -> ValidConfig {
+    c.validate(&agent()).unwrap()
+}
+
+fn g(n: u32) -> Generation {
+    Generation::from_u32(n)
+}
+
+fn spec(pod: &Pod) -> &PodSpec {
+    pod.spec.as_ref().unwrap()
+}
+
+fn container(pod: &Pod) -> &Container {
+    let containers = &spec(pod).containers;
+    assert_eq!(containers.len(), 1, "exactly one container");
+    &containers[0]
+}
+
+/// T1: automount false, runAsNonRoot, UID/GID 10001, fsGroup, seccomp RuntimeDefault, no
+/// privilege escalation, drop ALL, not privileged.
+#[test]
+fn t1_hardening() {
+    let pod = build_pod(&valid(&config()), g(1));
+    let spec = spec(&pod);
+    assert_eq!(spec.automount_service_account_token, Some(false));
+    let psc = spec.security_context.as_ref().unwrap();
+    assert_eq!(psc.run_as_non_root, Some(true));
+    assert_eq!(psc.run_as_user, Some(10001));
+    assert_eq!(psc.run_as_group, Some(10001));
+    assert_eq!(psc.fs_group, Some(10001));
+    assert_eq!(
+        psc.seccomp_profile.as_ref().unwrap().type_,
+        "RuntimeDefault"
+    );
+    let sc = container(&pod).security_context.as_ref().unwrap();
+    assert_eq!(sc.allow_privilege_escalation, Some(false));
+    assert_eq!(
+        sc.capabilities.as_ref().unwrap().drop,
+        Some(vec!["ALL".to_owned()])
+    );
+    assert_eq!(sc.capabilities.as_ref().unwrap().add, None);
+    assert_eq!(sc.privileged, None);
+    assert_eq!(sc.read_only_root_filesystem, None);
+}
+
+/// T1: configured UID and GID reach runAsUser, runAsGroup and fsGroup.
+#[test]
+fn t1_configured_ids() {
+    let mut c = config();
+    c.run_as_user = 2000;
+    c.run_as_group = 3000;
+    let pod = build_pod(&valid(&c), g(1));
+    let psc = spec(&pod).security_context.clone().unwrap();
+    assert_eq!(
+        (psc.run_as_user, psc.run_as_group, psc.fs_group),
+        (Some(2000), Some(3000), Some(3000))
+    );
+}
+
+/// T2: no host namespaces, no hostPath, and none of the never-set fields.
+#[test]
+fn t2_never_set_fields() {
+    let pod = build_pod(&valid(&config()), g(1));
+    let spec = spec(&pod);
+    assert_eq!(spec.host_pid, None);
+    assert_eq!(spec.host_network, None);
+    assert_eq!(spec.host_ipc, None);
+    assert_eq!(spec.node_selector, None);
+    assert_eq!(spec.tolerations, None);
+    assert_eq!(spec.active_deadline_seconds, None);
+    assert_eq!(spec.init_containers, None);
+    for volume in spec.volumes.as_ref().unwrap() {
+        assert!(volume.host_path.is_none());
+    }
+    let c = container(&pod);
+    assert_eq!(c.liveness_probe, None);
+    assert_eq!(c.readiness_probe, None);
+    assert_eq!(c.startup_probe, None);
+    assert_eq!(c.ports, None);
+    assert_eq!(c.image_pull_policy, None);
+    // On the wire as well: the JSON names none of them.
+    let json = serde_json::to_string(&pod).unwrap();
+    for field in [
+        "hostPID",
+        "hostNetwork",
+        "hostIPC",
+        "hostPath",
+        "privileged",
+        "readOnlyRootFilesystem",
+        "nodeSelector",
+        "tolerations",
+        "Probe",
+        "ports",
+        "imagePullPolicy",
+        "activeDeadlineSeconds",
+        "ownerReferences",
+    ] {
+        assert!(!json.contains(field), "{field} in {json}");
+    }
+}
+
+/// T3 / T4: restartPolicy Never, grace 60 (literal wire values).
+#[test]
+fn t3_t4_restart_policy_and_grace() {
+    let pod = build_pod(&valid(&config()), g(1));
+    assert_eq!(spec(&pod).restart_policy.as_deref(), Some("Never"));
+    assert_eq!(spec(&pod).termination_grace_period_seconds, Some(60));
+}
+
+/// T5: no command/args unless configured; configured ones appear verbatim.
+#[test]
+fn t5_command_and_args() {
+    let pod = build_pod(&valid(&config()), g(1));
+    assert_eq!(container(&pod).command, None);
+    assert_eq!(container(&pod).args, None);
+    let mut c = config();
+    c.command = Some(vec!["agentd".into(), "--x y".into()]);
+    c.args = vec!["--serve".into(), "-p=1".into()];
+    let pod = build_pod(&valid(&c), g(1));
+    assert_eq!(
+        container(&pod).command,
+        Some(vec!["agentd".to_owned(), "--x y".to_owned()])
+    );
+    assert_eq!(
+        container(&pod).args,
+        Some(vec!["--serve".to_owned(), "-p=1".to_owned()])
+    );
+    let mut args_only = config();
+    args_only.args = vec!["a".into()];
+    let pod = build_pod(&valid(&args_only), g(1));
+    assert_eq!(container(&pod).command, None);
+    assert_eq!(container(&pod).args, Some(vec!["a".to_owned()]));
+}
+
+/// T6: an emptyDir named `workspace` is mounted at the mount path.
+#[test]
+fn t6_workspace_empty_dir() {
+    let mut c = config();
+    c.workspace_mount_path = "/work/space".into();
+    let pod = build_pod(&valid(&c), g(1));
+    let volumes = spec(&pod).volumes.as_ref().unwrap();
+    assert_eq!(volumes.len(), 1);
+    assert_eq!(volumes[0].name, "workspace");
+    assert!(volumes[0].empty_dir.is_some());
+    let mounts = container(&pod).volume_mounts.as_ref().unwrap();
+    assert_eq!(mounts.len(), 1);
+    assert_eq!(mounts[0].name, "workspace");
+    assert_eq!(mounts[0].mount_path, "/work/space");
+}
+
+/// T7: resources carry the configured values.
+#[test]
+fn t7_resources() {
+    let mut c = config();
+    c.cpu_request = "500m".into();
+    c.memory_request = "1Gi".into();
+    c.cpu_limit = "4".into();
+    c.memory_limit = "8Gi".into();
+    let pod = build_pod(&valid(&c), g(1));
+    let r = container(&pod).resources.clone().unwrap();
+    let requests = r.requests.unwrap();
+    let limits = r.limits.unwrap();
+    assert_eq!(requests["cpu"].0, "500m");
+    assert_eq!(requests["memory"].0, "1Gi");
+    assert_eq!(limits["cpu"].0, "4");
+    assert_eq!(limits["memory"].0, "8Gi");
+    assert_eq!((requests.len(), limits.len()), (2, 2));
+}
+
+/// T8: envFrom names this attempt's Secret, `optional: false`, no ConfigMap, no `env`.
+#[test]
+fn t8_env_from_only() {
+    let pod = build_pod(&valid(&config()), g(0xabcdef01));
+    let c = container(&pod);
+    assert_eq!(c.env, None);
+    let sources = c.env_from.as_ref().unwrap();
+    assert_eq!(sources.len(), 1);
+    assert!(sources[0].config_map_ref.is_none());
+    assert!(sources[0].prefix.is_none());
+    let secret = sources[0].secret_ref.as_ref().unwrap();
+    assert_eq!(secret.name, "apiary-research-bot-1-72bea12366a3-abcdef01");
+    assert_eq!(secret.optional, Some(false));
+}
+
+/// T9: the pod carries name, namespace, three labels and four annotations.
+#[test]
+fn t9_pod_metadata() {
+    let v = valid(&config());
+    let pod = build_pod(&v, g(1));
+    let meta = &pod.metadata;
+    assert_eq!(
+        meta.name.as_deref(),
+        Some("apiary-research-bot-1-72bea12366a3")
+    );
+    assert_eq!(meta.namespace.as_deref(), Some("agents"));
+    assert_eq!(meta.labels.as_ref().unwrap(), &agent().labels());
+    let annotations = meta.annotations.as_ref().unwrap();
+    assert_eq!(annotations.len(), 4);
+    assert_eq!(
+        annotations["apiary.dev/agent-id"],
+        "72bea12366a35432ab394024ae44c214b8cee51a8e1c04be8797a1dc17805c98"
+    );
+    assert_eq!(annotations["apiary.dev/agent-name"], "Research Bot #1");
+    assert_eq!(annotations["apiary.dev/create-intent"], v.fingerprint());
+    assert_eq!(annotations["apiary.dev/image"], image());
+    assert_eq!(container(&pod).name, "agent");
+    assert_eq!(container(&pod).image.as_deref(), Some(image().as_str()));
+    assert!(meta.owner_references.is_none());
+    assert!(pod.status.is_none());
+}
+
+/// T9 / §3.3 rule 7: the normalized image (tag dropped) is used in the pod and annotation.
+#[test]
+fn t9_normalized_image_used() {
+    let mut c = config();
+    c.image = format!(
+        " registry.example.com/team/agent:v1@sha256:{} ",
+        "a".repeat(64)
+    );
+    let v = valid(&c);
+    let pod = build_pod(&v, g(1));
+    assert_eq!(container(&pod).image.as_deref(), Some(image().as_str()));
+    assert_eq!(
+        pod.metadata.annotations.unwrap()["apiary.dev/image"],
+        image()
+    );
+    assert_eq!(v.fingerprint(), valid(&config()).fingerprint());
+}
+
+/// T10: the Secret is immutable, marked, annotated, `stringData` = env, `data` and `type` unset.
+#[test]
+fn t10_secret() {
+    let v = valid(&config());
+    let secret = build_secret(&v, g(0x1234));
+    let meta = &secret.metadata;
+    assert_eq!(
+        meta.name.as_deref(),
+        Some("apiary-research-bot-1-72bea12366a3-00001234")
+    );
+    assert_eq!(meta.namespace.as_deref(), Some("agents"));
+    assert_eq!(meta.labels.as_ref().unwrap(), &agent().labels());
+    assert_eq!(meta.annotations.as_ref().unwrap(), &agent().annotations());
+    assert!(meta.owner_references.is_none());
+    assert_eq!(secret.immutable, Some(true));
+    assert!(secret.data.is_none());
+    assert!(secret.type_.is_none());
+    let data = secret.string_data.unwrap();
+    assert_eq!(data, v.env().for_attempt(g(0x1234)).into_map());
+    assert_eq!(data["TOKEN"], SECRET);
+    assert_eq!(data["APIARY_START_NONCE"], "00001234");
+    assert_eq!(data["APIARY_AGENT_NAME"], "Research Bot #1");
+    assert_eq!(data.len(), 4);
+}
+
+/// T11: a service account leaves automount false.
+#[test]
+fn t11_service_account_keeps_automount_off() {
+    let mut c = config();
+    c.service_account = Some("runner".into());
+    let pod = build_pod(&valid(&c), g(1));
+    assert_eq!(spec(&pod).service_account_name.as_deref(), Some("runner"));
+    assert_eq!(spec(&pod).automount_service_account_token, Some(false));
+    let pod = build_pod(&valid(&config()), g(1));
+    assert_eq!(spec(&pod).service_account_name, None);
+}
+
+/// T12: the recorded fingerprint equals the recomputed one.
+#[test]
+fn t12_recorded_equals_recomputed() {
+    let v = valid(&config());
+    let pod = build_pod(&v, g(9));
+    let observed = observe_pod(&pod);
+    assert_eq!(observed.marks.create_intent, Some(v.fingerprint()));
+    assert_eq!(
+        observed.marks.create_intent,
+        Some(valid(&config()).fingerprint())
+    );
+}
+
+/// T13: two generations → same fingerprint annotation, different secretRef.
+#[test]
+fn t13_generations_share_intent() {
+    let v = valid(&config());
+    let a = build_attempt(&v, g(1));
+    let b = build_attempt(&v, g(2));
+    let intent =
+        |p: &Pod| p.metadata.annotations.as_ref().unwrap()["apiary.dev/create-intent"].clone();
+    assert_eq!(intent(&a.pod), intent(&b.pod));
+    let secret_ref = |p: &Pod| {
+        container(p).env_from.as_ref().unwrap()[0]
+            .secret_ref
+            .clone()
+            .unwrap()
+            .name
+    };
+    assert_ne!(secret_ref(&a.pod), secret_ref(&b.pod));
+    assert_eq!(secret_ref(&a.pod), a.secret_name);
+    assert_eq!(
+        a.secret.metadata.name.as_deref(),
+        Some(a.secret_name.as_str())
+    );
+    assert_eq!(a.generation, g(1));
+    assert_eq!(a.pod.metadata.name, b.pod.metadata.name);
+}
+
+/// R15 support: the Secret name ends with its `APIARY_START_NONCE` value.
+#[test]
+fn secret_name_ends_with_nonce() {
+    let attempt = build_attempt(&valid(&config()), g(0xfeed));
+    let nonce = &attempt.secret.string_data.as_ref().unwrap()["APIARY_START_NONCE"];
+    assert!(attempt.secret_name.ends_with(&format!("-{nonce}")));
+}
+
+/// N7: every created object carries both marker labels.
+#[test]
+fn n7_marker_labels_on_every_object() {
+    let attempt = build_attempt(&valid(&config()), g(5));
+    for labels in [
+        attempt.pod.metadata.labels.unwrap(),
+        attempt.secret.metadata.labels.unwrap(),
+    ] {
+        assert_eq!(labels["app.kubernetes.io/managed-by"], "apiary");
+        assert_eq!(labels["apiary.dev/binding-version"], "1");
+    }
+}
+
+/// F9: admission mutations of the live spec (sidecar, defaults) leave the recorded intent equal.
+#[test]
+fn f9_admission_mutation_no_divergence() {
+    let v = valid(&config());
+    let mut pod = build_pod(&v, g(1));
+    let spec = pod.spec.as_mut().unwrap();
+    spec.containers.push(Container {
+        name: "istio-proxy".into(),
+        ..Container::default()
+    });
+    spec.dns_policy = Some("ClusterFirst".into());
+    spec.scheduler_name = Some("default-scheduler".into());
+    spec.containers[0].image_pull_policy = Some("IfNotPresent".into());
+    let recorded = observe_pod(&pod).marks.create_intent;
+    assert!(crate::intent::intent_matches(
+        recorded.as_deref(),
+        &v.fingerprint()
+    ));
+}
+
+/// V11: no env value in the pod (spec or JSON), and Attempt's Debug shows keys only.
+#[test]
+fn v11_values_only_in_secret() {
+    let attempt = build_attempt(&valid(&config()), g(1));
+    let pod_json = serde_json::to_string(&attempt.pod).unwrap();
+    assert!(!pod_json.contains(SECRET));
+    assert!(!format!("{:?}", attempt.pod).contains(SECRET));
+    let shown = format!("{attempt:?}");
+    assert!(!shown.contains(SECRET), "{shown}");
+    assert!(shown.contains("TOKEN"));
+    assert!(shown.contains("apiary-research-bot-1-72bea12366a3-00000001"));
+    // The value does reach the Secret payload, the only place it belongs.
+    assert!(
+        serde_json::to_string(&attempt.secret)
+            .unwrap()
+            .contains(SECRET)
+    );
+}

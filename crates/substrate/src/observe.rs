@@ -1,0 +1,157 @@
+//! Observation (deploy.md § Observation): maps Kubernetes pods and Secrets onto the plain facts
+//! of `apiary_classify::facts` — marks, the `agent` container's state, conditions, the first
+//! `envFrom` Secret reference — plus the reference helpers the driver and GC need.
+//!
+//! Pure mapping: no I/O, no clock, and no decision. Verification, settling and classification
+//! live in `apiary-classify`; this module only copies what the objects say. It never reads a
+//! Secret's payload.
+
+use std::collections::BTreeMap;
+
+use apiary_classify::facts::{
+    ConditionFacts, ContainerState, ObjectMarks, ObservedPod, ObservedSecret, PodFacts,
+};
+use k8s_openapi::api::core::v1::{self as core, Container, Pod, Secret};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+use crate::build::CONTAINER_NAME;
+use crate::naming::{
+    ANNOTATION_AGENT_ID, ANNOTATION_CREATE_INTENT, LABEL_BINDING_VERSION, LABEL_MANAGED_BY,
+};
+
+/// The identity marks of `meta`: name, uid, resourceVersion, the two marker labels, the
+/// agent-id and create-intent annotations, the deletion mark and the creation time.
+#[must_use]
+pub fn object_marks(meta: &ObjectMeta) -> ObjectMarks {
+    let label = |key: &str| lookup(meta.labels.as_ref(), key);
+    let annotation = |key: &str| lookup(meta.annotations.as_ref(), key);
+    ObjectMarks {
+        name: meta.name.clone(),
+        uid: meta.uid.clone(),
+        resource_version: meta.resource_version.clone(),
+        managed_by: label(LABEL_MANAGED_BY),
+        binding_version: label(LABEL_BINDING_VERSION),
+        agent_id: annotation(ANNOTATION_AGENT_ID),
+        create_intent: annotation(ANNOTATION_CREATE_INTENT),
+        deletion_marked: meta.deletion_timestamp.is_some(),
+        created_at_unix: meta.creation_timestamp.as_ref().map(|t| t.0.as_second()),
+    }
+}
+
+fn lookup(map: Option<&BTreeMap<String, String>>, key: &str) -> Option<String> {
+    map.and_then(|m| m.get(key)).cloned()
+}
+
+/// The pod as observed: its marks and its facts.
+#[must_use]
+pub fn observe_pod(pod: &Pod) -> ObservedPod {
+    ObservedPod {
+        marks: object_marks(&pod.metadata),
+        facts: pod_facts(pod),
+    }
+}
+
+/// The Secret as observed: only its marks, never its data.
+#[must_use]
+pub fn observe_secret(secret: &Secret) -> ObservedSecret {
+    ObservedSecret {
+        marks: object_marks(&secret.metadata),
+    }
+}
+
+/// The status and spec facts of `pod` (deploy.md § Decoding a pod supplies their meaning).
+#[must_use]
+pub fn pod_facts(pod: &Pod) -> PodFacts {
+    let status = pod.status.as_ref();
+    PodFacts {
+        phase: status.and_then(|s| s.phase.clone()),
+        agent: status
+            .and_then(|s| s.container_statuses.as_ref())
+            .and_then(|all| all.iter().find(|c| c.name == CONTAINER_NAME))
+            .and_then(|c| c.state.as_ref())
+            .map(container_state),
+        conditions: status
+            .and_then(|s| s.conditions.as_ref())
+            .map(|all| all.iter().map(condition_facts).collect())
+            .unwrap_or_default(),
+        env_from_secret: env_from_secret(pod),
+    }
+}
+
+/// Running beats terminated beats waiting; a state with none of the three is `Empty`.
+fn container_state(state: &core::ContainerState) -> ContainerState {
+    if state.running.is_some() {
+        ContainerState::Running
+    } else if let Some(t) = &state.terminated {
+        ContainerState::Terminated {
+            exit_code: t.exit_code,
+            reason: t.reason.clone(),
+        }
+    } else if let Some(w) = &state.waiting {
+        ContainerState::Waiting {
+            reason: w.reason.clone(),
+            message: w.message.clone(),
+        }
+    } else {
+        ContainerState::Empty
+    }
+}
+
+fn condition_facts(condition: &core::PodCondition) -> ConditionFacts {
+    ConditionFacts {
+        kind: condition.type_.clone(),
+        status: condition.status.clone(),
+        reason: condition.reason.clone(),
+        message: condition.message.clone(),
+    }
+}
+
+/// The first `envFrom[].secretRef.name` across the pod's containers, in order.
+#[must_use]
+pub fn env_from_secret(pod: &Pod) -> Option<String> {
+    let containers = pod.spec.as_ref().map(|s| s.containers.as_slice());
+    containers
+        .unwrap_or_default()
+        .iter()
+        .flat_map(secret_refs)
+        .next()
+}
+
+/// Every Secret name the pod references through `envFrom`, across its containers and init
+/// containers, in order and without duplicates. GC and Secret dropping protect all of them.
+#[must_use]
+pub fn referenced_secret_names(pod: &Pod) -> Vec<String> {
+    let Some(spec) = pod.spec.as_ref() else {
+        return Vec::new();
+    };
+    let init = spec.init_containers.as_deref().unwrap_or_default();
+    let mut names: Vec<String> = Vec::new();
+    for name in spec.containers.iter().chain(init).flat_map(secret_refs) {
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    names
+}
+
+/// Whether any of `pods` references the Secret `secret_name` through `envFrom`.
+#[must_use]
+pub fn is_secret_referenced(pods: &[Pod], secret_name: &str) -> bool {
+    pods.iter().any(|pod| {
+        referenced_secret_names(pod)
+            .iter()
+            .any(|n| n == secret_name)
+    })
+}
+
+fn secret_refs(container: &Container) -> impl Iterator<Item = String> + '_ {
+    container
+        .env_from
+        .iter()
+        .flatten()
+        .filter_map(|source| source.secret_ref.as_ref())
+        .map(|secret| secret.name.clone())
+}
+
+#[cfg(test)]
+mod tests;
