@@ -1,2 +1,45 @@
-//! Seed discovery's pure half: configuration, lean decoding and pod → address extraction.
+//! Seed discovery's pure half (seeds.md): the configuration and its validation, lean decoding of
+//! pod list bytes, the filter, the port lookup, the report and sorted output.
+//!
+//! This crate decides and decodes; it never depends on a Kubernetes client (`kube`), so any
+//! transport can feed it bytes. The I/O half, `PodSeeds`, lives in `apiary-substrate-kube`.
 #![deny(missing_docs)]
+
+pub mod config;
+pub mod diagnostic;
+pub mod extract;
+pub mod full;
+pub mod lean;
+pub mod warn;
+
+pub use config::{InvalidPods, Pods, Port};
+pub use diagnostic::NoAddresses;
+pub use extract::{
+    Extraction, Extractor, PodWarning, Report, SkipCounts, SkipReason, Verdict, WarningDetail,
+    evaluate, extract,
+};
+pub use full::decode_pod_list_full;
+pub use lean::{
+    DecodeError, LeanContainer, LeanPod, LeanPodList, LeanPort, LeanStatus, LeanWatchEvent,
+    decode_pod_list, decode_watch_event,
+};
+pub use warn::WarnOnce;
+
+impl Extraction {
+    /// Zero addresses become [`NoAddresses`] (seeds.md § The consumer contract, rule 1).
+    ///
+    /// # Errors
+    /// [`NoAddresses`] carrying the selector, namespace, port and report when no pod contributed
+    /// an address.
+    pub fn into_result(self, pods: &Pods, namespace: &str) -> Result<Extraction, Box<NoAddresses>> {
+        if self.addresses.is_empty() {
+            return Err(Box::new(NoAddresses {
+                selector: pods.label_selector.clone(),
+                namespace: namespace.to_owned(),
+                port: pods.port.clone(),
+                report: self.report,
+            }));
+        }
+        Ok(self)
+    }
+}
