@@ -22,10 +22,10 @@ mod discovery;
 mod faults;
 mod kubeconfig;
 mod log;
-mod placeholder;
 mod route;
 mod server;
 mod status;
+mod watch;
 
 pub use apiary_cluster_model as model;
 pub use clock::{ScaledClock, http_date};

@@ -66,6 +66,10 @@ pub enum Verb {
     Create,
     /// DELETE of one object.
     Delete,
+    /// PUT of one object (answered, never performed: the simulator has no update verb).
+    Update,
+    /// PATCH of one object (answered, never performed).
+    Patch,
 }
 
 impl Verb {
@@ -77,6 +81,8 @@ impl Verb {
             Verb::Watch => "watch",
             Verb::Create => "create",
             Verb::Delete => "delete",
+            Verb::Update => "update",
+            Verb::Patch => "patch",
         }
     }
 }
@@ -115,7 +121,7 @@ pub struct ResourceRequest {
     pub verb: Verb,
     /// The namespace from the path; `None` for namespaces themselves and all-namespace lists.
     pub namespace: Option<String>,
-    /// The object name for `get` and `delete` (and for a namespace GET).
+    /// The object name for the verbs on one object (`get`, `delete`, `update`, `patch`).
     pub name: Option<String>,
 }
 
@@ -178,6 +184,10 @@ fn item(method: &http::Method, resource: Option<Resource>, ns: Option<&str>, nam
         Verb::Get
     } else if method == http::Method::DELETE {
         Verb::Delete
+    } else if method == http::Method::PUT {
+        Verb::Update
+    } else if method == http::Method::PATCH {
+        Verb::Patch
     } else {
         return Route::MethodNotAllowed;
     };
@@ -351,11 +361,15 @@ mod tests {
             Route::Unknown
         );
         assert_eq!(
-            r(Method::PUT, "/api/v1/namespaces/a/pods/p", ""),
-            Route::MethodNotAllowed
+            r(Method::PUT, "/api/v1/namespaces/a/secrets/s", ""),
+            req(Resource::Secrets, Verb::Update, Some("a"), Some("s"))
         );
         assert_eq!(
             r(Method::PATCH, "/api/v1/namespaces/a/pods/p", ""),
+            req(Resource::Pods, Verb::Patch, Some("a"), Some("p"))
+        );
+        assert_eq!(
+            r(Method::POST, "/api/v1/namespaces/a/pods/p", ""),
             Route::MethodNotAllowed
         );
         assert_eq!(r(Method::POST, "/api/v1/pods", ""), Route::MethodNotAllowed);

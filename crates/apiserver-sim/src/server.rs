@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use crate::placeholder::ClusterModel;
+use apiary_cluster_model::ClusterModel;
 use bytes::Bytes;
 use http::{HeaderValue, Request, Response, StatusCode, header};
 use http_body_util::combinators::BoxBody;
@@ -114,9 +114,14 @@ impl Shared {
         m
     }
 
-    /// Wakes every watch so it looks for new events.
-    pub(crate) fn notify(&self) {
-        self.changes.send_modify(|n| *n = n.wrapping_add(1));
+    /// Wakes every watch when the model's resourceVersion moved since the last wake-up.
+    pub(crate) fn publish(&self) {
+        let rv = self.model().resource_version();
+        self.changes.send_if_modified(|last| {
+            let moved = *last != rv;
+            *last = rv;
+            moved
+        });
     }
 }
 
@@ -234,13 +239,15 @@ impl Simulator {
     /// `f`: requests wait for it.
     pub fn with_model<R>(&self, f: impl FnOnce(&mut ClusterModel) -> R) -> R {
         let r = f(&mut self.shared.model());
-        self.shared.notify();
+        self.shared.publish();
         r
     }
 
     /// Creates namespace `name` in the model unless it exists.
     pub fn ensure_namespace(&self, name: &str) {
-        self.with_model(|m| m.ensure_namespace(name));
+        self.with_model(|m| {
+            m.ensure_namespace(name);
+        });
     }
 
     /// Stops serving: the listener closes and open connections (watches included) are dropped.
@@ -286,14 +293,9 @@ async fn tick_loop(shared: Arc<Shared>) {
     interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         interval.tick().await;
-        let changed = {
-            let m = shared.model();
-            m.latest_resource_version()
-        };
-        // Only wake watches when the kubelet or a deletion actually changed something.
-        if shared.changes.borrow().to_owned() != changed {
-            shared.changes.send_replace(changed);
-        }
+        // Advancing the clock runs due kubelet steps and graceful removals; watches wake only
+        // when that changed something.
+        shared.publish();
     }
 }
 

@@ -110,7 +110,7 @@ async fn discovery_documents() {
     assert_eq!(get(s.addr(), "/version").await.json()["major"], "1");
 }
 
-/// Unknown paths answer the apiserver's 404 Status; unserved methods 405.
+/// Unknown paths answer the apiserver's 404 Status; unserved methods (POST to an object) 405.
 #[tokio::test]
 async fn unknown_paths_and_methods_answer_status_bodies() {
     let s = sim().await;
@@ -126,7 +126,7 @@ async fn unknown_paths_and_methods_answer_status_bodies() {
     );
     let r = call(
         s.addr(),
-        "PATCH",
+        "POST",
         "/api/v1/namespaces/a/pods/p",
         Some(&json!({})),
     )

@@ -175,3 +175,62 @@ pub fn parse_http_date(s: &str) -> Option<jiff::Timestamp> {
         .ok()
         .map(|z| z.timestamp())
 }
+
+/// A pod manifest with one `agent` container.
+pub fn pod_body(name: &str, image: &str, labels: Value) -> Value {
+    serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": { "name": name, "labels": labels },
+        "spec": {
+            "restartPolicy": "Never",
+            "terminationGracePeriodSeconds": 60,
+            "containers": [{ "name": "agent", "image": image }],
+        },
+    })
+}
+
+/// An image reference that selects no special kubelet script (the pod starts).
+pub const IMAGE: &str = "registry.example.com/team/agent@sha256:0000000000000000000000000000000000000000000000000000000000000000";
+
+/// Creates namespace `ns` over HTTP and asserts 201.
+pub async fn create_namespace(addr: SocketAddr, ns: &str) {
+    let r = call(
+        addr,
+        "POST",
+        "/api/v1/namespaces",
+        Some(&serde_json::json!({"metadata": {"name": ns}})),
+    )
+    .await;
+    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+}
+
+/// Creates a pod over HTTP and returns the created object.
+pub async fn create_pod(addr: SocketAddr, ns: &str, body: &Value) -> Value {
+    let r = call(
+        addr,
+        "POST",
+        &format!("/api/v1/namespaces/{ns}/pods"),
+        Some(body),
+    )
+    .await;
+    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+    r.json()
+}
+
+/// Polls `GET path` until `done` holds for the JSON answer (or its status), up to 5 s.
+pub async fn poll(addr: SocketAddr, path: &str, done: impl Fn(u16, &Value) -> bool) -> Value {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let r = get(addr, path).await;
+        let v = r.json();
+        if done(r.status, &v) {
+            return v;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{path} never reached the state; last: {v}"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}

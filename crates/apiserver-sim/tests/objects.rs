@@ -1,0 +1,700 @@
+//! Object behaviour over plain HTTP, pinned against the apiserver's documented shapes: stamping
+//! (uid, monotonic resourceVersion, creationTimestamp on the server clock), 404/409 reasons,
+//! creating into a missing namespace, selectors, `limit`/`continue` with 410 `Expired`, delete
+//! preconditions, graceful deletion under time scaling, immutable Secrets, validation, and the
+//! kubelet scripts seen through the API (deploy.md § 12 and § 15 "apiary demo" item 4, seeds.md
+//! § 4.1).
+//!
+//! Layer: integration tests over a loopback socket; they never contact a real cluster.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use apiary_apiserver_sim::model::PodScript;
+use apiary_apiserver_sim::{SimOptions, Simulator};
+use common::{IMAGE, call, create_namespace, create_pod, get, parse_http_date, pod_body, poll};
+use serde_json::{Value, json};
+
+async fn fast() -> Simulator {
+    Simulator::start(SimOptions::default().with_time_scale(1000.0))
+        .await
+        .expect("simulator starts")
+}
+
+fn rv(v: &Value) -> u64 {
+    v["metadata"]["resourceVersion"]
+        .as_str()
+        .expect("resourceVersion")
+        .parse()
+        .expect("numeric rv")
+}
+
+const PODS: &str = "/api/v1/namespaces/agents/pods";
+
+/// Namespaces: create answers 201 with a uid; a second create is 409 AlreadyExists; get and
+/// NotFound use the literal reasons (deploy.md § 12.1 rows 1–2).
+#[tokio::test]
+async fn namespace_get_create_already_exists() {
+    let s = fast().await;
+    let missing = get(s.addr(), "/api/v1/namespaces/agents").await;
+    assert_eq!(missing.status, 404);
+    assert_eq!(missing.json()["reason"], "NotFound");
+    assert_eq!(missing.json()["message"], "namespaces \"agents\" not found");
+    create_namespace(s.addr(), "agents").await;
+    let again = call(
+        s.addr(),
+        "POST",
+        "/api/v1/namespaces",
+        Some(&json!({"metadata": {"name": "agents"}})),
+    )
+    .await;
+    assert_eq!(again.status, 409);
+    assert_eq!(again.json()["reason"], "AlreadyExists");
+    let ns = get(s.addr(), "/api/v1/namespaces/agents").await;
+    assert_eq!(ns.status, 200);
+    assert_eq!(ns.json()["kind"], "Namespace");
+    assert_eq!(ns.json()["status"]["phase"], "Active");
+    let list = get(s.addr(), "/api/v1/namespaces").await.json();
+    assert_eq!(list["kind"], "NamespaceList");
+    assert_eq!(list["items"][0]["metadata"]["name"], "agents");
+}
+
+/// Creating a pod or Secret into a missing namespace fails as the real apiserver does: 404
+/// NotFound naming the namespace.
+#[tokio::test]
+async fn create_into_missing_namespace_is_namespace_not_found() {
+    let s = fast().await;
+    for (path, body) in [
+        (
+            "/api/v1/namespaces/ghost/pods",
+            pod_body("p", IMAGE, json!({})),
+        ),
+        (
+            "/api/v1/namespaces/ghost/secrets",
+            json!({"metadata": {"name": "s"}}),
+        ),
+    ] {
+        let r = call(s.addr(), "POST", path, Some(&body)).await;
+        assert_eq!(r.status, 404, "{path}");
+        let b = r.json();
+        assert_eq!(b["reason"], "NotFound");
+        assert_eq!(b["message"], "namespaces \"ghost\" not found");
+        assert_eq!(b["details"]["kind"], "namespaces");
+        assert_eq!(b["details"]["name"], "ghost");
+    }
+}
+
+/// A create stamps uid, a strictly increasing resourceVersion and creationTimestamp from the same
+/// clock as the Date header (deploy.md § 12.2 item 8); a taken name is 409 AlreadyExists.
+#[tokio::test]
+async fn create_stamps_uid_rv_and_server_clock_timestamp() {
+    let start: jiff::Timestamp = "2026-05-01T10:00:00Z".parse().expect("timestamp");
+    let s = Simulator::start(SimOptions::default().with_start_time(start))
+        .await
+        .expect("starts");
+    create_namespace(s.addr(), "agents").await;
+    let r = call(
+        s.addr(),
+        "POST",
+        PODS,
+        Some(&pod_body("a", IMAGE, json!({}))),
+    )
+    .await;
+    assert_eq!(r.status, 201);
+    let a = r.json();
+    let date = parse_http_date(r.date().expect("Date")).expect("IMF-fixdate");
+    let created: jiff::Timestamp = a["metadata"]["creationTimestamp"]
+        .as_str()
+        .expect("ts")
+        .parse()
+        .expect("RFC 3339");
+    assert!(
+        date.duration_since(created).as_secs().abs() <= 1,
+        "{date} vs {created}"
+    );
+    assert!(
+        created.duration_since(start).as_secs() < 5,
+        "server clock, not wall clock drift"
+    );
+    assert!(!a["metadata"]["uid"].as_str().expect("uid").is_empty());
+    assert_eq!(a["metadata"]["namespace"], "agents");
+    assert_eq!(a["status"]["phase"], "Pending");
+    let b = create_pod(s.addr(), "agents", &pod_body("b", IMAGE, json!({}))).await;
+    assert!(rv(&b) > rv(&a));
+    assert_ne!(a["metadata"]["uid"], b["metadata"]["uid"]);
+    let dup = call(
+        s.addr(),
+        "POST",
+        PODS,
+        Some(&pod_body("a", IMAGE, json!({}))),
+    )
+    .await;
+    assert_eq!(dup.status, 409);
+    assert_eq!(dup.json()["reason"], "AlreadyExists");
+    assert_eq!(dup.json()["message"], "pods \"a\" already exists");
+}
+
+/// GET of a missing pod or Secret is 404 NotFound with the object named: a confirmed absence.
+#[tokio::test]
+async fn get_missing_is_not_found() {
+    let s = fast().await;
+    create_namespace(s.addr(), "agents").await;
+    for (path, msg) in [
+        (
+            "/api/v1/namespaces/agents/pods/nope",
+            "pods \"nope\" not found",
+        ),
+        (
+            "/api/v1/namespaces/agents/secrets/nope",
+            "secrets \"nope\" not found",
+        ),
+    ] {
+        let r = get(s.addr(), path).await;
+        assert_eq!(r.status, 404);
+        assert_eq!(r.json()["reason"], "NotFound");
+        assert_eq!(r.json()["message"], msg);
+    }
+}
+
+fn names(list: &Value) -> Vec<String> {
+    list["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .map(|i| i["metadata"]["name"].as_str().expect("name").to_owned())
+        .collect()
+}
+
+/// Label selectors (equality, set-based, existence) and field selectors (metadata.name,
+/// status.phase) filter lists as the apiserver does.
+#[tokio::test]
+async fn list_selectors() {
+    let s = fast().await;
+    create_namespace(s.addr(), "agents").await;
+    create_pod(
+        s.addr(),
+        "agents",
+        &pod_body("a", IMAGE, json!({"app": "web", "tier": "front"})),
+    )
+    .await;
+    create_pod(
+        s.addr(),
+        "agents",
+        &pod_body("b", IMAGE, json!({"app": "web"})),
+    )
+    .await;
+    create_pod(
+        s.addr(),
+        "agents",
+        &pod_body(
+            "c",
+            "r.example/never-starts@sha256:00",
+            json!({"app": "db"}),
+        ),
+    )
+    .await;
+    let q = |sel: &str| format!("{PODS}?labelSelector={sel}");
+    assert_eq!(
+        names(&get(s.addr(), &q("app%3Dweb")).await.json()),
+        ["a", "b"]
+    );
+    assert_eq!(
+        names(&get(s.addr(), &q("app%21%3Dweb")).await.json()),
+        ["c"]
+    );
+    assert_eq!(
+        names(
+            &get(s.addr(), &q("app+in+%28db%2Cweb%29%2Ctier"))
+                .await
+                .json()
+        ),
+        ["a"]
+    );
+    assert_eq!(
+        names(&get(s.addr(), &q("%21tier")).await.json()),
+        ["b", "c"]
+    );
+    assert_eq!(
+        names(&get(s.addr(), &q("app+notin+%28web%29")).await.json()),
+        ["c"]
+    );
+    let by_name = get(s.addr(), &format!("{PODS}?fieldSelector=metadata.name%3Db"))
+        .await
+        .json();
+    assert_eq!(names(&by_name), ["b"]);
+    assert_eq!(by_name["kind"], "PodList");
+    assert!(
+        by_name["items"][0].get("kind").is_none(),
+        "list items carry no kind, as the apiserver sends them"
+    );
+    poll(s.addr(), "/api/v1/namespaces/agents/pods/a", |_, p| {
+        p["status"]["phase"] == "Running"
+    })
+    .await;
+    poll(s.addr(), "/api/v1/namespaces/agents/pods/b", |_, p| {
+        p["status"]["phase"] == "Running"
+    })
+    .await;
+    let running = get(
+        s.addr(),
+        &format!("{PODS}?fieldSelector=status.phase%3DRunning"),
+    )
+    .await
+    .json();
+    assert_eq!(names(&running), ["a", "b"]);
+    let bad = get(s.addr(), &q("app%3D%3D%3D")).await;
+    assert_eq!(bad.status, 400);
+    assert_eq!(bad.json()["reason"], "BadRequest");
+}
+
+/// `limit`/`continue` pagination walks every item once; a continue token that outlived the
+/// history answers 410 with reason `Expired` (seeds.md § 4.1 item 3).
+#[tokio::test]
+async fn pagination_and_expired_continue() {
+    let s = fast().await;
+    create_namespace(s.addr(), "agents").await;
+    for n in ["a", "b", "c", "d", "e"] {
+        create_pod(
+            s.addr(),
+            "agents",
+            &pod_body(n, "r.example/never-starts@sha256:00", json!({"app": "x"})),
+        )
+        .await;
+    }
+    let mut seen = Vec::new();
+    let mut token = String::new();
+    let mut pages = 0;
+    loop {
+        let path = if token.is_empty() {
+            format!("{PODS}?labelSelector=app%3Dx&limit=2")
+        } else {
+            format!("{PODS}?labelSelector=app%3Dx&limit=2&continue={token}")
+        };
+        let page = get(s.addr(), &path).await.json();
+        pages += 1;
+        seen.extend(names(&page));
+        match page["metadata"]["continue"].as_str() {
+            Some(t) if !t.is_empty() => {
+                assert!(
+                    page["metadata"]["remainingItemCount"]
+                        .as_i64()
+                        .expect("remaining")
+                        > 0
+                );
+                token = t.to_owned();
+            }
+            _ => break,
+        }
+    }
+    assert_eq!(pages, 3);
+    assert_eq!(seen, ["a", "b", "c", "d", "e"]);
+    let first = get(s.addr(), &format!("{PODS}?limit=2")).await.json();
+    let token = first["metadata"]["continue"]
+        .as_str()
+        .expect("token")
+        .to_owned();
+    // History moves on past the token's snapshot and is compacted.
+    create_pod(
+        s.addr(),
+        "agents",
+        &pod_body("f", "r.example/never-starts@sha256:00", json!({})),
+    )
+    .await;
+    s.with_model(|m| m.compact());
+    let r = get(s.addr(), &format!("{PODS}?limit=2&continue={token}")).await;
+    assert_eq!(r.status, 410);
+    assert_eq!(r.json()["reason"], "Expired");
+    assert_eq!(r.json()["code"], 410);
+}
+
+/// Delete preconditions: a uid or resourceVersion mismatch is 409 Conflict (not AlreadyExists)
+/// and changes nothing; matching preconditions delete; a missing object is 404 (deploy.md § 12.2
+/// item 3).
+#[tokio::test]
+async fn delete_preconditions_conflict_and_not_found() {
+    let s = fast().await;
+    create_namespace(s.addr(), "agents").await;
+    let p = create_pod(
+        s.addr(),
+        "agents",
+        &pod_body("p", "r.example/never-starts@sha256:00", json!({})),
+    )
+    .await;
+    let uid = p["metadata"]["uid"].as_str().expect("uid").to_owned();
+    let path = "/api/v1/namespaces/agents/pods/p";
+    let current = poll(s.addr(), path, |_, p| p["spec"]["nodeName"].is_string()).await;
+    let current_rv = current["metadata"]["resourceVersion"]
+        .as_str()
+        .expect("rv")
+        .to_owned();
+    let wrong_uid = json!({"preconditions": {"uid": "other", "resourceVersion": current_rv}});
+    let r = call(s.addr(), "DELETE", path, Some(&wrong_uid)).await;
+    assert_eq!(r.status, 409);
+    assert_eq!(r.json()["reason"], "Conflict");
+    assert!(
+        r.json()["message"]
+            .as_str()
+            .expect("message")
+            .contains("Precondition failed: UID in precondition: other")
+    );
+    let stale_rv = json!({"preconditions": {"uid": uid, "resourceVersion": "1"}});
+    let r = call(s.addr(), "DELETE", path, Some(&stale_rv)).await;
+    assert_eq!(r.status, 409);
+    assert_eq!(r.json()["reason"], "Conflict");
+    assert!(
+        get(s.addr(), path).await.json()["metadata"]["deletionTimestamp"].is_null(),
+        "a failed precondition changes nothing"
+    );
+    let fenced = json!({"preconditions": {"uid": uid, "resourceVersion": current_rv}});
+    let r = call(s.addr(), "DELETE", path, Some(&fenced)).await;
+    assert_eq!(r.status, 200);
+    let r = call(
+        s.addr(),
+        "DELETE",
+        "/api/v1/namespaces/agents/pods/gone",
+        Some(&fenced),
+    )
+    .await;
+    assert_eq!(r.status, 404);
+    assert_eq!(r.json()["reason"], "NotFound");
+}
+
+/// Graceful deletion with time scaling: DELETE of a running pod answers 200 with the pod,
+/// which stays (phase Running, deletionTimestamp set) for its 60 s grace — 60 ms at scale 1000 —
+/// and then vanishes (deploy.md § 12.2 items 4 and 5).
+#[tokio::test]
+async fn graceful_deletion_answers_before_the_pod_is_gone() {
+    let s = fast().await;
+    create_namespace(s.addr(), "agents").await;
+    create_pod(s.addr(), "agents", &pod_body("p", IMAGE, json!({}))).await;
+    let path = "/api/v1/namespaces/agents/pods/p";
+    poll(s.addr(), path, |_, p| p["status"]["phase"] == "Running").await;
+    let began = Instant::now();
+    let r = call(s.addr(), "DELETE", path, None).await;
+    assert_eq!(r.status, 200);
+    let answered = r.json();
+    assert_eq!(answered["kind"], "Pod");
+    assert!(answered["metadata"]["deletionTimestamp"].is_string());
+    assert_eq!(answered["metadata"]["deletionGracePeriodSeconds"], 60);
+    let still = get(s.addr(), path).await;
+    assert_eq!(
+        still.status, 200,
+        "DELETE returns before the object is gone"
+    );
+    assert_eq!(still.json()["status"]["phase"], "Running");
+    assert!(still.json()["metadata"]["deletionTimestamp"].is_string());
+    poll(s.addr(), path, |status, _| status == 404).await;
+    let took = began.elapsed();
+    assert!(
+        took >= Duration::from_millis(45),
+        "gone after {took:?}, before its scaled grace"
+    );
+    assert!(took < Duration::from_secs(2), "took {took:?}");
+}
+
+/// Terminal and unscheduled pods get their grace zeroed and vanish at once (deploy.md § 12.2
+/// item 6); an explicit gracePeriodSeconds=0 force-deletes a running one.
+#[tokio::test]
+async fn terminal_unscheduled_and_forced_pods_vanish_at_once() {
+    let s = Simulator::start(SimOptions::default())
+        .await
+        .expect("starts");
+    s.ensure_namespace("agents");
+    s.with_model(|m| {
+        m.script_pods_named(
+            "agents",
+            "crashed",
+            PodScript::Exit {
+                after: Duration::ZERO,
+                run_for: Duration::ZERO,
+                exit_code: 1,
+            },
+        );
+        m.script_pods_named("agents", "stuck", PodScript::Unschedulable);
+        m.script_pods_named(
+            "agents",
+            "running",
+            PodScript::Start {
+                after: Duration::ZERO,
+            },
+        );
+    });
+    for name in ["crashed", "stuck", "running"] {
+        create_pod(s.addr(), "agents", &pod_body(name, IMAGE, json!({}))).await;
+    }
+    poll(
+        s.addr(),
+        "/api/v1/namespaces/agents/pods/crashed",
+        |_, p| p["status"]["phase"] == "Failed",
+    )
+    .await;
+    poll(s.addr(), "/api/v1/namespaces/agents/pods/stuck", |_, p| {
+        p["status"]["conditions"][0]["reason"] == "Unschedulable"
+    })
+    .await;
+    poll(
+        s.addr(),
+        "/api/v1/namespaces/agents/pods/running",
+        |_, p| p["status"]["phase"] == "Running",
+    )
+    .await;
+    for name in ["crashed", "stuck"] {
+        let path = format!("/api/v1/namespaces/agents/pods/{name}");
+        assert_eq!(call(s.addr(), "DELETE", &path, None).await.status, 200);
+        assert_eq!(
+            get(s.addr(), &path).await.status,
+            404,
+            "{name} vanishes at once"
+        );
+    }
+    let path = "/api/v1/namespaces/agents/pods/running";
+    assert_eq!(
+        call(
+            s.addr(),
+            "DELETE",
+            &format!("{path}?gracePeriodSeconds=0"),
+            None
+        )
+        .await
+        .status,
+        200
+    );
+    assert_eq!(get(s.addr(), path).await.status, 404);
+}
+
+/// Secrets: created with their payload, immutable ones refuse updates with 422 Invalid, delete
+/// answers a Success Status and honours the uid precondition.
+#[tokio::test]
+async fn secrets_immutable_and_deleted_with_uid_precondition() {
+    let s = fast().await;
+    create_namespace(s.addr(), "agents").await;
+    let body = json!({
+        "metadata": {"name": "env-1", "labels": {"app": "x"}},
+        "immutable": true,
+        "stringData": {"TOKEN": "hunter2"},
+    });
+    let r = call(
+        s.addr(),
+        "POST",
+        "/api/v1/namespaces/agents/secrets",
+        Some(&body),
+    )
+    .await;
+    assert_eq!(r.status, 201);
+    let created = r.json();
+    assert_eq!(created["kind"], "Secret");
+    assert_eq!(created["type"], "Opaque");
+    assert_eq!(created["data"]["TOKEN"], "aHVudGVyMg==");
+    let path = "/api/v1/namespaces/agents/secrets/env-1";
+    let r = call(s.addr(), "PUT", path, Some(&body)).await;
+    assert_eq!(r.status, 422);
+    assert_eq!(r.json()["reason"], "Invalid");
+    let list = get(
+        s.addr(),
+        "/api/v1/namespaces/agents/secrets?labelSelector=app%3Dx",
+    )
+    .await
+    .json();
+    assert_eq!(list["kind"], "SecretList");
+    assert_eq!(names(&list), ["env-1"]);
+    let r = call(
+        s.addr(),
+        "DELETE",
+        path,
+        Some(&json!({"preconditions": {"uid": "nope"}})),
+    )
+    .await;
+    assert_eq!(
+        (r.status, r.json()["reason"].clone()),
+        (409, json!("Conflict"))
+    );
+    let uid = created["metadata"]["uid"].clone();
+    let r = call(
+        s.addr(),
+        "DELETE",
+        path,
+        Some(&json!({"preconditions": {"uid": uid}})),
+    )
+    .await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.json()["kind"], "Status");
+    assert_eq!(r.json()["status"], "Success");
+    assert_eq!(r.json()["details"]["uid"], uid);
+    assert_eq!(get(s.addr(), path).await.status, 404);
+}
+
+/// Malformed names, Secret keys, oversized Secrets and pods without containers are 422 Invalid;
+/// undecodable bodies 400 BadRequest.
+#[tokio::test]
+async fn validation_refusals() {
+    let s = fast().await;
+    create_namespace(s.addr(), "agents").await;
+    let r = call(
+        s.addr(),
+        "POST",
+        "/api/v1/namespaces",
+        Some(&json!({"metadata": {"name": "Bad_Name"}})),
+    )
+    .await;
+    assert_eq!(
+        (r.status, r.json()["reason"].clone()),
+        (422, json!("Invalid"))
+    );
+    let r = call(
+        s.addr(),
+        "POST",
+        PODS,
+        Some(&pod_body("Agent", IMAGE, json!({}))),
+    )
+    .await;
+    assert_eq!(
+        (r.status, r.json()["reason"].clone()),
+        (422, json!("Invalid"))
+    );
+    assert_eq!(r.json()["details"]["causes"][0]["field"], "metadata.name");
+    let r = call(
+        s.addr(),
+        "POST",
+        PODS,
+        Some(&json!({"metadata": {"name": "p"}, "spec": {"containers": []}})),
+    )
+    .await;
+    assert_eq!(
+        (r.status, r.json()["reason"].clone()),
+        (422, json!("Invalid"))
+    );
+    let secrets = "/api/v1/namespaces/agents/secrets";
+    let r = call(
+        s.addr(),
+        "POST",
+        secrets,
+        Some(&json!({"metadata": {"name": "s"}, "stringData": {"a b": "x"}})),
+    )
+    .await;
+    assert_eq!(
+        (r.status, r.json()["reason"].clone()),
+        (422, json!("Invalid"))
+    );
+    let big = "x".repeat(1024 * 1024 + 1);
+    let r = call(
+        s.addr(),
+        "POST",
+        secrets,
+        Some(&json!({"metadata": {"name": "s"}, "stringData": {"a": big}})),
+    )
+    .await;
+    assert_eq!(
+        (r.status, r.json()["reason"].clone()),
+        (422, json!("Invalid"))
+    );
+    let r = call(s.addr(), "POST", PODS, Some(&json!("not a pod"))).await;
+    assert_eq!(
+        (r.status, r.json()["reason"].clone()),
+        (400, json!("BadRequest"))
+    );
+    let r = call(s.addr(), "POST", secrets, Some(&json!({"metadata": {}}))).await;
+    assert_eq!(
+        (r.status, r.json()["reason"].clone()),
+        (422, json!("Invalid")),
+        "a name is required"
+    );
+}
+
+/// The kubelet seen through the API: it assigns a pod IP, reports `agent` waiting
+/// ContainerCreating then running; with the envFrom Secret missing it reports
+/// CreateContainerConfigError and recovers when the Secret appears (deploy.md § 12.2 item 7).
+#[tokio::test]
+async fn kubelet_config_error_until_the_secret_exists() {
+    let s = fast().await;
+    create_namespace(s.addr(), "agents").await;
+    let mut body = pod_body("p", IMAGE, json!({}));
+    body["spec"]["containers"][0]["envFrom"] = json!([{"secretRef": {"name": "env-1"}}]);
+    create_pod(s.addr(), "agents", &body).await;
+    let path = "/api/v1/namespaces/agents/pods/p";
+    let waiting = poll(s.addr(), path, |_, p| {
+        p["status"]["containerStatuses"][0]["state"]["waiting"]["reason"]
+            == "CreateContainerConfigError"
+    })
+    .await;
+    assert_eq!(waiting["status"]["containerStatuses"][0]["name"], "agent");
+    assert_eq!(
+        waiting["status"]["containerStatuses"][0]["state"]["waiting"]["message"],
+        "secret \"env-1\" not found"
+    );
+    let r = call(
+        s.addr(),
+        "POST",
+        "/api/v1/namespaces/agents/secrets",
+        Some(&json!({"metadata": {"name": "env-1"}})),
+    )
+    .await;
+    assert_eq!(r.status, 201);
+    let running = poll(s.addr(), path, |_, p| p["status"]["phase"] == "Running").await;
+    assert!(running["status"]["podIP"].is_string());
+    assert!(running["status"]["containerStatuses"][0]["state"]["running"].is_object());
+}
+
+/// Kubelet scripts are chosen by image reference (a `crash` image exits 1) or through the model
+/// API (a pull failure by name).
+#[tokio::test]
+async fn kubelet_scripts_by_image_and_by_api() {
+    let s = fast().await;
+    create_namespace(s.addr(), "agents").await;
+    s.with_model(|m| {
+        m.script_pods_named(
+            "agents",
+            "pull",
+            PodScript::PullFailure {
+                after: Duration::ZERO,
+                failure: apiary_apiserver_sim::model::PullFailure::Unauthorized,
+            },
+        );
+    });
+    create_pod(
+        s.addr(),
+        "agents",
+        &pod_body("crash", "r.example/agent-crash@sha256:00", json!({})),
+    )
+    .await;
+    create_pod(s.addr(), "agents", &pod_body("pull", IMAGE, json!({}))).await;
+    let crashed = poll(s.addr(), "/api/v1/namespaces/agents/pods/crash", |_, p| {
+        p["status"]["phase"] == "Failed"
+    })
+    .await;
+    assert_eq!(
+        crashed["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"],
+        1
+    );
+    let pulling = poll(s.addr(), "/api/v1/namespaces/agents/pods/pull", |_, p| {
+        p["status"]["containerStatuses"][0]["state"]["waiting"]["reason"] == "ErrImagePull"
+            || p["status"]["containerStatuses"][0]["state"]["waiting"]["reason"]
+                == "ImagePullBackOff"
+    })
+    .await;
+    let message = pulling["status"]["containerStatuses"][0]["state"]["waiting"]["message"]
+        .as_str()
+        .expect("message");
+    assert!(message.contains("401 Unauthorized"), "{message}");
+}
+
+/// Direct model setup through the library is visible over HTTP (a test inserts a foreign pod).
+#[tokio::test]
+async fn model_setup_is_served() {
+    let s = fast().await;
+    let pod: k8s_openapi::api::core::v1::Pod = serde_json::from_value(json!({
+        "metadata": {"name": "foreign", "namespace": "agents", "labels": {"owner": "someone"}},
+        "spec": {"containers": [{"name": "x", "image": "busybox"}]},
+        "status": {"phase": "Running"},
+    }))
+    .expect("pod");
+    s.with_model(|m| m.insert_pod(pod)).expect("inserted");
+    let got = get(s.addr(), "/api/v1/namespaces/agents/pods/foreign").await;
+    assert_eq!(got.status, 200);
+    assert_eq!(got.json()["status"]["phase"], "Running");
+    assert_eq!(
+        get(s.addr(), "/api/v1/namespaces/agents").await.status,
+        200,
+        "namespace created with it"
+    );
+}
