@@ -1,0 +1,275 @@
+//! The command-line surface of `apiary` (deploy.md § CLI contract, seeds.md § CLI contract), as
+//! clap derive types. Shell layer: it only describes flags and turns raw arguments into typed
+//! values; it validates nothing the libraries validate (image, quantities, env keys, timeout
+//! range) and never touches the cluster, the environment or the file system.
+//!
+//! None of these types derives `Debug`: `--env KEY=VALUE` values are secrets and must not be
+//! printable by accident.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
+
+/// Deploy an agent to Kubernetes as exactly one started pod; discover cluster seeds from pods.
+#[derive(Parser)]
+#[command(name = "apiary", version, about, propagate_version = true)]
+pub struct Cli {
+    /// Flags shared by every subcommand, accepted before or after it.
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    /// The subcommand.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Global flags (deploy.md § CLI contract, shared part).
+#[derive(Args, Clone)]
+pub struct GlobalArgs {
+    /// Kubeconfig file [default: $KUBECONFIG, else ~/.kube/config, else in-cluster]
+    #[arg(long, global = true, value_name = "PATH")]
+    pub kubeconfig: Option<PathBuf>,
+    /// Kubeconfig context [default: the file's current context]
+    #[arg(long, global = true, value_name = "NAME")]
+    pub context: Option<String>,
+    /// Namespace to work in [default: the context's namespace; never a silent `default`]
+    #[arg(short = 'n', long, global = true, value_name = "NS")]
+    pub namespace: Option<String>,
+    /// Result format on stdout
+    #[arg(
+        short = 'o',
+        long,
+        global = true,
+        value_enum,
+        value_name = "FORMAT",
+        default_value_t = OutputFormat::Text
+    )]
+    pub output: OutputFormat,
+    /// More logging on stderr (-v apiary debug, -vv apiary trace, -vvv everything); RUST_LOG
+    /// replaces this filter
+    #[arg(short = 'v', long = "verbose", global = true, action = ArgAction::Count)]
+    pub verbose: u8,
+}
+
+/// What stdout carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    /// Plain text for people.
+    Text,
+    /// Exactly one JSON document and a newline.
+    Json,
+}
+
+/// The subcommands.
+#[derive(Subcommand)]
+pub enum Command {
+    /// Deploy AGENT: converge the namespace to exactly one started pod for it
+    Deploy(DeployArgs),
+    /// Report the state of AGENT's pod (read-only)
+    Status(StatusArgs),
+    /// Delete AGENT's pod and its Secrets
+    Undeploy(UndeployArgs),
+    /// Collect AGENT's terminated pods and orphaned Secrets
+    Gc(GcArgs),
+    /// Print the seed addresses of the pods matching a label selector
+    Seeds(SeedsArgs),
+    /// Print a shell completion script
+    Completions(CompletionsArgs),
+    /// Show apiary working against an embedded, simulated cluster (needs no cluster)
+    Demo,
+}
+
+/// `apiary deploy`.
+#[derive(Args)]
+pub struct DeployArgs {
+    /// The agent's name (any UTF-8 text, 1-253 bytes)
+    #[arg(value_name = "AGENT", value_parser = clap::value_parser!(OsString))]
+    pub agent: OsString,
+    /// Container image, pinned by digest: NAME@sha256:<64 hex>
+    #[arg(long, value_name = "REF")]
+    pub image: String,
+    /// The pod's shape and environment.
+    #[command(flatten)]
+    pub shape: ShapeArgs,
+    /// Give up after this long: 90, 90s, 5m, 2m30s (at most 600s) [default: 600s]
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
+}
+
+/// `apiary status`.
+#[derive(Args)]
+pub struct StatusArgs {
+    /// The agent's name
+    #[arg(value_name = "AGENT", value_parser = clap::value_parser!(OsString))]
+    pub agent: OsString,
+    /// Compare the pod with this configuration (digest-pinned image)
+    #[arg(long, value_name = "REF")]
+    pub image: Option<String>,
+    /// The configuration to compare with (only with --image).
+    #[command(flatten)]
+    pub shape: ShapeArgs,
+}
+
+/// The pod shape and environment flags shared by `deploy` and `status`.
+#[derive(Args, Clone, Default)]
+pub struct ShapeArgs {
+    /// Environment entry: KEY=VALUE, or KEY to take the value from apiary's own environment
+    /// (repeatable; later entries win)
+    #[arg(long = "env", value_name = "KEY=VALUE|KEY", action = ArgAction::Append)]
+    pub env: Vec<String>,
+    /// Read environment entries from a dotenv file (repeatable; read before every --env)
+    #[arg(long = "env-file", value_name = "PATH", action = ArgAction::Append)]
+    pub env_file: Vec<PathBuf>,
+    /// CPU request (a Kubernetes quantity) [default: 1]
+    #[arg(long, value_name = "Q")]
+    pub cpu_request: Option<String>,
+    /// Memory request [default: 2Gi]
+    #[arg(long, value_name = "Q")]
+    pub memory_request: Option<String>,
+    /// CPU limit [default: 2]
+    #[arg(long, value_name = "Q")]
+    pub cpu_limit: Option<String>,
+    /// Memory limit [default: 4Gi]
+    #[arg(long, value_name = "Q")]
+    pub memory_limit: Option<String>,
+    /// Service account to run as (its token is never mounted)
+    #[arg(long, value_name = "SA")]
+    pub service_account: Option<String>,
+    /// The container's command, replacing the image entrypoint
+    #[arg(long, value_name = "CMD")]
+    pub command: Option<String>,
+    /// A container argument (repeatable, in order; use --arg=-x for values starting with -)
+    #[arg(long = "arg", value_name = "ARG", action = ArgAction::Append, allow_hyphen_values = true)]
+    pub args: Vec<String>,
+    /// Where the emptyDir workspace is mounted [default: /home/agent]
+    #[arg(long = "workspace", value_name = "PATH")]
+    pub workspace: Option<String>,
+    /// User id of the agent process (1-2147483647) [default: 10001]
+    #[arg(long, value_name = "UID")]
+    pub run_as_user: Option<i64>,
+    /// Group id, also used as fsGroup (0-2147483647) [default: 10001]
+    #[arg(long, value_name = "GID")]
+    pub run_as_group: Option<i64>,
+}
+
+impl ShapeArgs {
+    /// The long names of the shape/env flags that were given, for `status` without `--image`.
+    pub fn given_flags(&self) -> Vec<&'static str> {
+        let mut given = Vec::new();
+        let mut note = |present: bool, flag: &'static str| {
+            if present {
+                given.push(flag);
+            }
+        };
+        note(!self.env.is_empty(), "--env");
+        note(!self.env_file.is_empty(), "--env-file");
+        note(self.cpu_request.is_some(), "--cpu-request");
+        note(self.memory_request.is_some(), "--memory-request");
+        note(self.cpu_limit.is_some(), "--cpu-limit");
+        note(self.memory_limit.is_some(), "--memory-limit");
+        note(self.service_account.is_some(), "--service-account");
+        note(self.command.is_some(), "--command");
+        note(!self.args.is_empty(), "--arg");
+        note(self.workspace.is_some(), "--workspace");
+        note(self.run_as_user.is_some(), "--run-as-user");
+        note(self.run_as_group.is_some(), "--run-as-group");
+        given
+    }
+}
+
+/// `apiary undeploy`.
+#[derive(Args)]
+pub struct UndeployArgs {
+    /// The agent's name
+    #[arg(value_name = "AGENT", value_parser = clap::value_parser!(OsString))]
+    pub agent: OsString,
+    /// Do not wait for the pod to finish terminating (its Secret is then kept for `gc`)
+    #[arg(long)]
+    pub no_wait: bool,
+}
+
+/// `apiary gc`.
+#[derive(Args)]
+pub struct GcArgs {
+    /// The agent's name
+    #[arg(value_name = "AGENT", value_parser = clap::value_parser!(OsString))]
+    pub agent: OsString,
+    /// Only print what would be collected
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// `apiary seeds`.
+#[derive(Args)]
+#[command(group = clap::ArgGroup::new("port-choice").required(true).args(["port", "port_name"]))]
+pub struct SeedsArgs {
+    /// Label selector of the peer pods (any server-side syntax)
+    #[arg(long, value_name = "SEL")]
+    pub selector: String,
+    /// Port number every pod listens on (1-65535)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub port: Option<u16>,
+    /// Name of the container port to look up in each pod's spec
+    #[arg(long, value_name = "NAME")]
+    pub port_name: Option<String>,
+    /// Keep running and print the full set again after every change
+    #[arg(long)]
+    pub watch: bool,
+}
+
+/// `apiary completions`.
+#[derive(Args)]
+pub struct CompletionsArgs {
+    /// The shell to generate completions for
+    #[arg(value_enum)]
+    pub shell: CompletionShell,
+}
+
+/// The shells completions are generated for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CompletionShell {
+    /// GNU bash.
+    Bash,
+    /// Z shell.
+    Zsh,
+    /// fish.
+    Fish,
+}
+
+/// Whether the raw arguments ask for JSON output, judged without clap so that a usage error can
+/// still be reported as a JSON document (deploy.md § CLI contract, output rule 2). The last
+/// `-o`/`--output` wins; parsing stops at `--`.
+pub fn requests_json(raw: &[OsString]) -> bool {
+    let mut json = false;
+    let mut iter = raw.iter().skip(1).map(|a| a.to_string_lossy());
+    while let Some(arg) = iter.next() {
+        if arg == "--" {
+            break;
+        }
+        let value = if let Some(rest) = arg.strip_prefix("--output") {
+            match rest.strip_prefix('=') {
+                Some(v) => Some(v.to_owned()),
+                None if rest.is_empty() => iter.next().map(|v| v.into_owned()),
+                None => None,
+            }
+        } else if let Some(shorts) = arg.strip_prefix('-').filter(|s| !s.starts_with('-')) {
+            // A cluster of short flags: any number of `v`, then `o` with its value attached
+            // (`-ojson`, `-o=json`, `-vvojson`) or in the next argument.
+            let rest = shorts.trim_start_matches('v');
+            match rest.strip_prefix('o') {
+                Some("") => iter.next().map(|v| v.into_owned()),
+                Some(v) => Some(v.strip_prefix('=').unwrap_or(v).to_owned()),
+                None => None,
+            }
+        } else {
+            None
+        };
+        if let Some(value) = value {
+            json = value == "json";
+        }
+    }
+    json
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,192 @@
+//! Maps the parsed flags onto the library's inputs: AGENT → `AgentIdentity`, deploy/status
+//! flags → `DeployConfig`, then `DeployConfig::validate` (deploy.md § Configuration). Shell
+//! layer: every rule is the library's; this module only moves values and turns library errors
+//! into exit-2 refusals. Must not: contact a cluster, or print an env value.
+
+use std::ffi::OsStr;
+
+use apiary_substrate::config::{DeployConfig, ValidConfig, parse_timeout};
+use apiary_substrate::env::Env;
+use apiary_substrate::naming::AgentIdentity;
+
+use crate::args::ShapeArgs;
+use crate::outcome::Failure;
+
+/// AGENT from the command line: valid UTF-8 (deploy.md § AGENT and agent_id, rule 1), then the
+/// library's identity rules.
+///
+/// # Errors
+///
+/// Exit 2 when AGENT is not UTF-8 or breaks a naming rule (the message names the rule).
+pub fn agent_identity(raw: &OsStr) -> Result<AgentIdentity, Failure> {
+    let name = raw.to_str().ok_or_else(|| {
+        Failure::refused(
+            "AGENT is not valid UTF-8: an agent name must be UTF-8 text of 1 to 253 bytes; \
+             pass it in a UTF-8 locale or rename the agent",
+        )
+    })?;
+    AgentIdentity::new(name).map_err(|e| Failure::refused(e.to_string()))
+}
+
+/// The deploy configuration for `namespace`, `image`, the shape flags, `--timeout` and `env`.
+///
+/// # Errors
+///
+/// Exit 2 when `--timeout` does not parse (the message names the flag).
+pub fn deploy_config(
+    namespace: &str,
+    image: &str,
+    shape: &ShapeArgs,
+    timeout: Option<&str>,
+    env: Env,
+) -> Result<DeployConfig, Failure> {
+    let mut config = DeployConfig::new(namespace, image);
+    if let Some(q) = &shape.cpu_request {
+        config.cpu_request = q.clone();
+    }
+    if let Some(q) = &shape.memory_request {
+        config.memory_request = q.clone();
+    }
+    if let Some(q) = &shape.cpu_limit {
+        config.cpu_limit = q.clone();
+    }
+    if let Some(q) = &shape.memory_limit {
+        config.memory_limit = q.clone();
+    }
+    config.service_account = shape.service_account.clone();
+    config.command = shape.command.clone().map(|cmd| vec![cmd]);
+    config.args = shape.args.clone();
+    if let Some(path) = &shape.workspace {
+        config.workspace_mount_path = path.clone();
+    }
+    if let Some(uid) = shape.run_as_user {
+        config.run_as_user = uid;
+    }
+    if let Some(gid) = shape.run_as_group {
+        config.run_as_group = gid;
+    }
+    if let Some(text) = timeout {
+        config.timeout = parse_timeout(text).map_err(|e| Failure::refused(e.to_string()))?;
+    }
+    config.env = env;
+    Ok(config)
+}
+
+/// Validate `config` for `agent`, and warn (naming the key, never the value) about each
+/// authoritative key the user set (deploy.md § Environment, rule 5).
+///
+/// # Errors
+///
+/// Exit 2 with the library's message for the first refused field.
+pub fn validate(config: &DeployConfig, agent: &AgentIdentity) -> Result<ValidConfig, Failure> {
+    let valid = config
+        .validate(agent)
+        .map_err(|e| Failure::refused(e.to_string()))?;
+    Ok(valid)
+}
+
+/// Warn once about each authoritative key removed from the user's input.
+pub fn warn_removed_keys(valid: &ValidConfig) {
+    for key in valid.removed_env_keys() {
+        tracing::warn!(
+            "ignoring {key} from --env/--env-file: apiary sets {key} itself for every pod"
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Flag → configuration mapping and the refusals that come back as exit 2.
+
+    use std::ffi::OsString;
+    use std::time::Duration;
+
+    use super::*;
+    use crate::outcome::Exit;
+
+    const IMAGE: &str = "registry.example.com/team/agent@sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+
+    /// V1: with no shape flags every default of the library applies.
+    #[test]
+    fn v1_no_flags_means_library_defaults() {
+        let config = deploy_config("agents", IMAGE, &ShapeArgs::default(), None, Env::new())
+            .expect("config");
+        assert_eq!(config, DeployConfig::new("agents", IMAGE));
+        assert_eq!(config.timeout, Duration::from_secs(600));
+    }
+
+    /// V2: given flags land in their fields verbatim; `--command` is one element.
+    #[test]
+    fn v2_flags_are_honoured() {
+        let shape = ShapeArgs {
+            cpu_request: Some("500m".into()),
+            memory_request: Some("1Gi".into()),
+            cpu_limit: Some("4".into()),
+            memory_limit: Some("8Gi".into()),
+            service_account: Some("runner".into()),
+            command: Some("agentd".into()),
+            args: vec!["--serve".into(), "-v".into()],
+            workspace: Some("/work".into()),
+            run_as_user: Some(1000),
+            run_as_group: Some(0),
+            ..ShapeArgs::default()
+        };
+        let config = deploy_config("ns", IMAGE, &shape, Some("2m30s"), Env::new()).expect("ok");
+        assert_eq!(config.cpu_request, "500m");
+        assert_eq!(config.memory_request, "1Gi");
+        assert_eq!(config.cpu_limit, "4");
+        assert_eq!(config.memory_limit, "8Gi");
+        assert_eq!(config.service_account.as_deref(), Some("runner"));
+        assert_eq!(config.command, Some(vec!["agentd".to_owned()]));
+        assert_eq!(config.args, ["--serve", "-v"]);
+        assert_eq!(config.workspace_mount_path, "/work");
+        assert_eq!(config.run_as_user, 1000);
+        assert_eq!(config.run_as_group, 0);
+        assert_eq!(config.timeout, Duration::from_secs(150));
+    }
+
+    /// V5/V12: a malformed or out-of-range `--timeout` is exit 2 naming the flag.
+    #[test]
+    fn v12_bad_timeout_is_refused_naming_the_flag() {
+        for text in ["soon", "0", "601", "1.5s"] {
+            let err = deploy_config("ns", IMAGE, &ShapeArgs::default(), Some(text), Env::new())
+                .expect_err("refused");
+            assert_eq!(err.exit, Exit::Refused, "{text}");
+            assert!(err.message.contains("--timeout"), "{text}: {}", err.message);
+        }
+    }
+
+    /// N1 via the CLI: a non-UTF-8 AGENT and a rule-breaking AGENT are exit 2.
+    #[cfg(unix)]
+    #[test]
+    fn n1_agent_must_be_utf8_and_follow_the_rules() {
+        use std::os::unix::ffi::OsStringExt;
+        let bad = OsString::from_vec(vec![b'a', 0xff]);
+        let err = agent_identity(&bad).expect_err("refused");
+        assert_eq!(err.exit, Exit::Refused);
+        assert!(err.message.contains("UTF-8"));
+        for name in ["", " lead", "trail ", "ctl\u{7}"] {
+            let err = agent_identity(OsStr::new(name)).expect_err("refused");
+            assert_eq!(err.exit, Exit::Refused, "{name:?}");
+        }
+        let ok = agent_identity(OsStr::new("Research Bot #1")).expect("valid");
+        assert_eq!(ok.pod_name(), "apiary-research-bot-1-72bea12366a3");
+    }
+
+    /// Validation errors come back as exit 2 (a tag-only image here).
+    #[test]
+    fn validation_refusals_are_exit_2() {
+        let agent = agent_identity(OsStr::new("a")).expect("agent");
+        let config = deploy_config(
+            "ns",
+            "nginx:latest",
+            &ShapeArgs::default(),
+            None,
+            Env::new(),
+        )
+        .expect("mapped");
+        let err = validate(&config, &agent).expect_err("refused");
+        assert_eq!(err.exit, Exit::Refused);
+        assert!(err.message.contains("nginx:latest"));
+    }
+}
