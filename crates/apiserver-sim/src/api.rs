@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use crate::route::{Query, Resource, ResourceRequest, Verb};
 use crate::server::{Shared, SimBody, error_response, json_response};
 use crate::status::{ApiError, success_deleted};
-use crate::watch;
+use crate::{protobuf, watch};
 
 /// The most bytes a Secret's values may sum to (deploy.md § 12.2 item 9).
 pub const SECRET_DATA_LIMIT: usize = 1024 * 1024;
@@ -31,12 +31,13 @@ pub(crate) fn serve(
     req: &ResourceRequest,
     query: &Query,
     body: &Bytes,
+    content_type: Option<&str>,
 ) -> Response<SimBody> {
     let answer = match req.verb {
         Verb::Get => get(shared, req),
         Verb::List => list(shared, req, query),
         Verb::Watch => return watch::start(shared, req, query),
-        Verb::Create => create(shared, req, body),
+        Verb::Create => create(shared, req, &decode_body(body, content_type)),
         Verb::Delete => delete(shared, req, query, body),
         Verb::Update | Verb::Patch => refuse_update(shared, req),
     };
@@ -147,15 +148,52 @@ fn list_json<T: Serialize>(
     Ok(json!({ "kind": kind, "apiVersion": "v1", "metadata": metadata, "items": items }))
 }
 
-fn decode<T: serde::de::DeserializeOwned>(kind: &str, body: &Bytes) -> Result<T, ApiError> {
-    serde_json::from_slice(body).map_err(|e| {
+/// A create body: JSON as sent, or a protobuf Namespace or Secret (as `kubectl create` sends
+/// them) decoded to JSON, or the refusal of an undecodable protobuf body.
+enum CreateBody<'a> {
+    Json(&'a Bytes),
+    Decoded(Value),
+    Unsupported(&'static str),
+}
+
+fn decode_body<'a>(body: &'a Bytes, content_type: Option<&str>) -> CreateBody<'a> {
+    if content_type.is_some_and(|t| t.starts_with(protobuf::MEDIA_TYPE)) {
+        match protobuf::decode_object(body) {
+            Ok(v) => CreateBody::Decoded(v),
+            Err(protobuf::DecodeError(why)) => CreateBody::Unsupported(why),
+        }
+    } else {
+        CreateBody::Json(body)
+    }
+}
+
+fn decode<T: serde::de::DeserializeOwned>(
+    kind: &str,
+    body: &CreateBody<'_>,
+) -> Result<T, ApiError> {
+    let decoded = match body {
+        CreateBody::Json(bytes) => serde_json::from_slice(bytes),
+        CreateBody::Decoded(v) => serde_json::from_value(v.clone()),
+        CreateBody::Unsupported(why) => {
+            return Err(ApiError::new(
+                415,
+                "UnsupportedMediaType",
+                format!(
+                    "the body of the request was in an unknown format ({why}) - accepted media \
+                     types include: application/json"
+                ),
+                None,
+            ));
+        }
+    };
+    decoded.map_err(|e| {
         ApiError::bad_request(format!(
             "the body of the request was in an unknown format: cannot decode {kind}: {e}"
         ))
     })
 }
 
-fn create(shared: &Shared, req: &ResourceRequest, body: &Bytes) -> Answer {
+fn create(shared: &Shared, req: &ResourceRequest, body: &CreateBody<'_>) -> Answer {
     let ns = namespace_of(req);
     let value = match req.resource {
         Resource::Namespaces => {

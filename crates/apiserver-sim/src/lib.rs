@@ -22,6 +22,7 @@ mod discovery;
 mod faults;
 mod kubeconfig;
 mod log;
+mod protobuf;
 mod route;
 mod server;
 mod status;

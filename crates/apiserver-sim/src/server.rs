@@ -358,7 +358,13 @@ async fn handle(
             Route::Groups => json_response(StatusCode::OK, &discovery::groups()),
             Route::MethodNotAllowed => error_response(&ApiError::method_not_allowed()),
             Route::Unknown => error_response(&ApiError::unknown_path()),
-            Route::Resource(r) => api::serve(&shared, &r, &query, &body),
+            Route::Resource(r) => {
+                let content_type = parts
+                    .headers
+                    .get(header::CONTENT_TYPE)
+                    .and_then(|v| v.to_str().ok());
+                api::serve(&shared, &r, &query, &body, content_type)
+            }
         },
     };
     shared

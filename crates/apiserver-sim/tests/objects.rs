@@ -13,7 +13,9 @@ use std::time::{Duration, Instant};
 
 use apiary_apiserver_sim::model::PodScript;
 use apiary_apiserver_sim::{SimOptions, Simulator};
-use common::{IMAGE, call, create_namespace, create_pod, get, parse_http_date, pod_body, poll};
+use common::{
+    IMAGE, call, call_raw, create_namespace, create_pod, get, parse_http_date, pod_body, poll,
+};
 use serde_json::{Value, json};
 
 async fn fast() -> Simulator {
@@ -696,5 +698,46 @@ async fn model_setup_is_served() {
         get(s.addr(), "/api/v1/namespaces/agents").await.status,
         200,
         "namespace created with it"
+    );
+}
+
+/// `kubectl create namespace` sends a protobuf body: a Namespace (or Secret) in the Kubernetes
+/// protobuf envelope is accepted; other protobuf bodies are 415 UnsupportedMediaType.
+#[tokio::test]
+async fn protobuf_namespace_create_is_accepted() {
+    let s = fast().await;
+    // k8s\0 + Unknown{typeMeta{apiVersion "v1", kind "Namespace"}, raw Namespace{metadata{name "pb"}}}
+    let body = [
+        b"k8s\0".as_slice(),
+        &[0x0a, 0x0f, 0x0a, 0x02],
+        b"v1",
+        &[0x12, 0x09],
+        b"Namespace",
+        &[0x12, 0x06, 0x0a, 0x04, 0x0a, 0x02],
+        b"pb",
+    ]
+    .concat();
+    let r = call_raw(
+        s.addr(),
+        "POST",
+        "/api/v1/namespaces",
+        "application/vnd.kubernetes.protobuf",
+        body,
+    )
+    .await;
+    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(r.json()["metadata"]["name"], "pb");
+    assert_eq!(get(s.addr(), "/api/v1/namespaces/pb").await.status, 200);
+    let r = call_raw(
+        s.addr(),
+        "POST",
+        "/api/v1/namespaces/pb/pods",
+        "application/vnd.kubernetes.protobuf",
+        b"k8s\0".to_vec(),
+    )
+    .await;
+    assert_eq!(
+        (r.status, r.json()["reason"].clone()),
+        (415, json!("UnsupportedMediaType"))
     );
 }

@@ -45,6 +45,37 @@ async fn open(
     path: &str,
     body: Option<&Value>,
 ) -> Result<http::Response<Incoming>, String> {
+    let bytes = body.map(|b| Bytes::from(b.to_string())).unwrap_or_default();
+    open_raw(addr, method, path, "application/json", bytes).await
+}
+
+/// Sends one request with a raw body of the given content type.
+pub async fn call_raw(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    content_type: &str,
+    body: Vec<u8>,
+) -> Resp {
+    let resp = open_raw(addr, method, path, content_type, Bytes::from(body))
+        .await
+        .unwrap_or_else(|e| panic!("{method} {path}: {e}"));
+    let (parts, body) = resp.into_parts();
+    let body = body.collect().await.expect("body").to_bytes();
+    Resp {
+        status: parts.status.as_u16(),
+        headers: parts.headers,
+        body,
+    }
+}
+
+async fn open_raw(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    content_type: &str,
+    bytes: Bytes,
+) -> Result<http::Response<Incoming>, String> {
     let stream = tokio::net::TcpStream::connect(addr)
         .await
         .map_err(|e| e.to_string())?;
@@ -52,12 +83,11 @@ async fn open(
         .await
         .map_err(|e| e.to_string())?;
     tokio::spawn(conn);
-    let bytes = body.map(|b| Bytes::from(b.to_string())).unwrap_or_default();
     let req = http::Request::builder()
         .method(method)
         .uri(path)
         .header(http::header::HOST, addr.to_string())
-        .header(http::header::CONTENT_TYPE, "application/json")
+        .header(http::header::CONTENT_TYPE, content_type)
         .body(Full::new(bytes))
         .map_err(|e| e.to_string())?;
     sender.send_request(req).await.map_err(|e| e.to_string())
