@@ -5,6 +5,7 @@
 pub mod build;
 pub mod config;
 pub mod dotenv;
+pub mod driver;
 pub mod env;
 pub mod image;
 pub mod intent;
