@@ -7,6 +7,8 @@ pub mod config;
 pub mod dotenv;
 pub mod driver;
 pub mod env;
+#[cfg(feature = "fake")]
+pub mod fake;
 pub mod image;
 pub mod intent;
 pub mod naming;

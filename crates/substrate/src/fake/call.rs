@@ -1,0 +1,210 @@
+//! The fake substrate's call log vocabulary: [`Call`] (one entry per `Substrate` call, in order)
+//! and [`Op`] (the request kinds a scripted answer can target). Plain data; the `Debug` of a
+//! created Secret shows its name and keys, never its values.
+
+use std::time::Duration;
+
+use apiary_classify::Fence;
+use k8s_openapi::api::core::v1::{Pod, Secret};
+
+/// The request kinds of the `Substrate` trait that a scripted answer ([`super::Step`]) can
+/// target. `sleep`, `wait_for_pod_change` and `elapsed` are not requests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Op {
+    /// `ensure_namespace`.
+    EnsureNamespace,
+    /// `list_pods`.
+    ListPods,
+    /// `list_secrets`.
+    ListSecrets,
+    /// `get_pod`.
+    GetPod,
+    /// `secret_exists`.
+    SecretExists,
+    /// `create_secret`.
+    CreateSecret,
+    /// `create_pod`.
+    CreatePod,
+    /// `delete_pod`.
+    DeletePod,
+    /// `delete_secret`.
+    DeleteSecret,
+}
+
+impl Op {
+    /// Whether the request writes (namespace ensure, creates, deletes).
+    pub fn is_mutation(self) -> bool {
+        matches!(
+            self,
+            Self::EnsureNamespace
+                | Self::CreateSecret
+                | Self::CreatePod
+                | Self::DeletePod
+                | Self::DeleteSecret
+        )
+    }
+}
+
+/// One call made on the fake, with its arguments, in the order made.
+#[allow(clippy::large_enum_variant)] // reason: a test log matched by value; boxing only adds noise.
+#[derive(Clone, PartialEq)]
+pub enum Call {
+    /// `ensure_namespace()` of the fake's namespace.
+    EnsureNamespace {
+        /// The namespace.
+        namespace: String,
+    },
+    /// `list_pods(selector)`.
+    ListPods {
+        /// The label selector.
+        selector: String,
+    },
+    /// `list_secrets(selector)`.
+    ListSecrets {
+        /// The label selector.
+        selector: String,
+    },
+    /// `get_pod(name)`.
+    GetPod {
+        /// The pod name.
+        name: String,
+    },
+    /// `secret_exists(name)`.
+    SecretExists {
+        /// The Secret name.
+        name: String,
+    },
+    /// `create_secret(secret)`: the Secret exactly as passed.
+    CreateSecret {
+        /// The Secret.
+        secret: Secret,
+    },
+    /// `create_pod(pod)`: the pod exactly as passed.
+    CreatePod {
+        /// The pod.
+        pod: Pod,
+    },
+    /// `delete_pod(name, fence)`.
+    DeletePod {
+        /// The pod name.
+        name: String,
+        /// The fence the delete carried.
+        fence: Fence,
+    },
+    /// `delete_secret(name, uid)`.
+    DeleteSecret {
+        /// The Secret name.
+        name: String,
+        /// The uid precondition.
+        uid: String,
+    },
+    /// `sleep(duration)`.
+    Sleep {
+        /// The requested duration.
+        duration: Duration,
+    },
+    /// `wait_for_pod_change(name, resource_version, max)`.
+    WaitForPodChange {
+        /// The pod name.
+        name: String,
+        /// The resourceVersion waited past.
+        resource_version: Option<String>,
+        /// The longest wait.
+        max: Duration,
+    },
+}
+
+impl Call {
+    /// The request kind; `None` for `sleep` and `wait_for_pod_change`.
+    pub fn op(&self) -> Option<Op> {
+        Some(match self {
+            Self::EnsureNamespace { .. } => Op::EnsureNamespace,
+            Self::ListPods { .. } => Op::ListPods,
+            Self::ListSecrets { .. } => Op::ListSecrets,
+            Self::GetPod { .. } => Op::GetPod,
+            Self::SecretExists { .. } => Op::SecretExists,
+            Self::CreateSecret { .. } => Op::CreateSecret,
+            Self::CreatePod { .. } => Op::CreatePod,
+            Self::DeletePod { .. } => Op::DeletePod,
+            Self::DeleteSecret { .. } => Op::DeleteSecret,
+            Self::Sleep { .. } | Self::WaitForPodChange { .. } => return None,
+        })
+    }
+
+    /// Whether this call writes (namespace ensure, creates, deletes).
+    pub fn is_mutation(&self) -> bool {
+        self.op().is_some_and(Op::is_mutation)
+    }
+
+    /// A one-line, value-free summary for assertions: `ensure_namespace agents`,
+    /// `create_secret <name>`, `create_pod <name>`, `delete_pod <name> uid=<uid> rv=<rv>`,
+    /// `delete_secret <name> uid=<uid>`, `get_pod <name>`, `secret_exists <name>`,
+    /// `list_pods <selector>`, `list_secrets <selector>`, `sleep <secs>s`,
+    /// `wait_for_pod_change <name> rv=<rv or -> max=<secs>s` (seconds with fractions when not
+    /// whole, e.g. `0.5s`).
+    pub fn summary(&self) -> String {
+        let secs = |d: &Duration| {
+            if d.subsec_nanos() == 0 {
+                format!("{}s", d.as_secs())
+            } else {
+                format!("{}s", d.as_secs_f64())
+            }
+        };
+        match self {
+            Self::EnsureNamespace { namespace } => format!("ensure_namespace {namespace}"),
+            Self::ListPods { selector } => format!("list_pods {selector}"),
+            Self::ListSecrets { selector } => format!("list_secrets {selector}"),
+            Self::GetPod { name } => format!("get_pod {name}"),
+            Self::SecretExists { name } => format!("secret_exists {name}"),
+            Self::CreateSecret { secret } => format!(
+                "create_secret {}",
+                secret.metadata.name.as_deref().unwrap_or("")
+            ),
+            Self::CreatePod { pod } => {
+                format!("create_pod {}", pod.metadata.name.as_deref().unwrap_or(""))
+            }
+            Self::DeletePod { name, fence } => format!(
+                "delete_pod {name} uid={} rv={}",
+                fence.uid, fence.resource_version
+            ),
+            Self::DeleteSecret { name, uid } => format!("delete_secret {name} uid={uid}"),
+            Self::Sleep { duration } => format!("sleep {}", secs(duration)),
+            Self::WaitForPodChange {
+                name,
+                resource_version,
+                max,
+            } => format!(
+                "wait_for_pod_change {name} rv={} max={}",
+                resource_version.as_deref().unwrap_or("-"),
+                secs(max)
+            ),
+        }
+    }
+}
+
+/// Value-free: a created Secret shows its name and its keys, never its values.
+impl std::fmt::Debug for Call {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::CreateSecret { secret } => {
+                let mut keys: Vec<&String> = secret
+                    .string_data
+                    .iter()
+                    .flat_map(|m| m.keys())
+                    .chain(secret.data.iter().flat_map(|m| m.keys()))
+                    .collect();
+                keys.sort();
+                keys.dedup();
+                f.debug_struct("CreateSecret")
+                    .field("name", &secret.metadata.name)
+                    .field("keys", &keys)
+                    .finish_non_exhaustive()
+            }
+            Self::CreatePod { pod } => f
+                .debug_struct("CreatePod")
+                .field("name", &pod.metadata.name)
+                .finish_non_exhaustive(),
+            other => f.write_str(&other.summary()),
+        }
+    }
+}
