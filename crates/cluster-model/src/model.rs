@@ -741,7 +741,8 @@ impl ClusterModel {
 
     /// Insert a pod directly (a test hook: a foreign pod, a race winner, residue with a chosen
     /// age). Unlike a create it keeps what the pod carries — `status`, `spec.nodeName`, labels,
-    /// `uid`, `creationTimestamp`, even a `deletionTimestamp` — and only fills what is missing
+    /// `uid`, `creationTimestamp`, even a `deletionTimestamp` (honoured: the pod is removed once
+    /// the clock reaches it, so give a future one) — and only fills what is missing
     /// (uid, creationTimestamp = now). An explicit numeric `resourceVersion` greater than the
     /// counter is kept and moves the counter there; otherwise a fresh one is stamped. The
     /// namespace (from `metadata.namespace`) is created when missing. The kubelet leaves the pod
@@ -1581,3 +1582,6 @@ fn initial_due(runtime: &Runtime) -> Option<Timestamp> {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod props;
