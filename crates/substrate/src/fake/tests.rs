@@ -745,3 +745,32 @@ fn crash_script_on_every_create() {
         Some("Failed".to_owned())
     );
 }
+
+/// Objects from the real builder (`crate::build`) go through the fake unchanged: the agent's
+/// selector finds them, the kubelet starts the pod once its attempt Secret exists, and a delete
+/// applies the builder's 60 s grace.
+#[test]
+fn real_builder_objects_round_trip() {
+    use crate::build::build_attempt;
+    use crate::config::DeployConfig;
+    use crate::naming::{AgentIdentity, Generation};
+
+    let agent = AgentIdentity::new("Research Bot #1").unwrap();
+    let image = format!("registry.example.com/team/agent@sha256:{}", "a".repeat(64));
+    let config = DeployConfig::new(NS, image).validate(&agent).unwrap();
+    let attempt = build_attempt(&config, Generation::from_u32(0x1234_abcd));
+    let fake = FakeCluster::new(NS);
+    run(fake.create_secret(&attempt.secret)).unwrap();
+    run(fake.create_pod(&attempt.pod)).unwrap();
+    run(fake.sleep(Duration::from_secs(2)));
+    let listed = run(fake.list_pods(&agent.selector())).unwrap().items;
+    assert_eq!(listed.len(), 1);
+    let pod = &listed[0];
+    assert_eq!(pod.metadata.name, Some(agent.pod_name()));
+    assert!(agent_running(pod));
+    assert_eq!(pod.metadata.annotations, attempt.pod.metadata.annotations);
+    assert_eq!(run(fake.list_secrets(&agent.selector())).unwrap().len(), 1);
+    run(fake.delete_pod(&agent.pod_name(), &fence_of(pod))).unwrap();
+    let marked = fake.pod(&agent.pod_name()).unwrap();
+    assert_eq!(marked.metadata.deletion_grace_period_seconds, Some(60));
+}
