@@ -1,1 +1,595 @@
-//! `Cluster`: the kube-rs implementation of `apiary_substrate::Substrate`.
+//! `Cluster`: the kube-rs implementation of `apiary_substrate::Substrate`
+//! (deploy.md § Cluster interface and requests).
+//!
+//! Layer: the imperative shell. It builds each request, sends it through `kube::Client::send`
+//! (so every answer's status, headers and body are visible), retries transient failures inside
+//! the operation's budget, and hands the answer to the pure `mapping` and `retry` modules, which
+//! decide everything. It must not decide anything itself, must never send a `resourceVersion` on
+//! a read, a grace period or propagation policy on a delete, and must never put a request or
+//! response body (Secret values) into an error, a log line or `Debug` output.
+
+pub mod client;
+pub mod mapping;
+pub mod retry;
+
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher, Hasher};
+use std::pin::pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+
+use apiary_classify::Fence;
+use apiary_substrate::{
+    CreateOutcome, DeleteOutcome, Listed, NamespaceError, Operation, Substrate, SubstrateError,
+};
+use futures::TryStreamExt;
+use k8s_openapi::api::core::v1::{Namespace, Pod, Secret};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::Resource;
+use kube::core::params::WatchParams;
+use kube::core::params::{DeleteParams, GetParams, ListParams, PostParams, Preconditions};
+use kube::core::{ObjectList, Request, WatchEvent};
+use serde::de::DeserializeOwned;
+use tokio::time::Instant;
+
+use mapping::{AfterNamespaceCreate, AfterNamespaceGet, Failure, TransportKind};
+pub use retry::RetryPolicy;
+
+/// The kube-rs `Substrate`, bound to one namespace.
+///
+/// Every operation is one exchange: attempts are retried on transient failures (5xx, 429 with
+/// its `Retry-After`, dropped connections, timeouts) with capped, jittered exponential backoff,
+/// and the whole exchange ends within the request timeout (at most 30 s). Build the client with
+/// [`client::connect`], which turns kube's own retries off so these are the only ones.
+pub struct Cluster {
+    client: kube::Client,
+    namespace: String,
+    policy: RetryPolicy,
+    operation_start: Mutex<Instant>,
+    jitter_seed: RandomState,
+    jitter_draws: AtomicU64,
+}
+
+impl std::fmt::Debug for Cluster {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cluster")
+            .field("namespace", &self.namespace)
+            .field("policy", &self.policy)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A 2xx answer.
+struct Reply {
+    headers: http::HeaderMap,
+    body: Vec<u8>,
+}
+
+/// The end of an exchange: the last attempt's result, and whether any attempt was retried.
+struct Exchanged {
+    result: Result<Reply, Failure>,
+    retried: bool,
+}
+
+impl Cluster {
+    /// A `Cluster` working in `namespace` through `client`, with the default retry policy
+    /// (30 s per operation).
+    pub fn new(client: kube::Client, namespace: impl Into<String>) -> Self {
+        Self {
+            client,
+            namespace: namespace.into(),
+            policy: RetryPolicy::default(),
+            operation_start: Mutex::new(Instant::now()),
+            jitter_seed: RandomState::new(),
+            jitter_draws: AtomicU64::new(0),
+        }
+    }
+
+    /// This `Cluster` with every operation (all its attempts and waits) bounded by `timeout`,
+    /// clamped to 1 ms ..= 30 s.
+    #[must_use]
+    pub fn with_request_timeout(mut self, timeout: Duration) -> Self {
+        self.policy = self.policy.with_budget(timeout);
+        self
+    }
+
+    /// This `Cluster` with a custom retry policy (its budget clamped to 1 ms ..= 30 s).
+    #[must_use]
+    pub fn with_retry_policy(mut self, policy: RetryPolicy) -> Self {
+        self.policy = policy.with_budget(policy.budget);
+        self
+    }
+
+    /// The retry policy in force.
+    pub fn retry_policy(&self) -> &RetryPolicy {
+        &self.policy
+    }
+
+    /// Restart the `elapsed()` clock: call at the start of each operation (deploy, undeploy, gc).
+    pub fn start_operation(&self) {
+        *self
+            .operation_start
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Instant::now();
+    }
+
+    fn pods_path(&self) -> String {
+        Pod::url_path(&(), Some(&self.namespace))
+    }
+
+    fn secrets_path(&self) -> String {
+        Secret::url_path(&(), Some(&self.namespace))
+    }
+
+    fn list_object(&self, selector: &str) -> String {
+        format!("in namespace/{} matching {selector}", self.namespace)
+    }
+
+    /// A fresh random word for backoff jitter.
+    fn jitter(&self) -> u64 {
+        let draw = self.jitter_draws.fetch_add(1, Ordering::Relaxed);
+        let mut hasher = self.jitter_seed.build_hasher();
+        hasher.write_u64(draw);
+        hasher.finish()
+    }
+
+    /// Send `request` until it succeeds, fails finally, or the budget is spent.
+    async fn exchange(
+        &self,
+        request: Result<http::Request<Vec<u8>>, kube::core::request::Error>,
+        operation: Operation,
+        object: &str,
+    ) -> Exchanged {
+        let request = match request {
+            Ok(request) => request,
+            Err(error) => {
+                return Exchanged {
+                    result: Err(Failure::Transport {
+                        kind: TransportKind::Other,
+                        message: format!(
+                            "the request could not be built: {}",
+                            mapping::describe_chain(&error)
+                        ),
+                    }),
+                    retried: false,
+                };
+            }
+        };
+        let started = Instant::now();
+        let mut retry = 0u32;
+        let mut last: Option<Failure> = None;
+        loop {
+            let failure = match retry::attempt_limit(&self.policy, started.elapsed()) {
+                // The budget ran out while waiting: the last real failure says more.
+                None => last.take().unwrap_or_else(|| budget_spent(&self.policy)),
+                Some(limit) => match tokio::time::timeout(limit, self.attempt(&request)).await {
+                    Ok(Ok(reply)) => {
+                        return Exchanged {
+                            result: Ok(reply),
+                            retried: retry > 0,
+                        };
+                    }
+                    Ok(Err(failure)) => failure,
+                    Err(_elapsed) => Failure::Transport {
+                        kind: TransportKind::Timeout,
+                        message: format!("no answer within {} ms", limit.as_millis()),
+                    },
+                },
+            };
+            let delay = retry::next_delay(
+                &self.policy,
+                retry,
+                &failure,
+                started.elapsed(),
+                self.jitter(),
+            );
+            let Some(delay) = delay else {
+                return Exchanged {
+                    result: Err(failure),
+                    retried: retry > 0,
+                };
+            };
+            tracing::debug!(
+                %operation,
+                object,
+                retry,
+                delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+                failure = %describe_failure(&failure),
+                "transient failure, retrying"
+            );
+            tokio::time::sleep(delay).await;
+            last = Some(failure);
+            retry += 1;
+        }
+    }
+
+    /// One attempt: send, read the whole body, split success from refusal.
+    async fn attempt(&self, request: &http::Request<Vec<u8>>) -> Result<Reply, Failure> {
+        let response = self
+            .client
+            .send(copy_request(request))
+            .await
+            .map_err(|error| mapping::classify_kube_error(&error))?;
+        let (parts, body) = response.into_parts();
+        let body = body
+            .collect_bytes()
+            .await
+            .map_err(|error| mapping::classify_kube_error(&error))?;
+        if parts.status.is_success() {
+            Ok(Reply {
+                headers: parts.headers,
+                body: body.to_vec(),
+            })
+        } else {
+            Err(Failure::Refused {
+                refusal: mapping::decode_refusal(parts.status.as_u16(), &body),
+                retry_after: parts
+                    .headers
+                    .get(http::header::RETRY_AFTER)
+                    .and_then(|value| value.to_str().ok())
+                    .and_then(retry::parse_retry_after),
+            })
+        }
+    }
+
+    /// Watch the pod `name` from `resource_version`; `true` as soon as an object event arrives,
+    /// `false` when the watch could not start, failed, or ended without one.
+    async fn watch_for_change(
+        &self,
+        name: &str,
+        resource_version: Option<&str>,
+        max: Duration,
+    ) -> bool {
+        let seconds = u32::try_from(max.as_secs()).unwrap_or(u32::MAX).max(1);
+        let params = WatchParams::default()
+            .fields(&format!("metadata.name={name}"))
+            .timeout(seconds)
+            .disable_bookmarks();
+        let request =
+            match Request::new(self.pods_path()).watch(&params, resource_version.unwrap_or("")) {
+                Ok(request) => without_empty_resource_version(request),
+                Err(error) => {
+                    tracing::debug!(pod = name, error = %error, "watch request not built; polling");
+                    return false;
+                }
+            };
+        let events = match self
+            .client
+            .request_events::<serde_json::Value>(request)
+            .await
+        {
+            Ok(events) => events,
+            Err(error) => {
+                tracing::debug!(
+                    pod = name,
+                    error = %mapping::describe_chain(&error),
+                    "watch refused or failed; polling"
+                );
+                return false;
+            }
+        };
+        let mut events = pin!(events);
+        loop {
+            match events.try_next().await {
+                Ok(Some(
+                    WatchEvent::Added(_) | WatchEvent::Modified(_) | WatchEvent::Deleted(_),
+                )) => return true,
+                Ok(Some(WatchEvent::Bookmark(_))) => {}
+                Ok(Some(WatchEvent::Error(status))) => {
+                    tracing::debug!(pod = name, code = status.code, reason = %status.reason, "watch ended with an error event; polling");
+                    return false;
+                }
+                Ok(None) => return false,
+                Err(error) => {
+                    tracing::debug!(
+                        pod = name,
+                        error = %mapping::describe_chain(&error),
+                        "watch stream failed; polling"
+                    );
+                    return false;
+                }
+            }
+        }
+    }
+}
+
+/// The failure reported when the budget ran out before an attempt could start.
+fn budget_spent(policy: &RetryPolicy) -> Failure {
+    Failure::Transport {
+        kind: TransportKind::Timeout,
+        message: format!(
+            "no answer within the {} ms request budget",
+            policy.budget.as_millis()
+        ),
+    }
+}
+
+/// A failure in words for logs (no bodies: `Refusal.message` is the apiserver's own message).
+fn describe_failure(failure: &Failure) -> String {
+    match failure {
+        Failure::Refused { refusal, .. } => {
+            format!("{} {}: {}", refusal.code, refusal.reason, refusal.message)
+        }
+        Failure::Transport { message, .. } => message.clone(),
+    }
+}
+
+/// A copy of `request` with kube's body type, for one attempt.
+fn copy_request(request: &http::Request<Vec<u8>>) -> http::Request<kube::client::Body> {
+    let mut copy = http::Request::new(kube::client::Body::from(request.body().clone()));
+    *copy.method_mut() = request.method().clone();
+    *copy.uri_mut() = request.uri().clone();
+    *copy.headers_mut() = request.headers().clone();
+    copy
+}
+
+/// kube's watch builder always appends `resourceVersion`; with none observed, drop the empty
+/// parameter instead of sending `resourceVersion=`.
+fn without_empty_resource_version(mut request: http::Request<Vec<u8>>) -> http::Request<Vec<u8>> {
+    let uri = request.uri().to_string();
+    if let Some(stripped) = uri.strip_suffix("&resourceVersion=")
+        && let Ok(parsed) = stripped.parse()
+    {
+        *request.uri_mut() = parsed;
+    }
+    request
+}
+
+/// Decode a 2xx body. The message names only the position of the problem, never the content,
+/// because a Secret body holds environment values.
+fn decode<T: DeserializeOwned>(body: &[u8], what: &str) -> Result<T, Failure> {
+    serde_json::from_slice(body).map_err(|error| Failure::Transport {
+        kind: TransportKind::Undecodable,
+        message: format!(
+            "the answer could not be decoded as {what} (line {}, column {})",
+            error.line(),
+            error.column()
+        ),
+    })
+}
+
+/// Serialize a request body. Only the position of a failure is reported, never the content.
+fn encode<T: serde::Serialize>(value: &T) -> Result<Vec<u8>, Failure> {
+    serde_json::to_vec(value).map_err(|_| Failure::Transport {
+        kind: TransportKind::Other,
+        message: "the object could not be serialized".to_owned(),
+    })
+}
+
+/// A failure's error, or the outcome the mapping found in it.
+fn outcome_or_error<T>(
+    failure: Failure,
+    outcome: Option<T>,
+    operation: Operation,
+    object: &str,
+) -> Result<T, SubstrateError> {
+    match outcome {
+        Some(outcome) => Ok(outcome),
+        None => Err(failure.into_error(operation, object)),
+    }
+}
+
+impl Substrate for Cluster {
+    fn namespace(&self) -> &str {
+        &self.namespace
+    }
+
+    async fn ensure_namespace(&self) -> Result<(), NamespaceError> {
+        let namespace = self.namespace.clone();
+        let object = format!("namespace/{namespace}");
+        let failed = |failure: Failure, operation| NamespaceError::Failed {
+            namespace: namespace.clone(),
+            source: failure.into_error(operation, object.clone()),
+        };
+        let get =
+            Request::new(Namespace::url_path(&(), None)).get(&namespace, &GetParams::default());
+        let got = self
+            .exchange(get, Operation::GetNamespace, &object)
+            .await
+            .result;
+        match mapping::after_namespace_get(got.map(|_| ())) {
+            AfterNamespaceGet::Exists => return Ok(()),
+            AfterNamespaceGet::Continue => {
+                tracing::debug!(%namespace, "reading the namespace is forbidden; continuing without ensuring it");
+                return Ok(());
+            }
+            AfterNamespaceGet::Fail(failure) => {
+                return Err(failed(failure, Operation::GetNamespace));
+            }
+            AfterNamespaceGet::Create => {}
+        }
+        let body = Namespace {
+            metadata: ObjectMeta {
+                name: Some(namespace.clone()),
+                ..ObjectMeta::default()
+            },
+            ..Namespace::default()
+        };
+        let body = encode(&body).map_err(|failure| failed(failure, Operation::CreateNamespace))?;
+        let create =
+            Request::new(Namespace::url_path(&(), None)).create(&PostParams::default(), body);
+        let created = self
+            .exchange(create, Operation::CreateNamespace, &object)
+            .await
+            .result;
+        match mapping::after_namespace_create(created.map(|_| ())) {
+            AfterNamespaceCreate::Done => Ok(()),
+            AfterNamespaceCreate::Forbidden => Err(NamespaceError::CreateForbidden { namespace }),
+            AfterNamespaceCreate::Fail(failure) => Err(failed(failure, Operation::CreateNamespace)),
+        }
+    }
+
+    async fn list_pods(&self, selector: &str) -> Result<Listed<Pod>, SubstrateError> {
+        let object = self.list_object(selector);
+        let request = Request::new(self.pods_path()).list(&ListParams::default().labels(selector));
+        let reply = self
+            .exchange(request, Operation::ListPods, &object)
+            .await
+            .result
+            .map_err(|failure| failure.into_error(Operation::ListPods, &object))?;
+        let server_now = reply
+            .headers
+            .get(http::header::DATE)
+            .and_then(|value| value.to_str().ok())
+            .and_then(mapping::parse_imf_fixdate);
+        let list: ObjectList<Pod> = decode(&reply.body, "a pod list")
+            .map_err(|failure| failure.into_error(Operation::ListPods, &object))?;
+        Ok(Listed {
+            items: list.items,
+            server_now,
+        })
+    }
+
+    async fn list_secrets(&self, selector: &str) -> Result<Vec<Secret>, SubstrateError> {
+        let object = self.list_object(selector);
+        let request =
+            Request::new(self.secrets_path()).list(&ListParams::default().labels(selector));
+        let reply = self
+            .exchange(request, Operation::ListSecrets, &object)
+            .await
+            .result
+            .map_err(|failure| failure.into_error(Operation::ListSecrets, &object))?;
+        let list: ObjectList<Secret> = decode(&reply.body, "a secret list")
+            .map_err(|failure| failure.into_error(Operation::ListSecrets, &object))?;
+        Ok(list.items)
+    }
+
+    async fn get_pod(&self, name: &str) -> Result<Option<Pod>, SubstrateError> {
+        let object = format!("pod/{name}");
+        let request = Request::new(self.pods_path()).get(name, &GetParams::default());
+        match self
+            .exchange(request, Operation::GetPod, &object)
+            .await
+            .result
+        {
+            Ok(reply) => decode(&reply.body, "a pod")
+                .map(Some)
+                .map_err(|failure| failure.into_error(Operation::GetPod, &object)),
+            Err(failure) if mapping::is_absent(&failure) => Ok(None),
+            Err(failure) => Err(failure.into_error(Operation::GetPod, &object)),
+        }
+    }
+
+    async fn secret_exists(&self, name: &str) -> Result<bool, SubstrateError> {
+        let object = format!("secret/{name}");
+        let request = Request::new(self.secrets_path()).get(name, &GetParams::default());
+        // The body (the Secret's values) is not decoded: a 2xx is the proof of existence.
+        match self
+            .exchange(request, Operation::GetSecret, &object)
+            .await
+            .result
+        {
+            Ok(_) => Ok(true),
+            Err(failure) if mapping::is_absent(&failure) => Ok(false),
+            Err(failure) => Err(failure.into_error(Operation::GetSecret, &object)),
+        }
+    }
+
+    async fn create_secret(&self, secret: &Secret) -> Result<CreateOutcome, SubstrateError> {
+        let name = secret.metadata.name.as_deref().unwrap_or("<unnamed>");
+        let object = format!("secret/{name}");
+        let body = encode(secret).map_err(|f| f.into_error(Operation::CreateSecret, &object))?;
+        let request = Request::new(self.secrets_path()).create(&PostParams::default(), body);
+        let exchanged = self
+            .exchange(request, Operation::CreateSecret, &object)
+            .await;
+        let outcome = match exchanged.result {
+            Ok(_) => CreateOutcome::Created,
+            Err(failure) => {
+                let outcome = mapping::create_outcome(&failure);
+                outcome_or_error(failure, outcome, Operation::CreateSecret, &object)?
+            }
+        };
+        Ok(mapping::secret_create_outcome(outcome, exchanged.retried))
+    }
+
+    async fn create_pod(&self, pod: &Pod) -> Result<CreateOutcome, SubstrateError> {
+        let name = pod.metadata.name.as_deref().unwrap_or("<unnamed>");
+        let object = format!("pod/{name}");
+        let body = encode(pod).map_err(|f| f.into_error(Operation::CreatePod, &object))?;
+        let request = Request::new(self.pods_path()).create(&PostParams::default(), body);
+        // A retried create that answers AlreadyExists goes through the normal adopt path: the
+        // lost-race path verifies whatever holds the name before adopting it.
+        match self
+            .exchange(request, Operation::CreatePod, &object)
+            .await
+            .result
+        {
+            Ok(_) => Ok(CreateOutcome::Created),
+            Err(failure) => {
+                let outcome = mapping::create_outcome(&failure);
+                outcome_or_error(failure, outcome, Operation::CreatePod, &object)
+            }
+        }
+    }
+
+    async fn delete_pod(&self, name: &str, fence: &Fence) -> Result<DeleteOutcome, SubstrateError> {
+        let object = format!("pod/{name}");
+        // Preconditions only: no gracePeriodSeconds (the pod's own 60 s applies; 0 would be a
+        // force kill) and no propagation policy (deploy.md § Semantics relied on, items 3 and 5).
+        let params = DeleteParams {
+            preconditions: Some(Preconditions {
+                uid: Some(fence.uid.clone()),
+                resource_version: Some(fence.resource_version.clone()),
+            }),
+            ..DeleteParams::default()
+        };
+        let request = Request::new(self.pods_path()).delete(name, &params);
+        match self
+            .exchange(request, Operation::DeletePod, &object)
+            .await
+            .result
+        {
+            Ok(_) => Ok(DeleteOutcome::Accepted),
+            Err(failure) => {
+                let outcome = mapping::delete_outcome(&failure);
+                outcome_or_error(failure, outcome, Operation::DeletePod, &object)
+            }
+        }
+    }
+
+    async fn delete_secret(&self, name: &str, uid: &str) -> Result<DeleteOutcome, SubstrateError> {
+        let object = format!("secret/{name}");
+        let params = DeleteParams {
+            preconditions: Some(Preconditions {
+                uid: Some(uid.to_owned()),
+                resource_version: None,
+            }),
+            ..DeleteParams::default()
+        };
+        let request = Request::new(self.secrets_path()).delete(name, &params);
+        match self
+            .exchange(request, Operation::DeleteSecret, &object)
+            .await
+            .result
+        {
+            Ok(_) => Ok(DeleteOutcome::Accepted),
+            Err(failure) => {
+                let outcome = mapping::delete_outcome(&failure);
+                outcome_or_error(failure, outcome, Operation::DeleteSecret, &object)
+            }
+        }
+    }
+
+    async fn sleep(&self, duration: Duration) {
+        tokio::time::sleep(duration).await;
+    }
+
+    async fn wait_for_pod_change(&self, name: &str, resource_version: Option<&str>, max: Duration) {
+        let started = Instant::now();
+        let woke = tokio::time::timeout(max, self.watch_for_change(name, resource_version, max))
+            .await
+            .unwrap_or(false);
+        if !woke && let Some(rest) = max.checked_sub(started.elapsed()) {
+            tokio::time::sleep(rest).await;
+        }
+    }
+
+    fn elapsed(&self) -> Duration {
+        self.operation_start
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .elapsed()
+    }
+}

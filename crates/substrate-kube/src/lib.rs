@@ -3,4 +3,6 @@
 #![deny(missing_docs)]
 
 pub mod cluster;
+pub use cluster::client::{ClientError, ClientOptions, Connection, connect};
+pub use cluster::{Cluster, RetryPolicy};
 pub mod pod_seeds;

@@ -1,0 +1,318 @@
+//! Response mapping: how an apiserver answer becomes an outcome or an error
+//! (deploy.md § Cluster interface and requests, § Semantics relied on).
+//!
+//! Layer: pure functions over plain values (status codes, header strings, body bytes). Performs
+//! no I/O, reads no clock and holds no client; `cluster` calls these after each exchange, and the
+//! mutation run covers this module completely. It must never match a reason by HTTP code: a 409
+//! is split on `Status.reason` only, and an empty reason matches nothing.
+
+use std::time::Duration;
+
+use apiary_substrate::{CreateOutcome, DeleteOutcome, Operation, SubstrateError};
+use chrono::{DateTime, Datelike, NaiveDate, NaiveDateTime, NaiveTime, Utc, Weekday};
+
+/// `Status.reason` of a create that lost to an existing object of the same name.
+pub const REASON_ALREADY_EXISTS: &str = "AlreadyExists";
+/// `Status.reason` of a failed delete precondition (uid or resourceVersion).
+pub const REASON_CONFLICT: &str = "Conflict";
+/// `Status.reason` of a confirmed absence.
+pub const REASON_NOT_FOUND: &str = "NotFound";
+/// `Status.reason` of a request the caller may not make.
+pub const REASON_FORBIDDEN: &str = "Forbidden";
+
+/// A non-2xx answer, decoded from its `Status` body.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    /// The HTTP status code of the response.
+    pub code: u16,
+    /// `Status.reason` verbatim; empty when absent or when the body is not a `Status`.
+    pub reason: String,
+    /// `Status.message` verbatim, or a description of the missing `Status` body.
+    pub message: String,
+}
+
+/// What went wrong with no usable answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TransportKind {
+    /// The connection failed or dropped before a whole answer arrived.
+    Connection,
+    /// No answer arrived within the attempt's time limit.
+    Timeout,
+    /// A whole answer arrived but its body could not be decoded.
+    Undecodable,
+    /// Anything else (building the request, authentication, a client-side refusal).
+    Other,
+}
+
+/// Why one attempt of an exchange failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Failure {
+    /// The apiserver answered with an error status.
+    Refused {
+        /// The decoded answer.
+        refusal: Refusal,
+        /// The `Retry-After` delay the answer asked for, if any.
+        retry_after: Option<Duration>,
+    },
+    /// No usable answer.
+    Transport {
+        /// What kind of failure.
+        kind: TransportKind,
+        /// What went wrong, in words (never a request or response body).
+        message: String,
+    },
+}
+
+impl Failure {
+    /// The refusal, when the apiserver answered.
+    pub fn refusal(&self) -> Option<&Refusal> {
+        match self {
+            Self::Refused { refusal, .. } => Some(refusal),
+            Self::Transport { .. } => None,
+        }
+    }
+
+    /// Whether the apiserver answered with exactly this `Status.reason`. A transport failure has
+    /// no reason and an empty reason matches nothing, so a reset connection can never read as a
+    /// confirmed absence (deploy.md § Semantics relied on, item 1).
+    pub fn has_reason(&self, reason: &str) -> bool {
+        self.refusal()
+            .is_some_and(|refusal| !refusal.reason.is_empty() && refusal.reason == reason)
+    }
+
+    /// The error a caller sees: it names the operation and the object.
+    pub fn into_error(self, operation: Operation, object: impl Into<String>) -> SubstrateError {
+        let object = object.into();
+        match self {
+            Self::Refused { refusal, .. } => SubstrateError::Api {
+                operation,
+                object,
+                code: refusal.code,
+                reason: refusal.reason,
+                message: refusal.message,
+            },
+            Self::Transport { message, .. } => SubstrateError::Transport {
+                operation,
+                object,
+                message,
+            },
+        }
+    }
+}
+
+/// Decode a non-2xx answer. The body should be a `Status`; when it is not (a proxy's page, an
+/// empty body) the reason is empty and the message says so without quoting the body, because a
+/// body nobody specified could echo anything.
+pub fn decode_refusal(code: u16, body: &[u8]) -> Refusal {
+    match serde_json::from_slice::<kube::core::Status>(body) {
+        Ok(status) => Refusal {
+            code,
+            reason: status.reason,
+            message: if status.message.is_empty() {
+                "no message".to_owned()
+            } else {
+                status.message
+            },
+        },
+        Err(_) => Refusal {
+            code,
+            reason: String::new(),
+            message: format!("the response carried no Status body ({} bytes)", body.len()),
+        },
+    }
+}
+
+/// A create's refusal that is an outcome: only reason `AlreadyExists` (the name is taken).
+pub fn create_outcome(failure: &Failure) -> Option<CreateOutcome> {
+    failure
+        .has_reason(REASON_ALREADY_EXISTS)
+        .then_some(CreateOutcome::AlreadyExists)
+}
+
+/// A Secret create that answered `AlreadyExists` after an earlier attempt of the same exchange
+/// got no usable answer created the Secret itself: the name is this attempt's alone, so the
+/// earlier attempt landed. Any other combination is reported as answered.
+pub fn secret_create_outcome(outcome: CreateOutcome, retried: bool) -> CreateOutcome {
+    match outcome {
+        CreateOutcome::AlreadyExists if retried => CreateOutcome::Created,
+        other => other,
+    }
+}
+
+/// A delete's refusal that is an outcome: `NotFound` (already gone) or `Conflict` (a
+/// precondition failed: re-classify, never retry with a fresher fence).
+pub fn delete_outcome(failure: &Failure) -> Option<DeleteOutcome> {
+    if failure.has_reason(REASON_NOT_FOUND) {
+        Some(DeleteOutcome::NotFound)
+    } else if failure.has_reason(REASON_CONFLICT) {
+        Some(DeleteOutcome::PreconditionFailed)
+    } else {
+        None
+    }
+}
+
+/// Whether a read's refusal is a confirmed absence (reason `NotFound`).
+pub fn is_absent(failure: &Failure) -> bool {
+    failure.has_reason(REASON_NOT_FOUND)
+}
+
+/// The next step of namespace ensure after the GET (deploy.md § Namespace ensure).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AfterNamespaceGet {
+    /// The namespace exists: done.
+    Exists,
+    /// The namespace is absent: create it.
+    Create,
+    /// Reading namespaces is forbidden: continue without ensuring; a missing namespace surfaces
+    /// at the Secret create.
+    Continue,
+    /// Any other failure: E9.
+    Fail(Failure),
+}
+
+/// Map the namespace GET's answer (`Ok` = 2xx).
+pub fn after_namespace_get(answer: Result<(), Failure>) -> AfterNamespaceGet {
+    match answer {
+        Ok(()) => AfterNamespaceGet::Exists,
+        Err(failure) if failure.has_reason(REASON_NOT_FOUND) => AfterNamespaceGet::Create,
+        Err(failure) if failure.has_reason(REASON_FORBIDDEN) => AfterNamespaceGet::Continue,
+        Err(failure) => AfterNamespaceGet::Fail(failure),
+    }
+}
+
+/// The result of the namespace create.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AfterNamespaceCreate {
+    /// Created, or created concurrently by someone else (`AlreadyExists`).
+    Done,
+    /// Creating is forbidden: E11, naming `kubectl create namespace <ns>`.
+    Forbidden,
+    /// Any other failure: E9.
+    Fail(Failure),
+}
+
+/// Map the namespace create's answer (`Ok` = 2xx).
+pub fn after_namespace_create(answer: Result<(), Failure>) -> AfterNamespaceCreate {
+    match answer {
+        Ok(()) => AfterNamespaceCreate::Done,
+        Err(failure) if failure.has_reason(REASON_ALREADY_EXISTS) => AfterNamespaceCreate::Done,
+        Err(failure) if failure.has_reason(REASON_FORBIDDEN) => AfterNamespaceCreate::Forbidden,
+        Err(failure) => AfterNamespaceCreate::Fail(failure),
+    }
+}
+
+/// Parse an HTTP `Date` value in IMF-fixdate form (`Sun, 02 Aug 2026 04:00:00 GMT`, RFC 9110
+/// § Date/Time Formats) as UTC. Anything else, including the obsolete forms, a wrong weekday or
+/// an impossible date, is `None`: a clock the apiserver did not state unambiguously is no clock,
+/// and the orphan sweep then skips (deploy.md § Age gate).
+pub fn parse_imf_fixdate(value: &str) -> Option<DateTime<Utc>> {
+    let bytes = value.as_bytes();
+    // ASCII first, so the fixed byte offsets below are character boundaries.
+    if !value.is_ascii()
+        || bytes.len() != 29
+        || &value[3..5] != ", "
+        || bytes[7] != b' '
+        || bytes[11] != b' '
+        || bytes[16] != b' '
+        || bytes[19] != b':'
+        || bytes[22] != b':'
+        || &value[25..] != " GMT"
+    {
+        return None;
+    }
+    let weekday = weekday_of(&value[..3])?;
+    let day = digits(&value[5..7])?;
+    let month = month_of(&value[8..11])?;
+    let year = digits(&value[12..16])?;
+    let hour = digits(&value[17..19])?;
+    let minute = digits(&value[20..22])?;
+    let second = digits(&value[23..25])?;
+    let date = NaiveDate::from_ymd_opt(i32::try_from(year).ok()?, month, day)?;
+    if date.weekday() != weekday {
+        return None;
+    }
+    let time = NaiveTime::from_hms_opt(hour, minute, second)?;
+    Some(NaiveDateTime::new(date, time).and_utc())
+}
+
+/// A field of ASCII digits only (no sign, no spaces), as a number.
+fn digits(field: &str) -> Option<u32> {
+    if field.bytes().all(|b| b.is_ascii_digit()) {
+        field.parse().ok()
+    } else {
+        None
+    }
+}
+
+/// The IMF-fixdate day name, case-sensitive.
+fn weekday_of(name: &str) -> Option<Weekday> {
+    Some(match name {
+        "Mon" => Weekday::Mon,
+        "Tue" => Weekday::Tue,
+        "Wed" => Weekday::Wed,
+        "Thu" => Weekday::Thu,
+        "Fri" => Weekday::Fri,
+        "Sat" => Weekday::Sat,
+        "Sun" => Weekday::Sun,
+        _ => return None,
+    })
+}
+
+/// The IMF-fixdate month name, case-sensitive, as 1–12.
+fn month_of(name: &str) -> Option<u32> {
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    MONTHS
+        .iter()
+        .position(|month| *month == name)
+        .and_then(|index| u32::try_from(index + 1).ok())
+}
+
+/// Describe an error and its causes in one line, skipping a cause whose text the message
+/// already contains (kube's errors repeat their source in their own text).
+pub fn describe_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+/// Classify a `kube::Error` from a request that got no decodable answer.
+pub fn classify_kube_error(error: &kube::Error) -> Failure {
+    let message = describe_chain(error);
+    match error {
+        kube::Error::Api(status) => Failure::Refused {
+            refusal: Refusal {
+                code: status.code,
+                reason: status.reason.clone(),
+                message: status.message.clone(),
+            },
+            retry_after: None,
+        },
+        kube::Error::HyperError(_) | kube::Error::Service(_) | kube::Error::ReadEvents(_) => {
+            Failure::Transport {
+                kind: TransportKind::Connection,
+                message,
+            }
+        }
+        kube::Error::SerdeError(_) | kube::Error::FromUtf8(_) => Failure::Transport {
+            kind: TransportKind::Undecodable,
+            message,
+        },
+        _ => Failure::Transport {
+            kind: TransportKind::Other,
+            message,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,419 @@
+//! Unit tests of `cluster::mapping`: the 409 split on the literal reason, confirmed absence,
+//! namespace ensure, the IMF-fixdate server clock, and error text (deploy.md § Apiserver
+//! mapping A2–A6, A9). Pure; no client.
+
+use super::*;
+use proptest::prelude::*;
+
+fn refused(code: u16, reason: &str) -> Failure {
+    Failure::Refused {
+        refusal: Refusal {
+            code,
+            reason: reason.to_owned(),
+            message: "m".to_owned(),
+        },
+        retry_after: None,
+    }
+}
+
+fn transport(kind: TransportKind) -> Failure {
+    Failure::Transport {
+        kind,
+        message: "connection reset".to_owned(),
+    }
+}
+
+const ALL_TRANSPORT: [TransportKind; 4] = [
+    TransportKind::Connection,
+    TransportKind::Timeout,
+    TransportKind::Undecodable,
+    TransportKind::Other,
+];
+
+/// A6: the reason constants are exactly the apiserver's spellings.
+#[test]
+fn a6_reason_literals_are_exact() {
+    assert_eq!(REASON_ALREADY_EXISTS, "AlreadyExists");
+    assert_eq!(REASON_CONFLICT, "Conflict");
+    assert_eq!(REASON_NOT_FOUND, "NotFound");
+    assert_eq!(REASON_FORBIDDEN, "Forbidden");
+}
+
+/// A3: a 409 `AlreadyExists` is the create outcome, a 409 `Conflict` the delete outcome, and
+/// neither matches the other's mapping.
+#[test]
+fn a3_each_409_matches_only_its_own_reason() {
+    let exists = refused(409, "AlreadyExists");
+    let conflict = refused(409, "Conflict");
+    assert_eq!(create_outcome(&exists), Some(CreateOutcome::AlreadyExists));
+    assert_eq!(create_outcome(&conflict), None);
+    assert_eq!(
+        delete_outcome(&conflict),
+        Some(DeleteOutcome::PreconditionFailed)
+    );
+    assert_eq!(delete_outcome(&exists), None);
+    assert!(exists.has_reason("AlreadyExists"));
+    assert!(!exists.has_reason("Conflict"));
+}
+
+/// A4: a transport failure matches no reason: never an outcome, never an absence.
+#[test]
+fn a4_transport_error_matches_no_reason() {
+    for kind in ALL_TRANSPORT {
+        let failure = transport(kind);
+        for reason in ["AlreadyExists", "Conflict", "NotFound", "Forbidden", ""] {
+            assert!(!failure.has_reason(reason), "{kind:?} matched {reason:?}");
+        }
+        assert_eq!(failure.refusal(), None);
+        assert_eq!(create_outcome(&failure), None);
+        assert_eq!(delete_outcome(&failure), None);
+        assert!(!is_absent(&failure));
+    }
+}
+
+/// A5: a 409 (or 404) with an empty reason matches nothing, not even the empty string.
+#[test]
+fn a5_empty_reason_matches_nothing() {
+    for code in [404, 409] {
+        let failure = refused(code, "");
+        assert!(!failure.has_reason(""));
+        assert_eq!(create_outcome(&failure), None);
+        assert_eq!(delete_outcome(&failure), None);
+        assert!(!is_absent(&failure));
+    }
+}
+
+/// Reasons are matched by the reason, never by the code: a 404 `NotFound` is an absence, a
+/// `NotFound` reason is decisive whatever the code, and case matters.
+#[test]
+fn reason_not_code_decides_absence() {
+    assert!(is_absent(&refused(404, "NotFound")));
+    assert!(!is_absent(&refused(404, "notfound")));
+    assert!(!is_absent(&refused(404, "Forbidden")));
+    assert_eq!(
+        delete_outcome(&refused(404, "NotFound")),
+        Some(DeleteOutcome::NotFound)
+    );
+    assert_eq!(delete_outcome(&refused(403, "Forbidden")), None);
+    assert_eq!(create_outcome(&refused(409, "alreadyexists")), None);
+}
+
+/// A retried Secret create answering `AlreadyExists` is success (the name is this attempt's
+/// alone); a first answer of `AlreadyExists` and a created Secret pass through unchanged.
+#[test]
+fn retried_secret_create_already_exists_is_success() {
+    use CreateOutcome::{AlreadyExists, Created};
+    assert_eq!(secret_create_outcome(AlreadyExists, true), Created);
+    assert_eq!(secret_create_outcome(AlreadyExists, false), AlreadyExists);
+    assert_eq!(secret_create_outcome(Created, true), Created);
+    assert_eq!(secret_create_outcome(Created, false), Created);
+}
+
+/// A9: namespace GET: exists → done, NotFound → create, Forbidden → continue, other → E9.
+#[test]
+fn a9_namespace_get_mapping() {
+    assert_eq!(after_namespace_get(Ok(())), AfterNamespaceGet::Exists);
+    assert_eq!(
+        after_namespace_get(Err(refused(404, "NotFound"))),
+        AfterNamespaceGet::Create
+    );
+    assert_eq!(
+        after_namespace_get(Err(refused(403, "Forbidden"))),
+        AfterNamespaceGet::Continue
+    );
+    for failure in [
+        refused(500, "InternalError"),
+        refused(404, ""),
+        refused(403, ""),
+        transport(TransportKind::Connection),
+    ] {
+        assert_eq!(
+            after_namespace_get(Err(failure.clone())),
+            AfterNamespaceGet::Fail(failure)
+        );
+    }
+}
+
+/// A9: namespace create: AlreadyExists → success, Forbidden → E11, other → E9.
+#[test]
+fn a9_namespace_create_mapping() {
+    assert_eq!(after_namespace_create(Ok(())), AfterNamespaceCreate::Done);
+    assert_eq!(
+        after_namespace_create(Err(refused(409, "AlreadyExists"))),
+        AfterNamespaceCreate::Done
+    );
+    assert_eq!(
+        after_namespace_create(Err(refused(403, "Forbidden"))),
+        AfterNamespaceCreate::Forbidden
+    );
+    for failure in [
+        refused(409, "Conflict"),
+        refused(403, ""),
+        refused(422, "Invalid"),
+        transport(TransportKind::Timeout),
+    ] {
+        assert_eq!(
+            after_namespace_create(Err(failure.clone())),
+            AfterNamespaceCreate::Fail(failure)
+        );
+    }
+}
+
+/// A Status body is decoded verbatim; a missing message is said so.
+#[test]
+fn status_body_is_decoded_verbatim() {
+    let body = br#"{"kind":"Status","apiVersion":"v1","status":"Failure","message":"pods \"a\" already exists","reason":"AlreadyExists","code":409}"#;
+    assert_eq!(
+        decode_refusal(409, body),
+        Refusal {
+            code: 409,
+            reason: "AlreadyExists".to_owned(),
+            message: "pods \"a\" already exists".to_owned(),
+        }
+    );
+    let bare = br#"{"kind":"Status","code":500}"#;
+    assert_eq!(
+        decode_refusal(500, bare),
+        Refusal {
+            code: 500,
+            reason: String::new(),
+            message: "no message".to_owned(),
+        }
+    );
+}
+
+/// A body that is not a Status gives an empty reason and a message that never quotes it.
+#[test]
+fn non_status_body_is_not_quoted() {
+    let refusal = decode_refusal(502, b"<html>SECRET-LOOKING</html>");
+    assert_eq!(refusal.code, 502);
+    assert_eq!(refusal.reason, "");
+    assert!(!refusal.message.contains("SECRET"), "{}", refusal.message);
+    assert_eq!(
+        refusal.message,
+        "the response carried no Status body (27 bytes)"
+    );
+}
+
+/// Every error names the operation and the object, and keeps code, reason and message.
+#[test]
+fn errors_name_operation_and_object() {
+    let api = refused(409, "Conflict").into_error(Operation::DeletePod, "pod/agent-x");
+    assert_eq!(
+        api,
+        SubstrateError::Api {
+            operation: Operation::DeletePod,
+            object: "pod/agent-x".to_owned(),
+            code: 409,
+            reason: "Conflict".to_owned(),
+            message: "m".to_owned(),
+        }
+    );
+    assert_eq!(
+        api.to_string(),
+        "could not delete pod pod/agent-x: the apiserver answered 409 Conflict: m"
+    );
+    let lost = transport(TransportKind::Connection).into_error(Operation::GetPod, "pod/agent-x");
+    assert_eq!(
+        lost,
+        SubstrateError::Transport {
+            operation: Operation::GetPod,
+            object: "pod/agent-x".to_owned(),
+            message: "connection reset".to_owned(),
+        }
+    );
+}
+
+/// A1: the spec's example `Date` header is the server clock.
+#[test]
+fn a1_date_header_parses_as_utc() {
+    let parsed = parse_imf_fixdate("Sun, 02 Aug 2026 04:00:00 GMT");
+    assert_eq!(
+        parsed.map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
+        Some("2026-08-02T04:00:00Z".to_owned())
+    );
+    assert_eq!(
+        parse_imf_fixdate("Wed, 31 Dec 2025 23:59:59 GMT")
+            .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
+        Some("2025-12-31T23:59:59Z".to_owned())
+    );
+}
+
+/// A2: garbled `Date` values give no clock (and never panic).
+#[test]
+fn a2_garbled_date_is_no_clock() {
+    let garbled = [
+        "not a date",
+        "",
+        // Each separator position broken in turn.
+        "Sun; 02 Aug 2026 04:00:00 GMT",
+        "Sun,x02 Aug 2026 04:00:00 GMT",
+        "Sun, 02xAug 2026 04:00:00 GMT",
+        "Sun, 02 Augx2026 04:00:00 GMT",
+        "Sun, 02 Aug 2026x04:00:00 GMT",
+        "Sun, 02 Aug 2026 04x00:00 GMT",
+        "Sun, 02 Aug 2026 04:00x00 GMT",
+        "Sun, 02 Aug 2026 04:00:00xGMT",
+        "Sun, 02 Aug 2026 04:00:00 UTC",
+        "Sun, 02 Aug 2026 04:00:00 gmt",
+        // Wrong lengths and obsolete forms.
+        "Sun, 2 Aug 2026 04:00:00 GMT",
+        "Sun, 02 Aug 2026 04:00:00 GMT ",
+        "Sunday, 02-Aug-26 04:00:00 GMT",
+        "Sun Aug  2 04:00:00 2026     ",
+        "Sun, 02 Aug 2026 04:00:00 +0000",
+        // Names and numbers.
+        "Mon, 02 Aug 2026 04:00:00 GMT",
+        "sun, 02 Aug 2026 04:00:00 GMT",
+        "Sun, 02 aug 2026 04:00:00 GMT",
+        "Sun, 02 Agu 2026 04:00:00 GMT",
+        "Sun, +2 Aug 2026 04:00:00 GMT",
+        "Sun, 02 Aug +026 04:00:00 GMT",
+        "Sun, 02 Aug 2026 +4:00:00 GMT",
+        "Sun, 02 Aug 2026 04:+0:00 GMT",
+        "Sun, 02 Aug 2026 04:00:+0 GMT",
+        "Mon, 30 Feb 2026 04:00:00 GMT",
+        "Sun, 00 Aug 2026 04:00:00 GMT",
+        "Sun, 02 Aug 2026 24:00:00 GMT",
+        "Sun, 02 Aug 2026 04:60:00 GMT",
+        "Sun, 02 Aug 2026 04:00:61 GMT",
+        // Non-ASCII of the right byte length must not panic on slicing.
+        "Sün, 02 Aug 2026 04:00:00 GM",
+        "Sun,\u{a0}02 Aug 2026 04:00:00 GM",
+    ];
+    for value in garbled {
+        assert_eq!(parse_imf_fixdate(value), None, "{value:?}");
+    }
+}
+
+/// Every day and month name is recognised in its own position (kills swapped table entries).
+#[test]
+fn every_weekday_and_month_name_parses() {
+    let cases = [
+        ("Thu, 01 Jan 2026 00:00:00 GMT", "2026-01-01"),
+        ("Sun, 01 Feb 2026 00:00:00 GMT", "2026-02-01"),
+        ("Sun, 01 Mar 2026 00:00:00 GMT", "2026-03-01"),
+        ("Wed, 01 Apr 2026 00:00:00 GMT", "2026-04-01"),
+        ("Fri, 01 May 2026 00:00:00 GMT", "2026-05-01"),
+        ("Mon, 01 Jun 2026 00:00:00 GMT", "2026-06-01"),
+        ("Wed, 01 Jul 2026 00:00:00 GMT", "2026-07-01"),
+        ("Sat, 01 Aug 2026 00:00:00 GMT", "2026-08-01"),
+        ("Tue, 01 Sep 2026 00:00:00 GMT", "2026-09-01"),
+        ("Thu, 01 Oct 2026 00:00:00 GMT", "2026-10-01"),
+        ("Sun, 01 Nov 2026 00:00:00 GMT", "2026-11-01"),
+        ("Tue, 01 Dec 2026 00:00:00 GMT", "2026-12-01"),
+    ];
+    for (value, date) in cases {
+        let parsed = parse_imf_fixdate(value).map(|t| t.date_naive().to_string());
+        assert_eq!(parsed.as_deref(), Some(date), "{value}");
+    }
+}
+
+proptest! {
+    /// Any second between 1970 and 9999, written as IMF-fixdate, parses back to itself.
+    #[test]
+    fn imf_fixdate_round_trips(seconds in 0i64..253_402_300_799) {
+        let time = DateTime::from_timestamp(seconds, 0).expect("in range");
+        let text = time.format("%a, %d %b %Y %H:%M:%S GMT").to_string();
+        prop_assert_eq!(parse_imf_fixdate(&text), Some(time));
+    }
+
+    /// Arbitrary text never panics the parser.
+    #[test]
+    fn imf_fixdate_never_panics(text in ".{0,40}") {
+        let _ = parse_imf_fixdate(&text);
+    }
+}
+
+#[derive(Debug)]
+struct Layer(&'static str, Option<Box<Layer>>);
+
+impl std::fmt::Display for Layer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+impl std::error::Error for Layer {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.1
+            .as_deref()
+            .map(|layer| layer as &(dyn std::error::Error + 'static))
+    }
+}
+
+/// The chain is described once: causes already in the text are skipped, new ones appended.
+#[test]
+fn describe_chain_appends_only_new_causes() {
+    let error = Layer(
+        "client error: tcp connect error",
+        Some(Box::new(Layer(
+            "tcp connect error",
+            Some(Box::new(Layer("Connection refused", None))),
+        ))),
+    );
+    assert_eq!(
+        describe_chain(&error),
+        "client error: tcp connect error: Connection refused"
+    );
+    assert_eq!(describe_chain(&Layer("alone", None)), "alone");
+}
+
+/// kube errors are sorted: Api keeps its Status, connection failures are transport
+/// `Connection`, undecodable bodies `Undecodable`, the rest `Other`.
+#[test]
+fn kube_errors_are_classified() {
+    let api = kube::Error::Api(Box::new(kube::core::Status {
+        code: 403,
+        reason: "Forbidden".to_owned(),
+        message: "no".to_owned(),
+        ..kube::core::Status::default()
+    }));
+    assert_eq!(classify_kube_error(&api), {
+        Failure::Refused {
+            refusal: Refusal {
+                code: 403,
+                reason: "Forbidden".to_owned(),
+                message: "no".to_owned(),
+            },
+            retry_after: None,
+        }
+    });
+    let kind = |error: kube::Error| match classify_kube_error(&error) {
+        Failure::Transport { kind, message } => {
+            assert!(!message.is_empty());
+            Some(kind)
+        }
+        Failure::Refused { .. } => None,
+    };
+    let reset = std::io::Error::new(std::io::ErrorKind::ConnectionReset, "reset by peer");
+    assert_eq!(
+        kind(kube::Error::Service(Box::new(reset))),
+        Some(TransportKind::Connection)
+    );
+    assert_eq!(
+        kind(kube::Error::ReadEvents(std::io::Error::other("x"))),
+        Some(TransportKind::Connection)
+    );
+    let serde = serde_json::from_slice::<u8>(b"x").expect_err("not a number");
+    assert_eq!(
+        kind(kube::Error::SerdeError(serde)),
+        Some(TransportKind::Undecodable)
+    );
+    let utf8 = String::from_utf8(vec![0xff]).expect_err("not UTF-8");
+    assert_eq!(
+        kind(kube::Error::FromUtf8(utf8)),
+        Some(TransportKind::Undecodable)
+    );
+    assert_eq!(kind(kube::Error::TlsRequired), Some(TransportKind::Other));
+}
+
+/// The message of a classified connection failure names the cause.
+#[test]
+fn connection_failure_message_names_cause() {
+    let refused = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "connection refused");
+    match classify_kube_error(&kube::Error::Service(Box::new(refused))) {
+        Failure::Transport { message, .. } => assert!(message.contains("connection refused")),
+        other => panic!("{other:?}"),
+    }
+}

@@ -1,0 +1,125 @@
+//! Retry policy: which failures are transient and how long to wait before the next attempt
+//! (issue "substrate-kube: the real Substrate", transient failures are survived).
+//!
+//! Layer: pure functions over plain values; the caller passes elapsed time and a random jitter
+//! word in. Performs no I/O, reads no clock and draws no randomness. It must never retry an
+//! answer the algorithm branches on (4xx other than 429): those are outcomes or real refusals.
+
+use std::time::Duration;
+
+use super::mapping::{Failure, TransportKind};
+
+/// Bounds of one operation's retries. Every attempt and every wait happens inside `budget`, so
+/// an operation overruns the deploy deadline by at most one budget (deploy.md § Latest
+/// condition, deadline, zero mutation: every API request must time out within 30 s).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// The whole operation, all attempts and waits included.
+    pub budget: Duration,
+    /// One attempt at most (further limited by what remains of `budget`).
+    pub attempt_timeout: Duration,
+    /// The ceiling of the first backoff; it doubles per retry.
+    pub base: Duration,
+    /// The largest backoff ceiling.
+    pub cap: Duration,
+}
+
+/// The most an operation may take, retries included.
+pub const MAX_BUDGET: Duration = Duration::from_secs(30);
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self {
+            budget: MAX_BUDGET,
+            attempt_timeout: Duration::from_secs(10),
+            base: Duration::from_millis(200),
+            cap: Duration::from_secs(5),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// This policy with `budget` clamped to 1 ms ..= 30 s.
+    #[must_use]
+    pub fn with_budget(self, budget: Duration) -> Self {
+        Self {
+            budget: budget.clamp(Duration::from_millis(1), MAX_BUDGET),
+            ..self
+        }
+    }
+}
+
+/// Whether a failure may succeed when tried again: a 5xx or 429 answer, a dropped or refused
+/// connection, or a timeout. Everything else is final: a 4xx is the apiserver's decision, an
+/// undecodable body would decode no better, and a client-side failure would recur.
+pub fn is_transient(failure: &Failure) -> bool {
+    match failure {
+        Failure::Refused { refusal, .. } => {
+            refusal.code == 429 || (500..=599).contains(&refusal.code)
+        }
+        Failure::Transport { kind, .. } => {
+            matches!(kind, TransportKind::Connection | TransportKind::Timeout)
+        }
+    }
+}
+
+/// The backoff before retry number `retry` (0 for the first retry): the ceiling is
+/// `base × 2^retry`, capped at `cap`; the wait is drawn from the upper half of the ceiling by
+/// `jitter`, so contending clients spread out but never hammer.
+pub fn backoff(policy: &RetryPolicy, retry: u32, jitter: u64) -> Duration {
+    let base = millis(policy.base);
+    let cap = millis(policy.cap);
+    let ceiling = base
+        .saturating_mul(1u64.checked_shl(retry).unwrap_or(u64::MAX))
+        .min(cap);
+    let half = ceiling / 2;
+    let spread = ceiling - half;
+    Duration::from_millis(half + jitter % (spread + 1))
+}
+
+/// How long to wait before retrying, or `None` to give up: the failure is not transient, or the
+/// wait (the backoff, or the answer's `Retry-After` when longer) would not end before the budget.
+pub fn next_delay(
+    policy: &RetryPolicy,
+    retry: u32,
+    failure: &Failure,
+    elapsed: Duration,
+    jitter: u64,
+) -> Option<Duration> {
+    if !is_transient(failure) {
+        return None;
+    }
+    let mut delay = backoff(policy, retry, jitter);
+    if let Failure::Refused {
+        retry_after: Some(asked),
+        ..
+    } = failure
+    {
+        delay = delay.max(*asked);
+    }
+    (elapsed + delay < policy.budget).then_some(delay)
+}
+
+/// The time limit of the next attempt, or `None` when the budget is spent.
+pub fn attempt_limit(policy: &RetryPolicy, elapsed: Duration) -> Option<Duration> {
+    let remaining = policy.budget.checked_sub(elapsed)?;
+    (!remaining.is_zero()).then(|| remaining.min(policy.attempt_timeout))
+}
+
+/// Parse a `Retry-After` value in its delta-seconds form (the form the apiserver sends).
+/// An HTTP-date or anything else is `None`, and the plain backoff applies.
+pub fn parse_retry_after(value: &str) -> Option<Duration> {
+    let value = value.trim();
+    if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    value.parse().ok().map(Duration::from_secs)
+}
+
+/// Milliseconds of a duration, saturating.
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests;

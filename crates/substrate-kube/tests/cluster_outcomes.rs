@@ -1,0 +1,303 @@
+//! Outcome and error mapping of `Cluster` through the real `kube::Client` over a mock service
+//! (deploy.md § Semantics relied on, item 1; § Apiserver mapping A3–A6, A9; § Errors E9–E12):
+//! the 409 split on the literal reason, confirmed absence, namespace ensure, and that every error
+//! names the object and the operation. Contacts no network.
+
+mod cluster_mock;
+
+use std::time::Duration;
+
+use apiary_classify::Fence;
+use apiary_substrate::{
+    CreateOutcome, DeleteOutcome, NamespaceError, Operation, Substrate, SubstrateError,
+};
+use apiary_substrate_kube::cluster::{Cluster, RetryPolicy};
+use cluster_mock::{Answer, client, cluster, status};
+use k8s_openapi::api::core::v1::{Pod, Secret};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+fn pod() -> Pod {
+    Pod {
+        metadata: ObjectMeta {
+            name: Some("agent-x".to_owned()),
+            ..ObjectMeta::default()
+        },
+        ..Pod::default()
+    }
+}
+
+fn fence() -> Fence {
+    Fence {
+        uid: "u1".to_owned(),
+        resource_version: "7".to_owned(),
+    }
+}
+
+/// A `Cluster` whose retries end quickly, for answers that are retried (dropped connections).
+fn short_cluster(script: Vec<Answer>) -> (Cluster, cluster_mock::Log) {
+    let (client, log) = client(script);
+    let policy = RetryPolicy {
+        budget: Duration::from_millis(300),
+        attempt_timeout: Duration::from_millis(100),
+        base: Duration::from_millis(10),
+        cap: Duration::from_millis(20),
+    };
+    (
+        Cluster::new(client, "agents").with_retry_policy(policy),
+        log,
+    )
+}
+
+/// A3: a pod create answered 409 `AlreadyExists` is the lost race, not an error.
+#[tokio::test]
+async fn a3_create_already_exists_is_lost_race() {
+    let (cluster, log) = cluster(vec![status(409, "AlreadyExists")]);
+    assert_eq!(
+        cluster.create_pod(&pod()).await,
+        Ok(CreateOutcome::AlreadyExists)
+    );
+    assert_eq!(log.count(), 1, "a 409 is never retried");
+}
+
+/// A3: a create answered 409 `Conflict` is an error, never the lost race.
+#[tokio::test]
+async fn a3_create_conflict_is_not_already_exists() {
+    let (cluster, _log) = cluster(vec![status(409, "Conflict")]);
+    let error = cluster.create_pod(&pod()).await.expect_err("an error");
+    assert_eq!(error.reason(), Some("Conflict"));
+}
+
+/// A3: a fenced delete answered 409 `Conflict` is PreconditionFailed.
+#[tokio::test]
+async fn a3_delete_conflict_is_precondition_failed() {
+    let (cluster, log) = cluster(vec![status(409, "Conflict")]);
+    assert_eq!(
+        cluster.delete_pod("agent-x", &fence()).await,
+        Ok(DeleteOutcome::PreconditionFailed)
+    );
+    assert_eq!(log.count(), 1, "a failed precondition is never retried");
+}
+
+/// A3: a delete answered 409 `AlreadyExists` is an error, never PreconditionFailed.
+#[tokio::test]
+async fn a3_delete_already_exists_is_not_precondition_failed() {
+    let (cluster, _log) = cluster(vec![status(409, "AlreadyExists")]);
+    let error = cluster
+        .delete_pod("agent-x", &fence())
+        .await
+        .expect_err("an error");
+    assert_eq!(error.reason(), Some("AlreadyExists"));
+}
+
+/// A5: a 409 with no reason matches nothing: create and delete both fail.
+#[tokio::test]
+async fn a5_empty_reason_409_matches_nothing() {
+    let (cluster, _log) = cluster(vec![status(409, ""), status(409, "")]);
+    let create = cluster.create_pod(&pod()).await.expect_err("an error");
+    assert_eq!(create.reason(), Some(""));
+    let delete = cluster
+        .delete_pod("agent-x", &fence())
+        .await
+        .expect_err("an error");
+    assert_eq!(delete.reason(), Some(""));
+}
+
+/// A6: NotFound means absence for reads and deletes, by the literal reason.
+#[tokio::test]
+async fn a6_not_found_is_confirmed_absence() {
+    let (cluster, _log) = cluster(vec![
+        status(404, "NotFound"),
+        status(404, "NotFound"),
+        status(404, "NotFound"),
+        status(404, "NotFound"),
+    ]);
+    assert_eq!(cluster.get_pod("agent-x").await, Ok(None));
+    assert_eq!(cluster.secret_exists("agent-x-g1").await, Ok(false));
+    assert_eq!(
+        cluster.delete_pod("agent-x", &fence()).await,
+        Ok(DeleteOutcome::NotFound)
+    );
+    assert_eq!(
+        cluster.delete_secret("agent-x-g1", "s1").await,
+        Ok(DeleteOutcome::NotFound)
+    );
+}
+
+/// A5/A6: a 404 without the `NotFound` reason is not an absence.
+#[tokio::test]
+async fn a404_without_reason_is_not_absence() {
+    let (cluster, _log) = cluster(vec![status(404, ""), status(404, "")]);
+    assert!(cluster.get_pod("agent-x").await.is_err());
+    assert!(cluster.secret_exists("agent-x-g1").await.is_err());
+}
+
+/// A4: a dropped connection is never an absence: the read fails as a transport error naming
+/// the operation and the object.
+#[tokio::test]
+async fn a4_dropped_connection_is_not_absence() {
+    let (cluster, _log) = short_cluster(std::iter::repeat_with(|| Answer::Drop).take(50).collect());
+    let error = cluster.get_pod("agent-x").await.expect_err("no answer");
+    assert_eq!(error.reason(), None);
+    assert!(
+        matches!(&error, SubstrateError::Transport { operation: Operation::GetPod, object, .. } if object == "pod/agent-x"),
+        "{error:?}"
+    );
+    assert!(
+        error.to_string().contains("connection reset by peer"),
+        "{error}"
+    );
+}
+
+/// A9: namespace create answered `AlreadyExists` is success.
+#[tokio::test]
+async fn a9_namespace_create_already_exists_is_success() {
+    let (cluster, _log) = cluster(vec![status(404, "NotFound"), status(409, "AlreadyExists")]);
+    assert_eq!(cluster.ensure_namespace().await, Ok(()));
+}
+
+/// A9/E11: namespace create forbidden names `kubectl create namespace <ns>`.
+#[tokio::test]
+async fn a9_namespace_create_forbidden_is_e11() {
+    let (cluster, _log) = cluster(vec![status(404, "NotFound"), status(403, "Forbidden")]);
+    let error = cluster.ensure_namespace().await.expect_err("forbidden");
+    assert_eq!(
+        error,
+        NamespaceError::CreateForbidden {
+            namespace: "agents".to_owned()
+        }
+    );
+    assert!(
+        error
+            .to_string()
+            .contains("`kubectl create namespace agents`"),
+        "{error}"
+    );
+}
+
+/// A9: a forbidden namespace GET continues without ensuring (one request, no create).
+#[tokio::test]
+async fn a9_namespace_get_forbidden_continues() {
+    let (cluster, log) = cluster(vec![status(403, "Forbidden")]);
+    assert_eq!(cluster.ensure_namespace().await, Ok(()));
+    assert_eq!(log.count(), 1);
+}
+
+/// E9: any other namespace failure names the namespace, the operation and the apiserver's
+/// error.
+#[tokio::test]
+async fn e9_namespace_failures_name_operation() {
+    let (reading, _log) = cluster(vec![status(401, "Unauthorized")]);
+    let error = reading.ensure_namespace().await.expect_err("failed");
+    assert!(
+        matches!(&error, NamespaceError::Failed { namespace, source: SubstrateError::Api { operation: Operation::GetNamespace, code: 401, .. } } if namespace == "agents"),
+        "{error:?}"
+    );
+    let text = error.to_string();
+    assert!(text.contains("read namespace namespace/agents"), "{text}");
+    assert!(text.contains("401 Unauthorized"), "{text}");
+
+    let (creating, _log) = cluster(vec![status(404, "NotFound"), status(422, "Invalid")]);
+    let error = creating.ensure_namespace().await.expect_err("failed");
+    assert!(
+        matches!(&error, NamespaceError::Failed { source: SubstrateError::Api { operation: Operation::CreateNamespace, reason, .. }, .. } if reason == "Invalid"),
+        "{error:?}"
+    );
+}
+
+/// E10/E12: refusals name the operation, the object, code, reason and message.
+#[tokio::test]
+async fn errors_name_object_and_operation() {
+    let (cluster, _log) = cluster(vec![
+        status(403, "Forbidden"),
+        status(422, "Invalid"),
+        status(403, "Forbidden"),
+        status(403, "Forbidden"),
+    ]);
+    let list = cluster.list_pods("a=b").await.expect_err("forbidden");
+    assert_eq!(
+        list.to_string(),
+        "could not list pods in namespace/agents matching a=b: the apiserver answered 403 \
+         Forbidden: scripted 403 Forbidden"
+    );
+    let secret = Secret {
+        metadata: ObjectMeta {
+            name: Some("agent-x-g1".to_owned()),
+            ..ObjectMeta::default()
+        },
+        ..Secret::default()
+    };
+    let create = cluster.create_secret(&secret).await.expect_err("invalid");
+    assert_eq!(
+        create.to_string(),
+        "could not create secret secret/agent-x-g1: the apiserver answered 422 Invalid: \
+         scripted 422 Invalid"
+    );
+    let delete = cluster
+        .delete_secret("agent-x-g1", "s1")
+        .await
+        .expect_err("forbidden");
+    assert!(
+        matches!(&delete, SubstrateError::Api { operation: Operation::DeleteSecret, object, .. } if object == "secret/agent-x-g1"),
+        "{delete:?}"
+    );
+    let secrets = cluster.list_secrets("a=b").await.expect_err("forbidden");
+    assert!(
+        matches!(
+            &secrets,
+            SubstrateError::Api {
+                operation: Operation::ListSecrets,
+                ..
+            }
+        ),
+        "{secrets:?}"
+    );
+}
+
+/// A 2xx body that cannot be decoded is a transport error naming the object, never quoting
+/// the body (it could hold Secret values).
+#[tokio::test]
+async fn undecodable_body_is_named_not_quoted() {
+    let answer = Answer::Respond {
+        status: 200,
+        headers: vec![],
+        body: br#"{"items": "TOP-SECRET-VALUE"}"#.to_vec(),
+    };
+    let (cluster, log) = cluster(vec![answer]);
+    let error = cluster.list_secrets("a=b").await.expect_err("undecodable");
+    assert_eq!(log.count(), 1, "an undecodable answer is not retried");
+    let shown = format!("{error} {error:?}");
+    assert!(!shown.contains("TOP-SECRET-VALUE"), "{shown}");
+    assert!(
+        matches!(
+            &error,
+            SubstrateError::Transport {
+                operation: Operation::ListSecrets,
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+}
+
+/// Secret values in a create never reach an error or the `Cluster`'s `Debug`, even when the
+/// server answers with a page that is not a Status.
+#[tokio::test]
+async fn secret_values_never_reach_errors() {
+    let answer = Answer::Respond {
+        status: 400,
+        headers: vec![],
+        body: b"<html>echo: TOP-SECRET-VALUE</html>".to_vec(),
+    };
+    let (cluster, _log) = cluster(vec![answer]);
+    let mut secret = Secret {
+        metadata: ObjectMeta {
+            name: Some("agent-x-g1".to_owned()),
+            ..ObjectMeta::default()
+        },
+        ..Secret::default()
+    };
+    secret.string_data = Some([("KEY".to_owned(), "TOP-SECRET-VALUE".to_owned())].into());
+    let error = cluster.create_secret(&secret).await.expect_err("refused");
+    let shown = format!("{error} {error:?} {cluster:?}");
+    assert!(!shown.contains("TOP-SECRET-VALUE"), "{shown}");
+}

@@ -1,0 +1,173 @@
+//! The shipped `rbac/apiary-deployer.yaml` matches deploy.md § RBAC: its rules are compared,
+//! verb by verb, with that section's table, so the file and the spec cannot drift. Reads one
+//! file; contacts nothing.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+/// deploy.md § RBAC, as data: (operation, resource, verbs). Optional verbs are included: the
+/// shipped roles grant them so the faster or fuller path is available.
+const TABLE: &[(&str, &str, &[&str])] = &[
+    ("deploy", "namespaces", &["get", "create"]),
+    (
+        "deploy",
+        "pods",
+        &["get", "list", "create", "delete", "watch"],
+    ),
+    ("deploy", "secrets", &["get", "list", "create", "delete"]),
+    ("status", "pods", &["get"]),
+    ("status", "secrets", &["get"]),
+    ("undeploy", "pods", &["get", "list", "delete"]),
+    ("undeploy", "secrets", &["list", "delete"]),
+    ("gc", "pods", &["get", "list", "delete"]),
+    ("gc", "secrets", &["get", "list", "delete"]),
+];
+
+/// Which role grants which resource (deploy.md § RBAC: pods and Secrets per namespace through
+/// `apiary-deployer`, namespaces cluster-wide through `apiary-namespace-creator`).
+const ROLE_OF: &[(&str, &str)] = &[
+    ("pods", "apiary-deployer"),
+    ("secrets", "apiary-deployer"),
+    ("namespaces", "apiary-namespace-creator"),
+];
+
+type Grants = BTreeMap<String, BTreeMap<String, BTreeSet<String>>>;
+
+fn shipped_text() -> String {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../rbac/apiary-deployer.yaml"
+    );
+    std::fs::read_to_string(path).expect("rbac/apiary-deployer.yaml is shipped")
+}
+
+/// role name → resource → verbs, from the shipped multi-document YAML.
+fn shipped_grants() -> Grants {
+    let text = shipped_text();
+    let mut grants = Grants::new();
+    for document in serde_yaml::Deserializer::from_str(&text) {
+        let value = <serde_yaml::Value as serde::Deserialize>::deserialize(document)
+            .expect("valid YAML document");
+        if value.is_null() {
+            continue;
+        }
+        assert_eq!(
+            value["apiVersion"].as_str(),
+            Some("rbac.authorization.k8s.io/v1")
+        );
+        assert_eq!(value["kind"].as_str(), Some("ClusterRole"));
+        let name = value["metadata"]["name"]
+            .as_str()
+            .expect("named role")
+            .to_owned();
+        assert!(!grants.contains_key(&name), "role {name} defined twice");
+        let role = grants.entry(name.clone()).or_default();
+        for rule in value["rules"].as_sequence().expect("rules") {
+            let groups: Vec<&str> = rule["apiGroups"]
+                .as_sequence()
+                .expect("apiGroups")
+                .iter()
+                .map(|g| g.as_str().expect("string"))
+                .collect();
+            assert_eq!(groups, [""], "{name}: core API group only");
+            assert!(
+                rule.get("resourceNames").is_none(),
+                "{name}: no resourceNames"
+            );
+            for resource in rule["resources"].as_sequence().expect("resources") {
+                let verbs = role
+                    .entry(resource.as_str().expect("string").to_owned())
+                    .or_default();
+                for verb in rule["verbs"].as_sequence().expect("verbs") {
+                    verbs.insert(verb.as_str().expect("string").to_owned());
+                }
+            }
+        }
+    }
+    grants
+}
+
+/// What the table says each role must grant: the union of every operation's verbs per
+/// resource.
+fn table_grants() -> Grants {
+    let mut grants = Grants::new();
+    for (_operation, resource, verbs) in TABLE {
+        let role = ROLE_OF
+            .iter()
+            .find(|(r, _)| r == resource)
+            .map(|(_, role)| *role)
+            .expect("every resource has a role");
+        grants
+            .entry(role.to_owned())
+            .or_default()
+            .entry((*resource).to_owned())
+            .or_default()
+            .extend(verbs.iter().map(|v| (*v).to_owned()));
+    }
+    grants
+}
+
+/// The shipped roles grant exactly what the table lists: nothing missing, nothing extra.
+#[test]
+fn rbac_file_matches_spec_table() {
+    assert_eq!(shipped_grants(), table_grants());
+}
+
+/// The literal expected grants, so a wrong table above cannot hide a wrong file.
+#[test]
+fn rbac_roles_are_the_spec_roles() {
+    let grants = shipped_grants();
+    let verbs = |role: &str, resource: &str| -> Vec<String> {
+        grants[role][resource].iter().cloned().collect()
+    };
+    assert_eq!(
+        grants.keys().collect::<Vec<_>>(),
+        ["apiary-deployer", "apiary-namespace-creator"]
+    );
+    assert_eq!(
+        verbs("apiary-deployer", "pods"),
+        ["create", "delete", "get", "list", "watch"]
+    );
+    assert_eq!(
+        verbs("apiary-deployer", "secrets"),
+        ["create", "delete", "get", "list"]
+    );
+    assert_eq!(
+        verbs("apiary-namespace-creator", "namespaces"),
+        ["create", "get"]
+    );
+    assert_eq!(grants["apiary-deployer"].len(), 2);
+    assert_eq!(grants["apiary-namespace-creator"].len(), 1);
+}
+
+/// Every operation's verbs are covered by the shipped roles (a user bound to both can run
+/// every subcommand).
+#[test]
+fn every_operation_is_covered() {
+    let grants = shipped_grants();
+    for (operation, resource, verbs) in TABLE {
+        let role = ROLE_OF
+            .iter()
+            .find(|(r, _)| r == resource)
+            .map(|(_, role)| *role)
+            .expect("role");
+        for verb in *verbs {
+            assert!(
+                grants[role][*resource].contains(*verb),
+                "{operation}: {resource} {verb} not granted by {role}"
+            );
+        }
+    }
+}
+
+/// The file carries the binding command in a comment, as the spec shows it.
+#[test]
+fn rbac_file_shows_binding_command() {
+    let text = shipped_text();
+    assert!(
+        text.lines().any(|line| line.starts_with('#')
+            && line.contains(
+                "kubectl create rolebinding apiary -n <ns> --clusterrole=apiary-deployer --user=<you>"
+            )),
+        "binding command comment missing"
+    );
+}

@@ -1,0 +1,245 @@
+//! Request shapes of `Cluster` through the real `kube::Client` over a mock service
+//! (deploy.md § Cluster interface and requests; § Apiserver mapping A1, A2, A7, A8): paths,
+//! query strings, bodies, and the pod list's `Date` server clock. Contacts no network.
+
+mod cluster_mock;
+
+use apiary_classify::Fence;
+use apiary_substrate::{CreateOutcome, DeleteOutcome, Substrate};
+use cluster_mock::{cluster, created, ok, pod_json, pod_list, status, with_header};
+use k8s_openapi::api::core::v1::{Pod, Secret};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+const SELECTOR: &str = "apiary.dev/agent-id=abc,apiary.dev/managed=true";
+
+/// A1: the pod list goes to `/api/v1/namespaces/<ns>/pods?` with the URL-encoded selector and
+/// no `resourceVersion` or `limit`, and the `Date` header becomes the server clock.
+#[tokio::test]
+async fn a1_pod_list_request_and_date_clock() {
+    let answer = with_header(
+        ok(pod_list(vec![pod_json("agent-x", "u1", "7")])),
+        "date",
+        "Sun, 02 Aug 2026 04:00:00 GMT",
+    );
+    let (cluster, log) = cluster(vec![answer]);
+    let listed = cluster.list_pods(SELECTOR).await.expect("listed");
+    let request = log.only();
+    assert_eq!(request.method, "GET");
+    assert!(
+        request.uri.starts_with("/api/v1/namespaces/agents/pods?"),
+        "{}",
+        request.uri
+    );
+    assert!(
+        request
+            .query()
+            .contains("labelSelector=apiary.dev%2Fagent-id%3Dabc%2Capiary.dev%2Fmanaged%3Dtrue"),
+        "{}",
+        request.uri
+    );
+    assert!(
+        !request.query().contains("resourceVersion"),
+        "{}",
+        request.uri
+    );
+    assert!(!request.query().contains("limit"), "{}", request.uri);
+    assert_eq!(listed.items.len(), 1);
+    assert_eq!(listed.items[0].metadata.name.as_deref(), Some("agent-x"));
+    assert_eq!(
+        listed
+            .server_now
+            .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
+        Some("2026-08-02T04:00:00Z".to_owned())
+    );
+}
+
+/// A2: a garbled `Date` header still returns the items, with no clock.
+#[tokio::test]
+async fn a2_garbled_date_items_without_clock() {
+    let answer = with_header(
+        ok(pod_list(vec![pod_json("agent-x", "u1", "7")])),
+        "date",
+        "not a date",
+    );
+    let (cluster, _log) = cluster(vec![answer]);
+    let listed = cluster.list_pods(SELECTOR).await.expect("listed");
+    assert_eq!(listed.items.len(), 1);
+    assert_eq!(listed.server_now, None);
+}
+
+/// A2: no `Date` header at all: items returned, no clock.
+#[tokio::test]
+async fn a2_absent_date_items_without_clock() {
+    let (cluster, _log) = cluster(vec![ok(pod_list(vec![pod_json("agent-x", "u1", "7")]))]);
+    let listed = cluster.list_pods(SELECTOR).await.expect("listed");
+    assert_eq!(listed.items.len(), 1);
+    assert_eq!(listed.server_now, None);
+}
+
+/// The Secret list goes to `/api/v1/namespaces/<ns>/secrets?` with the selector and no
+/// `resourceVersion`.
+#[tokio::test]
+async fn secret_list_is_a_quorum_read() {
+    let list = serde_json::json!({
+        "apiVersion": "v1", "kind": "SecretList", "metadata": {},
+        "items": [{"metadata": {"name": "agent-x-g1", "uid": "s1"}}],
+    });
+    let (cluster, log) = cluster(vec![ok(list)]);
+    let secrets = cluster.list_secrets(SELECTOR).await.expect("listed");
+    assert_eq!(secrets.len(), 1);
+    let request = log.only();
+    assert_eq!(request.method, "GET");
+    assert!(
+        request
+            .uri
+            .starts_with("/api/v1/namespaces/agents/secrets?"),
+        "{}",
+        request.uri
+    );
+    assert!(
+        request
+            .query()
+            .contains("labelSelector=apiary.dev%2Fagent-id%3Dabc")
+    );
+    assert!(!request.query().contains("resourceVersion"));
+}
+
+/// A8: pod and Secret GETs carry no `resourceVersion` (no query at all).
+#[tokio::test]
+async fn a8_gets_carry_no_resource_version() {
+    let secret =
+        serde_json::json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}});
+    let (cluster, log) = cluster(vec![ok(pod_json("agent-x", "u1", "7")), ok(secret)]);
+    let pod = cluster.get_pod("agent-x").await.expect("read");
+    assert_eq!(pod.and_then(|p| p.metadata.uid).as_deref(), Some("u1"));
+    assert!(cluster.secret_exists("agent-x-g1").await.expect("read"));
+    let requests = log.all();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[0].method, "GET");
+    assert_eq!(requests[0].uri, "/api/v1/namespaces/agents/pods/agent-x");
+    assert_eq!(requests[1].method, "GET");
+    assert_eq!(
+        requests[1].uri,
+        "/api/v1/namespaces/agents/secrets/agent-x-g1"
+    );
+}
+
+/// A7: the pod delete body carries uid and resourceVersion preconditions and nothing else: no
+/// `gracePeriodSeconds`, no `propagationPolicy`.
+#[tokio::test]
+async fn a7_pod_delete_body_is_fenced_without_grace_override() {
+    let (cluster, log) = cluster(vec![ok(pod_json("agent-x", "u1", "8"))]);
+    let fence = Fence {
+        uid: "u1".to_owned(),
+        resource_version: "7".to_owned(),
+    };
+    let outcome = cluster
+        .delete_pod("agent-x", &fence)
+        .await
+        .expect("deleted");
+    assert_eq!(outcome, DeleteOutcome::Accepted);
+    let request = log.only();
+    assert_eq!(request.method, "DELETE");
+    assert_eq!(request.path(), "/api/v1/namespaces/agents/pods/agent-x");
+    assert_eq!(request.query(), "");
+    let body = request.json();
+    assert_eq!(
+        body,
+        serde_json::json!({"preconditions": {"uid": "u1", "resourceVersion": "7"}})
+    );
+    let text = String::from_utf8(request.body.clone()).expect("utf-8");
+    assert!(!text.contains("gracePeriodSeconds"), "{text}");
+    assert!(!text.contains("propagationPolicy"), "{text}");
+}
+
+/// A Secret delete is uid-fenced only.
+#[tokio::test]
+async fn secret_delete_is_uid_fenced() {
+    let (cluster, log) = cluster(vec![ok(
+        serde_json::json!({"kind": "Status", "status": "Success"}),
+    )]);
+    let outcome = cluster
+        .delete_secret("agent-x-g1", "s1")
+        .await
+        .expect("deleted");
+    assert_eq!(outcome, DeleteOutcome::Accepted);
+    let request = log.only();
+    assert_eq!(request.method, "DELETE");
+    assert_eq!(
+        request.path(),
+        "/api/v1/namespaces/agents/secrets/agent-x-g1"
+    );
+    assert_eq!(
+        request.json(),
+        serde_json::json!({"preconditions": {"uid": "s1"}})
+    );
+}
+
+/// Creates POST the object to its collection.
+#[tokio::test]
+async fn creates_post_to_the_collection() {
+    let (cluster, log) = cluster(vec![
+        created(serde_json::json!({})),
+        created(pod_json("agent-x", "u1", "1")),
+    ]);
+    let secret = Secret {
+        metadata: ObjectMeta {
+            name: Some("agent-x-g1".to_owned()),
+            ..ObjectMeta::default()
+        },
+        ..Secret::default()
+    };
+    let pod = Pod {
+        metadata: ObjectMeta {
+            name: Some("agent-x".to_owned()),
+            ..ObjectMeta::default()
+        },
+        ..Pod::default()
+    };
+    assert_eq!(
+        cluster.create_secret(&secret).await.expect("created"),
+        CreateOutcome::Created
+    );
+    assert_eq!(
+        cluster.create_pod(&pod).await.expect("created"),
+        CreateOutcome::Created
+    );
+    let requests = log.all();
+    assert_eq!(requests[0].method, "POST");
+    assert_eq!(requests[0].path(), "/api/v1/namespaces/agents/secrets");
+    assert_eq!(requests[0].json()["kind"], "Secret");
+    assert_eq!(requests[0].json()["metadata"]["name"], "agent-x-g1");
+    assert_eq!(requests[1].method, "POST");
+    assert_eq!(requests[1].path(), "/api/v1/namespaces/agents/pods");
+    assert_eq!(requests[1].json()["kind"], "Pod");
+    assert_eq!(requests[1].json()["metadata"]["name"], "agent-x");
+}
+
+/// Namespace ensure: `GET /api/v1/namespaces/<ns>`, then on NotFound
+/// `POST /api/v1/namespaces` with the name.
+#[tokio::test]
+async fn namespace_ensure_requests() {
+    let (cluster, log) = cluster(vec![
+        status(404, "NotFound"),
+        created(serde_json::json!({})),
+    ]);
+    cluster.ensure_namespace().await.expect("ensured");
+    let requests = log.all();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[0].method, "GET");
+    assert_eq!(requests[0].uri, "/api/v1/namespaces/agents");
+    assert_eq!(requests[1].method, "POST");
+    assert_eq!(requests[1].path(), "/api/v1/namespaces");
+    assert_eq!(
+        requests[1].json(),
+        serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "agents"}})
+    );
+}
+
+/// An existing namespace is not created again: one GET only.
+#[tokio::test]
+async fn existing_namespace_is_one_get() {
+    let (cluster, log) = cluster(vec![ok(serde_json::json!({"kind": "Namespace"}))]);
+    cluster.ensure_namespace().await.expect("ensured");
+    assert_eq!(log.only().method, "GET");
+}

@@ -1,0 +1,226 @@
+//! Transient failures survived by `Cluster` through the real `kube::Client` over a mock
+//! service: 5xx, 429 with `Retry-After`, dropped connections and hangs are retried inside the
+//! operation budget; other refusals are not; a retried Secret create answering
+//! `AlreadyExists` is success, a retried pod create goes the adopt path. Runs on Tokio's paused
+//! clock, so waits cost no real time; contacts no network.
+
+mod cluster_mock;
+
+use std::time::Duration;
+
+use apiary_substrate::{CreateOutcome, Operation, Substrate, SubstrateError};
+use apiary_substrate_kube::cluster::Cluster;
+use cluster_mock::{Answer, client, cluster, created, ok, pod_json, pod_list, status, with_header};
+use k8s_openapi::api::core::v1::{Pod, Secret};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use tokio::time::Instant;
+
+fn secret() -> Secret {
+    Secret {
+        metadata: ObjectMeta {
+            name: Some("agent-x-g1".to_owned()),
+            ..ObjectMeta::default()
+        },
+        ..Secret::default()
+    }
+}
+
+fn pod() -> Pod {
+    Pod {
+        metadata: ObjectMeta {
+            name: Some("agent-x".to_owned()),
+            ..ObjectMeta::default()
+        },
+        ..Pod::default()
+    }
+}
+
+/// 503 then 200: the operation succeeds after exactly two requests.
+#[tokio::test(start_paused = true)]
+async fn retries_503_then_succeeds() {
+    let (cluster, log) = cluster(vec![
+        status(503, "ServiceUnavailable"),
+        ok(pod_json("agent-x", "u1", "7")),
+    ]);
+    let pod = cluster.get_pod("agent-x").await.expect("read");
+    assert!(pod.is_some());
+    assert_eq!(log.count(), 2);
+}
+
+/// Every 5xx is retried, 500 included (kube's own retry does not; ours does).
+#[tokio::test(start_paused = true)]
+async fn retries_500_and_504() {
+    let (cluster, log) = cluster(vec![
+        status(500, "InternalError"),
+        status(504, "Timeout"),
+        ok(pod_list(vec![])),
+    ]);
+    cluster.list_pods("a=b").await.expect("listed");
+    assert_eq!(log.count(), 3);
+}
+
+/// 429 with `Retry-After: 3` waits at least 3 s before the next attempt.
+#[tokio::test(start_paused = true)]
+async fn honours_retry_after_on_429() {
+    let (cluster, log) = cluster(vec![
+        with_header(status(429, "TooManyRequests"), "retry-after", "3"),
+        ok(pod_json("agent-x", "u1", "7")),
+    ]);
+    let started = Instant::now();
+    cluster.get_pod("agent-x").await.expect("read");
+    assert!(
+        started.elapsed() >= Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(started.elapsed() < Duration::from_secs(4));
+    assert_eq!(log.count(), 2);
+}
+
+/// A 429 asking for longer than the budget gives up at once instead of overrunning.
+#[tokio::test(start_paused = true)]
+async fn retry_after_beyond_budget_gives_up() {
+    let (cluster, log) = cluster(vec![with_header(
+        status(429, "TooManyRequests"),
+        "retry-after",
+        "60",
+    )]);
+    let started = Instant::now();
+    let error = cluster.get_pod("agent-x").await.expect_err("gave up");
+    assert_eq!(error.reason(), Some("TooManyRequests"));
+    assert_eq!(log.count(), 1);
+    assert!(started.elapsed() < Duration::from_secs(1));
+}
+
+/// A 400 is not retried: one request, the refusal returned.
+#[tokio::test(start_paused = true)]
+async fn does_not_retry_400() {
+    let (cluster, log) = cluster(vec![status(400, "BadRequest"), ok(pod_json("x", "u", "1"))]);
+    let error = cluster.get_pod("agent-x").await.expect_err("refused");
+    assert_eq!(error.reason(), Some("BadRequest"));
+    assert_eq!(log.count(), 1);
+}
+
+/// Refusals the algorithm branches on are never retried (403, 404, 409, 422).
+#[tokio::test(start_paused = true)]
+async fn does_not_retry_decisive_refusals() {
+    let (cluster, log) = cluster(vec![
+        status(403, "Forbidden"),
+        status(422, "Invalid"),
+        status(409, "AlreadyExists"),
+    ]);
+    assert!(cluster.list_pods("a=b").await.is_err());
+    assert!(cluster.create_pod(&pod()).await.is_err());
+    assert_eq!(
+        cluster.create_pod(&pod()).await,
+        Ok(CreateOutcome::AlreadyExists)
+    );
+    assert_eq!(log.count(), 3);
+}
+
+/// A dropped connection is retried.
+#[tokio::test(start_paused = true)]
+async fn retries_dropped_connection() {
+    let (cluster, log) = cluster(vec![Answer::Drop, Answer::Drop, ok(pod_list(vec![]))]);
+    cluster.list_pods("a=b").await.expect("listed");
+    assert_eq!(log.count(), 3);
+}
+
+/// An attempt that never answers times out (10 s by default) and is retried.
+#[tokio::test(start_paused = true)]
+async fn retries_after_attempt_timeout() {
+    let (cluster, log) = cluster(vec![Answer::Hang, ok(pod_json("agent-x", "u1", "7"))]);
+    let started = Instant::now();
+    cluster.get_pod("agent-x").await.expect("read");
+    assert_eq!(log.count(), 2);
+    assert!(started.elapsed() >= Duration::from_secs(10));
+    assert!(started.elapsed() < Duration::from_secs(16));
+}
+
+/// Persistent failure ends within the request budget with the last failure, naming the
+/// operation and object.
+#[tokio::test(start_paused = true)]
+async fn persistent_failure_ends_within_budget() {
+    let (client, log) = client(std::iter::repeat_with(|| Answer::Drop).take(1000).collect());
+    let cluster = Cluster::new(client, "agents").with_request_timeout(Duration::from_secs(5));
+    let started = Instant::now();
+    let error = cluster.get_pod("agent-x").await.expect_err("gave up");
+    assert!(
+        started.elapsed() <= Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(log.count() > 2, "retried {} times", log.count());
+    assert!(
+        matches!(&error, SubstrateError::Transport { operation: Operation::GetPod, object, .. } if object == "pod/agent-x"),
+        "{error:?}"
+    );
+}
+
+/// Hanging attempts never stretch an operation past its budget.
+#[tokio::test(start_paused = true)]
+async fn hangs_end_within_budget() {
+    let (client, _log) = client(std::iter::repeat_with(|| Answer::Hang).take(100).collect());
+    let cluster = Cluster::new(client, "agents");
+    let started = Instant::now();
+    let error = cluster.list_pods("a=b").await.expect_err("timed out");
+    assert!(
+        started.elapsed() <= Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(error.reason(), None);
+}
+
+/// The request timeout is clamped to 30 s.
+#[tokio::test]
+async fn request_timeout_is_at_most_thirty_seconds() {
+    let (client, _log) = client(vec![]);
+    let cluster = Cluster::new(client, "agents").with_request_timeout(Duration::from_secs(600));
+    assert_eq!(cluster.retry_policy().budget, Duration::from_secs(30));
+}
+
+/// A Secret create whose first attempt got no answer and whose retry answers `AlreadyExists`
+/// created the Secret: success.
+#[tokio::test(start_paused = true)]
+async fn retried_secret_create_already_exists_is_created() {
+    let (cluster, log) = cluster(vec![Answer::Drop, status(409, "AlreadyExists")]);
+    assert_eq!(
+        cluster.create_secret(&secret()).await,
+        Ok(CreateOutcome::Created)
+    );
+    assert_eq!(log.count(), 2);
+}
+
+/// A Secret create answered `AlreadyExists` at once is reported as such.
+#[tokio::test(start_paused = true)]
+async fn first_secret_create_already_exists_is_reported() {
+    let (cluster, _log) = cluster(vec![status(409, "AlreadyExists")]);
+    assert_eq!(
+        cluster.create_secret(&secret()).await,
+        Ok(CreateOutcome::AlreadyExists)
+    );
+}
+
+/// A retried pod create answering `AlreadyExists` goes the normal adopt path.
+#[tokio::test(start_paused = true)]
+async fn retried_pod_create_already_exists_is_adopt_path() {
+    let (cluster, log) = cluster(vec![status(503, ""), status(409, "AlreadyExists")]);
+    assert_eq!(
+        cluster.create_pod(&pod()).await,
+        Ok(CreateOutcome::AlreadyExists)
+    );
+    assert_eq!(log.count(), 2);
+}
+
+/// Retries re-send the same request (same method, URI and body).
+#[tokio::test(start_paused = true)]
+async fn retries_resend_the_same_request() {
+    let (cluster, log) = cluster(vec![Answer::Drop, created(serde_json::json!({}))]);
+    cluster.create_pod(&pod()).await.expect("created");
+    let requests = log.all();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[0].method, requests[1].method);
+    assert_eq!(requests[0].uri, requests[1].uri);
+    assert_eq!(requests[0].body, requests[1].body);
+}

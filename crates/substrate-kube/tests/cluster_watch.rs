@@ -1,0 +1,155 @@
+//! Waiting for a pod change through the real `kube::Client` over a mock service (deploy.md
+//! § Cluster interface and requests, the optional pod watch): the watch request's shape, an
+//! early return on an event, and the fall-back to sleeping when the watch is refused, fails or
+//! brings nothing. Also the `elapsed` clock. Runs on Tokio's paused clock; contacts no network.
+
+mod cluster_mock;
+
+use std::time::Duration;
+
+use apiary_substrate::Substrate;
+use cluster_mock::{Answer, cluster, status};
+use tokio::time::Instant;
+
+fn event(kind: &str) -> String {
+    serde_json::json!({
+        "type": kind,
+        "object": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "agent-x", "resourceVersion": "43"}},
+    })
+    .to_string()
+}
+
+/// The watch names the one pod by field selector, starts at the observed resourceVersion, and
+/// asks the server to end it within the wait (no bookmarks).
+#[tokio::test(start_paused = true)]
+async fn watch_request_shape() {
+    let (cluster, log) = cluster(vec![Answer::StreamThenHang(vec![event("MODIFIED")])]);
+    cluster
+        .wait_for_pod_change("agent-x", Some("42"), Duration::from_secs(2))
+        .await;
+    let request = log.only();
+    assert_eq!(request.method, "GET");
+    assert_eq!(request.path(), "/api/v1/namespaces/agents/pods");
+    let query = request.query();
+    assert!(query.contains("watch=true"), "{query}");
+    assert!(
+        query.contains("fieldSelector=metadata.name%3Dagent-x"),
+        "{query}"
+    );
+    assert!(query.contains("resourceVersion=42"), "{query}");
+    assert!(query.contains("timeoutSeconds=2"), "{query}");
+    assert!(!query.contains("allowWatchBookmarks"), "{query}");
+    assert!(!query.contains("labelSelector"), "{query}");
+}
+
+/// Without an observed resourceVersion the watch sends none (not an empty one).
+#[tokio::test(start_paused = true)]
+async fn watch_without_resource_version_sends_none() {
+    let (cluster, log) = cluster(vec![Answer::StreamThenHang(vec![event("ADDED")])]);
+    cluster
+        .wait_for_pod_change("agent-x", None, Duration::from_secs(2))
+        .await;
+    let request = log.only();
+    assert!(
+        !request.query().contains("resourceVersion"),
+        "{}",
+        request.uri
+    );
+    assert!(
+        request
+            .query()
+            .ends_with("fieldSelector=metadata.name%3Dagent-x"),
+        "{}",
+        request.uri
+    );
+}
+
+/// An event wakes the wait at once, long before `max`.
+#[tokio::test(start_paused = true)]
+async fn returns_early_on_an_event() {
+    for kind in ["ADDED", "MODIFIED", "DELETED"] {
+        let (cluster, _log) = cluster(vec![Answer::StreamThenHang(vec![event(kind)])]);
+        let started = Instant::now();
+        cluster
+            .wait_for_pod_change("agent-x", Some("42"), Duration::from_secs(2))
+            .await;
+        assert!(
+            started.elapsed() < Duration::from_millis(100),
+            "{kind}: {:?}",
+            started.elapsed()
+        );
+    }
+}
+
+/// A quiet watch (only a bookmark, then silence) waits the whole `max` and no longer.
+#[tokio::test(start_paused = true)]
+async fn quiet_watch_waits_max() {
+    let bookmark = serde_json::json!({
+        "type": "BOOKMARK",
+        "object": {"apiVersion": "v1", "kind": "Pod", "metadata": {"resourceVersion": "50"}},
+    })
+    .to_string();
+    let (cluster, _log) = cluster(vec![Answer::StreamThenHang(vec![bookmark])]);
+    let started = Instant::now();
+    cluster
+        .wait_for_pod_change("agent-x", Some("42"), Duration::from_secs(2))
+        .await;
+    let waited = started.elapsed();
+    assert!(waited >= Duration::from_secs(2), "{waited:?}");
+    assert!(waited < Duration::from_millis(2100), "{waited:?}");
+}
+
+/// A refused watch (403, no `watch` permission) falls back to sleeping `max`.
+#[tokio::test(start_paused = true)]
+async fn refused_watch_sleeps_max() {
+    let (cluster, log) = cluster(vec![status(403, "Forbidden")]);
+    let started = Instant::now();
+    cluster
+        .wait_for_pod_change("agent-x", Some("42"), Duration::from_secs(2))
+        .await;
+    let waited = started.elapsed();
+    assert!(waited >= Duration::from_secs(2), "{waited:?}");
+    assert!(waited < Duration::from_millis(2100), "{waited:?}");
+    assert_eq!(log.count(), 1, "a refused watch is not retried");
+}
+
+/// A watch ending with an ERROR event (410 Gone) or a dropped connection falls back to
+/// sleeping out `max`.
+#[tokio::test(start_paused = true)]
+async fn failed_watch_sleeps_out_max() {
+    let gone = serde_json::json!({
+        "type": "ERROR",
+        "object": {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "Expired", "code": 410, "message": "too old resource version"},
+    })
+    .to_string();
+    for answer in [
+        Answer::StreamThenHang(vec![gone]),
+        Answer::Drop,
+        Answer::Stream(vec![]),
+    ] {
+        let (cluster, _log) = cluster(vec![answer]);
+        let started = Instant::now();
+        cluster
+            .wait_for_pod_change("agent-x", Some("42"), Duration::from_secs(2))
+            .await;
+        let waited = started.elapsed();
+        assert!(waited >= Duration::from_secs(2), "{waited:?}");
+        assert!(waited < Duration::from_millis(2100), "{waited:?}");
+    }
+}
+
+/// `elapsed` counts from construction and restarts at `start_operation`.
+#[tokio::test(start_paused = true)]
+async fn elapsed_restarts_at_start_operation() {
+    let (cluster, _log) = cluster(vec![]);
+    cluster.sleep(Duration::from_secs(5)).await;
+    assert!(cluster.elapsed() >= Duration::from_secs(5));
+    cluster.start_operation();
+    assert!(cluster.elapsed() < Duration::from_secs(1));
+    cluster.sleep(Duration::from_secs(2)).await;
+    let elapsed = cluster.elapsed();
+    assert!(
+        elapsed >= Duration::from_secs(2) && elapsed < Duration::from_secs(3),
+        "{elapsed:?}"
+    );
+}
