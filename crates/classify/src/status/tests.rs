@@ -119,3 +119,17 @@ fn pending_is_starting() {
         Some("the container is waiting, reason CreateContainerConfigError")
     );
 }
+
+/// A deletion-marked pull-failing pod is `deleting` and shows the redacted §6.4 text, not the
+/// pull report (kills the mutant that drops the `PullFailing` guard).
+#[test]
+fn deleting_pull_failing_pod_shows_redacted_text() {
+    let mut pod = own_pod(waiting(Some("ErrImagePull"), Some("manifest unknown")));
+    pod.marks.deletion_marked = true;
+    let status = status_of(Some(&pod));
+    assert_eq!(status.state, StatusState::Deleting);
+    assert_eq!(
+        status.condition.as_deref(),
+        Some("the container is waiting, reason ErrImagePull")
+    );
+}

@@ -1,0 +1,613 @@
+//! Conformance scenarios of the deploy loop (deploy.md § Deploy loop, R1–R35) against the real
+//! driver and the in-memory fake substrate, asserting on the fake's ordered call log. No I/O:
+//! the fake's virtual clock advances only when the driver waits.
+
+#[allow(
+    dead_code,
+    reason = "each conformance test binary uses a different subset"
+)]
+mod conformance_support;
+
+use std::time::Duration;
+
+use apiary_cluster_model::PodScript;
+use apiary_substrate::driver::{DeployError, DeployOptions, Deployed, deploy};
+use apiary_substrate::fake::{Call, FakeCluster, Op, Step, transport_failure};
+use apiary_substrate::{DeleteOutcome, NamespaceError, Operation, Substrate};
+use conformance_support::*;
+
+fn options(config: &apiary_substrate::config::ValidConfig) -> DeployOptions {
+    DeployOptions::for_config(config)
+}
+
+fn deploy_default(fake: &FakeCluster) -> Result<Deployed, DeployError> {
+    let config = config();
+    run(deploy(fake, &config, &options(&config)))
+}
+
+fn ok(pod: &str, intent_matches: bool) -> Result<Deployed, DeployError> {
+    Ok(Deployed {
+        pod: pod.into(),
+        intent_matches,
+    })
+}
+
+/// Index of the first call matching `pred` in the log.
+fn position(fake: &FakeCluster, pred: impl Fn(&Call) -> bool) -> Option<usize> {
+    fake.calls().iter().position(pred)
+}
+
+fn deadline() -> Duration {
+    Duration::from_secs(600)
+}
+
+/// R1: empty cluster, the pod starts on a later poll → the pod name; the Secret create is
+/// logged before the pod create.
+#[test]
+fn r1_empty_cluster_creates_secret_then_pod_and_returns_name() {
+    let fake = FakeCluster::new(NS);
+    assert_eq!(deploy_default(&fake), ok(POD, true));
+    let secret = position(&fake, |c| matches!(c, Call::CreateSecret { .. })).unwrap();
+    let pod = position(&fake, |c| matches!(c, Call::CreatePod { .. })).unwrap();
+    assert!(secret < pod, "{:?}", fake.call_summaries());
+    assert_eq!(fake.creates_of_pods().len(), 1);
+    assert!(fake.pod_deletes().is_empty());
+}
+
+/// R2: a verified started pod → its name; the only write is the namespace ensure.
+#[test]
+fn r2_started_pod_noop_writes_only_namespace_ensure() {
+    let fake = FakeCluster::new(NS);
+    seed(&fake, &config(), 1, &Shape::Running, true);
+    assert_eq!(deploy_default(&fake), ok(POD, true));
+    assert_eq!(
+        fake.mutation_summaries(),
+        [format!("ensure_namespace {NS}")]
+    );
+}
+
+/// R3: a started pod with a stale intent → its name, intent not matching; no delete.
+#[test]
+fn r3_stale_intent_returned_without_delete() {
+    let fake = FakeCluster::new(NS);
+    let old = config_with(|c| c.cpu_limit = "4".into());
+    seed(&fake, &old, 1, &Shape::Running, true);
+    assert_eq!(deploy_default(&fake), ok(POD, false));
+    assert!(fake.pod_deletes().is_empty());
+    assert_eq!(
+        fake.mutation_summaries(),
+        [format!("ensure_namespace {NS}")]
+    );
+}
+
+/// R4: a started pod, deploy with edited env (a changed value and a new key) → same name; no
+/// Secret created.
+#[test]
+fn r4_edited_env_reaches_no_running_pod() {
+    let fake = FakeCluster::new(NS);
+    let old = config_with(|c| c.env.set("TOKEN", "one"));
+    seed(&fake, &old, 1, &Shape::Running, true);
+    let new = config_with(|c| {
+        c.env.set("TOKEN", "two");
+        c.env.set("EXTRA", "x");
+    });
+    let result = run(deploy(&fake, &new, &options(&new)));
+    assert_eq!(result.unwrap().pod, POD);
+    assert!(fake.creates_of_secrets().is_empty());
+    assert!(fake.creates_of_pods().is_empty());
+}
+
+/// R5: a terminated pod; the recreated pod starts → success; a fenced delete with the observed
+/// uid/rv (issued by preflight GC) precedes the creates.
+#[test]
+fn r5_terminated_pod_collected_then_recreated() {
+    let fake = FakeCluster::new(NS);
+    let (dead, _) = seed(&fake, &config(), 1, &Shape::Terminated(1), true);
+    let (uid, rv) = fence_of(&dead);
+    assert_eq!(deploy_default(&fake), ok(POD, true));
+    let deletes = fake.pod_deletes();
+    assert_eq!(deletes.len(), 1);
+    assert_eq!(
+        (
+            deletes[0].1.uid.clone(),
+            deletes[0].1.resource_version.clone()
+        ),
+        (uid, rv)
+    );
+    let delete = position(&fake, |c| matches!(c, Call::DeletePod { .. })).unwrap();
+    let create = position(&fake, |c| matches!(c, Call::CreateSecret { .. })).unwrap();
+    assert!(delete < create);
+}
+
+/// R6: terminated pod; GC's delete answers PreconditionFailed; the loop deletes on its own
+/// observation; the recreated pod runs → exactly two pod deletes, both with the observed rv.
+#[test]
+fn r6_gc_precondition_failed_loop_deletes_on_own_observation() {
+    let fake = FakeCluster::new(NS);
+    let (dead, _) = seed(&fake, &config(), 1, &Shape::Terminated(1), true);
+    let (_, rv) = fence_of(&dead);
+    fake.answer_next_delete_pod(DeleteOutcome::PreconditionFailed);
+    assert_eq!(deploy_default(&fake), ok(POD, true));
+    let deletes = fake.pod_deletes();
+    assert_eq!(deletes.len(), 2, "{:?}", fake.call_summaries());
+    assert!(deletes.iter().all(|(_, f)| f.resource_version == rv));
+}
+
+/// R7: GC disabled; terminated pod; the loop's delete answers PreconditionFailed because the
+/// pod started meanwhile → NoOp success with exactly one delete (the observed rv): the
+/// read-then-delete race preserves a live agent.
+#[test]
+fn r7_started_between_read_and_delete_is_preserved() {
+    let fake = FakeCluster::new(NS);
+    let (dead, _) = seed(&fake, &config(), 1, &Shape::Terminated(1), true);
+    let (_, rv) = fence_of(&dead);
+    fake.before_next(Op::DeletePod, |m| {
+        m.start_pod(NS, POD).expect("pod exists");
+    });
+    let config = config();
+    let options = DeployOptions {
+        preflight_gc: false,
+        ..options(&config)
+    };
+    assert_eq!(run(deploy(&fake, &config, &options)), ok(POD, true));
+    let deletes = fake.pod_deletes();
+    assert_eq!(deletes.len(), 1);
+    assert_eq!(deletes[0].1.resource_version, rv);
+    assert!(fake.pod(POD).is_some());
+}
+
+/// R8: waiting `Unschedulable` with the same intent → E1 at the deadline; no delete; the
+/// clock reached the deadline.
+#[test]
+fn r8_unschedulable_same_intent_e1_at_deadline_no_delete() {
+    let fake = FakeCluster::new(NS);
+    seed(&fake, &config(), 1, &Shape::Unschedulable, true);
+    let error = deploy_default(&fake).unwrap_err();
+    assert!(
+        matches!(error, DeployError::DeadlineExceeded { .. }),
+        "{error}"
+    );
+    assert!(error.to_string().contains("Unschedulable"), "{error}");
+    assert!(fake.pod_deletes().is_empty());
+    assert!(fake.elapsed() >= deadline());
+}
+
+/// R9: the same pod running from poll 5 → success before the deadline.
+#[test]
+fn r9_pod_running_from_poll_5_succeeds() {
+    let fake = FakeCluster::new(NS);
+    seed(&fake, &config(), 1, &Shape::Unschedulable, true);
+    fake.on_poll(5, |m| {
+        m.start_pod(NS, POD).expect("pod exists");
+    });
+    assert_eq!(deploy_default(&fake), ok(POD, true));
+    assert!(fake.elapsed() < deadline());
+    assert!(fake.pod_deletes().is_empty());
+}
+
+/// R10: `ImagePullBackOff` "manifest unknown" → E3 "has no image at" before the deadline; no
+/// delete.
+#[test]
+fn r10_manifest_unknown_reports_e3_at_once() {
+    let fake = FakeCluster::new(NS);
+    let shape = Shape::Waiting("ImagePullBackOff", Some("rpc error: manifest unknown"));
+    seed(&fake, &config(), 1, &shape, true);
+    let error = deploy_default(&fake).unwrap_err();
+    assert!(error.to_string().contains("has no image at"), "{error}");
+    assert!(fake.elapsed() < deadline());
+    assert!(fake.pod_deletes().is_empty());
+}
+
+/// R11: an `ErrImagePull` message containing `token=SUPERSECRET` → the error lacks it.
+#[test]
+fn r11_pull_message_never_echoed() {
+    let fake = FakeCluster::new(NS);
+    let shape = Shape::Waiting("ErrImagePull", Some("401 Unauthorized token=SUPERSECRET"));
+    seed(&fake, &config(), 1, &shape, true);
+    let error = deploy_default(&fake).unwrap_err();
+    assert!(!error.to_string().contains("SUPERSECRET"));
+    assert!(!format!("{error:?}").contains("SUPERSECRET"));
+}
+
+/// R12: a running pod with `deletionTimestamp` vanishes, the recreated pod runs → success; no
+/// delete issued.
+#[test]
+fn r12_deleting_pod_awaited_then_recreated_without_delete() {
+    let fake = FakeCluster::new(NS);
+    let (pod, _) = seed(&fake, &config(), 1, &Shape::Running, true);
+    fake.remove_pod(POD).unwrap();
+    let dying = deleting(&fake, pod.clone());
+    fake.insert_pod(dying).unwrap();
+    assert_eq!(deploy_default(&fake), ok(POD, true));
+    assert!(fake.pod_deletes().is_empty());
+    let now = fake.pod(POD).unwrap();
+    assert_ne!(now.metadata.uid, pod.metadata.uid);
+}
+
+/// R13: `CreateContainerConfigError`, the referenced Secret exists → E1 at the deadline; no
+/// delete.
+#[test]
+fn r13_config_error_with_secret_present_observed_to_deadline() {
+    let fake = FakeCluster::new(NS);
+    let shape = Shape::Waiting("CreateContainerConfigError", Some("secret not found"));
+    seed(&fake, &config(), 1, &shape, true);
+    let error = deploy_default(&fake).unwrap_err();
+    assert!(
+        matches!(error, DeployError::DeadlineExceeded { .. }),
+        "{error}"
+    );
+    assert!(fake.pod_deletes().is_empty());
+    assert!(
+        fake.calls()
+            .iter()
+            .any(|c| matches!(c, Call::SecretExists { .. }))
+    );
+}
+
+/// R14: the same with the Secret confirmed absent → ProvablyBroken → fenced delete, recreate →
+/// success.
+#[test]
+fn r14_config_error_with_secret_absent_replaced() {
+    let fake = FakeCluster::new(NS);
+    let shape = Shape::Waiting("CreateContainerConfigError", None);
+    let (pod, _) = seed(&fake, &config(), 1, &shape, false);
+    assert_eq!(deploy_default(&fake), ok(POD, true));
+    let deletes = fake.pod_deletes();
+    assert_eq!(deletes.len(), 1);
+    assert_eq!(deletes[0].1.uid, fence_of(&pod).0);
+    assert_eq!(fake.creates_of_pods().len(), 1);
+}
+
+/// R15: create loses to a running winner → exactly one Secret created; its name ends with its
+/// `APIARY_START_NONCE` value.
+#[test]
+fn r15_lost_race_one_secret_named_by_its_nonce() {
+    let fake = FakeCluster::new(NS);
+    let (winner, _, _) = attempt(&config(), 7);
+    fake.race_next_pod_create(shaped(&fake, winner, &Shape::Running));
+    assert_eq!(deploy_default(&fake), ok(POD, true));
+    let secrets = fake.creates_of_secrets();
+    assert_eq!(secrets.len(), 1);
+    let name = secrets[0].metadata.name.clone().unwrap();
+    let nonce = secrets[0].string_data.as_ref().unwrap()["APIARY_START_NONCE"].clone();
+    assert!(name.ends_with(&format!("-{nonce}")), "{name} / {nonce}");
+}
+
+/// R16: every new pod terminates (exit 1) → exactly one Secret create; E2 with "exited with code
+/// 1"; no pod or Secret delete; before the deadline (the 107-Secrets regression).
+#[test]
+fn r16_crashing_pod_reported_once_not_recreated() {
+    let fake = FakeCluster::new(NS);
+    let config = config_with(|c| c.image = image_with("crash"));
+    let error = run(deploy(&fake, &config, &options(&config))).unwrap_err();
+    assert!(
+        matches!(error, DeployError::CreatedPodFailed { .. }),
+        "{error}"
+    );
+    assert!(error.to_string().contains("exited with code 1"), "{error}");
+    assert_eq!(fake.creates_of_secrets().len(), 1);
+    assert!(fake.pod_deletes().is_empty());
+    assert!(fake.secret_deletes().is_empty());
+    assert!(fake.elapsed() < deadline());
+}
+
+/// R17: terminated residue from an earlier call + crash on create → exactly one pod delete
+/// (GC) and one Secret create, then E2.
+#[test]
+fn r17_residue_replaced_once_then_e2() {
+    let fake = FakeCluster::new(NS);
+    let config = config_with(|c| c.image = image_with("crash"));
+    seed(&fake, &config, 1, &Shape::Terminated(1), true);
+    let error = run(deploy(&fake, &config, &options(&config))).unwrap_err();
+    assert!(
+        matches!(error, DeployError::CreatedPodFailed { .. }),
+        "{error}"
+    );
+    assert_eq!(fake.pod_deletes().len(), 1);
+    assert_eq!(fake.creates_of_secrets().len(), 1);
+}
+
+/// R18: two consecutive crashing deploys (clock reset between) → finally exactly one pod and
+/// one Secret exist.
+#[test]
+fn r18_two_crashing_deploys_leave_one_pod_one_secret() {
+    let fake = FakeCluster::new(NS);
+    let config = config_with(|c| c.image = image_with("crash"));
+    run(deploy(&fake, &config, &options(&config))).unwrap_err();
+    fake.reset_elapsed();
+    run(deploy(&fake, &config, &options(&config))).unwrap_err();
+    assert_eq!(fake.pods().len(), 1);
+    assert_eq!(fake.secrets().len(), 1);
+}
+
+/// R19: create loses to a running look-alike without the marker → E8; no pod delete; own
+/// Secret dropped.
+#[test]
+fn r19_look_alike_winner_e8_own_secret_dropped() {
+    let fake = FakeCluster::new(NS);
+    let (winner, _, _) = attempt(&config(), 7);
+    fake.race_next_pod_create(without_marker(shaped(&fake, winner, &Shape::Running)));
+    let error = deploy_default(&fake).unwrap_err();
+    assert!(matches!(error, DeployError::ForeignPod { .. }), "{error}");
+    assert!(fake.pod_deletes().is_empty());
+    let own = fake.creates_of_secrets()[0].metadata.name.clone().unwrap();
+    assert_eq!(fake.secret_deletes().len(), 1);
+    assert_eq!(fake.secret_deletes()[0].0, own);
+    assert!(fake.secret(&own).is_none());
+}
+
+/// R20: create loses to a winner with another agent's id → E8; no pod delete.
+#[test]
+fn r20_other_agent_winner_e8() {
+    let fake = FakeCluster::new(NS);
+    let (winner, _, _) = attempt(&config(), 7);
+    fake.race_next_pod_create(other_agent(shaped(&fake, winner, &Shape::Running)));
+    let error = deploy_default(&fake).unwrap_err();
+    assert!(matches!(error, DeployError::ForeignPod { .. }), "{error}");
+    assert!(fake.pod_deletes().is_empty());
+}
+
+/// R21: a look-alike present at observation → E8; the only write is the namespace ensure.
+#[test]
+fn r21_look_alike_at_observation_e8_before_writing() {
+    let fake = FakeCluster::new(NS);
+    let (pod, _, _) = attempt(&config(), 1);
+    fake.insert_pod(without_marker(shaped(&fake, pod, &Shape::Running)))
+        .unwrap();
+    let error = deploy_default(&fake).unwrap_err();
+    assert!(matches!(error, DeployError::ForeignPod { .. }), "{error}");
+    assert!(error.to_string().contains(POD));
+    assert_eq!(
+        fake.mutation_summaries(),
+        [format!("ensure_namespace {NS}")]
+    );
+}
+
+/// R22: create loses to a running winner whose Secret exists → name; exactly one Secret delete
+/// (own); the winner's Secret remains.
+#[test]
+fn r22_winner_secret_kept_own_dropped() {
+    let fake = FakeCluster::new(NS);
+    let (winner, winner_secret, winner_secret_name) = attempt(&config(), 7);
+    fake.insert_secret(winner_secret).unwrap();
+    fake.race_next_pod_create(shaped(&fake, winner, &Shape::Running));
+    assert_eq!(deploy_default(&fake), ok(POD, true));
+    let own = fake.creates_of_secrets()[0].metadata.name.clone().unwrap();
+    let deletes = fake.secret_deletes();
+    assert_eq!(deletes.len(), 1);
+    assert_eq!(deletes[0].0, own);
+    assert!(fake.secret(&winner_secret_name).is_some());
+}
+
+/// R23: create loses to a running winner with a different intent → adopted; no pod delete.
+#[test]
+fn r23_divergent_winner_adopted() {
+    let fake = FakeCluster::new(NS);
+    let other = config_with(|c| c.memory_limit = "8Gi".into());
+    let (winner, _, _) = attempt(&other, 7);
+    fake.race_next_pod_create(shaped(&fake, winner, &Shape::Running));
+    assert_eq!(deploy_default(&fake), ok(POD, false));
+    assert!(fake.pod_deletes().is_empty());
+}
+
+/// R24: the winner is `ContainerCreating` and runs from poll 3 → success; elapsed > 0.
+#[test]
+fn r24_creating_winner_observed_until_running() {
+    let fake = FakeCluster::new(NS);
+    let (winner, _, _) = attempt(&config(), 7);
+    let shape = Shape::Waiting("ContainerCreating", None);
+    fake.race_next_pod_create(shaped(&fake, winner, &shape));
+    fake.on_poll(3, |m| {
+        m.start_pod(NS, POD).expect("winner present");
+    });
+    assert_eq!(deploy_default(&fake), ok(POD, true));
+    assert!(fake.elapsed() > Duration::ZERO);
+    assert!(fake.pod_deletes().is_empty());
+}
+
+/// R25: the winner is started and deletion-marked → adopted.
+#[test]
+fn r25_started_deleting_winner_adopted() {
+    let fake = FakeCluster::new(NS);
+    let (winner, _, _) = attempt(&config(), 7);
+    let winner = deleting(&fake, shaped(&fake, winner, &Shape::Running));
+    fake.race_next_pod_create(winner);
+    assert_eq!(deploy_default(&fake), ok(POD, true));
+}
+
+/// R26: the winner is deletion-marked and not started → E6.
+#[test]
+fn r26_deleting_unstarted_winner_e6() {
+    let fake = FakeCluster::new(NS);
+    let (winner, _, _) = attempt(&config(), 7);
+    let shape = Shape::Waiting("ContainerCreating", None);
+    fake.race_next_pod_create(deleting(&fake, shaped(&fake, winner, &shape)));
+    let error = deploy_default(&fake).unwrap_err();
+    assert!(
+        matches!(error, DeployError::WinnerDeleting { .. }),
+        "{error}"
+    );
+    assert!(fake.pod_deletes().is_empty());
+}
+
+/// R27: the winner is terminated → E7.
+#[test]
+fn r27_terminated_winner_e7() {
+    let fake = FakeCluster::new(NS);
+    let (winner, _, _) = attempt(&config(), 7);
+    fake.race_next_pod_create(shaped(&fake, winner, &Shape::Terminated(2)));
+    let error = deploy_default(&fake).unwrap_err();
+    assert!(matches!(error, DeployError::WinnerFailed { .. }), "{error}");
+    assert!(error.to_string().contains("exited with code 2"), "{error}");
+    assert!(fake.pod_deletes().is_empty());
+}
+
+/// R28: the winner is pull-failing → observed; E5 at the deadline; no delete.
+#[test]
+fn r28_pull_failing_winner_observed_to_deadline() {
+    let fake = FakeCluster::new(NS);
+    let (winner, _, _) = attempt(&config(), 7);
+    let shape = Shape::Waiting("ErrImagePull", Some("401 Unauthorized"));
+    fake.race_next_pod_create(shaped(&fake, winner, &shape));
+    let error = deploy_default(&fake).unwrap_err();
+    assert!(
+        matches!(error, DeployError::RaceDeadlineExceeded { .. }),
+        "{error}"
+    );
+    assert!(fake.elapsed() >= deadline());
+    assert!(fake.pod_deletes().is_empty());
+}
+
+/// R29: `ContainerCreating` forever → E1 containing "ContainerCreating"; no delete of any kind.
+#[test]
+fn r29_container_creating_forever_e1_no_delete() {
+    let fake = FakeCluster::new(NS);
+    let config = config_with(|c| c.image = image_with("never-starts"));
+    let error = run(deploy(&fake, &config, &options(&config))).unwrap_err();
+    assert!(
+        matches!(error, DeployError::DeadlineExceeded { .. }),
+        "{error}"
+    );
+    assert!(error.to_string().contains("ContainerCreating"), "{error}");
+    assert!(fake.pod_deletes().is_empty());
+    assert!(fake.secret_deletes().is_empty());
+}
+
+/// R30: `--timeout 60`, the pod never starts → E1 naming 60s; 60 ≤ elapsed < 600.
+#[test]
+fn r30_lowered_timeout_honoured() {
+    let fake = FakeCluster::new(NS);
+    let config = config_with(|c| {
+        c.image = image_with("never-starts");
+        c.timeout = Duration::from_secs(60);
+    });
+    let error = run(deploy(&fake, &config, &options(&config))).unwrap_err();
+    assert!(error.to_string().contains("60s"), "{error}");
+    assert!(fake.elapsed() >= Duration::from_secs(60));
+    assert!(fake.elapsed() < deadline());
+}
+
+/// R31: the namespace ensure fails with E11 → the error carries `kubectl create namespace
+/// agents`; nothing written.
+#[test]
+fn r31_namespace_forbidden_e11_nothing_written() {
+    let fake = FakeCluster::without_namespace(NS);
+    fake.fail_next_ensure_namespace(NamespaceError::CreateForbidden {
+        namespace: NS.into(),
+    });
+    let error = deploy_default(&fake).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("kubectl create namespace agents"),
+        "{error}"
+    );
+    let writes: Vec<_> = fake
+        .mutations()
+        .into_iter()
+        .filter(|c| !matches!(c, Call::EnsureNamespace { .. }))
+        .collect();
+    assert!(writes.is_empty(), "{writes:?}");
+}
+
+/// R32: GC's list is Forbidden and the pod runs → deploy succeeds.
+#[test]
+fn r32_gc_forbidden_swallowed() {
+    let fake = FakeCluster::new(NS);
+    seed(&fake, &config(), 1, &Shape::Running, true);
+    let forbidden = fake.forbidden(Operation::ListPods, "pods");
+    fake.fail_next(Op::ListPods, forbidden);
+    assert_eq!(deploy_default(&fake), ok(POD, true));
+}
+
+/// R33: the pod create is refused (quota) → E10; own Secret deleted.
+#[test]
+fn r33_refused_pod_create_drops_own_secret() {
+    let fake = FakeCluster::new(NS);
+    let refusal = fake.quota_exceeded(Operation::CreatePod, &format!("pod/{POD}"));
+    fake.fail_next(Op::CreatePod, refusal);
+    let error = deploy_default(&fake).unwrap_err();
+    assert!(matches!(error, DeployError::CreateFailed { .. }), "{error}");
+    assert!(error.to_string().contains("exceeded quota"), "{error}");
+    let own = fake.creates_of_secrets()[0].metadata.name.clone().unwrap();
+    assert_eq!(fake.secret_deletes().len(), 1);
+    assert!(fake.secret(&own).is_none());
+    assert!(error.to_string().contains("was removed"), "{error}");
+}
+
+/// R34: a pod create transport failure → E10; the Secret is left in place.
+#[test]
+fn r34_transport_failure_leaves_secret() {
+    let fake = FakeCluster::new(NS);
+    fake.fail_next(
+        Op::CreatePod,
+        transport_failure(Operation::CreatePod, &format!("pod/{POD}")),
+    );
+    let error = deploy_default(&fake).unwrap_err();
+    assert!(matches!(error, DeployError::CreateFailed { .. }), "{error}");
+    assert!(fake.secret_deletes().is_empty());
+    let own = fake.creates_of_secrets()[0].metadata.name.clone().unwrap();
+    assert!(fake.secret(&own).is_some());
+}
+
+/// R35: this call's pod vanishes after create → the loop may create again within the call.
+#[test]
+fn r35_vanished_own_pod_recreated() {
+    let fake = FakeCluster::new(NS);
+    fake.queue_pod_scripts(
+        POD,
+        [
+            PodScript::Vanish {
+                after: Duration::from_secs(1),
+            },
+            PodScript::Start {
+                after: Duration::from_secs(1),
+            },
+        ],
+    );
+    assert_eq!(deploy_default(&fake), ok(POD, true));
+    assert_eq!(fake.creates_of_pods().len(), 2);
+    assert!(fake.pod_deletes().is_empty());
+}
+
+/// §8.4 waiting for disappearance expires → E4; the fake's step scripting keeps the dying pod.
+#[test]
+fn e4_dying_pod_outlives_deadline() {
+    let fake = FakeCluster::new(NS);
+    let (pod, _, _) = attempt(&config(), 1);
+    // A deletion-marked pod the model never removes within the 60 s timeout.
+    let hour = Duration::from_secs(3600);
+    fake.insert_pod(deleting_for(
+        &fake,
+        shaped(&fake, pod, &Shape::Running),
+        hour,
+    ))
+    .unwrap();
+    let config = config_with(|c| c.timeout = Duration::from_secs(60));
+    let error = run(deploy(&fake, &config, &options(&config))).unwrap_err();
+    assert!(
+        matches!(error, DeployError::DisappearanceTimeout { .. }),
+        "{error}"
+    );
+    assert!(fake.pod_deletes().is_empty());
+}
+
+/// Steps are logged: a scripted Step is consumed by the driver's call of that kind.
+#[test]
+fn scripted_secret_create_not_found_is_e11() {
+    let fake = FakeCluster::new(NS);
+    let missing = apiary_substrate::fake::api_error(
+        Operation::CreateSecret,
+        "secret/x",
+        404,
+        "NotFound",
+        "namespaces \"agents\" not found",
+    );
+    fake.queue(Op::CreateSecret, Step::Fail(missing));
+    let error = deploy_default(&fake).unwrap_err();
+    assert!(
+        matches!(error, DeployError::NamespaceMissing { .. }),
+        "{error}"
+    );
+    assert!(fake.creates_of_pods().is_empty());
+}
