@@ -49,9 +49,9 @@ impl EventType {
     }
 }
 
-/// An object of any stored kind.
+/// An object of any stored kind. `Debug` shows a Secret's name and keys, never its values.
 #[allow(clippy::large_enum_variant)] // reason: plain values matched by the simulator; boxing adds noise for no measurable gain.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub enum Object {
     /// A namespace.
     Namespace(Namespace),
@@ -59,6 +59,34 @@ pub enum Object {
     Pod(Pod),
     /// A Secret.
     Secret(Secret),
+}
+
+/// The names of a Secret's keys, for value-free `Debug` output.
+fn secret_keys(secret: &Secret) -> Vec<&String> {
+    let mut keys: Vec<&String> = secret
+        .data
+        .iter()
+        .flat_map(BTreeMap::keys)
+        .chain(secret.string_data.iter().flat_map(BTreeMap::keys))
+        .collect();
+    keys.sort();
+    keys.dedup();
+    keys
+}
+
+impl std::fmt::Debug for Object {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Namespace(o) => f.debug_tuple("Namespace").field(o).finish(),
+            Self::Pod(o) => f.debug_tuple("Pod").field(o).finish(),
+            Self::Secret(o) => f
+                .debug_struct("Secret")
+                .field("metadata", &o.metadata)
+                .field("keys", &secret_keys(o))
+                .field("immutable", &o.immutable)
+                .finish_non_exhaustive(),
+        }
+    }
 }
 
 impl Object {
@@ -222,8 +250,9 @@ fn parse_rv(value: Option<&str>) -> Option<u64> {
     value.and_then(|v| v.parse().ok())
 }
 
-/// The in-memory apiserver + kubelet. See the crate docs for the semantics.
-#[derive(Clone, Debug)]
+/// The in-memory apiserver + kubelet. See the crate docs for the semantics. `Debug` shows the
+/// clock, the counter and object names, never Secret contents.
+#[derive(Clone)]
 pub struct ClusterModel {
     now: Timestamp,
     rv: u64,
@@ -241,6 +270,23 @@ pub struct ClusterModel {
     queued_scripts: BTreeMap<Key, VecDeque<PodScript>>,
     placements: u32,
     containers: u64,
+}
+
+impl std::fmt::Debug for ClusterModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names = |keys: &mut dyn Iterator<Item = &Key>| -> Vec<String> {
+            keys.map(|(ns, name)| format!("{ns}/{name}")).collect()
+        };
+        f.debug_struct("ClusterModel")
+            .field("now", &self.now)
+            .field("resource_version", &self.rv)
+            .field("namespaces", &self.namespaces.keys().collect::<Vec<_>>())
+            .field("pods", &names(&mut self.pods.keys()))
+            .field("secrets", &names(&mut self.secrets.keys()))
+            .field("events", &self.events.len())
+            .field("horizon", &self.horizon)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for ClusterModel {

@@ -1119,3 +1119,25 @@ fn object_to_json() {
     assert_eq!(json["metadata"]["name"], "p");
     assert_eq!(json["status"]["phase"], "Pending");
 }
+
+/// Debug output of the model and of a Secret's watch event names the Secret and its keys but
+/// never a value (secrets never reach Debug output).
+#[test]
+fn debug_output_has_no_secret_values() {
+    let mut m = model();
+    let mut s = secret_named("s");
+    s.string_data = Some(BTreeMap::from([(
+        "TOKEN".to_owned(),
+        "SUPERSECRET".to_owned(),
+    )]));
+    m.create_secret(NS, s).unwrap();
+    let model_debug = format!("{m:?}");
+    assert!(model_debug.contains("agents/s"), "{model_debug}");
+    let events = format!("{:?}", m.events_since(0).unwrap());
+    assert!(events.contains("TOKEN"), "{events}");
+    for text in [model_debug, events] {
+        assert!(!text.contains("SUPERSECRET"), "{text}");
+        // ByteString's Debug would spell the bytes; none of them may appear either.
+        assert!(!text.contains("83, 85, 80"), "{text}");
+    }
+}
