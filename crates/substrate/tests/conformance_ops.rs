@@ -44,7 +44,7 @@ fn g1_g8_terminated_pod_and_secret_collected() {
     let (dead, secret) = seed(&fake, &config(), 1, &Shape::Terminated(1), true);
     let report = run(gc(&fake, &agent(), false)).unwrap();
     assert_eq!(report.pods, [POD]);
-    assert_eq!(report.secrets, [secret.clone()]);
+    assert_eq!(report.secrets, std::slice::from_ref(&secret));
     assert!(report.failures.is_empty());
     let (uid, rv) = fence_of(&dead);
     let deletes = fake.pod_deletes();
@@ -315,7 +315,7 @@ fn s3_undeploy_started_pod() {
     let report = run(undeploy(&fake, &agent(), &UndeployOptions::default())).unwrap();
     assert_eq!(report.pod.as_deref(), Some(POD));
     assert!(report.pod_deleted && report.waited);
-    assert_eq!(report.secrets, [secret.clone()]);
+    assert_eq!(report.secrets, std::slice::from_ref(&secret));
     let deletes = fake.pod_deletes();
     assert_eq!(deletes.len(), 1);
     let (uid, rv) = fence_of(&pod);
@@ -354,7 +354,7 @@ fn s4_undeploy_without_pod() {
     let (young, name) = aged_secret(&fake, 1, Duration::from_secs(1));
     fake.insert_secret(young).unwrap();
     let report = run(undeploy(&fake, &agent(), &UndeployOptions::default())).unwrap();
-    assert_eq!(report.secrets, [name.clone()]);
+    assert_eq!(report.secrets, std::slice::from_ref(&name));
     assert!(fake.secret(&name).is_none());
 }
 
@@ -383,7 +383,7 @@ fn s6_undeploy_no_wait_keeps_referenced_secret() {
     };
     let report = run(undeploy(&fake, &agent(), &options)).unwrap();
     assert!(report.pod_deleted && !report.waited);
-    assert_eq!(report.kept_secrets, [secret.clone()]);
+    assert_eq!(report.kept_secrets, std::slice::from_ref(&secret));
     assert!(report.secrets.is_empty());
     assert_eq!(fake.pod_deletes().len(), 1);
     assert!(fake.secret(&secret).is_some());
@@ -428,7 +428,10 @@ fn undeploy_concurrent_replacement_left_alone() {
     match error {
         UndeployError::Replaced { report, .. } => {
             assert_eq!(report.secrets, [old_secret]);
-            assert_eq!(report.kept_secrets, [fresh_secret_name.clone()]);
+            assert_eq!(
+                report.kept_secrets,
+                std::slice::from_ref(&fresh_secret_name)
+            );
         }
         other => panic!("{other}"),
     }
