@@ -163,7 +163,7 @@ fn run(values: Vec<u16>, deadline_secs: u64, poll_secs: u64) -> Result<(), TestC
     let mut seen = Seen::default();
     let mut generation = 0u32;
     let mut effect = machine.step(elapsed, Event::Start);
-    for _ in 0..100_000 {
+    for _ in 0..20_000 {
         if elapsed >= deadline {
             seen.after_deadline += 1;
             prop_assert!(

@@ -125,7 +125,7 @@ fn expect_wait(effect: &Effect, max: Duration) {
 /// Answer waits (advancing the clock) and reads (with `pod`) until another effect comes.
 fn observe_until(run: &mut Run, mut effect: Effect, pod: &ObservedPod) -> (Effect, usize) {
     let mut polls = 0;
-    loop {
+    for _ in 0..10_000 {
         effect = match effect {
             Effect::Wait { .. } => {
                 polls += 1;
@@ -135,6 +135,7 @@ fn observe_until(run: &mut Run, mut effect: Effect, pod: &ObservedPod) -> (Effec
             other => return (other, polls),
         }
     }
+    panic!("the machine kept observing without end");
 }
 
 /// Create path up to the pod create: CreateSecret, then CreatePod naming the reported Secret.
@@ -409,19 +410,21 @@ fn e4_disappearance_timeout() {
     run.reach_first_get();
     let dying = marked(own_pod(running()));
     let mut effect = run.step(read(dying.clone()));
-    loop {
+    for _ in 0..10_000 {
         effect = match effect {
             Effect::GetPod { .. } => run.step(read(dying.clone())),
             Effect::Wait { .. } => run.wait(&effect),
             other => {
-                break assert_eq!(
+                assert_eq!(
                     error(other).to_string(),
                     format!("timed out after 600s waiting for pod {POD} to finish terminating")
                 );
+                assert_eq!(run.elapsed, DEFAULT_DEADLINE);
+                return;
             }
         }
     }
-    assert_eq!(run.elapsed, DEFAULT_DEADLINE);
+    panic!("the disappearance wait never ended");
 }
 
 /// R13: `CreateContainerConfigError`, Secret exists → Recoverable → observed, no delete.
