@@ -611,3 +611,48 @@ fn scripted_secret_create_not_found_is_e11() {
     );
     assert!(fake.creates_of_pods().is_empty());
 }
+
+/// deploy.md § Environment rule 7: no error of any failing path carries an env value, in
+/// `Display` or `Debug` — refused create, transport failure, crash, deadline, foreign pod.
+#[test]
+fn env_values_never_reach_errors() {
+    const VALUE: &str = "SUPERSECRET-ENV-VALUE";
+    let with_env = |image: Option<String>| {
+        config_with(|c| {
+            c.env.set("API_TOKEN", VALUE);
+            c.timeout = Duration::from_secs(10);
+            if let Some(image) = image {
+                c.image = image;
+            }
+        })
+    };
+    let mut errors = Vec::new();
+    let fake = FakeCluster::new(NS);
+    let refusal = fake.quota_exceeded(Operation::CreatePod, &format!("pod/{POD}"));
+    fake.fail_next(Op::CreatePod, refusal);
+    let config = with_env(None);
+    errors.push(run(deploy(&fake, &config, &options(&config))).unwrap_err());
+    let fake = FakeCluster::new(NS);
+    fake.fail_next(
+        Op::CreatePod,
+        transport_failure(Operation::CreatePod, &format!("pod/{POD}")),
+    );
+    errors.push(run(deploy(&fake, &config, &options(&config))).unwrap_err());
+    for keyword in ["crash", "never-starts", "pullfail-unauthorized"] {
+        let fake = FakeCluster::new(NS);
+        let config = with_env(Some(image_with(keyword)));
+        errors.push(run(deploy(&fake, &config, &options(&config))).unwrap_err());
+        // The created Secret does hold the value: the test would notice a builder change.
+        let secret = &fake.creates_of_secrets()[0];
+        assert_eq!(secret.string_data.as_ref().unwrap()["API_TOKEN"], VALUE);
+    }
+    let fake = FakeCluster::new(NS);
+    let (pod, _, _) = attempt(&config, 1);
+    fake.insert_pod(other_agent(pod)).unwrap();
+    errors.push(run(deploy(&fake, &config, &options(&config))).unwrap_err());
+    assert_eq!(errors.len(), 6);
+    for error in errors {
+        assert!(!error.to_string().contains(VALUE), "{error}");
+        assert!(!format!("{error:?}").contains(VALUE), "{error:?}");
+    }
+}
