@@ -24,6 +24,9 @@ pub enum FaultAction {
     },
     /// The connection is closed without any response.
     DropConnection,
+    /// The request is answered normally, but only after this much real time (a slow or, with a
+    /// long delay, hung apiserver: for client timeouts).
+    Delay(std::time::Duration),
     /// 403 `Forbidden` in the authorizer's wording for the request's verb and resource.
     Forbidden,
     /// Any failure `Status`: the code, the reason and the message.

@@ -345,10 +345,19 @@ async fn handle(
         faulted: fault.is_some(),
         status: None,
     });
+    if let Some(FaultAction::Delay(by)) = &fault {
+        tokio::time::sleep(*by).await;
+    }
     let mut response = match fault {
         Some(FaultAction::DropConnection) => return Err(DroppedConnection),
-        Some(action) => fault_response(&action, &routed),
-        None => match routed {
+        Some(
+            action @ (FaultAction::InternalError
+            | FaultAction::ServiceUnavailable
+            | FaultAction::TooManyRequests { .. }
+            | FaultAction::Forbidden
+            | FaultAction::Status { .. }),
+        ) => fault_response(&action, &routed),
+        Some(FaultAction::Delay(_)) | None => match routed {
             Route::Version => json_response(StatusCode::OK, &discovery::version()),
             Route::CoreVersions => json_response(
                 StatusCode::OK,
@@ -421,7 +430,10 @@ fn fault_response(action: &FaultAction, routed: &Route) -> Response<SimBody> {
             reason,
             message,
         } => error_response(&ApiError::new(*code, reason, message.clone(), None)),
-        FaultAction::DropConnection => error_response(&ApiError::internal("connection drop")),
+        // Handled before an answer is built; never reached.
+        FaultAction::DropConnection | FaultAction::Delay(_) => {
+            error_response(&ApiError::internal("unexpected fault"))
+        }
     }
 }
 

@@ -318,3 +318,22 @@ async fn shutdown_stops_serving() {
     tokio::time::sleep(Duration::from_millis(20)).await;
     assert!(try_call(addr, "GET", "/api", None).await.is_err());
 }
+
+/// A delay fault answers normally, only late (a slow apiserver, for client timeouts).
+#[tokio::test]
+async fn delay_fault_answers_late() {
+    let s = sim().await;
+    s.faults().add(FaultRule::times(
+        1,
+        Matcher::path("/version"),
+        FaultAction::Delay(Duration::from_millis(150)),
+    ));
+    let began = std::time::Instant::now();
+    let r = get(s.addr(), "/version").await;
+    assert_eq!(r.status, 200);
+    assert!(began.elapsed() >= Duration::from_millis(150));
+    assert!(s.requests()[0].faulted);
+    let began = std::time::Instant::now();
+    get(s.addr(), "/version").await;
+    assert!(began.elapsed() < Duration::from_millis(150), "budget spent");
+}
