@@ -18,6 +18,8 @@
 //! Must not: log anything itself, or let a filter string reach a body-bearing target above its
 //! cap.
 
+use std::io::IsTerminal;
+
 use tracing::level_filters::LevelFilter;
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::filter::{FilterExt, Targets};
@@ -77,9 +79,16 @@ pub fn init(verbosity: u8) {
     let rust_log = std::env::var("RUST_LOG").ok();
     let (filter, warning) = choose_filter(verbosity, rust_log.as_deref());
     let layer = fmt::layer()
-        .with_writer(std::io::stderr)
-        .with_target(verbosity > 0)
-        .with_filter(filter.and(body_caps()));
+        .with_writer(|| crate::progress::LogWriter)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_target(verbosity > 0);
+    // Timestamps only help when debugging; the default output reads as plain progress.
+    let layer = if verbosity > 0 {
+        layer.boxed()
+    } else {
+        layer.without_time().boxed()
+    };
+    let layer = layer.with_filter(filter.and(body_caps()));
     // A second initialisation (only possible in tests) keeps the first subscriber.
     let _ = tracing_subscriber::registry().with(layer).try_init();
     if let Some(warning) = warning {

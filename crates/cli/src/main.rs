@@ -6,18 +6,27 @@
 //! was sent"), print an env value anywhere, or print anything but the result on stdout.
 
 mod args;
+mod commands;
 mod config_input;
+mod connect;
 mod env_input;
 mod logging;
 mod outcome;
+mod progress;
+mod watched;
 
 use std::ffi::OsString;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser};
 
+use apiary_substrate::Substrate;
+use apiary_substrate::config::DeployConfig;
+use apiary_substrate::naming::AgentIdentity;
+use apiary_substrate_kube::Cluster;
 use args::{Cli, Command, CompletionShell};
 use outcome::{CommandResult, Exit, Failure, Report};
+use progress::{Progress, Style};
 
 fn main() -> ExitCode {
     let raw: Vec<OsString> = std::env::args_os().collect();
@@ -27,6 +36,8 @@ fn main() -> ExitCode {
         Err(err) => return exit_code(usage_error(&err, json)),
     };
     logging::init(cli.global.verbose);
+    // Before any client exists: rustls must not be left to choose a provider (§12.2 item 11).
+    apiary_substrate_kube::cluster::client::install_crypto_provider();
     let format = cli.global.output;
     let result = run(cli);
     exit_code(outcome::emit(format, &result))
@@ -59,37 +70,107 @@ fn usage_error(err: &clap::Error, json: bool) -> Exit {
 
 /// Dispatch one parsed command.
 fn run(cli: Cli) -> CommandResult {
+    let global = cli.global;
     match cli.command {
         Command::Completions(c) => Ok(completions(c.shell)),
-        Command::Deploy(d) => {
-            let (agent, config) = prepare_deploy(&cli.global, &d)?;
-            let valid = config_input::validate(&config, &agent)?;
-            config_input::warn_removed_keys(&valid);
-            Err(Failure::failed(
-                "this subcommand is not wired to the cluster libraries in this build yet",
-            ))
+        Command::Deploy(d) => run_deploy(&global, &d),
+        Command::Status(s) => run_status(&global, &s),
+        Command::Undeploy(u) => {
+            let agent = config_input::agent_identity(&u.agent)?;
+            block_on(async {
+                let cluster = cluster(&global).await?;
+                let progress = Progress::start(
+                    format!("undeploying {}", agent.pod_name()),
+                    Style::for_stderr(),
+                );
+                commands::undeploy(&cluster, &agent, !u.no_wait, &progress).await
+            })
         }
-        Command::Status(s) => {
-            let _agent = config_input::agent_identity(&s.agent)?;
-            if s.image.is_none() {
-                let given = s.shape.given_flags();
-                if !given.is_empty() {
-                    return Err(Failure::refused(format!(
-                        "{} only describe a configuration to compare with: pass --image too",
-                        given.join(", ")
-                    )));
-                }
-            }
-            Err(Failure::failed(
-                "this subcommand is not wired to the cluster libraries in this build yet",
-            ))
+        Command::Gc(g) => {
+            let agent = config_input::agent_identity(&g.agent)?;
+            block_on(async {
+                let cluster = cluster(&global).await?;
+                commands::gc(&cluster, &agent, g.dry_run).await
+            })
         }
-        Command::Undeploy(_) | Command::Gc(_) | Command::Seeds(_) | Command::Demo => {
-            Err(Failure::failed(
-                "this subcommand is not wired to the cluster libraries in this build yet",
-            ))
-        }
+        Command::Seeds(_) | Command::Demo => Err(Failure::failed(
+            "this subcommand is not wired to the cluster libraries in this build yet",
+        )),
     }
+}
+
+/// Run `future` on a fresh multi-threaded Tokio runtime.
+fn block_on<F: std::future::Future<Output = CommandResult>>(future: F) -> CommandResult {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::failed(format!("cannot start the async runtime: {e}")))?;
+    runtime.block_on(future)
+}
+
+/// The client for the global flags, bound to the deploy-side namespace (§3.2), with its
+/// operation clock started.
+async fn cluster(global: &args::GlobalArgs) -> Result<Cluster, Failure> {
+    let connection = connect::connect(global).await?;
+    let namespace =
+        connect::deploy_namespace(global.namespace.as_deref(), connection.namespace.as_deref())?;
+    apiary_substrate::config::validate_namespace(&namespace)
+        .map_err(|e| Failure::refused(e.to_string()))?;
+    let cluster = Cluster::new(connection.client, namespace);
+    cluster.start_operation();
+    Ok(cluster)
+}
+
+/// `apiary deploy`: validate everything, build the client, then run the deploy with progress.
+fn run_deploy(global: &args::GlobalArgs, d: &args::DeployArgs) -> CommandResult {
+    let (agent, mut config) = prepare_deploy(global, d)?;
+    block_on(async {
+        let cluster = cluster(global).await?;
+        config.namespace = cluster.namespace().to_owned();
+        let valid = config_input::validate(&config, &agent)?;
+        config_input::warn_removed_keys(&valid);
+        let progress = Progress::start(
+            format!("deploying {}", valid.pod_name()),
+            Style::for_stderr(),
+        );
+        commands::deploy(&cluster, &valid, &progress).await
+    })
+}
+
+/// `apiary status`: with `--image`, the configuration is validated exactly as for deploy.
+fn run_status(global: &args::GlobalArgs, s: &args::StatusArgs) -> CommandResult {
+    let agent = config_input::agent_identity(&s.agent)?;
+    let mut config = match &s.image {
+        None => {
+            let given = s.shape.given_flags();
+            if !given.is_empty() {
+                return Err(Failure::refused(format!(
+                    "{} only describe a configuration to compare with: pass --image too",
+                    given.join(", ")
+                )));
+            }
+            None
+        }
+        Some(image) => {
+            let env =
+                env_input::assemble(&s.shape.env_file, &s.shape.env, |key| std::env::var_os(key))?;
+            let namespace = global.namespace.as_deref().unwrap_or(PLACEHOLDER_NAMESPACE);
+            let config = config_input::deploy_config(namespace, image, &s.shape, None, env)?;
+            config_input::validate(&config, &agent)?;
+            Some(config)
+        }
+    };
+    block_on(async {
+        let cluster = cluster(global).await?;
+        let valid = match config.as_mut() {
+            Some(config) => {
+                config.namespace = cluster.namespace().to_owned();
+                Some(config_input::validate(config, &agent)?)
+            }
+            None => None,
+        };
+        commands::status(&cluster, &agent, valid.as_ref()).await
+    })
 }
 
 /// A namespace that passes validation, used to check every other field before the real
@@ -101,13 +182,7 @@ const PLACEHOLDER_NAMESPACE: &str = "apiary-validation-placeholder";
 fn prepare_deploy(
     global: &args::GlobalArgs,
     d: &args::DeployArgs,
-) -> Result<
-    (
-        apiary_substrate::naming::AgentIdentity,
-        apiary_substrate::config::DeployConfig,
-    ),
-    Failure,
-> {
+) -> Result<(AgentIdentity, DeployConfig), Failure> {
     let agent = config_input::agent_identity(&d.agent)?;
     let env = env_input::assemble(&d.shape.env_file, &d.shape.env, |key| std::env::var_os(key))?;
     let namespace = global.namespace.as_deref().unwrap_or(PLACEHOLDER_NAMESPACE);

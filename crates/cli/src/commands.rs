@@ -1,0 +1,241 @@
+//! The deploy-side subcommands over any [`Substrate`]: call the driver, shape its result into
+//! the contract's text and JSON (deploy.md § Deploy-side subcommands), map its errors to exit 1.
+//!
+//! Shell layer: decides nothing about the cluster (the driver and `apiary-classify` do); the
+//! only choices here are wording and document shape. Must not: print an env value (nothing
+//! here ever holds one: results carry names and redacted conditions only).
+
+use apiary_substrate::Substrate;
+use apiary_substrate::config::ValidConfig;
+use apiary_substrate::driver::{
+    self, DeployOptions, GcReport, StatusReport, UndeployError, UndeployOptions, UndeployReport,
+};
+use apiary_substrate::naming::AgentIdentity;
+use serde_json::{Value, json};
+
+use crate::outcome::{CommandResult, Failure, Report};
+use crate::progress::Progress;
+use crate::watched::Watched;
+
+/// `apiary deploy`: run the driver with progress; the pod name on success.
+pub async fn deploy<S: Substrate>(
+    substrate: &S,
+    config: &ValidConfig,
+    progress: &Progress,
+) -> CommandResult {
+    let agent = config.agent();
+    let watched = Watched::new(
+        substrate,
+        progress,
+        config.pod_name(),
+        agent.id().to_owned(),
+        "no pod yet",
+    );
+    let result = driver::deploy(&watched, config, &DeployOptions::for_config(config)).await;
+    progress.finish();
+    let deployed = result.map_err(|e| Failure::failed(e.to_string()))?;
+    if !deployed.intent_matches {
+        tracing::warn!(
+            "pod {} was already running with a different configuration; it keeps its old \
+             configuration until it exits or is undeployed",
+            deployed.pod
+        );
+    }
+    Ok(deploy_report(agent, config.namespace(), &deployed.pod))
+}
+
+/// The deploy result: text is the pod name alone.
+pub fn deploy_report(agent: &AgentIdentity, namespace: &str, pod: &str) -> Report {
+    Report::new(
+        pod,
+        json!({
+            "agent": agent.name(),
+            "agent_id": agent.id(),
+            "namespace": namespace,
+            "pod": pod,
+            "state": "started",
+        }),
+    )
+}
+
+/// `apiary status`: read-only report; exit 0 whenever a report is produced.
+pub async fn status<S: Substrate>(
+    substrate: &S,
+    agent: &AgentIdentity,
+    config: Option<&ValidConfig>,
+) -> CommandResult {
+    let report = driver::status(substrate, agent, config)
+        .await
+        .map_err(|e| Failure::failed(e.to_string()))?;
+    Ok(status_report(agent, substrate.namespace(), &report))
+}
+
+/// The status result in both forms.
+pub fn status_report(agent: &AgentIdentity, namespace: &str, report: &StatusReport) -> Report {
+    let state = report.state.as_str();
+    let pod = (state != "absent").then_some(report.pod.as_str());
+    let secret = report
+        .secret
+        .as_ref()
+        .map(|s| json!({ "name": s.name, "exists": s.exists }));
+    let doc = json!({
+        "agent": agent.name(),
+        "agent_id": agent.id(),
+        "namespace": namespace,
+        "pod": pod,
+        "state": state,
+        "condition": report.condition,
+        "secret": secret.unwrap_or(Value::Null),
+        "intent_matches": report.intent_matches,
+    });
+    let dash = |v: Option<&str>| v.unwrap_or("-").to_owned();
+    let text = [
+        format!("state: {state}"),
+        format!("pod: {}", dash(pod)),
+        format!("condition: {}", dash(report.condition.as_deref())),
+        format!(
+            "secret: {}",
+            report.secret.as_ref().map_or_else(
+                || "-".to_owned(),
+                |s| format!(
+                    "{} ({})",
+                    s.name,
+                    if s.exists { "present" } else { "missing" }
+                )
+            )
+        ),
+        format!(
+            "intent: {}",
+            match report.intent_matches {
+                Some(true) => "matches",
+                Some(false) => "differs",
+                None => "-",
+            }
+        ),
+    ]
+    .join("\n");
+    Report::new(text, doc)
+}
+
+/// `apiary undeploy`: delete the pod (waiting unless `--no-wait`) and its Secrets.
+pub async fn undeploy<S: Substrate>(
+    substrate: &S,
+    agent: &AgentIdentity,
+    wait: bool,
+    progress: &Progress,
+) -> CommandResult {
+    let watched = Watched::new(
+        substrate,
+        progress,
+        agent.pod_name(),
+        agent.id().to_owned(),
+        "the pod is gone",
+    );
+    let options = UndeployOptions {
+        wait,
+        ..UndeployOptions::default()
+    };
+    let result = driver::undeploy(&watched, agent, &options).await;
+    progress.finish();
+    match result {
+        Ok(report) => Ok(undeploy_report(agent, substrate.namespace(), &report)),
+        Err(UndeployError::Replaced { pod, report }) => {
+            let done = undeploy_report(agent, substrate.namespace(), &report);
+            Err(Failure::failed(format!(
+                "a concurrent deploy created a new pod {pod} while undeploying; it was left \
+                 untouched: run `apiary undeploy` again once that deploy has finished"
+            ))
+            .with_detail("undeploy", done.json))
+        }
+        Err(error) => Err(Failure::failed(error.to_string())),
+    }
+}
+
+/// The undeploy result: one line per object, nothing when there was nothing to delete.
+pub fn undeploy_report(agent: &AgentIdentity, namespace: &str, report: &UndeployReport) -> Report {
+    let mut lines = Vec::new();
+    if let Some(pod) = &report.pod {
+        let word = if report.waited { "deleted" } else { "deleting" };
+        lines.push(format!("pod/{pod} {word}"));
+    }
+    lines.extend(report.secrets.iter().map(|s| format!("secret/{s} deleted")));
+    lines.extend(
+        report
+            .kept_secrets
+            .iter()
+            .map(|s| format!("secret/{s} kept")),
+    );
+    Report::new(
+        lines.join("\n"),
+        json!({
+            "agent": agent.name(),
+            "agent_id": agent.id(),
+            "namespace": namespace,
+            "pod": report.pod,
+            "pod_deleted": report.pod_deleted,
+            "waited": report.waited,
+            "secrets": report.secrets,
+            "kept_secrets": report.kept_secrets,
+        }),
+    )
+}
+
+/// `apiary gc`: one GC pass (or its plan with `--dry-run`). Individual delete failures are
+/// reported on stderr and make the exit code 1 after every other deletion was attempted.
+pub async fn gc<S: Substrate>(
+    substrate: &S,
+    agent: &AgentIdentity,
+    dry_run: bool,
+) -> CommandResult {
+    let report = driver::gc(substrate, agent, dry_run)
+        .await
+        .map_err(|e| Failure::failed(e.to_string()))?;
+    if report.orphan_sweep.is_some_and(|s| s.as_str() == "skipped") {
+        tracing::warn!(
+            "orphan sweep skipped: the apiserver's answer carried no usable Date header, so no \
+             Secret's age could be proven; terminated pods were still collected"
+        );
+    }
+    let done = gc_report(agent, substrate.namespace(), &report);
+    if report.failures.is_empty() {
+        return Ok(done);
+    }
+    for failure in &report.failures {
+        tracing::error!("gc: {failure}");
+    }
+    let first = report
+        .failures
+        .first()
+        .map(ToString::to_string)
+        .unwrap_or_default();
+    Err(Failure::failed(format!(
+        "{} deletion(s) failed; the others were attempted. First failure: {first}",
+        report.failures.len()
+    ))
+    .with_detail("gc", done.json))
+}
+
+/// The gc result: `pod/<name>` and `secret/<name>` lines.
+pub fn gc_report(agent: &AgentIdentity, namespace: &str, report: &GcReport) -> Report {
+    let lines: Vec<String> = report
+        .pods
+        .iter()
+        .map(|p| format!("pod/{p}"))
+        .chain(report.secrets.iter().map(|s| format!("secret/{s}")))
+        .collect();
+    Report::new(
+        lines.join("\n"),
+        json!({
+            "agent": agent.name(),
+            "agent_id": agent.id(),
+            "namespace": namespace,
+            "dry_run": report.dry_run,
+            "orphan_sweep": report.orphan_sweep.map_or("skipped", |s| s.as_str()),
+            "pods": report.pods,
+            "secrets": report.secrets,
+        }),
+    )
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,228 @@
+//! The result documents and text lines of deploy.md § Deploy-side subcommands, pinned as
+//! literals (key sets, `-` for unknown values, `present|missing`, `matches|differs`).
+
+use apiary_classify::gc::OrphanSweep;
+use apiary_classify::status::StatusState;
+use apiary_substrate::driver::SecretStatus;
+
+use super::*;
+
+fn agent() -> AgentIdentity {
+    AgentIdentity::new("Research Bot #1").expect("agent")
+}
+
+fn keys(doc: &Value) -> Vec<&str> {
+    let mut keys: Vec<&str> = doc
+        .as_object()
+        .expect("object")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    keys.sort_unstable();
+    keys
+}
+
+/// deploy: text is the pod name alone; json has exactly the five contract keys.
+#[test]
+fn deploy_document_shape() {
+    let r = deploy_report(&agent(), "agents", "apiary-research-bot-1-72bea12366a3");
+    assert_eq!(r.text, "apiary-research-bot-1-72bea12366a3");
+    assert_eq!(
+        keys(&r.json),
+        ["agent", "agent_id", "namespace", "pod", "state"]
+    );
+    assert_eq!(r.json["state"], "started");
+    assert_eq!(r.json["agent"], "Research Bot #1");
+    assert_eq!(
+        r.json["agent_id"],
+        "72bea12366a35432ab394024ae44c214b8cee51a8e1c04be8797a1dc17805c98"
+    );
+}
+
+/// status of a started pod with a present Secret and a matching intent.
+#[test]
+fn status_document_and_lines_for_a_started_pod() {
+    let report = StatusReport {
+        pod: "apiary-x".into(),
+        state: StatusState::Started,
+        condition: Some("the pod is Running".into()),
+        secret: Some(SecretStatus {
+            name: "apiary-x-0a0b0c0d".into(),
+            exists: true,
+        }),
+        intent_matches: Some(true),
+    };
+    let r = status_report(&agent(), "agents", &report);
+    assert_eq!(
+        keys(&r.json),
+        [
+            "agent",
+            "agent_id",
+            "condition",
+            "intent_matches",
+            "namespace",
+            "pod",
+            "secret",
+            "state"
+        ]
+    );
+    assert_eq!(r.json["state"], "started");
+    assert_eq!(r.json["secret"]["name"], "apiary-x-0a0b0c0d");
+    assert_eq!(r.json["secret"]["exists"], true);
+    assert_eq!(r.json["intent_matches"], true);
+    assert_eq!(
+        r.text,
+        "state: started\npod: apiary-x\ncondition: the pod is Running\n\
+         secret: apiary-x-0a0b0c0d (present)\nintent: matches"
+    );
+}
+
+/// status of an absent agent: nulls in json, `-` in text.
+#[test]
+fn status_absent_uses_null_and_dashes() {
+    let report = StatusReport {
+        pod: "apiary-x".into(),
+        state: StatusState::Absent,
+        condition: None,
+        secret: None,
+        intent_matches: None,
+    };
+    let r = status_report(&agent(), "agents", &report);
+    assert_eq!(r.json["state"], "absent");
+    assert!(r.json["pod"].is_null());
+    assert!(r.json["condition"].is_null());
+    assert!(r.json["secret"].is_null());
+    assert!(r.json["intent_matches"].is_null());
+    assert_eq!(
+        r.text,
+        "state: absent\npod: -\ncondition: -\nsecret: -\nintent: -"
+    );
+}
+
+/// status: a missing Secret reads `missing`, a different intent `differs`.
+#[test]
+fn status_missing_secret_and_differing_intent() {
+    let report = StatusReport {
+        pod: "apiary-x".into(),
+        state: StatusState::Broken,
+        condition: None,
+        secret: Some(SecretStatus {
+            name: "s".into(),
+            exists: false,
+        }),
+        intent_matches: Some(false),
+    };
+    let r = status_report(&agent(), "agents", &report);
+    assert!(r.text.contains("secret: s (missing)"));
+    assert!(r.text.contains("intent: differs"));
+    assert_eq!(r.json["state"], "broken");
+    assert_eq!(r.json["secret"]["exists"], false);
+}
+
+/// Every status state is printed with its contract spelling.
+#[test]
+fn status_prints_every_state() {
+    for (state, word) in [
+        (StatusState::Absent, "absent"),
+        (StatusState::Starting, "starting"),
+        (StatusState::Started, "started"),
+        (StatusState::Terminated, "terminated"),
+        (StatusState::Broken, "broken"),
+        (StatusState::PullFailing, "pull-failing"),
+        (StatusState::Deleting, "deleting"),
+        (StatusState::Foreign, "foreign"),
+    ] {
+        let report = StatusReport {
+            pod: "p".into(),
+            state,
+            condition: None,
+            secret: None,
+            intent_matches: None,
+        };
+        let r = status_report(&agent(), "agents", &report);
+        assert_eq!(r.json["state"], word);
+        assert!(r.text.starts_with(&format!("state: {word}\n")));
+    }
+}
+
+/// undeploy: one line per object; `deleted` after the wait, `deleting` without it; json keys.
+#[test]
+fn undeploy_lines_and_document() {
+    let waited = UndeployReport {
+        pod: Some("apiary-x".into()),
+        pod_deleted: true,
+        waited: true,
+        secrets: vec!["apiary-x-1".into()],
+        kept_secrets: vec![],
+    };
+    let r = undeploy_report(&agent(), "agents", &waited);
+    assert_eq!(r.text, "pod/apiary-x deleted\nsecret/apiary-x-1 deleted");
+    assert_eq!(
+        keys(&r.json),
+        [
+            "agent",
+            "agent_id",
+            "kept_secrets",
+            "namespace",
+            "pod",
+            "pod_deleted",
+            "secrets",
+            "waited"
+        ]
+    );
+    let no_wait = UndeployReport {
+        pod: Some("apiary-x".into()),
+        pod_deleted: true,
+        waited: false,
+        secrets: vec![],
+        kept_secrets: vec!["apiary-x-1".into()],
+    };
+    let r = undeploy_report(&agent(), "agents", &no_wait);
+    assert_eq!(r.text, "pod/apiary-x deleting\nsecret/apiary-x-1 kept");
+    assert_eq!(r.json["kept_secrets"][0], "apiary-x-1");
+}
+
+/// undeploy with nothing to delete: empty text (success with empty output).
+#[test]
+fn undeploy_nothing_is_empty_output() {
+    let r = undeploy_report(&agent(), "agents", &UndeployReport::default());
+    assert_eq!(r.text, "");
+    assert!(r.json["pod"].is_null());
+    assert_eq!(r.json["pod_deleted"], false);
+}
+
+/// gc: `pod/` then `secret/` lines; json carries dry_run and the orphan sweep word.
+#[test]
+fn gc_lines_and_document() {
+    let report = GcReport {
+        dry_run: true,
+        pods: vec!["apiary-x".into()],
+        secrets: vec!["apiary-x-1".into(), "apiary-x-2".into()],
+        orphan_sweep: Some(OrphanSweep::Ran),
+        failures: vec![],
+    };
+    let r = gc_report(&agent(), "agents", &report);
+    assert_eq!(r.text, "pod/apiary-x\nsecret/apiary-x-1\nsecret/apiary-x-2");
+    assert_eq!(
+        keys(&r.json),
+        [
+            "agent",
+            "agent_id",
+            "dry_run",
+            "namespace",
+            "orphan_sweep",
+            "pods",
+            "secrets"
+        ]
+    );
+    assert_eq!(r.json["dry_run"], true);
+    assert_eq!(r.json["orphan_sweep"], "ran");
+    let skipped = GcReport {
+        orphan_sweep: Some(OrphanSweep::Skipped),
+        ..GcReport::default()
+    };
+    assert_eq!(
+        gc_report(&agent(), "agents", &skipped).json["orphan_sweep"],
+        "skipped"
+    );
+}

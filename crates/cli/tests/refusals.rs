@@ -1,0 +1,339 @@
+//! End-to-end: every invalid input is refused with exit 2 **before any request reaches the
+//! cluster** (deploy.md § CLI contract, exit codes; § Configuration: "All validation happens
+//! before any cluster contact"). Each test runs the built binary against the loopback simulator
+//! and asserts on the simulator's request log that nothing was sent.
+
+mod common;
+
+use std::ffi::OsString;
+
+use common::{Fixture, IMAGE, Run};
+
+/// Run `args` against a fresh simulator, assert exit 2, no request, an empty stdout in text
+/// mode, and each of `needles` in stderr. Returns the run.
+fn refused(args: &[&str], needles: &[&str]) -> Run {
+    let fx = Fixture::start();
+    let run = fx.apiary(args);
+    assert_eq!(run.code, 2, "{args:?}: {run:?}");
+    assert!(run.stdout.is_empty(), "{args:?}: stdout {:?}", run.stdout);
+    for needle in needles {
+        assert!(
+            run.stderr.contains(needle),
+            "{args:?}: stderr lacks {needle:?}: {}",
+            run.stderr
+        );
+    }
+    fx.assert_no_requests(&format!("{args:?}"));
+    run
+}
+
+/// N1: an AGENT with leading or trailing whitespace, a control character, or empty is refused
+/// (never trimmed).
+#[test]
+fn n1_bad_agent_names_are_refused_before_contact() {
+    refused(
+        &["deploy", " lead", "--image", IMAGE],
+        &["AGENT", "whitespace"],
+    );
+    refused(&["deploy", "trail ", "--image", IMAGE], &["whitespace"]);
+    refused(&["deploy", "", "--image", IMAGE], &["empty"]);
+    refused(&["deploy", "bell\u{7}", "--image", IMAGE], &["control"]);
+    refused(&["status", " lead"], &["whitespace"]);
+    refused(&["undeploy", " lead"], &["whitespace"]);
+    refused(&["gc", " lead"], &["whitespace"]);
+}
+
+/// AGENT must be valid UTF-8 (deploy.md § AGENT and agent_id, rule 1).
+#[cfg(unix)]
+#[test]
+fn non_utf8_agent_is_refused_before_contact() {
+    use std::os::unix::ffi::OsStringExt;
+    let fx = Fixture::start();
+    let agent = OsString::from_vec(vec![b'a', 0xff, b'b']);
+    let args: Vec<OsString> = vec!["deploy".into(), agent, "--image".into(), IMAGE.into()];
+    let run = fx.apiary(&args);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("UTF-8"), "{}", run.stderr);
+    fx.assert_no_requests("non-UTF-8 AGENT");
+}
+
+/// I5: a tag-only image is refused quoting the reference and showing how to pin.
+#[test]
+fn i5_tag_only_image_is_refused_with_pinning_advice() {
+    refused(
+        &["deploy", "a", "--image", "nginx:latest"],
+        &["nginx:latest", "sha256:"],
+    );
+    refused(
+        &["deploy", "a", "--image", "registry.example.com/x:v1.2.3"],
+        &["sha256:"],
+    );
+}
+
+/// I6/I7/I8: malformed digests and an empty image are refused.
+#[test]
+fn i7_malformed_digests_are_refused() {
+    let upper = format!("x@sha256:{}", "A".repeat(64));
+    let short = format!("x@sha256:{}", "a".repeat(63));
+    refused(&["deploy", "a", "--image", &upper], &[]);
+    refused(&["deploy", "a", "--image", &short], &[]);
+    refused(&["deploy", "a", "--image", "   "], &["image"]);
+}
+
+/// V6: a non-POSIX env key is refused naming the key (never the value).
+#[test]
+fn v6_bad_env_key_is_refused_naming_it() {
+    let run = refused(
+        &[
+            "deploy",
+            "a",
+            "--image",
+            IMAGE,
+            "--env",
+            "foo.bar=hunter2-value",
+        ],
+        &["foo.bar"],
+    );
+    assert!(!run.stderr.contains("hunter2-value"));
+    refused(
+        &["deploy", "a", "--image", IMAGE, "--env", "1LEADING=x"],
+        &["1LEADING"],
+    );
+}
+
+/// V8: values over 1 MiB in total are refused stating the size and the limit.
+#[test]
+fn v8_environment_over_one_mib_is_refused() {
+    let fx = Fixture::start();
+    let file = fx.dir().join("big.env");
+    std::fs::write(&file, format!("BIG={}\n", "x".repeat(1_048_576))).expect("write");
+    let run = fx.apiary(&[
+        "deploy",
+        "a",
+        "--image",
+        IMAGE,
+        "--env-file",
+        file.to_str().expect("utf-8 path"),
+    ]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("1048576"), "{}", run.stderr);
+    fx.assert_no_requests("oversized env");
+}
+
+/// V5: a timeout over 600 s, of 0, or fractional is refused naming `--timeout`.
+#[test]
+fn v5_timeout_out_of_range_is_refused() {
+    refused(
+        &["deploy", "a", "--image", IMAGE, "--timeout", "601"],
+        &["--timeout"],
+    );
+    refused(
+        &["deploy", "a", "--image", IMAGE, "--timeout", "11m"],
+        &["--timeout"],
+    );
+    refused(
+        &["deploy", "a", "--image", IMAGE, "--timeout", "0"],
+        &["--timeout"],
+    );
+    refused(
+        &["deploy", "a", "--image", IMAGE, "--timeout", "1.5s"],
+        &["--timeout"],
+    );
+}
+
+/// V12: non-numeric `--run-as-user`, `--timeout soon` and an unknown flag are refused naming
+/// the flag; in json mode stdout is one `{"error": …}` document.
+#[test]
+fn v12_malformed_flags_name_the_flag_also_in_json() {
+    refused(
+        &["deploy", "a", "--image", IMAGE, "--run-as-user", "root"],
+        &["--run-as-user"],
+    );
+    refused(
+        &["deploy", "a", "--image", IMAGE, "--timeout", "soon"],
+        &["--timeout"],
+    );
+    refused(
+        &["deploy", "a", "--image", IMAGE, "--frobnicate"],
+        &["--frobnicate"],
+    );
+    for args in [
+        &[
+            "-o",
+            "json",
+            "deploy",
+            "a",
+            "--image",
+            IMAGE,
+            "--frobnicate",
+        ][..],
+        &[
+            "deploy",
+            "a",
+            "--image",
+            IMAGE,
+            "--run-as-user",
+            "root",
+            "--output=json",
+        ][..],
+        &[
+            "-o",
+            "json",
+            "deploy",
+            "a",
+            "--image",
+            IMAGE,
+            "--timeout",
+            "soon",
+        ][..],
+    ] {
+        let fx = Fixture::start();
+        let run = fx.apiary(args);
+        assert_eq!(run.code, 2, "{args:?}: {run:?}");
+        let doc = run.json();
+        let error = doc["error"].as_str().expect("string error");
+        assert!(
+            error.contains("--frobnicate")
+                || error.contains("--run-as-user")
+                || error.contains("--timeout"),
+            "{error}"
+        );
+        fx.assert_no_requests(&format!("{args:?}"));
+    }
+}
+
+/// V1 range rules: UID 0 and a negative GID are refused.
+#[test]
+fn run_as_ids_out_of_range_are_refused() {
+    refused(
+        &["deploy", "a", "--image", IMAGE, "--run-as-user", "0"],
+        &["--run-as-user"],
+    );
+    refused(
+        &["deploy", "a", "--image", IMAGE, "--run-as-group=-1"],
+        &["--run-as-group"],
+    );
+}
+
+/// V10: an unreadable env file is refused naming it; a malformed line names file and line but
+/// not the content.
+#[test]
+fn v10_env_file_problems_are_refused() {
+    let fx = Fixture::start();
+    let missing = fx.dir().join("missing.env");
+    let run = fx.apiary(&[
+        "deploy",
+        "a",
+        "--image",
+        IMAGE,
+        "--env-file",
+        missing.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("missing.env"), "{}", run.stderr);
+    let bad = fx.dir().join("bad.env");
+    std::fs::write(&bad, "OK=1\nthis line is secret-ish content\n").expect("write");
+    let run = fx.apiary(&[
+        "deploy",
+        "a",
+        "--image",
+        IMAGE,
+        "--env-file",
+        bad.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr.contains("bad.env") && run.stderr.contains("line 2"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("secret-ish"));
+    fx.assert_no_requests("env files");
+}
+
+/// V9: `--env KEY` with KEY unset in apiary's environment is refused naming KEY.
+#[test]
+fn v9_unset_inherited_key_is_refused() {
+    let fx = Fixture::start();
+    let mut cmd = fx.command(&[
+        "deploy",
+        "a",
+        "--image",
+        IMAGE,
+        "--env",
+        "APIARY_TEST_UNSET_KEY",
+    ]);
+    cmd.env_remove("APIARY_TEST_UNSET_KEY");
+    let run = common::run(cmd);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr.contains("APIARY_TEST_UNSET_KEY"),
+        "{}",
+        run.stderr
+    );
+    fx.assert_no_requests("unset --env KEY");
+}
+
+/// V3: an invalid `-n` is refused before contact.
+#[test]
+fn v3_invalid_namespace_is_refused() {
+    for ns in ["Agents", "-lead", "trail-", "has_underscore"] {
+        let flag = format!("--namespace={ns}");
+        refused(&[&flag, "deploy", "a", "--image", IMAGE], &["namespace"]);
+    }
+}
+
+/// `status` shape flags mean nothing without `--image`: refused rather than ignored.
+#[test]
+fn status_shape_flags_without_image_are_refused() {
+    refused(
+        &["status", "a", "--cpu-limit", "3"],
+        &["--cpu-limit", "--image"],
+    );
+}
+
+/// A missing subcommand or AGENT is a usage error (exit 2) with no request.
+#[test]
+fn usage_errors_are_exit_2() {
+    let fx = Fixture::start();
+    for args in [
+        &[][..],
+        &["deploy"][..],
+        &["status"][..],
+        &["completions", "tcsh"][..],
+    ] {
+        let run = fx.apiary(args);
+        assert_eq!(run.code, 2, "{args:?}: {run:?}");
+        assert!(run.stdout.is_empty(), "{args:?}");
+    }
+    let run = fx.apiary(&["-o", "json", "deploy"]);
+    assert_eq!(run.code, 2);
+    assert!(run.json()["error"].is_string());
+    fx.assert_no_requests("usage errors");
+}
+
+/// K39: seeds flags out of range, both or neither port flag → exit 2 before contact.
+#[test]
+fn k39_seeds_flag_refusals() {
+    refused(
+        &["seeds", "--selector", "app=x", "--port", "0"],
+        &["--port"],
+    );
+    refused(
+        &["seeds", "--selector", "app=x", "--port", "70000"],
+        &["--port"],
+    );
+    refused(&["seeds", "--selector", "app=x"], &[]);
+    refused(
+        &[
+            "seeds",
+            "--selector",
+            "app=x",
+            "--port",
+            "1",
+            "--port-name",
+            "g",
+        ],
+        &[],
+    );
+}
