@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use crate::route::{Query, Resource, ResourceRequest, Verb};
 use crate::server::{Shared, SimBody, error_response, json_response};
 use crate::status::{ApiError, success_deleted};
-use crate::{protobuf, watch};
+use crate::{protobuf, table, watch};
 
 /// The most bytes a Secret's values may sum to (deploy.md § 12.2 item 9).
 pub const SECRET_DATA_LIMIT: usize = 1024 * 1024;
@@ -32,10 +32,13 @@ pub(crate) fn serve(
     query: &Query,
     body: &Bytes,
     content_type: Option<&str>,
+    accept: Option<&str>,
 ) -> Response<SimBody> {
     let answer = match req.verb {
-        Verb::Get => get(shared, req),
-        Verb::List => list(shared, req, query),
+        Verb::Get => get(shared, req).map(|(s, v)| (s, as_table(shared, req.resource, accept, v))),
+        Verb::List => {
+            list(shared, req, query).map(|(s, v)| (s, as_table(shared, req.resource, accept, v)))
+        }
         Verb::Watch => return watch::start(shared, req, query),
         Verb::Create => create(shared, req, &decode_body(body, content_type)),
         Verb::Delete => delete(shared, req, query, body),
@@ -48,6 +51,32 @@ pub(crate) fn serve(
 }
 
 type Answer = Result<(StatusCode, Value), ApiError>;
+
+/// The answer of a get or list as a `Table` when the client asked for one (`kubectl get`).
+fn as_table(shared: &Shared, resource: Resource, accept: Option<&str>, value: Value) -> Value {
+    if !table::wants_table(accept) {
+        return value;
+    }
+    let now = shared.clock.now();
+    match value.get("items").and_then(Value::as_array) {
+        Some(items) => {
+            let rv = value["metadata"]["resourceVersion"]
+                .as_str()
+                .unwrap_or_default();
+            let mut t = table::table(resource, items, rv, now);
+            if let Some(token) = value["metadata"].get("continue") {
+                t["metadata"]["continue"] = token.clone();
+            }
+            t
+        }
+        None => {
+            let rv = value["metadata"]["resourceVersion"]
+                .as_str()
+                .unwrap_or_default();
+            table::table(resource, std::slice::from_ref(&value), rv, now)
+        }
+    }
+}
 
 /// The model's refusal as the apiserver's `Status` answer.
 pub(crate) fn model_error(e: &ModelError) -> ApiError {
@@ -216,7 +245,11 @@ fn create(shared: &Shared, req: &ResourceRequest, body: &CreateBody<'_>) -> Answ
             to_json(&created)
         }
         Resource::Secrets => {
-            let object: Secret = decode("Secret", body)?;
+            let mut object: Secret = decode("Secret", body)?;
+            // The apiserver defaults an empty type to Opaque, as it does an absent one.
+            if object.type_.as_deref() == Some("") {
+                object.type_ = None;
+            }
             validate_name(
                 NameRule::Subdomain,
                 "Secret",

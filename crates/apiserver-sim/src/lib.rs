@@ -26,6 +26,7 @@ mod protobuf;
 mod route;
 mod server;
 mod status;
+mod table;
 mod watch;
 
 pub use apiary_cluster_model as model;

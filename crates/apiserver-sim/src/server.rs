@@ -372,7 +372,11 @@ async fn handle(
                     .headers
                     .get(header::CONTENT_TYPE)
                     .and_then(|v| v.to_str().ok());
-                api::serve(&shared, &r, &query, &body, content_type)
+                let accept = parts
+                    .headers
+                    .get(header::ACCEPT)
+                    .and_then(|v| v.to_str().ok());
+                api::serve(&shared, &r, &query, &body, content_type, accept)
             }
         },
     };

@@ -157,6 +157,14 @@ async fn kubectl_drives_the_simulator_through_the_written_kubeconfig() {
         ])
         .await;
     assert_eq!(data, "dg==");
+    let secrets = k.ok(&["get", "secrets", "-n", "agents"]).await;
+    assert!(
+        secrets
+            .lines()
+            .nth(1)
+            .is_some_and(|l| l.starts_with("env-1") && l.contains("Opaque")),
+        "{secrets}"
+    );
 
     sim.clear_requests();
     let out = k.ok(&["delete", "pod", "p", "-n", "agents"]).await;

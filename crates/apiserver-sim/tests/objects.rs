@@ -14,7 +14,8 @@ use std::time::{Duration, Instant};
 use apiary_apiserver_sim::model::PodScript;
 use apiary_apiserver_sim::{SimOptions, Simulator};
 use common::{
-    IMAGE, call, call_raw, create_namespace, create_pod, get, parse_http_date, pod_body, poll,
+    IMAGE, call, call_raw, create_namespace, create_pod, get, get_table, parse_http_date, pod_body,
+    poll,
 };
 use serde_json::{Value, json};
 
@@ -740,4 +741,50 @@ async fn protobuf_namespace_create_is_accepted() {
         (r.status, r.json()["reason"].clone()),
         (415, json!("UnsupportedMediaType"))
     );
+}
+
+/// `kubectl get` asks for a Table: pods answer the apiserver's columns (Name, Ready, Status,
+/// Restarts, Age), with Terminating for a deletion-marked pod; a plain Accept gets the list.
+#[tokio::test]
+async fn table_answers_for_kubectl_get() {
+    let s = fast().await;
+    create_namespace(s.addr(), "agents").await;
+    create_pod(s.addr(), "agents", &pod_body("p", IMAGE, json!({}))).await;
+    poll(s.addr(), "/api/v1/namespaces/agents/pods/p", |_, p| {
+        p["status"]["phase"] == "Running"
+    })
+    .await;
+    let t = get_table(s.addr(), PODS).await.json();
+    assert_eq!(t["kind"], "Table");
+    assert_eq!(t["apiVersion"], "meta.k8s.io/v1");
+    let columns: Vec<_> = t["columnDefinitions"]
+        .as_array()
+        .expect("columns")
+        .iter()
+        .map(|c| c["name"].clone())
+        .collect();
+    assert_eq!(
+        columns,
+        [
+            json!("Name"),
+            json!("Ready"),
+            json!("Status"),
+            json!("Restarts"),
+            json!("Age")
+        ]
+    );
+    assert_eq!(
+        t["rows"][0]["cells"].as_array().expect("cells")[0..4],
+        [json!("p"), json!("1/1"), json!("Running"), json!(0)]
+    );
+    call(s.addr(), "DELETE", "/api/v1/namespaces/agents/pods/p", None).await;
+    let one = get_table(s.addr(), "/api/v1/namespaces/agents/pods/p")
+        .await
+        .json();
+    assert_eq!(one["rows"][0]["cells"][2], "Terminating");
+    let secrets = get_table(s.addr(), "/api/v1/namespaces/agents/secrets")
+        .await
+        .json();
+    assert_eq!(secrets["kind"], "Table");
+    assert_eq!(get(s.addr(), PODS).await.json()["kind"], "PodList");
 }

@@ -46,7 +46,29 @@ async fn open(
     body: Option<&Value>,
 ) -> Result<http::Response<Incoming>, String> {
     let bytes = body.map(|b| Bytes::from(b.to_string())).unwrap_or_default();
-    open_raw(addr, method, path, "application/json", bytes).await
+    open_raw(addr, method, path, "application/json", bytes, None).await
+}
+
+/// `GET path` asking for a Table, as `kubectl get` does.
+pub async fn get_table(addr: SocketAddr, path: &str) -> Resp {
+    let accept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json";
+    let resp = open_raw(
+        addr,
+        "GET",
+        path,
+        "application/json",
+        Bytes::new(),
+        Some(accept),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("GET {path}: {e}"));
+    let (parts, body) = resp.into_parts();
+    let body = body.collect().await.expect("body").to_bytes();
+    Resp {
+        status: parts.status.as_u16(),
+        headers: parts.headers,
+        body,
+    }
 }
 
 /// Sends one request with a raw body of the given content type.
@@ -57,7 +79,7 @@ pub async fn call_raw(
     content_type: &str,
     body: Vec<u8>,
 ) -> Resp {
-    let resp = open_raw(addr, method, path, content_type, Bytes::from(body))
+    let resp = open_raw(addr, method, path, content_type, Bytes::from(body), None)
         .await
         .unwrap_or_else(|e| panic!("{method} {path}: {e}"));
     let (parts, body) = resp.into_parts();
@@ -75,6 +97,7 @@ async fn open_raw(
     path: &str,
     content_type: &str,
     bytes: Bytes,
+    accept: Option<&str>,
 ) -> Result<http::Response<Incoming>, String> {
     let stream = tokio::net::TcpStream::connect(addr)
         .await
@@ -83,7 +106,11 @@ async fn open_raw(
         .await
         .map_err(|e| e.to_string())?;
     tokio::spawn(conn);
-    let req = http::Request::builder()
+    let mut req = http::Request::builder();
+    if let Some(accept) = accept {
+        req = req.header(http::header::ACCEPT, accept);
+    }
+    let req = req
         .method(method)
         .uri(path)
         .header(http::header::HOST, addr.to_string())
