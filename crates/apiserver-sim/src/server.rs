@@ -33,7 +33,28 @@ use crate::status::ApiError;
 use crate::{api, discovery};
 
 /// The response body type: a whole body or a stream of watch lines.
-pub(crate) type SimBody = BoxBody<Bytes, Infallible>;
+pub(crate) type SimBody = BoxBody<Bytes, StreamBroken>;
+
+/// The error a watch body yields to make hyper abort the connection mid-stream.
+#[derive(Debug)]
+pub(crate) struct StreamBroken;
+
+impl std::fmt::Display for StreamBroken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("watch stream broken by the simulator")
+    }
+}
+
+impl std::error::Error for StreamBroken {}
+
+/// How [`Simulator::end_watches`] and [`Simulator::break_watches`] end open watch streams.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WatchEnd {
+    /// The stream ends normally (as after `timeoutSeconds`).
+    Close,
+    /// The connection is aborted mid-stream.
+    Break,
+}
 
 /// How the simulator runs.
 #[derive(Debug, Clone)]
@@ -99,8 +120,10 @@ pub(crate) struct Shared {
     pub(crate) clock: ScaledClock,
     pub(crate) faults: Faults,
     pub(crate) log: RequestLog,
-    /// Bumped after anything that may have changed the model; watches wait on it.
+    /// The model's resourceVersion as last published; watches wait on it.
     pub(crate) changes: tokio::sync::watch::Sender<u64>,
+    /// Orders to end every open watch stream.
+    pub(crate) watch_ends: tokio::sync::broadcast::Sender<WatchEnd>,
     pub(crate) options: SimOptions,
     pub(crate) addr: SocketAddr,
 }
@@ -162,12 +185,14 @@ impl Simulator {
         let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
         let addr = listener.local_addr()?;
         let (changes, _) = tokio::sync::watch::channel(0u64);
+        let (watch_ends, _) = tokio::sync::broadcast::channel(8);
         let shared = Arc::new(Shared {
             model: Mutex::new(model),
             clock,
             faults: Faults::new(options.fault_seed),
             log: RequestLog::default(),
             changes,
+            watch_ends,
             options,
             addr,
         });
@@ -248,6 +273,20 @@ impl Simulator {
         self.with_model(|m| {
             m.ensure_namespace(name);
         });
+    }
+
+    /// Ends every open watch stream normally, as the apiserver does at `timeoutSeconds`
+    /// (clients re-open from their last resourceVersion).
+    pub fn end_watches(&self) {
+        // No open watch means no receiver; nothing to end.
+        let _ = self.shared.watch_ends.send(WatchEnd::Close);
+    }
+
+    /// Aborts the connection of every open watch stream mid-stream (a transport failure, not a
+    /// normal end).
+    pub fn break_watches(&self) {
+        // No open watch means no receiver; nothing to break.
+        let _ = self.shared.watch_ends.send(WatchEnd::Break);
     }
 
     /// Stops serving: the listener closes and open connections (watches included) are dropped.
@@ -444,7 +483,11 @@ fn fault_response(action: &FaultAction, routed: &Route) -> Response<SimBody> {
 /// A JSON response with `Content-Type: application/json`.
 pub(crate) fn json_response(status: StatusCode, body: &Value) -> Response<SimBody> {
     let bytes = Bytes::from(body.to_string());
-    let mut r = Response::new(Full::new(bytes).boxed());
+    let mut r = Response::new(
+        Full::new(bytes)
+            .map_err(|never: Infallible| match never {})
+            .boxed(),
+    );
     *r.status_mut() = status;
     r.headers_mut().insert(
         header::CONTENT_TYPE,
@@ -462,24 +505,27 @@ pub(crate) fn error_response(e: &ApiError) -> Response<SimBody> {
 }
 
 /// A streaming body fed line by line from a channel; it ends when the sender is dropped.
+/// A chunk that fails makes hyper abort the connection.
 pub(crate) struct ChannelBody {
-    rx: mpsc::Receiver<Bytes>,
+    rx: mpsc::Receiver<Result<Bytes, StreamBroken>>,
 }
 
 impl ChannelBody {
-    pub(crate) fn new(rx: mpsc::Receiver<Bytes>) -> ChannelBody {
+    pub(crate) fn new(rx: mpsc::Receiver<Result<Bytes, StreamBroken>>) -> ChannelBody {
         ChannelBody { rx }
     }
 }
 
 impl Body for ChannelBody {
     type Data = Bytes;
-    type Error = Infallible;
+    type Error = StreamBroken;
 
     fn poll_frame(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        self.rx.poll_recv(cx).map(|o| o.map(|b| Ok(Frame::data(b))))
+    ) -> Poll<Option<Result<Frame<Bytes>, StreamBroken>>> {
+        self.rx
+            .poll_recv(cx)
+            .map(|o| o.map(|chunk| chunk.map(Frame::data)))
     }
 }

@@ -19,12 +19,12 @@ use bytes::Bytes;
 use http::{HeaderValue, Response, StatusCode, header};
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
+use tokio::sync::{broadcast, mpsc};
 use tokio::time::Instant;
 
 use crate::api::{kind_of, list_options, model_error};
 use crate::route::{Query, ResourceRequest};
-use crate::server::{ChannelBody, Shared, SimBody, error_response};
+use crate::server::{ChannelBody, Shared, SimBody, StreamBroken, WatchEnd, error_response};
 use crate::status::ApiError;
 
 /// How long a watch without `timeoutSeconds` stays open (the apiserver's minimum request
@@ -119,7 +119,8 @@ pub(crate) fn start(
         snapshot: start == Start::Snapshot,
     };
     let (tx, rx) = mpsc::channel(64);
-    tokio::spawn(session.run(tx, options, start, Instant::now() + timeout));
+    let ends = shared.watch_ends.subscribe();
+    tokio::spawn(session.run(Lines(tx), ends, options, start, Instant::now() + timeout));
     let mut r = Response::new(ChannelBody::new(rx).boxed());
     *r.status_mut() = StatusCode::OK;
     r.headers_mut().insert(
@@ -147,10 +148,31 @@ fn line(event_type: &str, object: Value) -> Bytes {
     Bytes::from(text)
 }
 
+/// The sending side of a watch body.
+struct Lines(mpsc::Sender<Result<Bytes, StreamBroken>>);
+
+impl Lines {
+    /// Sends one line; `Err` when the client has gone.
+    async fn send(&self, line: Bytes) -> Result<(), ()> {
+        self.0.send(Ok(line)).await.map_err(|_| ())
+    }
+
+    /// Makes the body fail, so hyper aborts the connection.
+    async fn break_stream(&self) {
+        // The client may have gone already; then there is nothing to break.
+        let _ = self.0.send(Err(StreamBroken)).await;
+    }
+
+    async fn closed(&self) {
+        self.0.closed().await;
+    }
+}
+
 impl Session {
     async fn run(
         mut self,
-        tx: mpsc::Sender<Bytes>,
+        tx: Lines,
+        mut ends: broadcast::Receiver<WatchEnd>,
         options: ListOptions,
         start: Start,
         deadline: Instant,
@@ -223,6 +245,14 @@ impl Session {
                     return;
                 }
                 () = tx.closed() => return,
+                end = ends.recv() => {
+                    match end {
+                        Ok(WatchEnd::Break) => tx.break_stream().await,
+                        // A normal end; a lagging or closed order channel also ends the stream.
+                        Ok(WatchEnd::Close) | Err(_) => {}
+                    }
+                    return;
+                }
             }
         }
     }

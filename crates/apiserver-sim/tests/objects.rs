@@ -788,3 +788,41 @@ async fn table_answers_for_kubectl_get() {
     assert_eq!(secrets["kind"], "Table");
     assert_eq!(get(s.addr(), PODS).await.json()["kind"], "PodList");
 }
+
+/// Sixteen concurrent creates of one pod name: exactly one 201, fifteen 409 AlreadyExists — pod
+/// creation elects the winner (deploy.md § 12.2 item 10).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_creates_elect_exactly_one_winner() {
+    let s = fast().await;
+    create_namespace(s.addr(), "agents").await;
+    let addr = s.addr();
+    let tasks: Vec<_> = (0..16)
+        .map(|_| {
+            tokio::spawn(async move {
+                let r = call(
+                    addr,
+                    "POST",
+                    PODS,
+                    Some(&pod_body("agent-0", IMAGE, json!({}))),
+                )
+                .await;
+                (r.status, r.json()["reason"].clone())
+            })
+        })
+        .collect();
+    let mut created = 0;
+    for t in tasks {
+        match t.await.expect("task") {
+            (201, _) => created += 1,
+            (409, reason) => assert_eq!(reason, "AlreadyExists"),
+            other => panic!("unexpected answer {other:?}"),
+        }
+    }
+    assert_eq!(created, 1);
+    let creates = s
+        .requests()
+        .iter()
+        .filter(|r| r.method == "POST" && r.path == PODS)
+        .count();
+    assert_eq!(creates, 16);
+}

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use apiary_apiserver_sim::model::PodScript;
 use apiary_apiserver_sim::{SimOptions, Simulator};
-use common::{IMAGE, Watch, call, create_namespace, create_pod, get, pod_body};
+use common::{BROKEN, IMAGE, Watch, call, create_namespace, create_pod, get, pod_body};
 use serde_json::{Value, json};
 
 const PODS: &str = "/api/v1/namespaces/agents/pods";
@@ -261,4 +261,20 @@ async fn secrets_watch() {
     let e = w.next().await;
     assert_eq!(e["type"], "ADDED");
     assert_eq!(e["object"]["kind"], "Secret");
+}
+
+/// `end_watches` ends open streams normally (the client re-opens from its resourceVersion);
+/// `break_watches` aborts them mid-stream, which the client sees as a transport failure.
+#[tokio::test]
+async fn streams_can_be_ended_or_broken() {
+    let s = fast().await;
+    let mut ended = Watch::open(s.addr(), &format!("{PODS}?watch=true&resourceVersion=1")).await;
+    s.end_watches();
+    assert_eq!(ended.next_within(Duration::from_secs(2)).await, Ok(None));
+    let mut broken = Watch::open(s.addr(), &format!("{PODS}?watch=true&resourceVersion=1")).await;
+    s.break_watches();
+    assert_eq!(
+        broken.next_within(Duration::from_secs(2)).await,
+        Err(BROKEN)
+    );
 }

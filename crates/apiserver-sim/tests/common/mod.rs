@@ -148,6 +148,9 @@ pub async fn get(addr: SocketAddr, path: &str) -> Resp {
     call(addr, "GET", path, None).await
 }
 
+/// What [`Watch::next_within`] reports when the connection failed mid-stream.
+pub const BROKEN: &str = "watch stream broken";
+
 /// An open watch stream, read one JSON line at a time.
 pub struct Watch {
     pub status: u16,
@@ -192,7 +195,7 @@ impl Watch {
             match tokio::time::timeout_at(deadline, self.body.frame()).await {
                 Err(_) => return Err("no watch event in time"),
                 Ok(None) => self.ended = true,
-                Ok(Some(Err(e))) => panic!("watch stream failed: {e}"),
+                Ok(Some(Err(_))) => return Err(BROKEN),
                 Ok(Some(Ok(frame))) => {
                     if let Ok(data) = frame.into_data() {
                         self.buf.extend_from_slice(&data);
