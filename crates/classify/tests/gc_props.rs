@@ -64,10 +64,14 @@ proptest! {
     /// The GC plan keeps every protection rule for every listing.
     #[test]
     fn gc_plan_keeps_protection_rules(
-        pods in prop::collection::vec(pod_strategy(), 0..6),
+        mut pods in prop::collection::vec(pod_strategy(), 0..6),
         secrets in prop::collection::vec(secret_strategy(), 0..6),
         clock in any::<bool>(),
     ) {
+        // Pod names are unique in a namespace.
+        for (i, pod) in pods.iter_mut().enumerate() {
+            pod.marks.name = Some(format!("p{i}"));
+        }
         let now = clock.then_some(10_000i64);
         let plan = plan_gc(&pods, &secrets, now, AGENT_ID);
         let ours: Vec<_> = pods.iter().filter_map(|p| verify_pod(p, AGENT_ID)).collect();
