@@ -96,7 +96,7 @@ pub struct LeanStatus {
 /// A body that is not JSON, or a wrong type in one of the fields discovery reads.
 #[derive(Debug, thiserror::Error)]
 #[error("cannot decode the pod list: {0}")]
-pub struct DecodeError(#[from] serde_json::Error);
+pub struct DecodeError(#[from] pub serde_json::Error);
 
 /// Decodes one page of a pod list from the response bytes, skipping every unneeded field.
 ///
