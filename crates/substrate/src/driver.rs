@@ -308,6 +308,8 @@ pub async fn gc<S: Substrate>(
     dry_run: bool,
 ) -> Result<GcReport, SubstrateError> {
     let (pods, secrets, server_now) = list_both(substrate, &agent.selector()).await?;
+    // § Execution step 2 settles every verified pod; no Secret GET is needed for that here: a
+    // pod pending a Secret check is waiting, so it can never be Terminated whatever the answer.
     let plan = plan_gc(&pods, &secrets, server_now, agent.id());
     let mut report = GcReport {
         dry_run,
