@@ -106,6 +106,13 @@ impl SimOptions {
         self
     }
 
+    /// Sets [`SimOptions::tick`].
+    #[must_use]
+    pub fn with_tick(mut self, tick: Duration) -> Self {
+        self.tick = tick;
+        self
+    }
+
     /// Sets [`SimOptions::bookmark_interval`].
     #[must_use]
     pub fn with_bookmark_interval(mut self, interval: Duration) -> Self {
@@ -308,7 +315,11 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
     loop {
         tokio::select! {
             accepted = listener.accept() => {
-                let Ok((stream, _)) = accepted else { continue };
+                let Ok((stream, _)) = accepted else {
+                    // Out of file descriptors or similar: back off instead of spinning.
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    continue;
+                };
                 let shared = Arc::clone(&shared);
                 connections.spawn(async move {
                     let service = hyper::service::service_fn(move |req| {
