@@ -3,6 +3,9 @@
 //!
 //! Filter (deploy.md § CLI contract): default `apiary=info,warn`; `-v` `apiary=debug,warn`;
 //! `-vv` `apiary=trace,debug`; `-vvv` `trace`. `RUST_LOG`, when set and non-empty, replaces it.
+//! Below `-vv`, kube's per-request `ERROR failed with error …` lines
+//! (`kube_client::client::builder`) are off: every failure reaches the user once, as apiary's
+//! own error message, instead of once per retried request.
 //!
 //! Caps (applied after the filter, so neither `-vvv` nor `RUST_LOG` can lift them): env values
 //! live in the `stringData` of Secret create bodies (deploy.md § Environment, rule 7), and some
@@ -30,8 +33,8 @@ use tracing_subscriber::{Layer, fmt};
 /// The filter directives for `-v` repeated `verbosity` times.
 pub fn directives_for(verbosity: u8) -> &'static str {
     match verbosity {
-        0 => "apiary=info,warn",
-        1 => "apiary=debug,warn",
+        0 => "apiary=info,warn,kube_client::client::builder=off",
+        1 => "apiary=debug,warn,kube_client::client::builder=off",
         2 => "apiary=trace,debug",
         _ => "trace",
     }
@@ -106,8 +109,14 @@ mod tests {
     /// The `-v` table is exactly the contract's.
     #[test]
     fn verbosity_table_matches_the_contract() {
-        assert_eq!(directives_for(0), "apiary=info,warn");
-        assert_eq!(directives_for(1), "apiary=debug,warn");
+        assert_eq!(
+            directives_for(0),
+            "apiary=info,warn,kube_client::client::builder=off"
+        );
+        assert_eq!(
+            directives_for(1),
+            "apiary=debug,warn,kube_client::client::builder=off"
+        );
         assert_eq!(directives_for(2), "apiary=trace,debug");
         assert_eq!(directives_for(3), "trace");
         assert_eq!(directives_for(9), "trace");
@@ -150,13 +159,13 @@ mod tests {
         let (filter, warning) = choose_filter(1, Some("   "));
         assert_eq!(
             filter.to_string(),
-            EnvFilter::new("apiary=debug,warn").to_string()
+            EnvFilter::new(directives_for(1)).to_string()
         );
         assert!(warning.is_none());
         let (filter, warning) = choose_filter(0, None);
         assert_eq!(
             filter.to_string(),
-            EnvFilter::new("apiary=info,warn").to_string()
+            EnvFilter::new(directives_for(0)).to_string()
         );
         assert!(warning.is_none());
         let (filter, warning) = choose_filter(2, Some("apiary=[{"));

@@ -195,3 +195,84 @@ pub fn bare_command(home: &Path) -> Command {
 pub fn run(mut cmd: Command) -> Run {
     Run::from_output(cmd.output().expect("the apiary binary runs"))
 }
+
+/// A validated configuration of `agent` with `image` in [`NAMESPACE`] (defaults otherwise).
+pub fn valid_config(agent: &str, image: &str) -> apiary_substrate::config::ValidConfig {
+    let identity = apiary_substrate::naming::AgentIdentity::new(agent).expect("valid agent");
+    apiary_substrate::config::DeployConfig::new(NAMESPACE, image)
+        .validate(&identity)
+        .expect("valid config")
+}
+
+/// The image `registry.example.com/team/<repo>@sha256:<64 × a>`; the repository name selects
+/// the simulated kubelet's script (`agent-crash`, `agent-pullfail-manifest`, …).
+pub fn image(repo: &str) -> String {
+    format!("registry.example.com/team/{repo}@sha256:{}", "a".repeat(64))
+}
+
+impl Fixture {
+    /// Insert an apiary-built pod for `agent` (and its Secret when `with_secret`), scripted by
+    /// `script`; `deleting` gives it a `deletionTimestamp` a day ahead of the model clock.
+    pub fn insert_attempt(
+        &self,
+        agent: &str,
+        image: &str,
+        script: apiary_apiserver_sim::model::PodScript,
+        with_secret: bool,
+        deleting: bool,
+    ) -> apiary_substrate::build::Attempt {
+        let config = valid_config(agent, image);
+        let attempt = apiary_substrate::build::build_attempt(
+            &config,
+            apiary_substrate::naming::Generation::from_u32(0x0a0b_0c0d),
+        );
+        let mut pod = attempt.pod.clone();
+        if deleting {
+            let later = self.sim().now() + jiff::SignedDuration::from_hours(24);
+            pod.metadata.deletion_timestamp =
+                Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(later));
+        }
+        let secret = attempt.secret.clone();
+        self.with_model(|m| {
+            if with_secret {
+                m.insert_secret(secret).expect("secret inserted");
+            }
+            m.insert_pod_with_script(pod, script).expect("pod inserted");
+        });
+        self.sim().clear_requests();
+        attempt
+    }
+
+    /// The names of the pods in [`NAMESPACE`].
+    pub fn pod_names(&self) -> Vec<String> {
+        self.with_model(|m| {
+            m.list_pods(Some(NAMESPACE), &Default::default())
+                .expect("list pods")
+                .items
+                .into_iter()
+                .filter_map(|p| p.metadata.name)
+                .collect()
+        })
+    }
+
+    /// The names of the Secrets in [`NAMESPACE`].
+    pub fn secret_names(&self) -> Vec<String> {
+        self.with_model(|m| {
+            m.list_secrets(Some(NAMESPACE), &Default::default())
+                .expect("list secrets")
+                .items
+                .into_iter()
+                .filter_map(|s| s.metadata.name)
+                .collect()
+        })
+    }
+
+    /// The requests that could change state (POST, PUT, PATCH, DELETE).
+    pub fn mutations(&self) -> Vec<String> {
+        self.requests()
+            .iter()
+            .filter(|r| r.is_mutation())
+            .map(|r| format!("{} {}", r.method, r.path))
+            .collect()
+    }
+}
