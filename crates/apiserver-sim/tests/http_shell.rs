@@ -50,6 +50,7 @@ async fn date_header_on_every_response() {
 #[tokio::test]
 async fn date_follows_the_scaled_clock() {
     let start: jiff::Timestamp = "2026-03-01T12:00:00Z".parse().expect("timestamp");
+    let before_start = std::time::Instant::now();
     let s = Simulator::start(
         SimOptions::default()
             .with_time_scale(1000.0)
@@ -60,10 +61,12 @@ async fn date_follows_the_scaled_clock() {
     tokio::time::sleep(Duration::from_millis(120)).await;
     let r = get(s.addr(), "/version").await;
     let date = parse_http_date(r.date().expect("Date")).expect("IMF-fixdate");
+    let real_ms = i64::try_from(before_start.elapsed().as_millis()).expect("small");
     let elapsed = date.duration_since(start).as_secs();
+    // At scale 1000 each real millisecond is one model second (Date has whole seconds).
     assert!(
-        (120..200).contains(&elapsed),
-        "{elapsed} model seconds after 120 ms real"
+        (120..=real_ms + 1).contains(&elapsed),
+        "{elapsed} model seconds after {real_ms} ms real"
     );
     assert_eq!(
         s.real_duration(Duration::from_secs(60)),
@@ -333,7 +336,6 @@ async fn delay_fault_answers_late() {
     assert_eq!(r.status, 200);
     assert!(began.elapsed() >= Duration::from_millis(150));
     assert!(s.requests()[0].faulted);
-    let began = std::time::Instant::now();
     get(s.addr(), "/version").await;
-    assert!(began.elapsed() < Duration::from_millis(150), "budget spent");
+    assert!(!s.requests()[1].faulted, "budget spent");
 }
