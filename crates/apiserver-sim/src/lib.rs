@@ -47,9 +47,10 @@
 //!
 //! # Setting up, choosing kubelet scripts, inspecting
 //!
-//! [`Simulator::with_model`] runs a closure on the [`model::ClusterModel`] (clock advanced to now;
-//! watches are woken afterwards): insert foreign pods, choose kubelet scripts by name
-//! (`script_pods_named`, `queue_pod_scripts`), by default (`set_default_script`,
+//! [`Simulator::with_model`] runs a closure on the [`model::ClusterModel`] and
+//! [`Simulator::model`] locks it (clock advanced to now either way; watches are woken afterwards):
+//! insert foreign pods, choose kubelet scripts by name (`script_pods_named`,
+//! `queue_pod_scripts`), by default (`set_default_script`,
 //! `set_start_delay`), or by image reference (see [`model::kubelet`]: an image whose repository
 //! path contains `crash`, `pullfail-unauthorized`, `never-starts`, … selects that script), play
 //! the kubelet by hand (`start_pod`, `terminate_pod`), or compact the event log (`compact`) so
@@ -112,5 +113,5 @@ pub use faults::{
 pub use kubeconfig::{CONTEXT_NAME, kubeconfig_yaml};
 pub use log::{LoggedRequest, RequestLog};
 pub use route::{Resource, Verb};
-pub use server::{SimOptions, Simulator};
+pub use server::{ModelGuard, SimOptions, Simulator};
 pub use status::ApiError;

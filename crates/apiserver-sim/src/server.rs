@@ -147,11 +147,43 @@ impl Shared {
     /// Wakes every watch when the model's resourceVersion moved since the last wake-up.
     pub(crate) fn publish(&self) {
         let rv = self.model().resource_version();
+        self.publish_rv(rv);
+    }
+
+    fn publish_rv(&self, rv: u64) {
         self.changes.send_if_modified(|last| {
             let moved = *last != rv;
             *last = rv;
             moved
         });
+    }
+}
+
+/// Exclusive access to the simulator's model; see [`Simulator::model`].
+pub struct ModelGuard<'a> {
+    guard: MutexGuard<'a, ClusterModel>,
+    shared: &'a Shared,
+}
+
+impl std::ops::Deref for ModelGuard<'_> {
+    type Target = ClusterModel;
+
+    fn deref(&self) -> &ClusterModel {
+        &self.guard
+    }
+}
+
+impl std::ops::DerefMut for ModelGuard<'_> {
+    fn deref_mut(&mut self) -> &mut ClusterModel {
+        &mut self.guard
+    }
+}
+
+impl Drop for ModelGuard<'_> {
+    fn drop(&mut self) {
+        // Publishing only signals the watch channel; woken watches lock the model after this
+        // guard is released.
+        self.shared.publish_rv(self.guard.resource_version());
     }
 }
 
@@ -273,6 +305,16 @@ impl Simulator {
         let r = f(&mut self.shared.model());
         self.shared.publish();
         r
+    }
+
+    /// Locks the model (its clock advanced to now) for direct setup or inspection; watches are
+    /// woken when the guard is dropped. Requests wait while it is held: do not hold it across an
+    /// `.await` (it is not `Send`, so a spawned future cannot).
+    pub fn model(&self) -> ModelGuard<'_> {
+        ModelGuard {
+            guard: self.shared.model(),
+            shared: &self.shared,
+        }
     }
 
     /// Creates namespace `name` in the model unless it exists.

@@ -691,7 +691,7 @@ async fn model_setup_is_served() {
         "status": {"phase": "Running"},
     }))
     .expect("pod");
-    s.with_model(|m| m.insert_pod(pod)).expect("inserted");
+    s.model().insert_pod(pod).expect("inserted");
     let got = get(s.addr(), "/api/v1/namespaces/agents/pods/foreign").await;
     assert_eq!(got.status, 200);
     assert_eq!(got.json()["status"]["phase"], "Running");
