@@ -122,10 +122,14 @@ enum WatchEnd {
 impl Watcher {
     async fn run(self, view: Arc<Mutex<View>>) {
         let mut backoff = Backoff::default();
+        let mut gone_in_a_row = 0;
         loop {
             let resource_version = lock(&view).resource_version.clone();
             let end = self.watch_once(&view, &resource_version).await;
             lock(&view).synced = false;
+            if !matches!(end, WatchEnd::Gone) {
+                gone_in_a_row = 0;
+            }
             match end {
                 WatchEnd::Closed { events } if events > 0 => backoff.reset(),
                 WatchEnd::Closed { .. } => {
@@ -133,6 +137,11 @@ impl Watcher {
                     tokio::time::sleep(backoff.next_delay()).await;
                 }
                 WatchEnd::Gone => {
+                    gone_in_a_row += 1;
+                    if gone_in_a_row > 1 {
+                        // A fresh list's resourceVersion was refused again: do not spin.
+                        tokio::time::sleep(backoff.next_delay()).await;
+                    }
                     tracing::debug!("watch resourceVersion expired; listing again");
                     self.relist(&view, &mut backoff).await;
                 }
