@@ -13,6 +13,7 @@ mod env_input;
 mod logging;
 mod outcome;
 mod progress;
+mod seeds_cmd;
 mod watched;
 
 use std::ffi::OsString;
@@ -24,6 +25,7 @@ use apiary_substrate::Substrate;
 use apiary_substrate::config::DeployConfig;
 use apiary_substrate::naming::AgentIdentity;
 use apiary_substrate_kube::Cluster;
+use apiary_substrate_kube::pod_seeds::PodSeeds;
 use args::{Cli, Command, CompletionShell};
 use outcome::{CommandResult, Exit, Failure, Report};
 use progress::{Progress, Style};
@@ -93,7 +95,22 @@ fn run(cli: Cli) -> CommandResult {
                 commands::gc(&cluster, &agent, g.dry_run).await
             })
         }
-        Command::Seeds(_) | Command::Demo => Err(Failure::failed(
+        Command::Seeds(s) => {
+            let pods = seeds_cmd::pods_from_args(&s, global.namespace.as_deref())?;
+            block_on(async {
+                let connection = connect::connect(&global).await?;
+                // seeds.md § CLI: -n, else the client's default namespace (listing is read-only).
+                let seeds = PodSeeds::with_client(pods, connection.client)
+                    .map_err(|e| Failure::refused(e.to_string()))?;
+                if s.watch {
+                    seeds_cmd::watch(seeds, global.output).await
+                } else {
+                    let mut seeds = seeds;
+                    seeds_cmd::resolve_once(&mut seeds).await
+                }
+            })
+        }
+        Command::Demo => Err(Failure::failed(
             "this subcommand is not wired to the cluster libraries in this build yet",
         )),
     }

@@ -83,6 +83,8 @@ pub struct Report {
     pub text: String,
     /// Json-mode stdout document.
     pub json: Value,
+    /// The command printed its own output as it ran (`seeds --watch`): print nothing more.
+    pub printed: bool,
 }
 
 impl Report {
@@ -91,6 +93,16 @@ impl Report {
         Self {
             text: text.into(),
             json,
+            printed: false,
+        }
+    }
+
+    /// A result whose output was already written while the command ran.
+    pub fn already_printed() -> Self {
+        Self {
+            text: String::new(),
+            json: Value::Null,
+            printed: true,
         }
     }
 }
@@ -102,6 +114,7 @@ pub type CommandResult = Result<Report, Failure>;
 /// Returns `(stdout, stderr, exit)`; stdout is exactly one line-terminated document in json mode.
 pub fn render(format: OutputFormat, result: &CommandResult) -> (String, String, Exit) {
     match (result, format) {
+        (Ok(report), _) if report.printed => (String::new(), String::new(), Exit::Success),
         (Ok(report), OutputFormat::Text) => {
             let out = if report.text.is_empty() {
                 String::new()
@@ -187,6 +200,18 @@ mod tests {
         assert_eq!(doc["matched"], 3);
         assert!(err.is_empty());
         assert_eq!(exit, Exit::Failed);
+    }
+
+    /// A result printed while running (`seeds --watch`) adds nothing at the end, in both modes.
+    #[test]
+    fn already_printed_results_add_nothing() {
+        let done: CommandResult = Ok(Report::already_printed());
+        for format in [OutputFormat::Text, OutputFormat::Json] {
+            assert_eq!(
+                render(format, &done),
+                (String::new(), String::new(), Exit::Success)
+            );
+        }
     }
 
     /// A detail named `error` can never replace the message.

@@ -276,3 +276,35 @@ impl Fixture {
             .collect()
     }
 }
+
+/// A seed pod named `name` labelled `app=<app>` with a container port `gossip` = `port`.
+pub fn seed_pod(name: &str, app: &str, port: i64) -> k8s_openapi::api::core::v1::Pod {
+    serde_json::from_value(serde_json::json!({
+        "metadata": {"name": name, "namespace": NAMESPACE, "labels": {"app": app}},
+        "spec": {"containers": [{
+            "name": "node",
+            "image": IMAGE,
+            "ports": [{"name": "gossip", "containerPort": port}, {"name": "http", "containerPort": 80}]
+        }]}
+    }))
+    .expect("pod json")
+}
+
+impl Fixture {
+    /// Insert seed pods that the simulated kubelet starts (and gives 10.244.x.y addresses).
+    pub fn start_seed_pods(&self, app: &str, names: &[&str]) {
+        self.with_model(|m| {
+            for name in names {
+                m.insert_pod_with_script(
+                    seed_pod(name, app, 7000),
+                    apiary_apiserver_sim::model::PodScript::Start {
+                        after: Duration::ZERO,
+                    },
+                )
+                .expect("seed pod inserted");
+            }
+        });
+        self.wait_model(Duration::from_secs(5));
+        self.sim().clear_requests();
+    }
+}
