@@ -216,8 +216,14 @@ fn decode<T: serde::de::DeserializeOwned>(
         }
     };
     decoded.map_err(|e| {
+        // serde's message can quote the offending value; a Secret's values must not be echoed.
+        let why = if kind == "Secret" {
+            format!("line {} column {}", e.line(), e.column())
+        } else {
+            e.to_string()
+        };
         ApiError::bad_request(format!(
-            "the body of the request was in an unknown format: cannot decode {kind}: {e}"
+            "the body of the request was in an unknown format: cannot decode {kind}: {why}"
         ))
     })
 }

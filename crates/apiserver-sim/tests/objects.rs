@@ -826,3 +826,23 @@ async fn concurrent_creates_elect_exactly_one_winner() {
         .count();
     assert_eq!(creates, 16);
 }
+
+/// A Secret body that fails to decode is refused without echoing its values.
+#[tokio::test]
+async fn secret_decode_errors_do_not_echo_values() {
+    let s = fast().await;
+    create_namespace(s.addr(), "agents").await;
+    // serde's own message would be "invalid type: integer `424242`, expected a string".
+    let body = json!({"metadata": {"name": "s"}, "stringData": {"TOKEN": 424242}});
+    let r = call(
+        s.addr(),
+        "POST",
+        "/api/v1/namespaces/agents/secrets",
+        Some(&body),
+    )
+    .await;
+    assert_eq!(r.status, 400);
+    let message = r.json()["message"].as_str().expect("message").to_owned();
+    assert!(!message.contains("424242"), "{message}");
+    assert!(message.contains("cannot decode Secret"), "{message}");
+}
