@@ -174,11 +174,16 @@ pub trait Substrate: Send + Sync {
     ) -> impl Future<Output = Result<Vec<Secret>, SubstrateError>> + Send;
 
     /// Quorum GET of a pod; `Ok(None)` is a confirmed absence (404 `NotFound`).
-    fn get_pod(&self, name: &str)
-    -> impl Future<Output = Result<Option<Pod>, SubstrateError>> + Send;
+    fn get_pod(
+        &self,
+        name: &str,
+    ) -> impl Future<Output = Result<Option<Pod>, SubstrateError>> + Send;
 
     /// Quorum GET of a Secret; `Ok(false)` is a confirmed absence (404 `NotFound`).
-    fn secret_exists(&self, name: &str) -> impl Future<Output = Result<bool, SubstrateError>> + Send;
+    fn secret_exists(
+        &self,
+        name: &str,
+    ) -> impl Future<Output = Result<bool, SubstrateError>> + Send;
 
     /// Create a Secret.
     fn create_secret(
