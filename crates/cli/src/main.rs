@@ -9,6 +9,7 @@ mod args;
 mod commands;
 mod config_input;
 mod connect;
+mod demo;
 mod env_input;
 mod logging;
 mod outcome;
@@ -110,9 +111,7 @@ fn run(cli: Cli) -> CommandResult {
                 }
             })
         }
-        Command::Demo => Err(Failure::failed(
-            "this subcommand is not wired to the cluster libraries in this build yet",
-        )),
+        Command::Demo => demo::run(global.output),
     }
 }
 

@@ -33,7 +33,6 @@ pub enum Style {
     /// One plain line per change (stderr is a file or a pipe).
     Lines,
     /// Nothing (used by the demo's concurrent tasks and by tests).
-    #[allow(dead_code, reason = "constructed by the demo, which lands next")]
     Silent,
 }
 
