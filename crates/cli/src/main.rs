@@ -141,7 +141,8 @@ async fn cluster(global: &args::GlobalArgs) -> Result<Cluster, Failure> {
 fn run_deploy(global: &args::GlobalArgs, d: &args::DeployArgs) -> CommandResult {
     let (agent, mut config) = prepare_deploy(global, d)?;
     block_on(async {
-        let cluster = cluster(global).await?;
+        // One request never outlives a lowered deadline (it stays capped at 30 s otherwise).
+        let cluster = cluster(global).await?.with_request_timeout(config.timeout);
         config.namespace = cluster.namespace().to_owned();
         let valid = config_input::validate(&config, &agent)?;
         config_input::warn_removed_keys(&valid);
