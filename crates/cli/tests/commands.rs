@@ -458,3 +458,82 @@ fn a10_unreachable_apiserver_is_exit_1_without_panic() {
     assert!(lines[0].starts_with("error: "), "{}", run.stderr);
     assert!(lines[0].contains("onnect"), "{}", run.stderr);
 }
+
+/// S9: without a server clock (no `Date` header) the orphan sweep is reported skipped — in the
+/// json document and on stderr — and terminated pods are still collected.
+#[test]
+fn s9_gc_without_server_clock_reports_the_sweep_skipped() {
+    let fx = Fixture::start();
+    assert_eq!(
+        fx.apiary(&["deploy", AGENT, "--image", &image("agent-crash")])
+            .code,
+        1
+    );
+    fx.sim()
+        .faults()
+        .set_date_mode(apiary_apiserver_sim::DateMode::Omit);
+    let run = fx.apiary(&["-o", "json", "gc", AGENT]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let doc = run.json();
+    assert_eq!(doc["orphan_sweep"], "skipped");
+    assert_eq!(doc["pods"], serde_json::json!([POD]));
+    assert!(
+        run.stderr.contains("orphan sweep skipped"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// V7: an authoritative key in user input is dropped with a warning naming the key (never the
+/// value); apiary's own value is what the Secret holds.
+#[test]
+fn v7_authoritative_keys_are_replaced_with_a_warning() {
+    let fx = Fixture::start();
+    let run = fx.apiary(&[
+        "deploy",
+        AGENT,
+        "--image",
+        IMAGE,
+        "--env",
+        "APIARY_AGENT_ID=forged-value-123",
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stderr.contains("APIARY_AGENT_ID"), "{}", run.stderr);
+    assert!(!run.stderr.contains("forged-value-123"));
+    let secret = fx.secret_names().remove(0);
+    let stored = fx.with_model(|m| m.get_secret(NAMESPACE, &secret).expect("secret"));
+    let value = stored
+        .data
+        .as_ref()
+        .and_then(|d| d.get("APIARY_AGENT_ID"))
+        .map(|b| String::from_utf8_lossy(&b.0).into_owned())
+        .or_else(|| {
+            stored
+                .string_data
+                .as_ref()
+                .and_then(|d| d.get("APIARY_AGENT_ID").cloned())
+        });
+    assert_eq!(
+        value.as_deref(),
+        Some("72bea12366a35432ab394024ae44c214b8cee51a8e1c04be8797a1dc17805c98")
+    );
+}
+
+/// `completions` prints a script in text mode and `{"script": …}` in json mode, with no
+/// cluster involved.
+#[test]
+fn completions_in_both_modes() {
+    let fx = Fixture::start();
+    for shell in ["bash", "zsh", "fish"] {
+        let run = fx.apiary(&["completions", shell]);
+        assert_eq!(run.code, 0, "{shell}: {run:?}");
+        assert!(run.stdout.contains("deploy"), "{shell}");
+        let doc = fx.apiary(&["-o", "json", "completions", shell]).json();
+        assert!(
+            doc["script"]
+                .as_str()
+                .is_some_and(|s| s.contains("undeploy"))
+        );
+    }
+    fx.assert_no_requests("completions");
+}

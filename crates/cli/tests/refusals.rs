@@ -337,3 +337,29 @@ fn k39_seeds_flag_refusals() {
         &[],
     );
 }
+
+/// seeds.md § CLI rule 2: a blank selector or port name is exit 2 before any request.
+#[test]
+fn k39_blank_seeds_values_are_refused() {
+    refused(
+        &["seeds", "--selector", "  ", "--port", "7000"],
+        &["--selector"],
+    );
+    refused(
+        &["seeds", "--selector", "app=x", "--port-name", " "],
+        &["--port-name"],
+    );
+}
+
+/// `status --image` validates the configuration exactly as deploy does.
+#[test]
+fn status_with_a_tag_only_image_is_refused() {
+    refused(
+        &["status", "a", "--image", "nginx:latest"],
+        &["nginx:latest"],
+    );
+    refused(
+        &["status", "a", "--image", IMAGE, "--env", "bad-key=1"],
+        &["bad-key"],
+    );
+}
