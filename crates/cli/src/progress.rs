@@ -98,6 +98,12 @@ impl Progress {
         true
     }
 
+    /// The last condition shown, if any.
+    #[cfg(test)]
+    pub fn last(&self) -> Option<String> {
+        self.last.lock().ok().and_then(|last| last.clone())
+    }
+
     /// Remove the spinner (nothing stays on screen; the result follows on stdout).
     pub fn finish(&self) {
         if let Some(bar) = &self.bar {

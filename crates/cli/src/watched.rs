@@ -196,6 +196,53 @@ mod tests {
         assert!(!text.contains("SUPERSECRET"));
     }
 
+    /// The decorator adds, drops and reorders no call: a deploy through it makes exactly the
+    /// calls a deploy without it makes, and the progress saw the started pod.
+    #[tokio::test]
+    async fn deploy_through_the_decorator_makes_the_same_calls() {
+        use apiary_substrate::config::DeployConfig;
+        use apiary_substrate::driver::{self, DeployOptions};
+        use apiary_substrate::fake::FakeCluster;
+
+        use crate::progress::Style;
+
+        let agent = AgentIdentity::new("a").expect("agent");
+        let image = format!("registry.example.com/x@sha256:{}", "a".repeat(64));
+        let config = DeployConfig::new("agents", image)
+            .validate(&agent)
+            .expect("config");
+        let options = DeployOptions::for_config(&config);
+
+        let plain = FakeCluster::new("agents");
+        let direct = driver::deploy(&plain, &config, &options).await;
+
+        let fake = FakeCluster::new("agents");
+        let progress = Progress::start("t", Style::Silent);
+        let watched = Watched::new(
+            &fake,
+            &progress,
+            config.pod_name(),
+            agent.id().to_owned(),
+            "no pod yet",
+        );
+        let through = driver::deploy(&watched, &config, &options).await;
+
+        assert_eq!(
+            direct.as_ref().map(|d| &d.pod),
+            through.as_ref().map(|d| &d.pod)
+        );
+        assert!(through.is_ok());
+        let ops = |f: &FakeCluster| f.calls().iter().map(|c| c.op()).collect::<Vec<_>>();
+        assert_eq!(ops(&plain), ops(&fake));
+        assert!(
+            progress
+                .last()
+                .is_some_and(|c| c.contains("Running") || c.contains("running")),
+            "{:?}",
+            progress.last()
+        );
+    }
+
     /// A foreign pod shows nothing of itself.
     #[test]
     fn foreign_pod_shows_nothing_of_itself() {
