@@ -537,3 +537,33 @@ fn completions_in_both_modes() {
     }
     fx.assert_no_requests("completions");
 }
+
+/// E13: a kubeconfig whose exec credential plugin is not installed is refused (exit 2) naming
+/// the context and the missing command, and saying to install it or fix PATH.
+#[test]
+fn e13_missing_credential_plugin_names_context_and_command() {
+    let dir = tempfile::tempdir().expect("dir");
+    let kubeconfig = dir.path().join("kc");
+    std::fs::write(
+        &kubeconfig,
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: http://127.0.0.1:9\n\
+         users:\n- name: u\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1beta1\n\
+         \x20     command: apiary-test-no-such-plugin\n      interactiveMode: Never\n\
+         contexts:\n- name: team-ctx\n  context:\n    cluster: c\n    user: u\n    namespace: agents\n\
+         current-context: team-ctx\n",
+    )
+    .expect("write");
+    let mut cmd = common::bare_command(dir.path());
+    cmd.arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .args(["deploy", AGENT, "--image", IMAGE]);
+    let run = common::run(cmd);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("team-ctx"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("apiary-test-no-such-plugin"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("PATH"), "{}", run.stderr);
+}
