@@ -341,35 +341,33 @@ struct FirstPodIp(Option<String>);
 
 impl<'de> Deserialize<'de> for FirstPodIp {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_option(FirstPodIpVisitor)
+        let first = Option::<FirstOfSeq>::deserialize(deserializer)?;
+        Ok(FirstPodIp(first.and_then(|first| first.0)))
     }
 }
 
-struct FirstPodIpVisitor;
+/// A non-null `podIPs` list, read element by element.
+struct FirstOfSeq(Option<String>);
 
-impl<'de> Visitor<'de> for FirstPodIpVisitor {
-    type Value = FirstPodIp;
+impl<'de> Deserialize<'de> for FirstOfSeq {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_seq(FirstOfSeqVisitor)
+    }
+}
+
+struct FirstOfSeqVisitor;
+
+impl<'de> Visitor<'de> for FirstOfSeqVisitor {
+    type Value = FirstOfSeq;
 
     fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         formatter.write_str("a list of pod IPs")
     }
 
-    fn visit_none<E: de::Error>(self) -> Result<FirstPodIp, E> {
-        Ok(FirstPodIp(None))
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<FirstPodIp, E> {
-        Ok(FirstPodIp(None))
-    }
-
-    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<FirstPodIp, D::Error> {
-        deserializer.deserialize_seq(self)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<FirstPodIp, A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<FirstOfSeq, A::Error> {
         let first = seq.next_element::<WirePodIp>()?;
         while seq.next_element::<SkippedPodIp>()?.is_some() {}
-        Ok(FirstPodIp(first.and_then(|entry| entry.ip)))
+        Ok(FirstOfSeq(first.and_then(|entry| entry.ip)))
     }
 }
 

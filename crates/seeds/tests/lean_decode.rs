@@ -165,6 +165,19 @@ fn wrong_types_and_garbage_are_decode_errors() {
     }
 }
 
+/// Decode errors say what was expected of the needed field.
+#[test]
+fn decode_errors_name_the_expected_shape() {
+    let phase = decode_pod_list(br#"{"items": [{"status": {"phase": 1}}]}"#).unwrap_err();
+    assert!(phase.to_string().contains("expected a string"), "{phase}");
+    let ips =
+        decode_pod_list(br#"{"items": [{"status": {"podIPs": {"ip": "10.0.0.1"}}}]}"#).unwrap_err();
+    assert!(
+        ips.to_string().contains("expected a list of pod IPs"),
+        "{ips}"
+    );
+}
+
 /// The list's continue token and resourceVersion are read; an empty token means the last page.
 #[test]
 fn list_metadata_continue_and_resource_version() {
