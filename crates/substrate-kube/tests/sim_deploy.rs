@@ -108,11 +108,12 @@ fn delete_fence(request: &apiary_apiserver_sim::LoggedRequest) -> (String, Strin
     )
 }
 
-/// Index of the first logged request matching `verb` on `resource`, among served ones.
+/// Index in the request log of the first 2xx-answered `verb` on `resource`.
 fn position(s: &Sim, verb: Verb, resource: Resource) -> usize {
-    s.served()
+    s.sim
+        .requests()
         .iter()
-        .position(|r| r.is(verb, resource) && r.status.is_some_and(|c| c < 300))
+        .position(|r| r.is(verb, resource) && r.status.is_some_and(|c| (200..300).contains(&c)))
         .unwrap_or_else(|| panic!("no successful {verb:?} {resource:?}"))
 }
 
@@ -322,7 +323,7 @@ async fn c9_wedge_escape_on_changed_intent(weather: Weather) {
     assert_eq!(deployed.pod, POD);
     assert!(deployed.intent_matches);
 
-    let deletes = s.served_of(Verb::Delete, Resource::Pods);
+    let deletes = s.of(Verb::Delete, Resource::Pods);
     assert!(!deletes.is_empty());
     for delete in &deletes {
         assert_eq!(delete_fence(delete), old, "only ever the observed fence");
@@ -416,12 +417,12 @@ async fn r14_config_error_with_absent_secret_replaced(weather: Weather) {
         .await
         .expect("replaced and started");
     assert_eq!(deployed.pod, POD);
-    let secret_reads = s.served_of(Verb::Get, Resource::Secrets);
+    let secret_reads = s.of(Verb::Get, Resource::Secrets);
     assert!(
         secret_reads.iter().any(|r| r.status == Some(404)),
         "confirmed absence"
     );
-    for delete in s.served_of(Verb::Delete, Resource::Pods) {
+    for delete in s.of(Verb::Delete, Resource::Pods) {
         assert_eq!(delete_fence(&delete), old);
     }
     assert_eq!(s.succeeded(Verb::Delete, Resource::Pods).len(), 1);
@@ -651,7 +652,7 @@ async fn g5_g7_orphan_sweep_needs_the_date_header(weather: Weather, date: DateMo
             "uid-fenced: {body}"
         );
     }
-    let pod_deletes = s.served_of(Verb::Delete, Resource::Pods);
+    let pod_deletes = s.of(Verb::Delete, Resource::Pods);
     assert!(!pod_deletes.is_empty(), "the residue was collected");
     for delete in &pod_deletes {
         assert_eq!(delete_fence(delete), residue_fence);

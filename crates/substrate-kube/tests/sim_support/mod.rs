@@ -136,17 +136,19 @@ impl Sim {
             .collect()
     }
 
-    /// Served requests of `verb` on `resource` that the model answered with a 2xx.
+    /// Requests of `verb` on `resource` answered with a 2xx (only the model answers 2xx; an
+    /// injected delay still lets the model answer).
     pub fn succeeded(&self, verb: Verb, resource: Resource) -> Vec<LoggedRequest> {
-        self.served()
+        self.of(verb, resource)
             .into_iter()
-            .filter(|r| r.is(verb, resource) && r.status.is_some_and(|s| (200..300).contains(&s)))
+            .filter(|r| r.status.is_some_and(|s| (200..300).contains(&s)))
             .collect()
     }
 
-    /// Served requests of `verb` on `resource`, whatever they were answered.
-    pub fn served_of(&self, verb: Verb, resource: Resource) -> Vec<LoggedRequest> {
-        self.served()
+    /// Every request of `verb` on `resource` (faulted ones included), in arrival order.
+    pub fn of(&self, verb: Verb, resource: Resource) -> Vec<LoggedRequest> {
+        self.sim
+            .requests()
             .into_iter()
             .filter(|r| r.is(verb, resource))
             .collect()
