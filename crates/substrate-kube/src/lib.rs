@@ -6,3 +6,4 @@ pub mod cluster;
 pub use cluster::client::{ClientError, ClientOptions, Connection, connect};
 pub use cluster::{Cluster, RetryPolicy};
 pub mod pod_seeds;
+pub use pod_seeds::{PodSeeds, SeedsError, SeedsMode, SeedsOptions, SeedsResolution};
