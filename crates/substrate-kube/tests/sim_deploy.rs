@@ -16,6 +16,7 @@ use apiary_apiserver_sim::model::PodScript;
 use apiary_apiserver_sim::{DateMode, FaultAction, FaultRule, Matcher, Resource, Verb};
 use apiary_classify::gc::OrphanSweep;
 use apiary_substrate::driver::{self, DeployError};
+use apiary_substrate_kube::cluster::RetryPolicy;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use sim_support::{
     FAST, NS, POD, Sim, Weather, agent, attempt, config, config_with, image, options, secret_ref,
@@ -690,4 +691,76 @@ mod g7_orphan_sweep_skipped_without_date {
     async fn garbled() {
         g5_g7_orphan_sweep_needs_the_date_header(Weather::Calm, DateMode::Garbled).await;
     }
+}
+
+/// Issue 3 § 2 (transient failures are survived): creates whose answers are lost — the client
+/// gives up on the attempt, the apiserver still applies it — are retried; the retried Secret
+/// create answering `AlreadyExists` is success, and the retried pod create answering
+/// `AlreadyExists` goes the adopt path, which verifies the pod as this agent's and returns its
+/// name once started. One pod, one Secret (referenced), nothing deleted.
+///
+/// The simulator answers faults before its model sees a request, and hyper drops a request
+/// whose client hung up, so "applied but the answer lost" is staged by hand: the first create of
+/// each kind is held past the client's attempt timeout, and while it is held the test applies
+/// its logged body to the model, as the apiserver would have.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lost_create_answers_are_retried_and_adopted() {
+    let s = std::sync::Arc::new(start(FAST, true).await);
+    for resource in [Resource::Secrets, Resource::Pods] {
+        s.sim.faults().add(FaultRule::times(
+            1,
+            Matcher::verb(Verb::Create, resource),
+            FaultAction::Delay(Duration::from_millis(300)),
+        ));
+    }
+    let applier = {
+        let s = std::sync::Arc::clone(&s);
+        tokio::spawn(async move {
+            for resource in [Resource::Secrets, Resource::Pods] {
+                s.until("the held create", |s| {
+                    !s.of(Verb::Create, resource).is_empty()
+                })
+                .await;
+                let body = s.of(Verb::Create, resource)[0]
+                    .body_json()
+                    .expect("a JSON body");
+                s.sim
+                    .with_model(|m| match resource {
+                        Resource::Secrets => m
+                            .create_secret(NS, serde_json::from_value(body).expect("a Secret"))
+                            .map(|_| ()),
+                        _ => m
+                            .create_pod(NS, serde_json::from_value(body).expect("a pod"))
+                            .map(|_| ()),
+                    })
+                    .expect("applied");
+            }
+        })
+    };
+    let cluster = s.cluster().await.with_retry_policy(RetryPolicy {
+        budget: Duration::from_secs(10),
+        attempt_timeout: Duration::from_millis(100),
+        base: Duration::from_millis(400),
+        cap: Duration::from_millis(400),
+    });
+    let deployed = driver::deploy(&cluster, &config(&image("")), &options(LONG, POLL))
+        .await
+        .expect("deployed");
+    applier.await.expect("applier");
+    assert_eq!(deployed.pod, POD);
+    for resource in [Resource::Secrets, Resource::Pods] {
+        let statuses: Vec<_> = s
+            .of(Verb::Create, resource)
+            .iter()
+            .map(|r| r.status)
+            .collect();
+        assert_eq!(
+            statuses,
+            [None, Some(409)],
+            "{resource:?}: the first answer was lost, the retry found the object"
+        );
+    }
+    assert!(s.sim.requests().iter().all(|r| r.method != "DELETE"));
+    let pod = s.pod().expect("pod");
+    assert_eq!(s.secret_names(), [secret_ref(&pod).expect("envFrom")]);
 }
