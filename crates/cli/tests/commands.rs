@@ -156,7 +156,7 @@ fn eight_concurrent_deploys_make_one_pod_and_agree() {
     let fx = Fixture::start();
     let children: Vec<_> = (0..8)
         .map(|_| {
-            fx.command(&["deploy", AGENT, "--image", IMAGE])
+            fx.command(&["deploy", AGENT, "--image", IMAGE, "--timeout", "120"])
                 .stdout(std::process::Stdio::piped())
                 .stderr(std::process::Stdio::piped())
                 .spawn()

@@ -170,6 +170,23 @@ fn watch_prints_every_change_and_exits_0_on_sigterm() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .expect("spawn");
+    // A watchdog: should the watch never print, kill it so the reads below end instead of
+    // hanging the suite.
+    // It stops watching as soon as the child was reaped, so it can never signal a reused pid.
+    let pid = child.id().to_string();
+    let reaped = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watchdog_reaped = std::sync::Arc::clone(&reaped);
+    std::thread::spawn(move || {
+        for _ in 0..300 {
+            if watchdog_reaped.load(std::sync::atomic::Ordering::SeqCst) {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", &pid])
+            .status();
+    });
     let mut out = BufReader::new(child.stdout.take().expect("stdout"));
     let block = |out: &mut BufReader<std::process::ChildStdout>| -> Vec<String> {
         let mut lines = Vec::new();
@@ -194,5 +211,6 @@ fn watch_prints_every_change_and_exits_0_on_sigterm() {
         .expect("kill");
     assert!(status.success());
     let waited = child.wait().expect("wait");
+    reaped.store(true, std::sync::atomic::Ordering::SeqCst);
     assert_eq!(waited.code(), Some(0));
 }
