@@ -245,6 +245,54 @@ mod tests {
         assert_eq!(err.exit, Exit::Refused);
     }
 
+    /// seeds.md § CLI rule 4: zero addresses → exit 1, the diagnostic as the message, and the
+    /// json error document carries `matched`, `skipped` (all six keys) and `port_names_seen`.
+    #[test]
+    fn no_addresses_maps_to_exit_1_with_the_report() {
+        let no = apiary_seeds::NoAddresses {
+            selector: "app=ring".into(),
+            namespace: "ring".into(),
+            port: Port::Name("gossip".into()),
+            report: apiary_seeds::Report {
+                matched: 2,
+                skipped: Default::default(),
+                port_names_seen: BTreeSet::from(["http".to_owned()]),
+            },
+        };
+        let f = failure(&SeedsError::NoAddresses(Box::new(no)), "ring");
+        assert_eq!(f.exit, Exit::Failed);
+        assert!(f.message.contains("app=ring") && f.message.contains("ring"));
+        let doc = f.to_json();
+        assert_eq!(doc["matched"], 2);
+        assert_eq!(doc["port_names_seen"], json!(["http"]));
+        assert_eq!(doc["skipped"].as_object().map(|o| o.len()), Some(6));
+        assert!(doc["error"].is_string());
+    }
+
+    /// seeds.md § CLI rule 5: a 403 names the missing permission and the RBAC manifest; other
+    /// client errors do not.
+    #[test]
+    fn forbidden_adds_the_rbac_hint_only_for_403() {
+        let forbidden = SeedsError::Client(kube::Error::Api(Box::new(
+            kube::core::Status::failure("pods is forbidden", "Forbidden").with_code(403),
+        )));
+        let f = failure(&forbidden, "ring");
+        assert_eq!(f.exit, Exit::Failed);
+        assert!(
+            f.message.contains("rbac/apiary-seeds.yaml"),
+            "{}",
+            f.message
+        );
+        assert!(f.message.contains("`list`"), "{}", f.message);
+        let unavailable = SeedsError::Client(kube::Error::Api(Box::new(
+            kube::core::Status::failure("try later", "ServiceUnavailable").with_code(503),
+        )));
+        let f = failure(&unavailable, "ring");
+        assert_eq!(f.exit, Exit::Failed);
+        assert!(!f.message.contains("rbac/"), "{}", f.message);
+        assert!(f.message.contains("ring"));
+    }
+
     /// K39: text is one address per line, IPv6 bracketed; json has all six skip keys.
     #[test]
     fn k39_output_shapes() {
