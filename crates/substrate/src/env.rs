@@ -60,6 +60,15 @@ pub enum EnvError {
         /// Which part of the rule it breaks.
         problem: KeyProblem,
     },
+    /// `--env KEY` names a variable that is unset (or not valid UTF-8) in apiary's environment.
+    #[error(
+        "environment variable {key:?} (--env {key}) is not set in apiary's own environment, or \
+         is not valid UTF-8: set it, or pass --env {key}=VALUE"
+    )]
+    InheritedUnset {
+        /// The key that could not be read.
+        key: String,
+    },
     /// The summed value bytes exceed [`MAX_ENV_VALUE_BYTES`].
     #[error(
         "the environment values (--env/--env-file) total {total} bytes including apiary's own \
@@ -229,6 +238,25 @@ impl EnvArg {
             },
             None => Self::Inherit {
                 key: arg.to_owned(),
+            },
+        }
+    }
+
+    /// The key and value of this argument; for `KEY` alone the value comes from `lookup`
+    /// (the caller's read of its own environment, `None` when unset or not valid UTF-8).
+    ///
+    /// # Errors
+    ///
+    /// [`EnvError::InheritedUnset`] naming the key when `lookup` finds nothing.
+    pub fn resolve(
+        self,
+        lookup: impl FnOnce(&str) -> Option<String>,
+    ) -> Result<(String, String), EnvError> {
+        match self {
+            Self::Assign { key, value } => Ok((key, value)),
+            Self::Inherit { key } => match lookup(&key) {
+                Some(value) => Ok((key, value)),
+                None => Err(EnvError::InheritedUnset { key }),
             },
         }
     }

@@ -235,6 +235,28 @@ fn env_arg_split_at_first_equals() {
     assert_eq!(EnvArg::parse("K").key(), "K");
 }
 
+/// V9: `--env KEY` takes the value from the caller's lookup; unset is refused naming KEY.
+#[test]
+fn v9_inherited_key() {
+    let found = EnvArg::parse("TOKEN").resolve(|k| (k == "TOKEN").then(|| SECRET.to_owned()));
+    assert_eq!(found, Ok(("TOKEN".to_owned(), SECRET.to_owned())));
+    let err = EnvArg::parse("MISSING").resolve(|_| None).unwrap_err();
+    assert_eq!(
+        err,
+        EnvError::InheritedUnset {
+            key: "MISSING".into()
+        }
+    );
+    let text = err.to_string();
+    assert!(
+        text.contains("\"MISSING\"") && text.contains("--env MISSING=VALUE"),
+        "{text}"
+    );
+    // An assignment never consults the environment.
+    let assigned = EnvArg::parse("K=v").resolve(|_| panic!("lookup must not run"));
+    assert_eq!(assigned, Ok(("K".to_owned(), "v".to_owned())));
+}
+
 /// Env map behaviour: later set wins, remove, contains, len, iteration order, into_map.
 #[test]
 fn env_map_behaviour() {
