@@ -21,7 +21,7 @@ use crate::outcome::Failure;
 /// # Errors
 ///
 /// An exit-2 [`Failure`] naming the file (unreadable or malformed, with its line) or the key
-/// (`--env KEY` unset or not UTF-8, or an invalid key for `--env KEY`).
+/// (an invalid key, or `--env KEY` unset or not UTF-8 in apiary's environment).
 pub fn assemble(
     files: &[PathBuf],
     entries: &[String],
@@ -40,25 +40,13 @@ pub fn assemble(
         env.extend(from_file.iter());
     }
     for entry in entries {
-        match EnvArg::parse(entry) {
-            EnvArg::Assign { key, value } => env.set(key, value),
-            EnvArg::Inherit { key } => {
-                validate_key(&key).map_err(|e| Failure::refused(e.to_string()))?;
-                let value = lookup(&key).ok_or_else(|| {
-                    Failure::refused(format!(
-                        "--env {key} takes its value from apiary's environment, but {key} is not \
-                         set there: export {key} first, or pass --env {key}=VALUE"
-                    ))
-                })?;
-                let value = value.into_string().map_err(|_| {
-                    Failure::refused(format!(
-                        "--env {key} takes its value from apiary's environment, but the value of \
-                         {key} there is not valid UTF-8: environment values must be UTF-8"
-                    ))
-                })?;
-                env.set(key, value);
-            }
-        }
+        let arg = EnvArg::parse(entry);
+        // A malformed key is named as such, before apiary's environment is consulted.
+        validate_key(arg.key()).map_err(|e| Failure::refused(e.to_string()))?;
+        let (key, value) = arg
+            .resolve(|key| lookup(key).and_then(|value| value.into_string().ok()))
+            .map_err(|e| Failure::refused(e.to_string()))?;
+        env.set(key, value);
     }
     Ok(env)
 }
