@@ -10,12 +10,25 @@ mod tidy;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
-/// Mutation-testing targets: a package and, when only some of its files are pure, those files.
-const MUTANT_TARGETS: &[(&str, &[&str])] = &[
-    ("apiary-classify", &[]),
-    (
-        "apiary-substrate",
-        &[
+/// One mutation-testing target: a package, extra cargo-mutants arguments, and (when only some of
+/// its files are pure) the files to mutate.
+struct MutantTarget {
+    package: &'static str,
+    extra: &'static [&'static str],
+    files: &'static [&'static str],
+}
+
+/// The pure code kept honest by mutation testing (STYLE.md § Tests).
+const MUTANT_TARGETS: &[MutantTarget] = &[
+    MutantTarget {
+        package: "apiary-classify",
+        extra: &[],
+        files: &[],
+    },
+    MutantTarget {
+        package: "apiary-substrate",
+        extra: &[],
+        files: &[
             "crates/substrate/src/naming.rs",
             "crates/substrate/src/config.rs",
             "crates/substrate/src/image.rs",
@@ -25,8 +38,22 @@ const MUTANT_TARGETS: &[(&str, &[&str])] = &[
             "crates/substrate/src/build.rs",
             "crates/substrate/src/observe.rs",
         ],
-    ),
-    ("apiary-seeds", &[]),
+    },
+    // Every feature, so the serde form is mutated too.
+    MutantTarget {
+        package: "apiary-seeds",
+        extra: &["--all-features"],
+        files: &[],
+    },
+    // The response-mapping and retry-decision code of the kube-rs substrate.
+    MutantTarget {
+        package: "apiary-substrate-kube",
+        extra: &[],
+        files: &[
+            "crates/substrate-kube/src/cluster/mapping.rs",
+            "crates/substrate-kube/src/cluster/retry.rs",
+        ],
+    },
 ];
 
 fn main() -> ExitCode {
@@ -128,19 +155,30 @@ fn ci(root: &Path) -> Result<(), String> {
 
 /// Feature combinations beyond the default build that CI lints and tests (seeds.md § Cargo
 /// feature `tellus`: a feature that is never compiled rots unnoticed).
-const FEATURE_COMBINATIONS: &[&[&str]] = &[&["-p", "apiary-seeds", "--features", "serde"]];
+/// The default workspace build has neither feature; these add each one and both.
+const FEATURE_COMBINATIONS: &[&[&str]] = &[
+    &["-p", "apiary-seeds", "--features", "serde"],
+    &["-p", "apiary-substrate-kube", "--features", "tellus"],
+    &[
+        "-p",
+        "apiary-substrate-kube",
+        "--features",
+        "tellus,apiary-seeds/serde",
+    ],
+];
 
 /// Mutation testing of the pure code; fails on any missed or timed-out mutant, or none found.
 fn mutants(root: &Path, packages: &[String]) -> Result<(), String> {
     ensure_tool(root, "mutants", "cargo-mutants")?;
-    let selected: Vec<&(&str, &[&str])> = MUTANT_TARGETS
+    let selected: Vec<&MutantTarget> = MUTANT_TARGETS
         .iter()
-        .filter(|(name, _)| packages.is_empty() || packages.iter().any(|p| p == name))
+        .filter(|t| packages.is_empty() || packages.iter().any(|p| p == t.package))
         .collect();
     if selected.is_empty() {
         return Err(format!("no mutation target named {packages:?}"));
     }
-    for (package, files) in selected {
+    for target in selected {
+        let package = target.package;
         let out = root.join("target").join("mutants").join(package);
         let out_str = out.to_string_lossy().into_owned();
         let mut args = vec![
@@ -153,7 +191,8 @@ fn mutants(root: &Path, packages: &[String]) -> Result<(), String> {
             &out_str,
             "--no-shuffle",
         ];
-        for file in *files {
+        args.extend_from_slice(target.extra);
+        for file in target.files {
             args.extend_from_slice(&["--file", file]);
         }
         // The exit code says "missed" or "timeout" too, but the summary below is the verdict.
