@@ -238,6 +238,7 @@ async fn session(narrator: &mut Narrator) -> Result<(), Failure> {
     // 1. Deploy, with progress on stderr.
     let main = agent("demo agent")?;
     let main_image = image("agent");
+    // tests/redaction.rs asserts this value never appears in the demo's -vvv output.
     let env: Env = [("GREETING", "hello from the demo")].into_iter().collect();
     let valid = config(&main, &main_image, env)?;
     let progress = Progress::start(

@@ -154,3 +154,20 @@ fn base64_encoder_matches_known_vectors() {
     assert_eq!(base64(b"foo"), "Zm9v");
     assert_eq!(base64(b"foobar"), "Zm9vYmFy");
 }
+
+/// The demo's own env value (`GREETING`, set in `demo.rs`) appears nowhere in its `-vvv`
+/// output, although the demo deploys it through the real Secret path.
+#[test]
+fn demo_env_value_never_reaches_the_output() {
+    const DEMO_VALUE: &str = "hello from the demo";
+    let home = tempfile::tempdir().expect("dir");
+    let mut cmd = common::bare_command(home.path());
+    cmd.args(["-vvv", "demo"]);
+    let run = common::run(cmd);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stderr.lines().count() > 50, "-vvv really logged");
+    for needle in [DEMO_VALUE.to_owned(), base64(DEMO_VALUE.as_bytes())] {
+        assert!(!run.stdout.contains(&needle), "stdout leaks {needle}");
+        assert!(!run.stderr.contains(&needle), "stderr leaks {needle}");
+    }
+}
