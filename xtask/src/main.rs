@@ -159,11 +159,12 @@ fn ci(root: &Path) -> Result<(), String> {
 const FEATURE_COMBINATIONS: &[&[&str]] = &[
     &["-p", "apiary-seeds", "--features", "serde"],
     &["-p", "apiary-substrate-kube", "--features", "tellus"],
+    // Both features, plus tellus's dev transport for the three-node cluster test.
     &[
         "-p",
         "apiary-substrate-kube",
         "--features",
-        "tellus,apiary-seeds/serde",
+        "tellus-cluster-test,apiary-seeds/serde",
     ],
 ];
 
