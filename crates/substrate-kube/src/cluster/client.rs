@@ -78,11 +78,11 @@ pub enum ClientError {
         paths: String,
         /// The context, `current` when defaulted.
         context: String,
-        /// The underlying error.
+        /// The underlying error and its causes, in words.
         message: String,
-        /// The underlying error.
-        #[source]
-        source: KubeconfigError,
+        /// The underlying error, for callers that match on it (its text is in `message`, so it
+        /// is not reported again as a source).
+        error: KubeconfigError,
     },
     /// The context's exec credential plugin is not installed.
     #[error(
@@ -234,11 +234,11 @@ async fn connect_kubeconfig(
         .context
         .clone()
         .unwrap_or_else(|| "current".to_owned());
-    let kubeconfig_error = |context: &str, source: KubeconfigError| ClientError::Kubeconfig {
+    let kubeconfig_error = |context: &str, error: KubeconfigError| ClientError::Kubeconfig {
         paths: shown.clone(),
         context: context.to_owned(),
-        message: describe_chain(&source),
-        source,
+        message: describe_chain(&error),
+        error,
     };
     let mut merged = Kubeconfig::default();
     for path in &paths {

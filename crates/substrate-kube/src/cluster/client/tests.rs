@@ -213,6 +213,27 @@ async fn e13_missing_file_names_path_and_current_context() {
     assert!(text.contains("context current"), "{text}");
 }
 
+/// E13: an unparseable kubeconfig names the path and the context, and its cause is told once
+/// (in the message, not again as a source).
+#[tokio::test]
+async fn e13_unparseable_kubeconfig_names_path_once() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = write(&dir, "config", "clusters: [unclosed");
+    let error = connect_with(
+        &options(None),
+        ConfigSource::Kubeconfig {
+            paths: vec![path.clone()],
+        },
+    )
+    .await
+    .expect_err("unparseable");
+    let text = error.to_string();
+    assert!(matches!(error, ClientError::Kubeconfig { .. }), "{error:?}");
+    assert!(text.contains(path.to_str().expect("utf-8")), "{text}");
+    assert!(text.contains("context current"), "{text}");
+    assert!(std::error::Error::source(&error).is_none());
+}
+
 /// E13: an unknown context is named in the message.
 #[tokio::test]
 async fn e13_unknown_context_is_named() {
