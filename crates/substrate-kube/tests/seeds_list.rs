@@ -141,17 +141,43 @@ async fn k8_with_client_validates_before_any_request() {
 }
 
 /// K9: `new` validates before building a client, so a bad configuration is reported as such
-/// even where no cluster configuration exists.
+/// even where no cluster configuration exists. The test re-runs itself in a child process whose
+/// environment has no kubeconfig and no in-cluster service account (the environment cannot be
+/// changed in-process without `unsafe`); there a valid configuration must fail as `Client`,
+/// which proves the environment really has no cluster configuration, while the blank selector
+/// still fails as `Config`.
 #[tokio::test]
 async fn k9_new_validates_before_inferring_a_client() {
-    let config = Pods {
-        label_selector: String::new(),
-        ..pods(None, gossip())
-    };
-    let error = PodSeeds::new(config).await.unwrap_err();
+    const CHILD: &str = "APIARY_K9_CHILD";
+    if std::env::var_os(CHILD).is_some() {
+        let blank = Pods {
+            label_selector: String::new(),
+            ..pods(None, gossip())
+        };
+        let error = PodSeeds::new(blank).await.unwrap_err();
+        assert!(
+            matches!(error, SeedsError::Config(InvalidPods::BlankLabelSelector)),
+            "{error:?}"
+        );
+        let error = PodSeeds::new(pods(None, gossip())).await.unwrap_err();
+        assert!(matches!(error, SeedsError::Client(_)), "{error:?}");
+        return;
+    }
+    let nowhere = tempfile::tempdir().expect("temporary directory");
+    let output = std::process::Command::new(std::env::current_exe().expect("test binary"))
+        .args(["--exact", "k9_new_validates_before_inferring_a_client", "--nocapture"])
+        .env(CHILD, "1")
+        .env("HOME", nowhere.path())
+        .env("KUBECONFIG", nowhere.path().join("no-such-kubeconfig"))
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .env_remove("KUBERNETES_SERVICE_PORT")
+        .output()
+        .expect("re-run the test binary");
+    let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
-        matches!(error, SeedsError::Config(InvalidPods::BlankLabelSelector)),
-        "{error:?}"
+        output.status.success() && stdout.contains("1 passed"),
+        "child failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
     );
 }
 
