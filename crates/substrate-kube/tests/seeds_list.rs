@@ -165,7 +165,11 @@ async fn k9_new_validates_before_inferring_a_client() {
     }
     let nowhere = tempfile::tempdir().expect("temporary directory");
     let output = std::process::Command::new(std::env::current_exe().expect("test binary"))
-        .args(["--exact", "k9_new_validates_before_inferring_a_client", "--nocapture"])
+        .args([
+            "--exact",
+            "k9_new_validates_before_inferring_a_client",
+            "--nocapture",
+        ])
         .env(CHILD, "1")
         .env("HOME", nowhere.path())
         .env("KUBECONFIG", nowhere.path().join("no-such-kubeconfig"))
