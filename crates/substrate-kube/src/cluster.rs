@@ -235,6 +235,19 @@ impl Cluster {
 
     /// Watch the pod `name` from `resource_version`; `true` as soon as an object event arrives,
     /// `false` when the watch could not start, failed, or ended without one.
+    /// The pod's current resourceVersion by a quorum read; `None` when it is absent or the
+    /// read failed (the watch then starts from "now", which costs at most an early wake-up).
+    async fn current_resource_version(&self, name: &str) -> Option<String> {
+        match self.get_pod(name).await {
+            Ok(Some(pod)) => pod.metadata.resource_version,
+            Ok(None) => None,
+            Err(error) => {
+                tracing::debug!(pod = name, error = %error, "baseline read for the watch failed");
+                None
+            }
+        }
+    }
+
     async fn watch_for_change(
         &self,
         name: &str,
@@ -578,9 +591,20 @@ impl Substrate for Cluster {
 
     async fn wait_for_pod_change(&self, name: &str, resource_version: Option<&str>, max: Duration) {
         let started = Instant::now();
-        let woke = tokio::time::timeout(max, self.watch_for_change(name, resource_version, max))
-            .await
-            .unwrap_or(false);
+        let woke = tokio::time::timeout(max, async {
+            // Without an observed resourceVersion (right after this call's own create), a watch
+            // from "now" would replay the pod's current state as an ADDED event and wake at
+            // once, skipping the pause deploy.md § Create asks for before re-observing. So the
+            // baseline is read first and the watch starts after it.
+            let baseline = match resource_version {
+                Some(_) => None,
+                None => self.current_resource_version(name).await,
+            };
+            let from = resource_version.or(baseline.as_deref());
+            self.watch_for_change(name, from, max).await
+        })
+        .await
+        .unwrap_or(false);
         if !woke && let Some(rest) = max.checked_sub(started.elapsed()) {
             tokio::time::sleep(rest).await;
         }

@@ -42,25 +42,55 @@ async fn watch_request_shape() {
     assert!(!query.contains("labelSelector"), "{query}");
 }
 
-/// Without an observed resourceVersion the watch sends none (not an empty one).
+/// Without an observed resourceVersion the pod's current state is read first and the watch
+/// starts after it, so the replay of that state cannot wake the wait at once (deploy.md
+/// § Create: pause before re-observing a just-created pod).
 #[tokio::test(start_paused = true)]
-async fn watch_without_resource_version_sends_none() {
-    let (cluster, log) = cluster(vec![Answer::StreamThenHang(vec![event("ADDED")])]);
+async fn watch_without_resource_version_starts_after_a_baseline_read() {
+    let (cluster, log) = cluster(vec![
+        cluster_mock::ok(cluster_mock::pod_json("agent-x", "u1", "77")),
+        Answer::StreamThenHang(vec![event("MODIFIED")]),
+    ]);
     cluster
         .wait_for_pod_change("agent-x", None, Duration::from_secs(2))
         .await;
-    let request = log.only();
+    let requests = log.all();
+    assert_eq!(requests.len(), 2, "{requests:?}");
+    assert_eq!(requests[0].path(), "/api/v1/namespaces/agents/pods/agent-x");
     assert!(
-        !request.query().contains("resourceVersion"),
-        "{}",
-        request.uri
+        !requests[0].query().contains("resourceVersion"),
+        "quorum read"
     );
+    let watch = &requests[1];
+    assert!(watch.query().contains("watch=true"), "{}", watch.uri);
     assert!(
-        request
+        watch.query().contains("resourceVersion=77"),
+        "{}",
+        watch.uri
+    );
+}
+
+/// Without an observed resourceVersion and with the pod absent, the watch sends none (not an
+/// empty one): its appearance is the change.
+#[tokio::test(start_paused = true)]
+async fn watch_for_an_absent_pod_sends_no_resource_version() {
+    let (cluster, log) = cluster(vec![
+        status(404, "NotFound"),
+        Answer::StreamThenHang(vec![event("ADDED")]),
+    ]);
+    cluster
+        .wait_for_pod_change("agent-x", None, Duration::from_secs(2))
+        .await;
+    let requests = log.all();
+    assert_eq!(requests.len(), 2, "{requests:?}");
+    let watch = &requests[1];
+    assert!(!watch.query().contains("resourceVersion"), "{}", watch.uri);
+    assert!(
+        watch
             .query()
             .ends_with("fieldSelector=metadata.name%3Dagent-x"),
         "{}",
-        request.uri
+        watch.uri
     );
 }
 

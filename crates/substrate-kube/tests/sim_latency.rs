@@ -123,10 +123,19 @@ async fn fresh_deploy_requests_and_start_latency_with_watch() {
             Some((Resource::Pods, Verb::Create)),
         ]
     );
-    // Then alternating wake-ups and quorum re-reads, ending on the read that saw it running.
+    // Then the baseline read of the just-created pod (so the watch cannot wake on its replayed
+    // state), and alternating wake-ups and quorum re-reads, ending on the read that saw it
+    // running.
+    assert_eq!(targets[6], get, "{targets:?}");
     assert!(
-        targets[6..].chunks(2).all(|pair| pair == [watch, get]),
+        targets[7..].chunks(2).all(|pair| pair == [watch, get]),
         "{targets:?}"
+    );
+    let first_watch = &s.sim.requests()[7];
+    assert!(
+        first_watch.query_param("resourceVersion").is_some(),
+        "the first watch starts after the baseline: {}",
+        first_watch.query
     );
     assert!(requests <= 12, "{requests} requests");
 }

@@ -215,8 +215,9 @@ pub trait Substrate: Send + Sync {
     fn sleep(&self, duration: Duration) -> impl Future<Output = ()> + Send;
 
     /// Wait until the pod `name` changes after `resource_version` (or appears/disappears), or
-    /// until `max` has passed, whichever is first. A wake-up signal only: callers re-read.
-    /// Implementations without a watch simply sleep `max`.
+    /// until `max` has passed, whichever is first. Without a `resource_version` the baseline is
+    /// the pod's state when the wait begins, so its current state alone never wakes the wait.
+    /// A wake-up signal only: callers re-read. Implementations without a watch sleep `max`.
     fn wait_for_pod_change(
         &self,
         name: &str,
