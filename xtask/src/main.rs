@@ -181,6 +181,7 @@ fn mutants(root: &Path, packages: &[String]) -> Result<(), String> {
     for target in selected {
         let package = target.package;
         let out = root.join("target").join("mutants").join(package);
+        std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
         let out_str = out.to_string_lossy().into_owned();
         let mut args = vec![
             "mutants",
