@@ -138,16 +138,6 @@ impl ImageRef {
     pub fn digest(&self) -> &str {
         &self.normalized[self.name_len + 1..]
     }
-
-    /// The registry host named by the reference (deploy.md § Pull-failure report text): the
-    /// first path component when it contains `.` or `:` or is `localhost` and more components
-    /// follow; `None` means the default registry.
-    #[must_use]
-    pub fn registry(&self) -> Option<&str> {
-        let (first, _rest) = self.name().split_once('/')?;
-        let is_host = first.contains('.') || first.contains(':') || first == "localhost";
-        is_host.then_some(first)
-    }
 }
 
 impl fmt::Display for ImageRef {

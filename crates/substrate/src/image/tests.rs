@@ -165,26 +165,6 @@ fn surrounding_whitespace_trimmed() {
     );
 }
 
-/// §6.5: the registry is the first component only when it looks like a host.
-#[test]
-fn registry_of_reference() {
-    let reg = |name: &str| {
-        ImageRef::parse(&format!("{name}@{}", digest()))
-            .unwrap()
-            .registry()
-            .map(str::to_owned)
-    };
-    assert_eq!(
-        reg("registry.example.com/team/agent").as_deref(),
-        Some("registry.example.com")
-    );
-    assert_eq!(reg("localhost:5000/x").as_deref(), Some("localhost:5000"));
-    assert_eq!(reg("localhost/x").as_deref(), Some("localhost"));
-    assert_eq!(reg("team/agent"), None);
-    assert_eq!(reg("agent"), None);
-    assert_eq!(reg("example.com"), None);
-}
-
 proptest! {
     /// The normalizer is idempotent: normalizing a normalized reference changes nothing.
     #[test]
