@@ -90,8 +90,6 @@
 //! # let _ = creates;
 //! # Ok(()) }
 //! ```
-//!
-#![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
 
 mod api;
@@ -110,11 +108,10 @@ mod watch;
 pub use apiary_cluster_model as model;
 pub use clock::{ScaledClock, http_date};
 pub use faults::{
-    Budget, DateMode, FaultAction, FaultAnswer, FaultRule, Faults, GARBLED_DATE, Matcher,
-    RequestFacts, RuleId,
+    Budget, DateMode, FaultAction, FaultRule, Faults, GARBLED_DATE, Matcher, RequestFacts, RuleId,
 };
 pub use kubeconfig::{CONTEXT_NAME, kubeconfig_yaml};
 pub use log::{LoggedRequest, RequestLog};
-pub use route::{Query, Resource, ResourceRequest, Route, Verb, route};
+pub use route::{Resource, Verb};
 pub use server::{ModelGuard, SimOptions, Simulator};
 pub use status::ApiError;

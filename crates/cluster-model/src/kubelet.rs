@@ -524,9 +524,9 @@ pub fn pull_backoff(attempts: u32) -> Duration {
     Duration::from_secs((10u64 << exponent).min(300))
 }
 
-/// Where a pod is in its script (internal to the model).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Stage {
+/// Where a pod is in its script (the kubelet's memory between [`sequence::step`]s).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Stage {
     /// Created, not yet seen by the scheduler.
     Created,
     /// Bound, containers waiting (`ContainerCreating`).
@@ -544,6 +544,8 @@ pub(crate) enum Stage {
     /// `PodScheduled` False.
     Unschedulable,
 }
+
+pub mod sequence;
 
 #[cfg(test)]
 mod tests;

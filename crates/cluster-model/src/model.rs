@@ -12,6 +12,7 @@ use k8s_openapi::api::core::v1::{Namespace, NamespaceStatus, Pod, PodStatus, Sec
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 
 use crate::error::{Kind, ModelError};
+use crate::kubelet::sequence::{Moment, Outcome, Progress, Resources};
 use crate::kubelet::{self, Placement, PodScript, Stage};
 use crate::selector::{FieldSelector, HasFields, LabelSelector};
 
@@ -1244,7 +1245,8 @@ impl ClusterModel {
             .find(|s| !self.secrets.contains_key(&(key.0.clone(), s.clone())))
     }
 
-    /// Run the due step of one pod: its graceful removal, or its kubelet script's next step.
+    /// Run the due step of one pod: its graceful removal, or its kubelet script's next step
+    /// (the sequencing is [`kubelet::sequence::step`], shared with `apiary-envtest`'s kubelet).
     fn run_due(&mut self, key: &Key) {
         let Some(runtime) = self.runtimes.get(key).cloned() else {
             return;
@@ -1258,104 +1260,43 @@ impl ClusterModel {
             return;
         };
         let now = self.now;
-        let image = pod
-            .spec
-            .as_ref()
-            .and_then(|s| s.containers.first())
-            .and_then(|c| c.image.clone())
-            .unwrap_or_default();
         let mut next = runtime.clone();
-        next.due = None;
-        match (&runtime.script, runtime.stage) {
-            (PodScript::Inert, _) => {}
-            (PodScript::Unschedulable, Stage::Created) => {
-                kubelet::apply_unschedulable(&mut pod, now);
-                next.stage = Stage::Unschedulable;
-            }
-            (_, Stage::Created) => {
-                let placement = self.placement_for(key);
-                kubelet::apply_scheduled(&mut pod, &placement, now);
-                next.placement = Some(placement);
-                next.stage = Stage::Scheduled;
-                next.due = timed_due(&runtime.script, runtime.anchor);
-            }
-            (PodScript::Vanish { .. }, _) => {
+        let mut progress = Progress {
+            stage: runtime.stage,
+            pull_attempts: runtime.pull_attempts,
+            started_at: runtime.started_at,
+        };
+        let moment = Moment {
+            now,
+            since_anchor: Duration::try_from(now.duration_since(runtime.anchor))
+                .unwrap_or(Duration::ZERO),
+        };
+        let mut resources = ModelResources {
+            // Only the scheduling step records the placement in the runtime; later steps reuse
+            // it from there (so an inserted, already-bound pod is placed at each start attempt).
+            record_placement: runtime.stage == Stage::Created,
+            model: self,
+            key,
+            runtime: &mut next,
+        };
+        let outcome = kubelet::sequence::step(
+            &runtime.script,
+            &mut progress,
+            &mut pod,
+            moment,
+            &mut resources,
+        );
+        let delay = match outcome {
+            Outcome::Remove => {
                 self.remove_pod_key(key);
                 return;
             }
-            (PodScript::PullFailure { failure, .. }, stage) => {
-                if stage == Stage::PullError {
-                    kubelet::apply_waiting(
-                        &mut pod,
-                        "ImagePullBackOff",
-                        Some(&failure.backoff_message(&image)),
-                        None,
-                        now,
-                    );
-                    next.stage = Stage::PullBackOff;
-                    next.due = Some(add(now, kubelet::pull_backoff(runtime.pull_attempts)));
-                } else {
-                    kubelet::apply_waiting(
-                        &mut pod,
-                        "ErrImagePull",
-                        Some(&failure.message(&image)),
-                        None,
-                        now,
-                    );
-                    next.pull_attempts = runtime.pull_attempts + 1;
-                    next.stage = Stage::PullError;
-                    next.due = Some(add(now, Duration::from_secs(1)));
-                }
-            }
-            (PodScript::Exit { exit_code, .. }, Stage::Running) => {
-                let id = self.container_id_for(key);
-                let started = runtime.started_at.unwrap_or(now);
-                kubelet::apply_terminated(&mut pod, *exit_code, &id, started, now);
-                next.container_id = Some(id);
-                next.stage = Stage::Finished;
-            }
-            (
-                PodScript::Start { .. } | PodScript::Exit { .. },
-                Stage::Running | Stage::Finished,
-            )
-            | (PodScript::Unschedulable | PodScript::NeverStarts, _) => {}
-            (PodScript::Start { .. } | PodScript::Exit { .. }, _) => {
-                let placement = self.placement_for(key);
-                if let Some(secret) = self.missing_secret(key, &pod) {
-                    let message = format!("secret \"{secret}\" not found");
-                    kubelet::apply_waiting(
-                        &mut pod,
-                        "CreateContainerConfigError",
-                        Some(&message),
-                        Some(&placement.pod_ip),
-                        now,
-                    );
-                    next.stage = Stage::ConfigError;
-                    next.due = Some(add(now, CONFIG_ERROR_RETRY));
-                } else {
-                    let id = self.container_id_for(key);
-                    next.container_id = Some(id.clone());
-                    next.started_at = Some(now);
-                    match &runtime.script {
-                        PodScript::Exit {
-                            run_for, exit_code, ..
-                        } if run_for.is_zero() => {
-                            kubelet::apply_terminated(&mut pod, *exit_code, &id, now, now);
-                            next.stage = Stage::Finished;
-                        }
-                        PodScript::Exit { run_for, .. } => {
-                            kubelet::apply_running(&mut pod, &placement.pod_ip, &id, now);
-                            next.stage = Stage::Running;
-                            next.due = Some(add(now, *run_for));
-                        }
-                        _ => {
-                            kubelet::apply_running(&mut pod, &placement.pod_ip, &id, now);
-                            next.stage = Stage::Running;
-                        }
-                    }
-                }
-            }
-        }
+            Outcome::Reshaped { next } => next,
+        };
+        next.due = delay.map(|d| add(now, d));
+        next.stage = progress.stage;
+        next.pull_attempts = progress.pull_attempts;
+        next.started_at = progress.started_at;
         let changed = self.pods.get(key) != Some(&pod);
         self.runtimes.insert(key.clone(), next);
         if changed {
@@ -1482,6 +1423,35 @@ impl ClusterModel {
     }
 }
 
+/// The model's answers to the kubelet step's questions: its placement and container-ID
+/// numbering, and its Secret store.
+struct ModelResources<'a> {
+    model: &'a mut ClusterModel,
+    key: &'a Key,
+    runtime: &'a mut Runtime,
+    record_placement: bool,
+}
+
+impl Resources for ModelResources<'_> {
+    fn placement(&mut self) -> Placement {
+        let placement = self.model.placement_for(self.key);
+        if self.record_placement {
+            self.runtime.placement = Some(placement.clone());
+        }
+        placement
+    }
+
+    fn container_id(&mut self) -> String {
+        let id = self.model.container_id_for(self.key);
+        self.runtime.container_id = Some(id.clone());
+        id
+    }
+
+    fn missing_secret(&mut self, pod: &Pod) -> Option<String> {
+        self.model.missing_secret(self.key, pod)
+    }
+}
+
 /// Access to an object's metadata, for the generic list code.
 pub trait MetaOf {
     /// The object's metadata.
@@ -1602,13 +1572,7 @@ fn inferred_stage(pod: &Pod) -> Stage {
 
 /// When a timed script's next step falls due, counted from its anchor.
 fn timed_due(script: &PodScript, anchor: Timestamp) -> Option<Timestamp> {
-    match script {
-        PodScript::Start { after }
-        | PodScript::Exit { after, .. }
-        | PodScript::PullFailure { after, .. }
-        | PodScript::Vanish { after } => Some(add(anchor, *after)),
-        PodScript::Unschedulable | PodScript::NeverStarts | PodScript::Inert => None,
-    }
+    kubelet::sequence::script_delay(script).map(|d| add(anchor, d))
 }
 
 /// The first due time of a freshly attached script.
