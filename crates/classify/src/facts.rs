@@ -52,6 +52,9 @@ pub struct PodFacts {
     pub conditions: Vec<ConditionFacts>,
     /// The first `envFrom[].secretRef.name` across the pod's containers, when any.
     pub env_from_secret: Option<String>,
+    /// The `image` of the container named `agent` in the pod spec, when any: the pull-failure
+    /// classifier removes it from the kubelet's message before matching.
+    pub image: Option<String>,
 }
 
 /// The identity marks of an object's metadata, as read from the apiserver.

@@ -1,4 +1,4 @@
-//! Startup states and decoding (deploy.md § Startup states, § Decoding a pod, § Secret settling):
+//! Startup states and decoding (deploy.md § Startup states, § Decoding a pod, § Pull-failure classifier and Secret settling):
 //! what the container named `agent` says about whether the agent started.
 //!
 //! Pure: reads only [`PodFacts`]. Pod age, `lastState`, `restartCount`, readiness and pod
@@ -73,7 +73,8 @@ fn decode_waiting(reason: Option<&str>, message: Option<&str>, facts: &PodFacts)
     let settled = match reason {
         Some(INVALID_IMAGE_NAME) => StartupState::NeverStartedProvablyBroken,
         Some(ERR_IMAGE_PULL | IMAGE_PULL_BACK_OFF) => {
-            match message.and_then(classify_pull_message) {
+            let image = facts.image.as_deref().unwrap_or_default();
+            match message.and_then(|m| classify_pull_message(m, image)) {
                 Some(kind) => StartupState::NeverStartedPullFailing(kind),
                 None => StartupState::NeverStartedRecoverable,
             }

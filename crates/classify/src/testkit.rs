@@ -62,6 +62,7 @@ pub fn facts(agent: Option<ContainerState>) -> PodFacts {
         agent,
         conditions: Vec::new(),
         env_from_secret: Some(format!("{POD}-0000abcd")),
+        image: Some(IMAGE.to_owned()),
     }
 }
 

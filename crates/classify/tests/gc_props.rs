@@ -1,4 +1,4 @@
-//! Property tests of the GC plan (deploy.md § Plan (pure)) over arbitrary listings: a planned
+//! Property tests of the GC plan (deploy.md § Plan) over arbitrary listings: a planned
 //! Secret is always verified, never referenced by a living verified pod, planned once, and
 //! either referenced by a doomed pod or at least 1200 s old on the server clock; planned pods
 //! are exactly the verified terminated ones. Pure: no I/O.
@@ -47,6 +47,7 @@ fn pod_strategy() -> impl Strategy<Value = ObservedPod> {
                 },
                 conditions: Vec::new(),
                 env_from_secret: NAMES.get(secret).map(|s| (*s).to_owned()),
+                image: None,
             },
         },
     )

@@ -96,6 +96,7 @@ fn arbitrary_pod(c: &mut Choices, secrets: &[&str]) -> ObservedPod {
             agent,
             conditions: Vec::new(),
             env_from_secret: (!secret.is_empty()).then(|| secret.to_owned()),
+            image: None,
         },
     }
 }

@@ -75,6 +75,7 @@ pub fn pod_facts(pod: &Pod) -> PodFacts {
             .map(|all| all.iter().map(condition_facts).collect())
             .unwrap_or_default(),
         env_from_secret: env_from_secret(pod),
+        image: agent_image(pod),
     }
 }
 
@@ -104,6 +105,17 @@ fn condition_facts(condition: &core::PodCondition) -> ConditionFacts {
         reason: condition.reason.clone(),
         message: condition.message.clone(),
     }
+}
+
+/// The spec `image` of the container named `agent`, when any (the pull-failure classifier strips
+/// it from the kubelet's message).
+fn agent_image(pod: &Pod) -> Option<String> {
+    let containers = pod.spec.as_ref().map(|s| s.containers.as_slice());
+    containers
+        .unwrap_or_default()
+        .iter()
+        .find(|c| c.name == CONTAINER_NAME)
+        .and_then(|c| c.image.clone())
 }
 
 /// The first `envFrom[].secretRef.name` across the pod's containers, in order.

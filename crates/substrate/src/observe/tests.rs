@@ -1,4 +1,4 @@
-//! Unit tests of `observe`: the mapping parts of O8, O9, O10, O12 and the §6.2 container-state
+//! Unit tests of `observe`: the mapping parts of O8, O9, O10, O12 and the deploy.md § Decoding a pod container-state
 //! inputs (deploy.md § Decoding and verification). Pure; pods are built as JSON fixtures.
 
 use apiary_classify::facts::{ConditionFacts, ContainerState};
@@ -149,7 +149,7 @@ fn o1_running() {
     assert_eq!(facts.phase.as_deref(), Some("Running"));
 }
 
-/// §6.2: running beats terminated beats waiting when several are present.
+/// deploy.md § Decoding a pod: running beats terminated beats waiting when several are present.
 #[test]
 fn state_precedence() {
     let all = json!({"running": {}, "terminated": {"exitCode": 1}, "waiting": {"reason": "X"}});
@@ -203,7 +203,7 @@ fn waiting_reason_and_message() {
     );
 }
 
-/// §6.2: a `state` with none of the three members is `Empty`.
+/// deploy.md § Decoding a pod: a `state` with none of the three members is `Empty`.
 #[test]
 fn empty_state() {
     assert_eq!(
@@ -235,7 +235,7 @@ fn o4_no_agent_status() {
     assert_eq!(nothing.env_from_secret, None);
 }
 
-/// §6.4 inputs: conditions are copied in order with type, status, reason and message.
+/// deploy.md § Redacted condition text, inputs: conditions are copied in order with type, status, reason and message.
 #[test]
 fn conditions_copied_in_order() {
     let p = pod(json!({"status": {"conditions": [
@@ -299,4 +299,23 @@ fn referenced_secrets_across_pods() {
     assert!(is_secret_referenced(&pods, "T"));
     assert!(!is_secret_referenced(&pods, "U"));
     assert!(!is_secret_referenced(&[], "S"));
+}
+
+/// The pull-failure classifier strips the agent container's spec image, so observation copies
+/// exactly that one (not another container's, not the status's resolved image).
+#[test]
+fn agent_image_is_the_spec_image_of_container_agent() {
+    let p = pod(json!({"spec": {"containers": [
+        {"name": "sidecar", "image": "side@sha256:11"},
+        {"name": "agent", "image": "reg.example/a@sha256:22"}
+    ]}}));
+    assert_eq!(
+        pod_facts(&p).image.as_deref(),
+        Some("reg.example/a@sha256:22")
+    );
+    let other_only = pod(json!({"spec": {"containers": [
+        {"name": "sidecar", "image": "side@sha256:11"}
+    ]}}));
+    assert_eq!(pod_facts(&other_only).image, None);
+    assert_eq!(pod_facts(&Pod::default()).image, None);
 }
