@@ -22,7 +22,7 @@ use crate::server::{Shared, SimBody, error_response, json_response};
 use crate::status::{ApiError, success_deleted};
 use crate::{protobuf, table, watch};
 
-/// The most bytes a Secret's values may sum to (deploy.md § 12.2 item 9).
+/// The most bytes a Secret's values may sum to (deploy.md § Semantics relied on, item 9).
 pub const SECRET_DATA_LIMIT: usize = 1024 * 1024;
 
 /// Answers one request on a served resource.

@@ -69,7 +69,8 @@ pub fn http_date(ts: Timestamp) -> String {
 mod tests {
     use super::*;
 
-    /// The Date header is IMF-fixdate: what deploy.md § 12.1 parses as the server clock.
+    /// The Date header is IMF-fixdate: what deploy.md § Cluster interface and requests parses as
+    /// the server clock.
     #[test]
     fn http_date_is_imf_fixdate() {
         let ts: Timestamp = "1994-11-06T08:49:37.9Z".parse().expect("timestamp");

@@ -288,7 +288,8 @@ mod tests {
         })
     }
 
-    /// Every verb of deploy.md § 12.1's request table routes to the right resource and verb.
+    /// Every verb of the request table of deploy.md § Cluster interface and requests routes to the
+    /// right resource and verb.
     #[test]
     fn apiserver_contract_requests_route_to_their_verbs() {
         use Resource::*;

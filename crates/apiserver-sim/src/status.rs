@@ -244,7 +244,8 @@ mod tests {
         assert_eq!(e.body["details"]["kind"], "pods");
     }
 
-    /// AlreadyExists and Conflict share 409 but differ in reason: the split deploy.md § 12.2 relies on.
+    /// AlreadyExists and Conflict share 409 but differ in reason: the split of deploy.md
+    /// § Semantics relied on.
     #[test]
     fn already_exists_and_conflict_share_409_with_distinct_reasons() {
         let a = ApiError::already_exists("pods", "p");

@@ -21,8 +21,8 @@ async fn sim() -> Simulator {
         .expect("simulator starts")
 }
 
-/// Every response carries an IMF-fixdate `Date` (deploy.md § 12.2 item 8): successes, 404s,
-/// 405s and injected faults alike.
+/// Every response carries an IMF-fixdate `Date` (deploy.md § Semantics relied on, item 8):
+/// successes, 404s, 405s and injected faults alike.
 #[tokio::test]
 async fn date_header_on_every_response() {
     let s = sim().await;

@@ -2,8 +2,8 @@
 //! (uid, monotonic resourceVersion, creationTimestamp on the server clock), 404/409 reasons,
 //! creating into a missing namespace, selectors, `limit`/`continue` with 410 `Expired`, delete
 //! preconditions, graceful deletion under time scaling, immutable Secrets, validation, and the
-//! kubelet scripts seen through the API (deploy.md § 12 and § 15 "apiary demo" item 4, seeds.md
-//! § 4.1).
+//! kubelet scripts seen through the API (deploy.md § Apiserver contract and § apiary demo, item 4;
+//! seeds.md § The request).
 //!
 //! Layer: integration tests over a loopback socket; they never contact a real cluster.
 
@@ -36,7 +36,7 @@ fn rv(v: &Value) -> u64 {
 const PODS: &str = "/api/v1/namespaces/agents/pods";
 
 /// Namespaces: create answers 201 with a uid; a second create is 409 AlreadyExists; get and
-/// NotFound use the literal reasons (deploy.md § 12.1 rows 1–2).
+/// NotFound use the literal reasons (deploy.md § Cluster interface and requests, rows 1–2).
 #[tokio::test]
 async fn namespace_get_create_already_exists() {
     let s = fast().await;
@@ -89,7 +89,8 @@ async fn create_into_missing_namespace_is_namespace_not_found() {
 }
 
 /// A create stamps uid, a strictly increasing resourceVersion and creationTimestamp from the same
-/// clock as the Date header (deploy.md § 12.2 item 8); a taken name is 409 AlreadyExists.
+/// clock as the Date header (deploy.md § Semantics relied on, item 8); a taken name is 409
+/// AlreadyExists.
 #[tokio::test]
 async fn create_stamps_uid_rv_and_server_clock_timestamp() {
     let start: jiff::Timestamp = "2026-05-01T10:00:00Z".parse().expect("timestamp");
@@ -252,7 +253,7 @@ async fn list_selectors() {
 }
 
 /// `limit`/`continue` pagination walks every item once; a continue token that outlived the
-/// history answers 410 with reason `Expired` (seeds.md § 4.1 item 3).
+/// history answers 410 with reason `Expired` (seeds.md § The request, item 3).
 #[tokio::test]
 async fn pagination_and_expired_continue() {
     let s = fast().await;
@@ -312,8 +313,8 @@ async fn pagination_and_expired_continue() {
 }
 
 /// Delete preconditions: a uid or resourceVersion mismatch is 409 Conflict (not AlreadyExists)
-/// and changes nothing; matching preconditions delete; a missing object is 404 (deploy.md § 12.2
-/// item 3).
+/// and changes nothing; matching preconditions delete; a missing object is 404 (deploy.md
+/// § Semantics relied on, item 3).
 #[tokio::test]
 async fn delete_preconditions_conflict_and_not_found() {
     let s = fast().await;
@@ -365,7 +366,7 @@ async fn delete_preconditions_conflict_and_not_found() {
 
 /// Graceful deletion with time scaling: DELETE of a running pod answers 200 with the pod,
 /// which stays (phase Running, deletionTimestamp set) for its 60 s grace — 60 ms at scale 1000 —
-/// and then vanishes (deploy.md § 12.2 items 4 and 5).
+/// and then vanishes (deploy.md § Semantics relied on, items 4 and 5).
 #[tokio::test]
 async fn graceful_deletion_answers_before_the_pod_is_gone() {
     let s = fast().await;
@@ -396,8 +397,8 @@ async fn graceful_deletion_answers_before_the_pod_is_gone() {
     assert!(took < Duration::from_secs(2), "took {took:?}");
 }
 
-/// Terminal and unscheduled pods get their grace zeroed and vanish at once (deploy.md § 12.2
-/// item 6); an explicit gracePeriodSeconds=0 force-deletes a running one.
+/// Terminal and unscheduled pods get their grace zeroed and vanish at once (deploy.md § Semantics
+/// relied on, item 6); an explicit gracePeriodSeconds=0 force-deletes a running one.
 #[tokio::test]
 async fn terminal_unscheduled_and_forced_pods_vanish_at_once() {
     let s = Simulator::start(SimOptions::default())
@@ -606,7 +607,8 @@ async fn validation_refusals() {
 
 /// The kubelet seen through the API: it assigns a pod IP, reports `agent` waiting
 /// ContainerCreating then running; with the envFrom Secret missing it reports
-/// CreateContainerConfigError and recovers when the Secret appears (deploy.md § 12.2 item 7).
+/// CreateContainerConfigError and recovers when the Secret appears (deploy.md § Semantics relied
+/// on, item 7).
 #[tokio::test]
 async fn kubelet_config_error_until_the_secret_exists() {
     let s = fast().await;
@@ -790,7 +792,7 @@ async fn table_answers_for_kubectl_get() {
 }
 
 /// Sixteen concurrent creates of one pod name: exactly one 201, fifteen 409 AlreadyExists — pod
-/// creation elects the winner (deploy.md § 12.2 item 10).
+/// creation elects the winner (deploy.md § Semantics relied on, item 10).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_creates_elect_exactly_one_winner() {
     let s = fast().await;

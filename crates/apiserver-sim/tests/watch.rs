@@ -1,7 +1,8 @@
 //! Watch streams over plain HTTP: resourceVersion-tracked JSON lines (ADDED, MODIFIED, DELETED),
 //! the snapshot start, field and label selectors (objects entering or leaving the filter read as
 //! ADDED or DELETED), BOOKMARK events, `timeoutSeconds`, the ERROR event with a 410 Status for a
-//! too-old resourceVersion (seeds.md § 7, deploy.md § 12.1) and the `watch=1` spelling.
+//! too-old resourceVersion (seeds.md § Watch mode, deploy.md § Cluster interface and requests) and
+//! the `watch=1` spelling.
 //!
 //! Layer: integration tests over a loopback socket; they never contact a real cluster.
 
@@ -101,7 +102,8 @@ async fn watch_without_rv_starts_with_the_current_objects() {
     assert_eq!(second["object"]["metadata"]["name"], "b");
 }
 
-/// A field selector on the name sees only that pod (deploy.md § 12.1's wait-for-change watch).
+/// A field selector on the name sees only that pod (the wait-for-change watch of deploy.md
+/// § Cluster interface and requests).
 #[tokio::test]
 async fn field_selector_on_name_filters_events() {
     let s = fast().await;
@@ -159,7 +161,7 @@ async fn objects_entering_and_leaving_a_selector() {
 }
 
 /// A resourceVersion older than the retained history gets a 200 stream holding one ERROR event
-/// with a 410 `Expired` Status, then the stream ends (seeds.md § 7 item 4).
+/// with a 410 `Expired` Status, then the stream ends (seeds.md § Watch mode, item 4).
 #[tokio::test]
 async fn too_old_resource_version_is_an_error_event_with_410() {
     let s = fast().await;

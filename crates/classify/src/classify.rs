@@ -1,4 +1,4 @@
-//! The classification table (deploy.md § Classification (pure)): what to do about the observed
+//! The classification table (deploy.md § Classification): what to do about the observed
 //! pod, eight rows in order, first match wins.
 //!
 //! Pure. Pod age is not an input. A `Delete` can only carry the fence of the verified

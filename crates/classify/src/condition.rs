@@ -54,9 +54,9 @@ pub fn condition_text(facts: &PodFacts) -> Option<String> {
 /// The latest condition of a pod, read fresh at the moment of failing.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LatestCondition {
-    /// The §6.4 text of the pod as read.
+    /// The text of deploy.md § Redacted condition text for the pod as read.
     Reported(String),
-    /// The pod exists but no rule of §6.4 applied.
+    /// The pod exists but no rule of deploy.md § Redacted condition text applied.
     NoneReported,
     /// The pod no longer exists.
     PodGone,

@@ -1,4 +1,4 @@
-//! The garbage-collection plan (deploy.md § Plan (pure), § Age gate, § Execution): which
+//! The garbage-collection plan (deploy.md § Plan, § Age gate, § Execution): which
 //! terminated pods and which Secrets one GC pass may delete, and the decision on re-reading a
 //! planned pod just before deleting it.
 //!

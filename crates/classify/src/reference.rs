@@ -1,4 +1,4 @@
-//! Secret references (deploy.md § Losing the create race, step 2; § Plan (pure); undeploy step
+//! Secret references (deploy.md § Losing the create race, step 2; § Plan; § undeploy, step
 //! 4): which Secrets a listed pod's `envFrom` holds on to, and whether this attempt's own Secret
 //! may be dropped.
 //!

@@ -1,4 +1,4 @@
-//! The `status` mapping (deploy.md § status, undeploy, gc — status): one read of the pod name to
+//! The `status` mapping (deploy.md § status): one read of the pod name to
 //! a state name, a condition and the Secret to look up.
 //!
 //! Pure and read-only. A foreign pod reports nothing of itself: no condition, no Secret.
@@ -74,7 +74,8 @@ pub fn startup_status(state: StartupState) -> StatusState {
 pub struct PodStatus {
     /// The state.
     pub state: StatusState,
-    /// The §6.5 text for `pull-failing`, else the §6.4 text; `None` otherwise.
+    /// The deploy.md § Pull-failure report text for `pull-failing`, else the § Redacted condition
+    /// text; `None` otherwise.
     pub condition: Option<String>,
     /// The Secret a verified pod references, for a quorum existence check.
     pub secret: Option<String>,

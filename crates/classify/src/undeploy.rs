@@ -1,4 +1,4 @@
-//! The undeploy decisions (deploy.md § status, undeploy, gc — undeploy): what to do with the
+//! The undeploy decisions (deploy.md § undeploy): what to do with the
 //! pod, when the wait for it is over, and which Secrets an explicit removal deletes.
 //!
 //! Pure. An unverified pod stops undeploy before anything is touched (E8), Secrets included. A

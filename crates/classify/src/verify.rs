@@ -1,4 +1,4 @@
-//! Verification (deploy.md § Verification ("ours")): whether an observed pod or Secret is
+//! Verification (deploy.md § Verification): whether an observed pod or Secret is
 //! apiary's object for this agent, and the proof-carrying types only verification can build.
 //!
 //! Pure. [`VerifiedPod`] has private fields and no public constructor: the classifier, the GC

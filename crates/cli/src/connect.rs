@@ -26,7 +26,8 @@ pub async fn connect(global: &GlobalArgs) -> Result<Connection, Failure> {
         .map_err(|e| Failure::refused(e.to_string()))
 }
 
-/// The deploy-side namespace rule (§3.2): `-n`, else the context's namespace, else refuse.
+/// The deploy-side namespace rule (deploy.md § Namespace resolution): `-n`, else the context's
+/// namespace, else refuse.
 ///
 /// # Errors
 ///
@@ -43,7 +44,7 @@ pub fn deploy_namespace(flag: Option<&str>, context: Option<&str>) -> Result<Str
 
 #[cfg(test)]
 mod tests {
-    //! The namespace rule of deploy.md § Namespace resolution (CLI).
+    //! The namespace rule of deploy.md § Namespace resolution.
 
     use super::*;
     use crate::outcome::Exit;

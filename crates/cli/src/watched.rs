@@ -136,7 +136,8 @@ impl<S: Substrate> Substrate for Watched<'_, S> {
 
 #[cfg(test)]
 mod tests {
-    //! The progress text: absent, verified (with the §6.4 text), deletion-marked, foreign.
+    //! The progress text: absent, verified (with the deploy.md § Redacted condition text),
+    //! deletion-marked, foreign.
 
     use std::collections::BTreeMap;
 

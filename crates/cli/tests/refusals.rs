@@ -338,7 +338,8 @@ fn k39_seeds_flag_refusals() {
     );
 }
 
-/// seeds.md § CLI rule 2: a blank selector or port name is exit 2 before any request.
+/// seeds.md § The seeds subcommand, rule 2: a blank selector or port name is exit 2 before any
+/// request.
 #[test]
 fn k39_blank_seeds_values_are_refused() {
     refused(

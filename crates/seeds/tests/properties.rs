@@ -127,7 +127,8 @@ proptest! {
         let _ = resolve(&items, &port);
     }
 
-    /// Output is independent of list order (§ Output): same addresses, report and warning set.
+    /// Output is independent of list order (seeds.md § Output): same addresses, report and warning
+    /// set.
     #[test]
     fn order_invariance(
         items in proptest::collection::vec(pod_strategy(), 0..12),
@@ -153,8 +154,8 @@ proptest! {
         prop_assert_eq!(sorted, original.addresses);
     }
 
-    /// Marking a pod terminating or finished never adds an address (§ The consumer contract,
-    /// rule 3).
+    /// Marking a pod terminating or finished never adds an address (seeds.md § The consumer
+    /// contract, rule 3).
     #[test]
     fn monotonicity_marking_gone_never_adds(
         items in proptest::collection::vec(pod_strategy(), 1..10),
@@ -177,7 +178,7 @@ proptest! {
     }
 
     /// Each pod yields at most one address and is either counted as an address or under exactly
-    /// one skip reason (§ The consumer contract, rule 2).
+    /// one skip reason (seeds.md § The consumer contract, rule 2).
     #[test]
     fn at_most_one_address_per_pod(
         items in proptest::collection::vec(pod_strategy(), 0..12),

@@ -308,8 +308,9 @@ pub async fn gc<S: Substrate>(
     dry_run: bool,
 ) -> Result<GcReport, SubstrateError> {
     let (pods, secrets, server_now) = list_both(substrate, &agent.selector()).await?;
-    // § Execution step 2 settles every verified pod; no Secret GET is needed for that here: a
-    // pod pending a Secret check is waiting, so it can never be Terminated whatever the answer.
+    // deploy.md § Execution, step 2, settles every verified pod; no Secret GET is needed for that
+    // here: a pod pending a Secret check is waiting, so it can never be Terminated whatever the
+    // answer.
     let plan = plan_gc(&pods, &secrets, server_now, agent.id());
     let mut report = GcReport {
         dry_run,
@@ -334,7 +335,7 @@ pub async fn gc<S: Substrate>(
             .await
         {
             Ok(DeleteOutcome::Accepted) => report.pods.push(name.clone()),
-            // Changed or already gone since the re-read: silently accepted (§ Execution).
+            // Changed or already gone since the re-read: silently accepted (deploy.md § Execution).
             Ok(DeleteOutcome::NotFound | DeleteOutcome::PreconditionFailed) => {}
             Err(error) => report.failures.push(error),
         }

@@ -570,7 +570,8 @@ fn r35_vanished_own_pod_recreated() {
     assert!(fake.pod_deletes().is_empty());
 }
 
-/// §8.4 waiting for disappearance expires → E4; the fake's step scripting keeps the dying pod.
+/// deploy.md § Delete and waiting for disappearance: the wait expires → E4; the fake's step
+/// scripting keeps the dying pod.
 #[test]
 fn e4_dying_pod_outlives_deadline() {
     let fake = FakeCluster::new(NS);

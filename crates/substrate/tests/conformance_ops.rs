@@ -199,7 +199,7 @@ fn s8_dry_run_plans_without_deleting() {
     assert!(fake.mutations().is_empty());
 }
 
-/// §11 gc: a list error fails the command.
+/// deploy.md § gc: a list error fails the command.
 #[test]
 fn gc_list_error_fails() {
     let fake = FakeCluster::new(NS);
@@ -411,7 +411,7 @@ fn s7_undeploy_precondition_failed_uses_new_fence() {
     assert_eq!(deletes[0].1.uid, deletes[1].1.uid);
 }
 
-/// §11 undeploy step 3: a pod with a different uid appearing under the name is left alone,
+/// deploy.md § undeploy, step 3: a pod with a different uid appearing under the name is left alone,
 /// its Secret protected, and undeploy fails saying a concurrent deploy created it.
 #[test]
 fn undeploy_concurrent_replacement_left_alone() {

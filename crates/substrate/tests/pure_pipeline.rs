@@ -200,8 +200,8 @@ fn r15_secret_name_ends_with_nonce() {
     assert!(attempt.secret_name.ends_with(&format!("-{nonce}")));
 }
 
-/// §3.5: env files in order, then `--env` in order; a later entry replaces an earlier one; the
-/// result reaches the Secret and only the Secret.
+/// deploy.md § Environment: env files in order, then `--env` in order; a later entry replaces an
+/// earlier one; the result reaches the Secret and only the Secret.
 #[test]
 fn env_sources_later_wins_into_secret() {
     let first = parse_dotenv(Path::new("a.env"), "export A=from-a\nB='from-a'\n").unwrap();

@@ -120,8 +120,8 @@ fn pending_is_starting() {
     );
 }
 
-/// A deletion-marked pull-failing pod is `deleting` and shows the redacted §6.4 text, not the
-/// pull report (kills the mutant that drops the `PullFailing` guard).
+/// A deletion-marked pull-failing pod is `deleting` and shows the deploy.md § Redacted condition
+/// text, not the pull report (kills the mutant that drops the `PullFailing` guard).
 #[test]
 fn deleting_pull_failing_pod_shows_redacted_text() {
     let mut pod = own_pod(waiting(Some("ErrImagePull"), Some("manifest unknown")));

@@ -195,7 +195,8 @@ fn agent_is_required() {
     }
 }
 
-/// seeds.md § CLI: exactly one of `--port` and `--port-name`; `--port` in 1-65535.
+/// seeds.md § The seeds subcommand, rule 2: exactly one of `--port` and `--port-name`; `--port` in
+/// 1-65535.
 #[test]
 fn k39_seeds_port_flags_are_exclusive_and_ranged() {
     for args in [

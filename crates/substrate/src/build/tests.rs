@@ -235,7 +235,8 @@ fn t9_pod_metadata() {
     assert!(pod.status.is_none());
 }
 
-/// T9 / §3.3 rule 7: the normalized image (tag dropped) is used in the pod and annotation.
+/// T9 / deploy.md § Image reference, rule 7: the normalized image (tag dropped) is used in the pod
+/// and annotation.
 #[test]
 fn t9_normalized_image_used() {
     let mut c = config();

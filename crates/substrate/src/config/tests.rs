@@ -79,7 +79,7 @@ fn v2_quantities_honoured() {
     );
 }
 
-/// §3.1: only empty or all-whitespace quantities are refused, naming the flag.
+/// deploy.md § Fields: only empty or all-whitespace quantities are refused, naming the flag.
 #[test]
 fn blank_resources_refused() {
     let fields = [
@@ -159,7 +159,7 @@ fn namespace_problem_texts() {
     assert!(NamespaceProblem::TooLong.to_string().contains("63"));
 }
 
-/// §3.1: an empty service account is refused; a given one is kept.
+/// deploy.md § Fields: an empty service account is refused; a given one is kept.
 #[test]
 fn service_account_non_empty() {
     let mut c = config();
@@ -174,7 +174,7 @@ fn service_account_non_empty() {
     );
 }
 
-/// §3.1: command is a non-empty list of non-empty strings; args empty means none.
+/// deploy.md § Fields: command is a non-empty list of non-empty strings; args empty means none.
 #[test]
 fn command_and_args_rules() {
     let mut c = config();
@@ -198,7 +198,7 @@ fn command_and_args_rules() {
     );
 }
 
-/// §3.1: workspace path rules, each named.
+/// deploy.md § Fields: workspace path rules, each named.
 #[test]
 fn workspace_path_rules() {
     let cases = [
@@ -247,7 +247,7 @@ fn workspace_problem_texts() {
     assert_eq!(texts.len(), 5);
 }
 
-/// §3.1: run_as_user 1..=2147483647 (UID 0 refused), run_as_group 0..=2147483647.
+/// deploy.md § Fields: run_as_user 1..=2147483647 (UID 0 refused), run_as_group 0..=2147483647.
 #[test]
 fn run_as_boundaries() {
     let mut c = config();
@@ -273,7 +273,7 @@ fn run_as_boundaries() {
     }
 }
 
-/// V5 / §3.4: the accepted spellings.
+/// V5 / deploy.md § Timeout: the accepted spellings.
 #[test]
 fn v5_timeout_spellings_accepted() {
     for (text, secs) in [
@@ -346,7 +346,7 @@ fn v5_library_timeout_bounds() {
     assert!(c.validate(&agent()).is_ok());
 }
 
-/// §3.1: image errors pass through validation unchanged.
+/// deploy.md § Fields: image errors pass through validation unchanged.
 #[test]
 fn image_refusal_passes_through() {
     let mut c = config();

@@ -80,7 +80,7 @@ fn v10_unquoted_values_and_inline_comment() {
     assert_eq!(one("K=a'b\"c"), "a'b\"c");
 }
 
-/// §3.5 rule 3: no `$VAR` interpolation anywhere.
+/// deploy.md § Environment, rule 3: no `$VAR` interpolation anywhere.
 #[test]
 fn no_interpolation() {
     assert_eq!(one("K=$HOME"), "$HOME");
@@ -88,7 +88,7 @@ fn no_interpolation() {
     assert_eq!(one("K='$HOME'"), "$HOME");
 }
 
-/// §3.5 rule 3: a trailing CR is dropped (CRLF files).
+/// deploy.md § Environment, rule 3: a trailing CR is dropped (CRLF files).
 #[test]
 fn trailing_cr_dropped() {
     let env = parse("A=1\r\nB=\"2\"\r\nC='3'\r\n").unwrap();
@@ -99,7 +99,7 @@ fn trailing_cr_dropped() {
     assert_eq!(one("K=\"a\r\"\r"), "a\r");
 }
 
-/// §3.5: a later line for the same key replaces the earlier one.
+/// deploy.md § Environment: a later line for the same key replaces the earlier one.
 #[test]
 fn later_line_wins() {
     assert_eq!(parse("K=1\nK=2").unwrap().get("K"), Some("2"));

@@ -97,7 +97,7 @@ fn v7_authoritative_keys_overridden() {
     );
 }
 
-/// §3.5 rule 5: the nonce is restamped per attempt and equals the generation.
+/// deploy.md § Environment, rule 5: the nonce is restamped per attempt and equals the generation.
 #[test]
 fn nonce_restamped_per_attempt() {
     let env = AgentEnv::build(&Env::new(), &agent()).unwrap();
@@ -213,7 +213,8 @@ fn v11_debug_redacts_values() {
     );
 }
 
-/// §3.5 rule 1: `--env KEY=VALUE` splits at the first `=`; empty values and `=` in values kept.
+/// deploy.md § Environment, rule 1: `--env KEY=VALUE` splits at the first `=`; empty values and `=`
+/// in values kept.
 #[test]
 fn env_arg_split_at_first_equals() {
     assert_eq!(

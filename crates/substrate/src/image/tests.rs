@@ -154,7 +154,7 @@ fn i8_image_required() {
     }
 }
 
-/// §3.3 rule 1: surrounding whitespace is trimmed before parsing.
+/// deploy.md § Image reference, rule 1: surrounding whitespace is trimmed before parsing.
 #[test]
 fn surrounding_whitespace_trimmed() {
     let image = ImageRef::parse(&format!("  name@{}\n", digest())).unwrap();

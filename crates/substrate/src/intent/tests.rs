@@ -23,7 +23,7 @@ fn fingerprint_of(config: &DeployConfig) -> String {
     config.validate(&agent()).unwrap().fingerprint()
 }
 
-/// F8: the first §5 vector, serialization and digest.
+/// F8: the first vector of deploy.md § Create-intent fingerprint, serialization and digest.
 #[test]
 fn f8_first_vector() {
     let valid = base().validate(&agent()).unwrap();
@@ -46,7 +46,7 @@ fn f8_first_vector() {
     );
 }
 
-/// F8: the second §5 vector (command, args, one user key).
+/// F8: the second vector of deploy.md § Create-intent fingerprint (command, args, one user key).
 #[test]
 fn f8_second_vector() {
     let mut c = base();
@@ -152,7 +152,8 @@ fn f4_constants_count() {
     assert_eq!(ENV_FROM_SECRET_PLACEHOLDER, "<per-attempt-secret>");
 }
 
-/// §5 rule 2: the timeout is not pod shape; an env value change does not count (F1 rule 1).
+/// deploy.md § Create-intent fingerprint, rule 2: the timeout is not pod shape; an env value change
+/// does not count (F1 rule 1).
 #[test]
 fn timeout_and_env_values_do_not_count() {
     let mut a = base();
@@ -163,7 +164,7 @@ fn timeout_and_env_values_do_not_count() {
     assert_eq!(fingerprint_of(&a), fingerprint_of(&b));
 }
 
-/// §5: empty args serialize as null, exactly like no args.
+/// deploy.md § Create-intent fingerprint: empty args serialize as null, exactly like no args.
 #[test]
 fn empty_args_are_null() {
     let valid = base().validate(&agent()).unwrap();
@@ -211,7 +212,7 @@ fn f7_malformed_annotation_diverges() {
     assert!(!intent_matches(Some(""), &desired));
 }
 
-/// §5: non-ASCII is raw UTF-8 and escaping is minimal.
+/// deploy.md § Create-intent fingerprint: non-ASCII is raw UTF-8 and escaping is minimal.
 #[test]
 fn json_escaping_minimal() {
     let mut c = base();

@@ -9,7 +9,7 @@ fn identity(name: &str) -> AgentIdentity {
     AgentIdentity::new(name).expect("valid test agent name")
 }
 
-/// N2: the §2.2 vectors are reproduced exactly (agent_id prefix and pod name).
+/// N2: the vectors of deploy.md § Names are reproduced exactly (agent_id prefix and pod name).
 #[test]
 fn n2_name_vectors() {
     let vectors = [
@@ -179,7 +179,8 @@ fn n3_label_value_is_32_hex() {
     assert_eq!(id.labels()[LABEL_AGENT], "72bea12366a35432ab394024ae44c214");
 }
 
-/// N7 / §2.3: labels and annotations have the literal keys and values.
+/// N7 / deploy.md § Labels, annotations, selector: labels and annotations have the literal keys and
+/// values.
 #[test]
 fn labels_and_annotations_literals() {
     let id = identity("Research Bot #1");

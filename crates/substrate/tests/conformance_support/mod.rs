@@ -22,7 +22,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 pub const NS: &str = "agents";
 /// The agent under test.
 pub const AGENT: &str = "Research Bot #1";
-/// Its pod name (deploy.md § Names vector).
+/// Its pod name (deploy.md § Names, the vectors).
 pub const POD: &str = "apiary-research-bot-1-72bea12366a3";
 /// A digest-pinned image whose pods start after 1 s under the fake's default script.
 pub const IMAGE: &str = "registry.example.com/team/agent@sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
