@@ -5,6 +5,7 @@
 //! (the seeds decoding benchmark), `e2e` (tests that need a real cluster). This is a developer
 //! tool: it shells out to cargo and exits non-zero on the first failing step.
 
+mod citations;
 mod tidy;
 
 use std::path::{Path, PathBuf};

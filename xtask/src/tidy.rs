@@ -33,6 +33,7 @@ pub fn check(root: &Path) -> Result<(), Vec<String>> {
         Ok(json) => problems.extend(dependency_problems(&json)),
         Err(e) => problems.push(e),
     }
+    problems.extend(crate::citations::check(root));
     if problems.is_empty() {
         Ok(())
     } else {

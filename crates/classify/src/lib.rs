@@ -1,5 +1,6 @@
-//! Pure deploy decisions (deploy.md §6–§11): startup states, pull failures, condition text,
-//! verification, classification, the deploy state machine, GC, undeploy and status planning.
+//! Pure deploy decisions (deploy.md § Observation to § status, undeploy, gc): startup states, pull
+//! failures, condition text, verification, classification, the deploy state machine, GC, undeploy
+//! and status planning.
 //!
 //! This crate has no dependencies and performs no I/O: no Kubernetes types, no clock, no
 //! randomness. The shell (`apiary-substrate`) maps apiserver objects onto [`facts`] and executes

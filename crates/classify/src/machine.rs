@@ -8,15 +8,15 @@
 //!
 //! Safety properties the structure gives (and the property tests check over arbitrary event
 //! sequences): a pod delete carries the fence of the verified observation that authorised it;
-//! no pod delete after this call's own create (E2 instead, § One create attempt per call); an
-//! unverified pod is never mutated (E8 before anything is written); the lost-race path has no
-//! pod-delete edge and drops only this attempt's own, unreferenced Secret.
+//! no pod delete after this call's own create (E2 instead, deploy.md § One create attempt per
+//! call); an unverified pod is never mutated (E8 before anything is written); the lost-race path
+//! has no pod-delete edge and drops only this attempt's own, unreferenced Secret.
 //!
 //! A second create in one call: issue 2 asks for "no second create in one call", while deploy.md
 //! scenario R35 says that when this call's own pod vanishes after its create, the loop may create
-//! again (only the Delete action is bounded, § One create attempt per call). The machine follows
-//! the spec: a further create happens only after this call's pod was observed absent, never after
-//! a lost race and never through a delete of its own pod — which is what the property test
+//! again (only the Delete action is bounded, deploy.md § One create attempt per call). The machine
+//! follows the spec: a further create happens only after this call's pod was observed absent, never
+//! after a lost race and never through a delete of its own pod — which is what the property test
 //! asserts instead of a blanket one-create bound.
 
 mod error;
@@ -431,7 +431,7 @@ impl DeployMachine {
         self.go(phase, Effect::GetPod { name })
     }
 
-    /// § Loop step 1 and 2: deadline check, then observe.
+    /// deploy.md § Loop, steps 1 and 2: deadline check, then observe.
     fn loop_top(&mut self, elapsed: Duration) -> Effect {
         if self.expired(elapsed) {
             return self.latest_condition(Failing::Deadline);
@@ -439,7 +439,7 @@ impl DeployMachine {
         self.get_pod(Phase::Observe)
     }
 
-    /// § Losing the create race step 3: deadline check, then observe the winner.
+    /// deploy.md § Losing the create race, step 3: deadline check, then observe the winner.
     fn race_top(&mut self, elapsed: Duration) -> Effect {
         if self.expired(elapsed) {
             return self.latest_condition(Failing::RaceDeadline);
@@ -447,7 +447,7 @@ impl DeployMachine {
         self.get_pod(Phase::RaceRead)
     }
 
-    /// § Delete and waiting for disappearance: poll until the observed uid is gone.
+    /// deploy.md § Delete and waiting for disappearance: poll until the observed uid is gone.
     fn disappear_top(&mut self, elapsed: Duration, uid: String) -> Effect {
         if self.expired(elapsed) {
             return fail(DeployError::DisappearanceTimeout {
@@ -542,7 +542,7 @@ impl DeployMachine {
         }
     }
 
-    /// § Loop step 3: act on the classification.
+    /// deploy.md § Loop, step 3: act on the classification.
     fn act(&mut self, elapsed: Duration, action: Action) -> Effect {
         match action {
             Action::Create => self.go(Phase::CreatingSecret, Effect::CreateSecret),
@@ -560,7 +560,8 @@ impl DeployMachine {
                 kind,
             }),
             Action::AwaitDisappearance { uid, .. } => self.disappear_top(elapsed, uid),
-            // § One create attempt per call: report instead of replacing this call's own pod.
+            // deploy.md § One create attempt per call: report instead of replacing this call's own
+            // pod.
             Action::Delete(_) if self.created_this_call => {
                 self.latest_condition(Failing::CreatedPodFailed)
             }
@@ -609,7 +610,7 @@ impl DeployMachine {
         }
     }
 
-    /// § Losing the create race step 3, in this order: started (even deletion-marked) is
+    /// deploy.md § Losing the create race, step 3, in this order: started (even deletion-marked) is
     /// adopted; deletion-marked fails E6; terminated or broken fails E7; anything else — pull
     /// failures included — is observed to the deadline. There is no delete edge here.
     fn race_decide(&mut self, elapsed: Duration, settled: &SettledPod) -> Effect {

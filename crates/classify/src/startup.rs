@@ -1,5 +1,6 @@
-//! Startup states and decoding (deploy.md § Startup states, § Decoding a pod, § Pull-failure classifier and Secret settling):
-//! what the container named `agent` says about whether the agent started.
+//! Startup states and decoding (deploy.md § Startup states, § Decoding a pod, § Pull-failure
+//! classifier and Secret settling): what the container named `agent` says about whether the agent
+//! started.
 //!
 //! Pure: reads only [`PodFacts`]. Pod age, `lastState`, `restartCount`, readiness and pod
 //! conditions play no part. The one fact decoding cannot settle alone — whether the Secret a

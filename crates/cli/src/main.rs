@@ -39,7 +39,8 @@ fn main() -> ExitCode {
         Err(err) => return exit_code(usage_error(&err, json)),
     };
     logging::init(cli.global.verbose);
-    // Before any client exists: rustls must not be left to choose a provider (§12.2 item 11).
+    // Before any client exists: rustls must not be left to choose a provider (deploy.md § Semantics
+    // relied on, item 11).
     apiary_substrate_kube::cluster::client::install_crypto_provider();
     let format = cli.global.output;
     let result = run(cli);
@@ -100,7 +101,8 @@ fn run(cli: Cli) -> CommandResult {
             let pods = seeds_cmd::pods_from_args(&s, global.namespace.as_deref())?;
             block_on(async {
                 let connection = connect::connect(&global).await?;
-                // seeds.md § CLI: -n, else the client's default namespace (listing is read-only).
+                // seeds.md § The seeds subcommand, rule 1: -n, else the client's default namespace
+                // (listing is read-only).
                 let seeds = PodSeeds::with_client(pods, connection.client)
                     .map_err(|e| Failure::refused(e.to_string()))?;
                 if s.watch {
@@ -124,8 +126,8 @@ fn block_on<F: std::future::Future<Output = CommandResult>>(future: F) -> Comman
     runtime.block_on(future)
 }
 
-/// The client for the global flags, bound to the deploy-side namespace (§3.2), with its
-/// operation clock started.
+/// The client for the global flags, bound to the deploy-side namespace (deploy.md § Namespace
+/// resolution), with its operation clock started.
 async fn cluster(global: &args::GlobalArgs) -> Result<Cluster, Failure> {
     let connection = connect::connect(global).await?;
     let namespace =

@@ -245,8 +245,9 @@ mod tests {
         assert_eq!(err.exit, Exit::Refused);
     }
 
-    /// seeds.md § CLI rule 4: zero addresses → exit 1, the diagnostic as the message, and the
-    /// json error document carries `matched`, `skipped` (all six keys) and `port_names_seen`.
+    /// seeds.md § The seeds subcommand, rule 4: zero addresses → exit 1, the diagnostic as the
+    /// message, and the json error document carries `matched`, `skipped` (all six keys) and
+    /// `port_names_seen`.
     #[test]
     fn no_addresses_maps_to_exit_1_with_the_report() {
         let no = apiary_seeds::NoAddresses {
@@ -269,8 +270,8 @@ mod tests {
         assert!(doc["error"].is_string());
     }
 
-    /// seeds.md § CLI rule 5: a 403 names the missing permission and the RBAC manifest; other
-    /// client errors do not.
+    /// seeds.md § The seeds subcommand, rule 5: a 403 names the missing permission and the RBAC
+    /// manifest; other client errors do not.
     #[test]
     fn forbidden_adds_the_rbac_hint_only_for_403() {
         let forbidden = SeedsError::Client(kube::Error::Api(Box::new(

@@ -1,7 +1,7 @@
 //! The real deploy driver with the real `Cluster` (a `kube::Client` built from the simulator's
-//! kubeconfig) against the loopback apiserver simulator: every deploy.md § 16.4 scenario that
-//! involves the apiserver, each asserting the outcome AND the simulator's request log, and each
-//! run twice — on a healthy apiserver and on one that fails a fraction of requests transiently
+//! kubeconfig) against the loopback apiserver simulator: every deploy.md § Deploy loop scenario
+//! that involves the apiserver, each asserting the outcome AND the simulator's request log, and
+//! each run twice — on a healthy apiserver and on one that fails a fraction of requests transiently
 //! (500, 503, 429 with `Retry-After`, dropped connections), where it must reach the same outcome.
 //!
 //! Layer: integration tests over real HTTP on 127.0.0.1. They decide nothing and must never
@@ -175,7 +175,7 @@ in_both_weathers!(
     r1_fresh_deploy
 );
 
-/// R2/R4 and § Latest condition, deadline, zero mutation: deploying an agent whose pod is
+/// R2/R4 and deploy.md § Latest condition, deadline, zero mutation: deploying an agent whose pod is
 /// started writes nothing — only the namespace GET and reads — even with a changed
 /// configuration, which is reported as a non-matching intent.
 async fn r2_noop_zero_mutation(weather: Weather) {
@@ -292,9 +292,9 @@ in_both_weathers!(
     r10_pull_failure_reported_without_delete
 );
 
-/// C9 / § Create-intent fingerprint (the wedge escape): a never-started pod whose recorded
-/// intent differs from this configuration is deleted with exactly the observed fence (no grace
-/// override), waited for through its grace period, and recreated; the new pod starts.
+/// C9 / deploy.md § Create-intent fingerprint (the wedge escape): a never-started pod whose
+/// recorded intent differs from this configuration is deleted with exactly the observed fence (no
+/// grace override), waited for through its grace period, and recreated; the new pod starts.
 async fn c9_wedge_escape_on_changed_intent(weather: Weather) {
     let s = stage(weather).await;
     let wedged = config(&image("never-starts"));
@@ -442,8 +442,9 @@ in_both_weathers!(
     r14_config_error_with_absent_secret_replaced
 );
 
-/// R29/R30 and § Deadline: a pod that never starts fails with E1 at the deadline naming the
-/// latest condition; expiry cleans nothing — the pod and its Secret stay, no delete is sent.
+/// R29/R30 and deploy.md § Latest condition, deadline, zero mutation: a pod that never starts fails
+/// with E1 at the deadline naming the latest condition; expiry cleans nothing — the pod and its
+/// Secret stay, no delete is sent.
 async fn r29_deadline_expiry_cleans_nothing(weather: Weather) {
     let s = stage(weather).await;
     let cluster = s.cluster().await;
@@ -478,8 +479,8 @@ in_both_weathers!(
     r29_deadline_expiry_cleans_nothing
 );
 
-/// R21 / § Verification: a pod under the agent's name that is not apiary's for this agent is
-/// never touched: E8 naming the pod, and no write of any kind reaches the apiserver.
+/// R21 / deploy.md § Verification: a pod under the agent's name that is not apiary's for this agent
+/// is never touched: E8 naming the pod, and no write of any kind reaches the apiserver.
 async fn r21_foreign_pod_never_touched(weather: Weather) {
     let s = stage(weather).await;
     let (mut pod, _) = attempt(&config(&image("")), 3);
@@ -521,7 +522,7 @@ in_both_weathers!(
     r21_foreign_pod_never_touched
 );
 
-/// R31 / § Namespace ensure: a missing namespace whose creation is forbidden (403) is E11
+/// R31 / deploy.md § Namespace ensure: a missing namespace whose creation is forbidden (403) is E11
 /// carrying `kubectl create namespace <ns>`; no pod or Secret request is ever sent.
 async fn r31_forbidden_namespace(weather: Weather) {
     let s = start(FAST, false).await;
@@ -561,9 +562,9 @@ in_both_weathers!(
     r31_forbidden_namespace
 );
 
-/// § Age gate and the same-clock rule, through a deploy's preflight GC: with the apiserver's
-/// `Date` header an unreferenced Secret older than 1200 s is swept and a young one kept;
-/// without it the sweep is skipped and both stay — and `gc --dry-run` reports which happens.
+/// deploy.md § Age gate (the same-clock rule), through a deploy's preflight GC: with the
+/// apiserver's `Date` header an unreferenced Secret older than 1200 s is swept and a young one
+/// kept; without it the sweep is skipped and both stay — and `gc --dry-run` reports which happens.
 /// Terminated residue (pod and its Secret) is collected either way (G8/S9), with the re-read
 /// fence.
 async fn g5_g7_orphan_sweep_needs_the_date_header(weather: Weather, date: DateMode) {

@@ -1,4 +1,4 @@
-//! The results of one deploy (deploy.md § Errors (required content)): the success value and one
+//! The results of one deploy (deploy.md § Errors): the success value and one
 //! error variant per row E1–E12 that the deploy loop can end in.
 //!
 //! Pure data with `Display`. None of these carries an env value: the deploy machine never sees

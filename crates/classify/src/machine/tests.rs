@@ -220,7 +220,7 @@ fn r5_terminated_fenced_delete_then_recreate() {
     create(&mut run, effect);
 }
 
-/// §8.4: NotFound on delete is success too.
+/// deploy.md § Delete and waiting for disappearance: NotFound on delete is success too.
 #[test]
 fn delete_not_found_waits_for_disappearance() {
     let mut run = Run::new();
@@ -500,7 +500,8 @@ fn r16_own_pod_crash_reports_e2_not_delete() {
     assert!(run.elapsed < DEFAULT_DEADLINE);
 }
 
-/// §8.5: every replace classification after this call's create is reported (rows 4, 5, 8).
+/// deploy.md § One create attempt per call: every replace classification after this call's create
+/// is reported (rows 4, 5, 8).
 #[test]
 fn every_replace_after_own_create_is_e2() {
     let broken = own_pod(waiting(Some("InvalidImageName"), None));
@@ -573,7 +574,8 @@ fn r15_r22_lost_race_drops_own_secret_adopts_winner() {
     assert_eq!(run.step(read(winner)), ok(POD, true));
 }
 
-/// §8.6 step 2: a referenced own Secret is kept; a failed listing keeps it too.
+/// deploy.md § Losing the create race, step 2: a referenced own Secret is kept; a failed listing
+/// keeps it too.
 #[test]
 fn lost_race_keeps_referenced_own_secret() {
     for listed in [

@@ -1,5 +1,5 @@
-//! Tests of the pull-failure classifier and report text (deploy.md § Pull-failure classifier and Secret settling,
-//! § Pull-failure report text; scenarios O6, O11).
+//! Tests of the pull-failure classifier and report text (deploy.md § Pull-failure classifier and
+//! Secret settling, § Pull-failure report text; scenarios O6, O11).
 
 use super::*;
 use crate::testkit::IMAGE;

@@ -30,7 +30,7 @@ use k8s_openapi::api::core::v1::{Pod, Secret};
 pub const NS: &str = "agents";
 /// The agent under test.
 pub const AGENT: &str = "Research Bot #1";
-/// Its pod name (deploy.md § Names vector).
+/// Its pod name (deploy.md § Names, the vectors).
 pub const POD: &str = "apiary-research-bot-1-72bea12366a3";
 /// Model seconds per real second in most scenarios: a 60 s grace period passes in 60 ms and the
 /// kubelet's 1 s start delay in 1 ms.

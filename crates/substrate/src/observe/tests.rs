@@ -1,5 +1,6 @@
-//! Unit tests of `observe`: the mapping parts of O8, O9, O10, O12 and the deploy.md § Decoding a pod container-state
-//! inputs (deploy.md § Decoding and verification). Pure; pods are built as JSON fixtures.
+//! Unit tests of `observe`: the mapping parts of O8, O9, O10, O12 and the deploy.md § Decoding a
+//! pod container-state inputs (deploy.md § Decoding and verification). Pure; pods are built as JSON
+//! fixtures.
 
 use apiary_classify::facts::{ConditionFacts, ContainerState};
 use k8s_openapi::api::core::v1::{Pod, Secret};
@@ -235,7 +236,8 @@ fn o4_no_agent_status() {
     assert_eq!(nothing.env_from_secret, None);
 }
 
-/// deploy.md § Redacted condition text, inputs: conditions are copied in order with type, status, reason and message.
+/// deploy.md § Redacted condition text, inputs: conditions are copied in order with type, status,
+/// reason and message.
 #[test]
 fn conditions_copied_in_order() {
     let p = pod(json!({"status": {"conditions": [
