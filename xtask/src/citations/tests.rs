@@ -171,3 +171,82 @@ fn words_are_classified() {
         "seeds.md](docs/seeds.md"
     );
 }
+
+/// A scratch repository under the system temp directory, removed on drop.
+struct Scratch(std::path::PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        let dir =
+            std::env::temp_dir().join(format!("apiary-citations-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("create scratch dir");
+        Scratch(dir)
+    }
+
+    fn write(&self, path: &str, text: &str) {
+        let path = self.0.join(path);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("create dirs");
+        std::fs::write(path, text).expect("write file");
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The whole rule over a tree: `.rs`, `.md` and `.toml` files are read, `target`, hidden and
+/// `mutants.out*` folders and other extensions are not, and the documents check themselves.
+#[test]
+fn check_walks_the_tree() {
+    let repo = Scratch::new("walk");
+    repo.write(
+        "docs/deploy.md",
+        "# D\n\n## Create\n\nSee \u{a7} Create and \u{a7} Gone.\n",
+    );
+    repo.write("docs/seeds.md", "# S\n\n## Watch mode\n");
+    repo.write(
+        "crates/a/src/lib.rs",
+        "//! (deploy.md \u{a7} Create, seeds.md \u{a7} Watch mode)\n//! deploy.md \u{a7} 8.3\n",
+    );
+    repo.write("crates/a/Cargo.toml", "# seeds.md \u{a7} Watch mode\n");
+    repo.write("README.md", "seeds.md \u{a7} Nope\n");
+    for skipped in [
+        "target/x.rs",
+        ".git/y.md",
+        "mutants.out/z.rs",
+        "notes.txt",
+        "rbac/r.yaml",
+    ] {
+        repo.write(skipped, "// deploy.md \u{a7} 99\n");
+    }
+    let mut problems = check(&repo.0);
+    problems.sort();
+    assert_eq!(
+        problems,
+        vec![
+            "README.md:1: `seeds.md \u{a7} Nope` names no heading of docs/seeds.md (cite by heading)",
+            "crates/a/src/lib.rs:2: `deploy.md \u{a7} 8.3` names no heading of docs/deploy.md (cite by heading)",
+            "docs/deploy.md:5: `deploy.md \u{a7} Gone.` names no heading of docs/deploy.md (cite by heading)",
+        ]
+    );
+}
+
+/// Without the documents every citation is unchecked, so their absence is itself a problem.
+#[test]
+fn missing_documents_are_reported() {
+    let repo = Scratch::new("missing");
+    repo.write("src/main.rs", "//! Nothing cited.\n");
+    let problems = check(&repo.0);
+    assert_eq!(problems.len(), 2, "{problems:?}");
+    assert!(
+        problems[0].starts_with("docs/deploy.md: unreadable"),
+        "{problems:?}"
+    );
+    assert!(
+        problems[1].starts_with("docs/seeds.md: unreadable"),
+        "{problems:?}"
+    );
+}
