@@ -8,7 +8,8 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::route::{Resource, Verb};
+use crate::route::{Resource, Route, Verb};
+use crate::status::ApiError;
 
 /// What a matching request gets instead of its normal answer.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,6 +39,61 @@ pub enum FaultAction {
         /// `Status.message`.
         message: String,
     },
+}
+
+/// The answer a [`FaultAction`] gives in place of the real one: its failure `Status` and, for
+/// 429, the `Retry-After` header value. Shared by the simulator and by any proxy that injects the
+/// same faults in front of a real apiserver, so both answer a rule identically.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FaultAnswer {
+    /// The Status body and its HTTP code.
+    pub error: ApiError,
+    /// The `Retry-After` header, in seconds, when the action asks for one.
+    pub retry_after_seconds: Option<u32>,
+}
+
+impl FaultAction {
+    /// The answer this action gives to a request routed to `routed`; `None` for
+    /// [`FaultAction::DropConnection`] and [`FaultAction::Delay`], which answer nothing themselves.
+    pub fn answer(&self, routed: &Route) -> Option<FaultAnswer> {
+        let (error, retry_after_seconds) = match self {
+            FaultAction::InternalError => (ApiError::internal("injected fault"), None),
+            FaultAction::ServiceUnavailable => (ApiError::service_unavailable(), None),
+            FaultAction::TooManyRequests {
+                retry_after_seconds,
+            } => (
+                ApiError::too_many_requests(*retry_after_seconds),
+                Some(*retry_after_seconds),
+            ),
+            FaultAction::Forbidden => {
+                let e = match routed {
+                    Route::Resource(r) => ApiError::forbidden(
+                        r.verb.as_str(),
+                        r.resource.plural(),
+                        r.namespace.as_deref(),
+                        r.name.as_deref(),
+                    ),
+                    _ => ApiError::new(
+                        403,
+                        "Forbidden",
+                        "forbidden: User \"system:anonymous\" cannot get path",
+                        None,
+                    ),
+                };
+                (e, None)
+            }
+            FaultAction::Status {
+                code,
+                reason,
+                message,
+            } => (ApiError::new(*code, reason, message.clone(), None), None),
+            FaultAction::DropConnection | FaultAction::Delay(_) => return None,
+        };
+        Some(FaultAnswer {
+            error,
+            retry_after_seconds,
+        })
+    }
 }
 
 /// Which requests a rule applies to. Every field that is `Some` must match; the default matches
@@ -463,6 +519,52 @@ mod tests {
             FaultAction::InternalError,
         ));
         assert!((0..200).all(|_| f.decide(&facts(&m, "/", None)).is_some()));
+    }
+
+    /// Every answering action maps to its Status code and reason; only 429 carries `Retry-After`;
+    /// drops and delays answer nothing themselves.
+    #[test]
+    fn fault_answers_carry_code_reason_and_retry_after() {
+        let routed = Route::Unknown;
+        let cases = [
+            (FaultAction::InternalError, 500, "InternalError", None),
+            (
+                FaultAction::ServiceUnavailable,
+                503,
+                "ServiceUnavailable",
+                None,
+            ),
+            (
+                FaultAction::TooManyRequests {
+                    retry_after_seconds: 3,
+                },
+                429,
+                "TooManyRequests",
+                Some(3),
+            ),
+            (FaultAction::Forbidden, 403, "Forbidden", None),
+            (
+                FaultAction::Status {
+                    code: 410,
+                    reason: "Gone".into(),
+                    message: "m".into(),
+                },
+                410,
+                "Gone",
+                None,
+            ),
+        ];
+        for (action, code, reason, retry) in cases {
+            let a = action.answer(&routed).expect("an answer");
+            assert_eq!(a.error.code, code, "{action:?}");
+            assert_eq!(a.error.reason(), reason, "{action:?}");
+            assert_eq!(a.retry_after_seconds, retry, "{action:?}");
+        }
+        assert_eq!(FaultAction::DropConnection.answer(&routed), None);
+        assert_eq!(
+            FaultAction::Delay(std::time::Duration::from_millis(1)).answer(&routed),
+            None
+        );
     }
 
     /// The Date mode is settable and `clear` restores it.

@@ -108,10 +108,11 @@ mod watch;
 pub use apiary_cluster_model as model;
 pub use clock::{ScaledClock, http_date};
 pub use faults::{
-    Budget, DateMode, FaultAction, FaultRule, Faults, GARBLED_DATE, Matcher, RequestFacts, RuleId,
+    Budget, DateMode, FaultAction, FaultAnswer, FaultRule, Faults, GARBLED_DATE, Matcher,
+    RequestFacts, RuleId,
 };
 pub use kubeconfig::{CONTEXT_NAME, kubeconfig_yaml};
 pub use log::{LoggedRequest, RequestLog};
-pub use route::{Resource, Verb};
+pub use route::{Query, Resource, ResourceRequest, Route, Verb, route};
 pub use server::{ModelGuard, SimOptions, Simulator};
 pub use status::ApiError;

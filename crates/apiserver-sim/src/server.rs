@@ -493,44 +493,16 @@ fn stamp_date(shared: &Shared, headers: &mut http::HeaderMap) {
 }
 
 fn fault_response(action: &FaultAction, routed: &Route) -> Response<SimBody> {
-    match action {
-        FaultAction::InternalError => error_response(&ApiError::internal("injected fault")),
-        FaultAction::ServiceUnavailable => error_response(&ApiError::service_unavailable()),
-        FaultAction::TooManyRequests {
-            retry_after_seconds,
-        } => {
-            let mut r = error_response(&ApiError::too_many_requests(*retry_after_seconds));
-            r.headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from(*retry_after_seconds));
-            r
-        }
-        FaultAction::Forbidden => {
-            let e = match routed {
-                Route::Resource(r) => ApiError::forbidden(
-                    r.verb.as_str(),
-                    r.resource.plural(),
-                    r.namespace.as_deref(),
-                    r.name.as_deref(),
-                ),
-                _ => ApiError::new(
-                    403,
-                    "Forbidden",
-                    "forbidden: User \"system:anonymous\" cannot get path",
-                    None,
-                ),
-            };
-            error_response(&e)
-        }
-        FaultAction::Status {
-            code,
-            reason,
-            message,
-        } => error_response(&ApiError::new(*code, reason, message.clone(), None)),
-        // Handled before an answer is built; never reached.
-        FaultAction::DropConnection | FaultAction::Delay(_) => {
-            error_response(&ApiError::internal("unexpected fault"))
-        }
+    // DropConnection and Delay are handled before an answer is built; never reached for them.
+    let Some(answer) = action.answer(routed) else {
+        return error_response(&ApiError::internal("unexpected fault"));
+    };
+    let mut r = error_response(&answer.error);
+    if let Some(seconds) = answer.retry_after_seconds {
+        r.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
     }
+    r
 }
 
 /// A JSON response with `Content-Type: application/json`.
