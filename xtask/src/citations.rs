@@ -43,7 +43,10 @@
 //! none); the longest such heading wins. So `deploy.md § Environment, rule 7` names
 //! `Environment` and `deploy.md § Age gate` names `Age gate`, while a section number cited the
 //! same way names nothing and is reported. Backticks are ignored on both sides; the comparison
-//! is otherwise exact and case-sensitive.
+//! is otherwise exact and case-sensitive. Because prose may follow a heading, the rule cannot
+//! tell a wrong longer name from a right shorter one followed by words (a citation of a
+//! non-existent "Secret settling" passes as the heading `Secret` followed by "settling"); that
+//! residue is for review, the rule catches numbers, typos and renamed headings.
 
 use std::path::{Path, PathBuf};
 
