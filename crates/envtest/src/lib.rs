@@ -18,6 +18,7 @@
 
 pub mod certs;
 pub mod control_plane;
+pub mod proxy;
 pub mod service_accounts;
 pub mod skip;
 
