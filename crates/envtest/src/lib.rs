@@ -18,6 +18,7 @@
 
 pub mod certs;
 pub mod control_plane;
+pub mod kubelet;
 pub mod proxy;
 pub mod service_accounts;
 pub mod skip;
@@ -33,7 +34,8 @@ pub use service_accounts::DefaultServiceAccounts;
 
 /// The control plane shared by every test of this process, started on first use with
 /// [`Options::default`]. `None` means the tier is skipped (the reason went to stderr once).
-/// Under `cargo nextest` each test is its own process, so each gets its own (about 6.5 s).
+/// Under `cargo nextest` each test is its own process, so each gets its own (see
+/// [`control_plane`] for the measured start-up time).
 ///
 /// # Panics
 /// When `APIARY_ENVTEST_REQUIRED=1` and the binaries are missing, or when the binaries are
