@@ -210,7 +210,8 @@ fn kubeconfig_embeds_server_ca_and_token() {
     assert!(!yaml.contains(plane.token(Identity::Admin)));
 }
 
-/// Restarting the apiserver keeps its port and every object (etcd keeps running).
+/// Restarting the apiserver keeps its port and every object (etcd keeps running), after a
+/// graceful stop and after a SIGKILL alike.
 #[tokio::test]
 async fn restart_keeps_the_port_and_the_data() {
     let Some(plane) = apiary_envtest::fresh(Options::default()) else {
@@ -239,6 +240,28 @@ async fn restart_keeps_the_port_and_the_data() {
         read.metadata.resource_version,
         created.metadata.resource_version
     );
+
+    let second_pid = plane.apiserver_pid().unwrap();
+    plane.kill_apiserver();
+    assert!(!plane.is_ready());
+    assert!(!apiary_envtest::is_running(second_pid));
+    // The old client's pooled connection is dead; a request fails rather than hangs.
+    assert!(maps.get("kept").await.is_err());
+    plane.start_apiserver().unwrap();
+    assert_eq!(plane.server_url(), url);
+    let read = maps.get("kept").await.unwrap();
+    assert_eq!(read.metadata.uid, created.metadata.uid);
+}
+
+/// `shared()` starts one control plane per process and hands the same one to every caller.
+#[test]
+fn shared_is_one_control_plane_per_process() {
+    let Some(first) = apiary_envtest::shared() else {
+        return;
+    };
+    let second = apiary_envtest::shared().unwrap();
+    assert!(std::ptr::eq(first, second));
+    assert_eq!(first.apiserver_pid(), second.apiserver_pid());
 }
 
 /// After `compact_etcd`, a watch from an older resourceVersion gets a real 410 from etcd.

@@ -1,14 +1,15 @@
 //! Child processes that die with the test process: each binary runs under `sh -c` holding the
 //! read end of a pipe (its "lifeline") whose only write end is in the test process. When that end
 //! closes — on `Drop`, or because the test process exited, panicked or aborted — the shell sees
-//! EOF and stops the binary (SIGTERM, then SIGKILL after five seconds). No `unsafe`, no `prctl`.
+//! EOF and stops the binary (SIGTERM, then SIGKILL after five seconds). The line `kill` on the
+//! lifeline sends SIGKILL at once (a crash, and a fast teardown). No `unsafe`, no `prctl`.
 //!
 //! Layer: test support, process I/O only. It decides nothing about Kubernetes. It must never
 //! signal a process it did not start: the shell only ever signals its own child's pid, and stops
 //! watching once it has reaped that child.
 
 use std::fs::File;
-use std::io;
+use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
@@ -23,7 +24,9 @@ exec 3<&0 </dev/null
 child=$!
 echo "$child" > "$pid_file.tmp" && mv "$pid_file.tmp" "$pid_file"
 (
-  while read -r _ <&3; do :; done
+  while read -r line <&3; do
+    if [ "$line" = kill ]; then kill -KILL "$child" 2>/dev/null; fi
+  done
   kill -TERM "$child" 2>/dev/null
   sleep 5
   kill -KILL "$child" 2>/dev/null
@@ -96,8 +99,19 @@ impl Supervised {
         self.shell.try_wait()
     }
 
-    /// Closes the lifeline and waits until the binary and its shell are gone.
+    /// Closes the lifeline (SIGTERM: a graceful shutdown) and waits until the binary and its
+    /// shell are gone.
     pub(crate) fn stop(mut self) {
+        self.stop_in_place();
+    }
+
+    /// Sends SIGKILL through the lifeline (no shutdown at all, like a crash or an OOM kill) and
+    /// waits until the binary and its shell are gone.
+    pub(crate) fn kill(mut self) {
+        if let Some(lifeline) = self.lifeline.as_mut() {
+            // A shell that is already gone cannot read it; stop_in_place then just reaps it.
+            let _gone = lifeline.write_all(b"kill\n");
+        }
         self.stop_in_place();
     }
 
@@ -200,6 +214,25 @@ mod tests {
         drop(child);
         assert!(!is_running(pid));
         assert!(!pid_file.exists());
+    }
+
+    /// `kill` ends a binary that ignores SIGTERM at once, without the five-second fallback.
+    #[test]
+    fn kill_ends_a_child_that_ignores_sigterm() {
+        let dir = tempfile::tempdir().unwrap();
+        let child = Supervised::spawn(
+            Path::new("sh"),
+            &[
+                "-c".to_owned(),
+                "trap '' TERM; while :; do sleep 1; done".to_owned(),
+            ],
+            &dir.path().join("stubborn.log"),
+            &dir.path().join("stubborn.pid"),
+        )
+        .unwrap();
+        let pid = child.pid().unwrap();
+        child.kill();
+        assert!(!is_running(pid));
     }
 
     /// A binary that exits on its own is seen as exited, with its status.
