@@ -12,6 +12,10 @@
 //! writes the admin token anywhere but the upstream `Authorization` header (not to `Debug`, logs,
 //! errors or kubeconfigs).
 //!
+//! A `Date` shift ([`FaultProxy::set_date_shift`]) moves the server clock the client reads forward,
+//! so garbage collection's age gate (deploy.md § Age gate (why 1200 s) and the same-clock rule)
+//! can be crossed without waiting twenty minutes; object timestamps stay the server's own.
+//!
 //! Each client connection gets its own upstream TLS connection (opened on its first request and
 //! re-opened when the upstream closed it), so connection-level behaviour on the client side (a
 //! reset, a long watch) maps onto exactly one upstream connection.
@@ -24,7 +28,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use apiary_apiserver_sim::{
-    FaultAction, Faults, LoggedRequest, Query, RequestFacts, Route, kubeconfig_yaml, route,
+    FaultAction, Faults, LoggedRequest, Query, RequestFacts, Route, http_date, kubeconfig_yaml,
+    route,
 };
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Request, Response, StatusCode, Uri, header};
@@ -161,6 +166,7 @@ struct Shared {
     upstream: Upstream,
     faults: Faults,
     latency: Mutex<Latency>,
+    date_shift: Mutex<Duration>,
     record: Mutex<Record>,
     totals: Totals,
 }
@@ -235,6 +241,7 @@ impl FaultProxy {
             upstream,
             faults: Faults::new(0),
             latency: Mutex::new(Latency::default()),
+            date_shift: Mutex::new(Duration::ZERO),
             record: Mutex::new(Record::default()),
             totals: Totals::default(),
         });
@@ -311,6 +318,17 @@ impl FaultProxy {
     /// The latency knob's current setting.
     pub fn latency(&self) -> Latency {
         self.shared.latency()
+    }
+
+    /// Moves every `Date` response header the upstream sends forward by `shift` (zero: as sent),
+    /// as if the client asked that much later. Only the header changes: `creationTimestamp`s
+    /// stay the server's, so an object's age as the client computes it grows by `shift`.
+    pub fn set_date_shift(&self, shift: Duration) {
+        *self
+            .shared
+            .date_shift
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = shift;
     }
 
     /// Every request received since start or the last [`FaultProxy::clear`], in arrival order.
@@ -639,6 +657,8 @@ async fn forward(
 
     let (mut head, incoming) = response.into_parts();
     strip_hop_by_hop(&mut head.headers);
+    let shift = *shared.date_shift.lock().unwrap_or_else(|p| p.into_inner());
+    shift_date(&mut head.headers, shift);
     let counted = Arc::clone(shared);
     let body = incoming
         .map_frame(move |frame| {
@@ -654,6 +674,26 @@ async fn forward(
         })
         .boxed();
     Ok(Response::from_parts(head, body))
+}
+
+/// Moves a parseable `Date` header forward by `shift`; anything else is left as it came.
+fn shift_date(headers: &mut HeaderMap, shift: Duration) {
+    if shift.is_zero() {
+        return;
+    }
+    let Some(shifted) = headers
+        .get(header::DATE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| jiff::fmt::rfc2822::parse(v).ok())
+        .and_then(|z| {
+            let shift = jiff::SignedDuration::try_from(shift).ok()?;
+            z.timestamp().checked_add(shift).ok()
+        })
+        .and_then(|t| HeaderValue::from_str(&http_date(t)).ok())
+    else {
+        return;
+    };
+    headers.insert(header::DATE, shifted);
 }
 
 /// The connection's upstream sender, ready for a request: the open one when it is still usable,

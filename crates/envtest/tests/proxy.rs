@@ -373,3 +373,40 @@ async fn counters_match_a_known_request_sequence() {
     assert_eq!(proxy.counts(), Default::default());
     assert!(proxy.requests().is_empty());
 }
+
+/// The `Date` shift moves the server clock the client reads forward by the set amount, and
+/// leaves it alone at zero.
+#[tokio::test(flavor = "multi_thread")]
+async fn date_shift_moves_the_server_clock_forward() {
+    let Some(plane) = apiary_envtest::shared() else {
+        return;
+    };
+    let ns = plane.namespace("proxy-date");
+    let proxy = proxy_for(plane).await;
+    let client = no_retry_client(&proxy, &ns);
+    let date = |r: &http::Response<kube::client::Body>| {
+        let v = r.headers()[http::header::DATE].to_str().expect("ascii");
+        jiff::fmt::rfc2822::parse(v)
+            .expect("an HTTP-date")
+            .timestamp()
+    };
+    let get = || {
+        http::Request::get(format!("/api/v1/namespaces/{ns}/pods"))
+            .body(Vec::new())
+            .expect("request")
+            .map(Into::into)
+    };
+    let before = date(&client.send(get()).await.expect("answered"));
+    proxy.set_date_shift(Duration::from_secs(1300));
+    let shifted = date(&client.send(get()).await.expect("answered"));
+    proxy.set_date_shift(Duration::ZERO);
+    let after = date(&client.send(get()).await.expect("answered"));
+    assert!(
+        shifted >= before + jiff::SignedDuration::from_secs(1300),
+        "{before} {shifted}"
+    );
+    assert!(
+        after < shifted && after >= before,
+        "{before} {after} {shifted}"
+    );
+}
