@@ -1,394 +1,396 @@
 //! End-to-end: each deploy-side command's success and failure paths through the built binary
-//! against the loopback simulator (issue 5 § Tests), asserting on exit codes, stdout/stderr
-//! contract shapes and the simulator's request log and objects.
+//! (issue 5 § Tests), asserting on exit codes, stdout/stderr contract shapes, the server's
+//! request log and its objects. Every scenario that needs no simulator-only control runs twice
+//! (issue 8 § What must run against it): `<name>::sim` against the loopback simulator and
+//! `<name>::real` against a real `kube-apiserver` with the fake kubelet (skipped without
+//! `KUBEBUILDER_ASSETS`). The rest fail before any contact, or play with the simulator's `Date`
+//! header, and run on the simulator only.
 
 mod common;
 
-use apiary_apiserver_sim::model::{PodScript, PullFailure};
 use apiary_apiserver_sim::{Resource, Verb};
-use common::{Fixture, IMAGE, NAMESPACE, image};
+use common::{Fixture, IMAGE, NAMESPACE, container_state, image, on_both_backends};
 
 const AGENT: &str = "Research Bot #1";
 const POD: &str = "apiary-research-bot-1-72bea12366a3";
 
-/// deploy text mode: stdout is the pod name alone; the pod runs.
-#[test]
-fn deploy_prints_the_pod_name() {
-    let fx = Fixture::start();
-    let run = fx.apiary(&["deploy", AGENT, "--image", IMAGE]);
-    assert_eq!(run.code, 0, "{run:?}");
-    assert_eq!(run.stdout, format!("{POD}\n"));
-    assert_eq!(fx.pod_names(), [POD]);
-    assert_eq!(fx.secret_names().len(), 1);
-}
+on_both_backends! {
+    /// deploy text mode: stdout is the pod name alone; the pod runs.
+    fn deploy_prints_the_pod_name(fx) {
+        let run = fx.apiary(&["deploy", AGENT, "--image", IMAGE]);
+        assert_eq!(run.code, 0, "{run:?}");
+        assert_eq!(run.stdout, format!("{POD}\n"));
+        assert_eq!(fx.pod_names(), [POD]);
+        assert_eq!(fx.secret_names().len(), 1);
+    }
 
-/// deploy json mode: exactly the contract document; a second deploy of a started pod writes
-/// nothing (R2: no-op means zero mutation).
-#[test]
-fn deploy_json_and_noop_redeploy_writes_nothing() {
-    let fx = Fixture::start();
-    let run = fx.apiary(&["-o", "json", "deploy", AGENT, "--image", IMAGE]);
-    assert_eq!(run.code, 0, "{run:?}");
-    let doc = run.json();
-    assert_eq!(doc["agent"], AGENT);
-    assert_eq!(
-        doc["agent_id"],
-        "72bea12366a35432ab394024ae44c214b8cee51a8e1c04be8797a1dc17805c98"
-    );
-    assert_eq!(doc["namespace"], NAMESPACE);
-    assert_eq!(doc["pod"], POD);
-    assert_eq!(doc["state"], "started");
-    assert_eq!(doc.as_object().map(|o| o.len()), Some(5));
-    fx.sim().clear_requests();
-    let again = fx.apiary(&["deploy", AGENT, "--image", IMAGE, "--output", "json"]);
-    assert_eq!(again.code, 0, "{again:?}");
-    assert_eq!(again.json(), doc);
-    assert!(fx.mutations().is_empty(), "{:?}", fx.mutations());
-}
-
-/// R3 via the CLI: a started pod with another configuration is returned, with a warning on
-/// stderr that it keeps its old configuration; nothing is deleted.
-#[test]
-fn r3_stale_intent_warns_and_keeps_the_pod() {
-    let fx = Fixture::start();
-    assert_eq!(fx.apiary(&["deploy", AGENT, "--image", IMAGE]).code, 0);
-    fx.sim().clear_requests();
-    let run = fx.apiary(&["deploy", AGENT, "--image", IMAGE, "--cpu-limit", "3"]);
-    assert_eq!(run.code, 0, "{run:?}");
-    assert_eq!(run.stdout, format!("{POD}\n"));
-    assert!(run.stderr.contains("old configuration"), "{}", run.stderr);
-    assert!(fx.mutations().is_empty(), "{:?}", fx.mutations());
-}
-
-/// A crashing image: exit 1, the exit code in the message, not retried: exactly one Secret.
-#[test]
-fn crash_is_reported_with_exit_code_and_one_secret() {
-    let fx = Fixture::start();
-    let run = fx.apiary(&["deploy", "crasher", "--image", &image("agent-crash")]);
-    assert_eq!(run.code, 1, "{run:?}");
-    assert!(run.stdout.is_empty());
-    assert!(run.stderr.contains("exited with code 1"), "{}", run.stderr);
-    assert!(run.stderr.contains("kubectl logs"), "{}", run.stderr);
-    assert_eq!(fx.secret_names().len(), 1, "{:?}", fx.secret_names());
-    let creates = fx
-        .requests()
-        .iter()
-        .filter(|r| r.is(Verb::Create, Resource::Pods))
-        .count();
-    assert_eq!(creates, 1, "not retried");
-}
-
-/// The same crash in json mode: exit 1 and one `{"error": …}` document on stdout.
-#[test]
-fn crash_in_json_mode_is_one_error_document() {
-    let fx = Fixture::start();
-    let run = fx.apiary(&[
-        "-o",
-        "json",
-        "deploy",
-        "crasher",
-        "--image",
-        &image("agent-crash"),
-    ]);
-    assert_eq!(run.code, 1, "{run:?}");
-    let error = run.json()["error"]
-        .as_str()
-        .expect("error string")
-        .to_owned();
-    assert!(error.contains("exited with code 1"), "{error}");
-}
-
-/// A pull failure that will not heal: exit 1 at once (E3), nothing deleted.
-#[test]
-fn pull_failure_is_reported_without_delete() {
-    let fx = Fixture::start();
-    let run = fx.apiary(&[
-        "deploy",
-        "puller",
-        "--image",
-        &image("agent-pullfail-manifest"),
-    ]);
-    assert_eq!(run.code, 1, "{run:?}");
-    assert!(run.stderr.contains("has no image at"), "{}", run.stderr);
-    assert!(
-        !fx.requests().iter().any(|r| r.method == "DELETE"),
-        "{:?}",
-        fx.mutations()
-    );
-    assert_eq!(fx.pod_names().len(), 1);
-}
-
-/// R31/E11: the namespace is missing and its creation forbidden → exit 1 naming the literal
-/// `kubectl create namespace <ns>`; nothing written.
-#[test]
-fn r31_forbidden_namespace_names_the_kubectl_command() {
-    let fx = Fixture::start();
-    fx.sim()
-        .faults()
-        .deny(Verb::Create, Some(Resource::Namespaces));
-    let run = fx.apiary(&["-n", "fresh-ns", "deploy", AGENT, "--image", IMAGE]);
-    assert_eq!(run.code, 1, "{run:?}");
-    assert!(
-        run.stderr.contains("kubectl create namespace fresh-ns"),
-        "{}",
-        run.stderr
-    );
-    let json = fx.apiary(&[
-        "-n", "fresh-ns", "-o", "json", "deploy", AGENT, "--image", IMAGE,
-    ]);
-    assert_eq!(json.code, 1);
-    assert!(
-        json.json()["error"]
-            .as_str()
-            .is_some_and(|e| e.contains("kubectl create namespace fresh-ns"))
-    );
-    assert!(
-        !fx.requests()
-            .iter()
-            .any(|r| r.is(Verb::Create, Resource::Secrets) || r.is(Verb::Create, Resource::Pods)),
-        "nothing written"
-    );
-}
-
-/// Eight concurrent `apiary deploy` processes of one agent: one pod, the same output from all.
-#[test]
-fn eight_concurrent_deploys_make_one_pod_and_agree() {
-    let fx = Fixture::start();
-    let children: Vec<_> = (0..8)
-        .map(|_| {
-            fx.command(&["deploy", AGENT, "--image", IMAGE, "--timeout", "120"])
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .expect("spawn")
-        })
-        .collect();
-    let outputs: Vec<_> = children
-        .into_iter()
-        .map(|c| c.wait_with_output().expect("wait"))
-        .collect();
-    for out in &outputs {
+    /// deploy json mode: exactly the contract document; a second deploy of a started pod writes
+    /// nothing (R2: no-op means zero mutation).
+    fn deploy_json_and_noop_redeploy_writes_nothing(fx) {
+        let run = fx.apiary(&["-o", "json", "deploy", AGENT, "--image", IMAGE]);
+        assert_eq!(run.code, 0, "{run:?}");
+        let doc = run.json();
+        assert_eq!(doc["agent"], AGENT);
         assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+            doc["agent_id"],
+            "72bea12366a35432ab394024ae44c214b8cee51a8e1c04be8797a1dc17805c98"
         );
-        assert_eq!(String::from_utf8_lossy(&out.stdout), format!("{POD}\n"));
+        assert_eq!(doc["namespace"], fx.namespace());
+        assert_eq!(doc["pod"], POD);
+        assert_eq!(doc["state"], "started");
+        assert_eq!(doc.as_object().map(|o| o.len()), Some(5));
+        fx.clear_requests();
+        let again = fx.apiary(&["deploy", AGENT, "--image", IMAGE, "--output", "json"]);
+        assert_eq!(again.code, 0, "{again:?}");
+        assert_eq!(again.json(), doc);
+        assert!(fx.mutations().is_empty(), "{:?}", fx.mutations());
     }
-    assert_eq!(fx.pod_names(), [POD]);
-    let pod_creates = fx
-        .requests()
-        .iter()
-        .filter(|r| r.is(Verb::Create, Resource::Pods) && r.status == Some(201))
-        .count();
-    assert_eq!(pod_creates, 1);
-}
 
-/// S1: `status` reports every state with its contract word, in both modes.
-#[test]
-fn s1_status_reports_every_state() {
-    let cases: [(&str, Option<PodScript>, bool, bool, &str); 7] = [
-        ("absent-agent", None, true, false, "absent"),
-        (
-            "starting-agent",
-            Some(PodScript::NeverStarts),
-            true,
-            false,
-            "starting",
-        ),
-        (
-            "started-agent",
-            Some(PodScript::Start {
-                after: std::time::Duration::ZERO,
-            }),
-            true,
-            false,
-            "started",
-        ),
-        (
-            "terminated-agent",
-            Some(PodScript::Exit {
-                after: std::time::Duration::ZERO,
-                run_for: std::time::Duration::ZERO,
-                exit_code: 3,
-            }),
-            true,
-            false,
-            "terminated",
-        ),
-        (
-            "broken-agent",
-            Some(PodScript::Start {
-                after: std::time::Duration::ZERO,
-            }),
-            false,
-            false,
-            "broken",
-        ),
-        (
-            "pull-agent",
-            Some(PodScript::PullFailure {
-                after: std::time::Duration::ZERO,
-                failure: PullFailure::Unauthorized,
-            }),
-            true,
-            false,
-            "pull-failing",
-        ),
-        (
-            "deleting-agent",
-            Some(PodScript::Start {
-                after: std::time::Duration::ZERO,
-            }),
-            true,
-            true,
-            "deleting",
-        ),
-    ];
-    let fx = Fixture::start();
-    for (agent, script, with_secret, deleting, _) in &cases {
-        if let Some(script) = script {
-            fx.insert_attempt(agent, IMAGE, script.clone(), *with_secret, *deleting);
-        }
+    /// R3 via the CLI: a started pod with another configuration is returned, with a warning on
+    /// stderr that it keeps its old configuration; nothing is deleted.
+    fn r3_stale_intent_warns_and_keeps_the_pod(fx) {
+        assert_eq!(fx.apiary(&["deploy", AGENT, "--image", IMAGE]).code, 0);
+        fx.clear_requests();
+        let run = fx.apiary(&["deploy", AGENT, "--image", IMAGE, "--cpu-limit", "3"]);
+        assert_eq!(run.code, 0, "{run:?}");
+        assert_eq!(run.stdout, format!("{POD}\n"));
+        assert!(run.stderr.contains("old configuration"), "{}", run.stderr);
+        assert!(fx.mutations().is_empty(), "{:?}", fx.mutations());
     }
-    fx.wait_model(std::time::Duration::from_secs(30));
-    for (agent, _, _, _, state) in &cases {
-        let text = fx.apiary(&["status", agent]);
-        assert_eq!(text.code, 0, "{agent}: {text:?}");
+
+    /// A crashing image: exit 1, the exit code in the message, not retried: exactly one Secret.
+    fn crash_is_reported_with_exit_code_and_one_secret(fx) {
+        let run = fx.apiary(&["deploy", "crasher", "--image", &image("agent-crash")]);
+        assert_eq!(run.code, 1, "{run:?}");
+        assert!(run.stdout.is_empty());
+        assert!(run.stderr.contains("exited with code 1"), "{}", run.stderr);
+        assert!(run.stderr.contains("kubectl logs"), "{}", run.stderr);
+        assert_eq!(fx.secret_names().len(), 1, "{:?}", fx.secret_names());
+        let creates = fx
+            .requests()
+            .iter()
+            .filter(|r| r.is(Verb::Create, Resource::Pods))
+            .count();
+        assert_eq!(creates, 1, "not retried");
+    }
+
+    /// The same crash in json mode: exit 1 and one `{"error": …}` document on stdout.
+    fn crash_in_json_mode_is_one_error_document(fx) {
+        let run = fx.apiary(&[
+            "-o",
+            "json",
+            "deploy",
+            "crasher",
+            "--image",
+            &image("agent-crash"),
+        ]);
+        assert_eq!(run.code, 1, "{run:?}");
+        let error = run.json()["error"]
+            .as_str()
+            .expect("error string")
+            .to_owned();
+        assert!(error.contains("exited with code 1"), "{error}");
+    }
+
+    /// A pull failure that will not heal: exit 1 at once (E3), nothing deleted.
+    fn pull_failure_is_reported_without_delete(fx) {
+        let run = fx.apiary(&[
+            "deploy",
+            "puller",
+            "--image",
+            &image("agent-pullfail-manifest"),
+        ]);
+        assert_eq!(run.code, 1, "{run:?}");
+        assert!(run.stderr.contains("has no image at"), "{}", run.stderr);
         assert!(
-            text.stdout.starts_with(&format!("state: {state}\n")),
-            "{agent}: {}",
-            text.stdout
+            !fx.requests().iter().any(|r| r.method == "DELETE"),
+            "{:?}",
+            fx.mutations()
         );
-        let json = fx.apiary(&["-o", "json", "status", agent]);
-        assert_eq!(json.code, 0);
-        let doc = json.json();
-        assert_eq!(doc["state"], *state, "{agent}: {doc}");
-        assert!(doc["intent_matches"].is_null());
+        assert_eq!(fx.pod_names().len(), 1);
     }
-    assert!(fx.mutations().is_empty(), "status is read-only");
+
+    /// R31/E11: the namespace is missing and its creation forbidden → exit 1 naming the literal
+    /// `kubectl create namespace <ns>`; nothing written. (Real server: RBAC's own 403, for the
+    /// unprivileged user bound to everything else.)
+    fn r31_forbidden_namespace_names_the_kubectl_command(mut fx) {
+        fx.deny(Verb::Create, Some(Resource::Namespaces));
+        let fresh = fx.absent_namespace();
+        let hint = format!("kubectl create namespace {fresh}");
+        let run = fx.apiary(&["-n", &fresh, "deploy", AGENT, "--image", IMAGE]);
+        assert_eq!(run.code, 1, "{run:?}");
+        assert!(run.stderr.contains(&hint), "{}", run.stderr);
+        let json = fx.apiary(&["-n", &fresh, "-o", "json", "deploy", AGENT, "--image", IMAGE]);
+        assert_eq!(json.code, 1);
+        assert!(
+            json.json()["error"]
+                .as_str()
+                .is_some_and(|e| e.contains(&hint))
+        );
+        assert!(
+            !fx.requests()
+                .iter()
+                .any(|r| r.is(Verb::Create, Resource::Secrets) || r.is(Verb::Create, Resource::Pods)),
+            "nothing written"
+        );
+    }
+
+    /// Eight concurrent `apiary deploy` processes of one agent: one pod, the same output from all.
+    fn eight_concurrent_deploys_make_one_pod_and_agree(fx) {
+        let children: Vec<_> = (0..8)
+            .map(|_| {
+                fx.command(&["deploy", AGENT, "--image", IMAGE, "--timeout", "120"])
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .expect("spawn")
+            })
+            .collect();
+        let outputs: Vec<_> = children
+            .into_iter()
+            .map(|c| c.wait_with_output().expect("wait"))
+            .collect();
+        for out in &outputs {
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert_eq!(String::from_utf8_lossy(&out.stdout), format!("{POD}\n"));
+        }
+        assert_eq!(fx.pod_names(), [POD]);
+        let pod_creates = fx
+            .requests()
+            .iter()
+            .filter(|r| r.is(Verb::Create, Resource::Pods) && r.status == Some(201))
+            .count();
+        assert_eq!(pod_creates, 1);
+    }
+
+    /// S1: `status` reports every state with its contract word, in both modes.
+    fn s1_status_reports_every_state(fx) {
+        /// How the kubelet leaves the pod once the state is reached.
+        type Settled = fn(&k8s_openapi::api::core::v1::Pod) -> bool;
+        /// Agent, image (`None`: no pod), with its Secret, deletion-marked, state word, settled.
+        type Case = (&'static str, Option<String>, bool, bool, &'static str, Settled);
+        let cases: [Case; 7] = [
+            ("absent-agent", None, true, false, "absent", |_| true),
+            (
+                "starting-agent",
+                Some(image("agent-never-starts")),
+                true,
+                false,
+                "starting",
+                |p| container_state(p) == "waiting:ContainerCreating",
+            ),
+            (
+                "started-agent",
+                Some(IMAGE.to_owned()),
+                true,
+                false,
+                "started",
+                |p| container_state(p) == "running",
+            ),
+            (
+                "terminated-agent",
+                Some(image("agent-crash")),
+                true,
+                false,
+                "terminated",
+                |p| container_state(p) == "terminated",
+            ),
+            (
+                "broken-agent",
+                Some(IMAGE.to_owned()),
+                false,
+                false,
+                "broken",
+                |p| container_state(p) == "waiting:CreateContainerConfigError",
+            ),
+            (
+                "pull-agent",
+                Some(image("agent-pullfail-unauthorized")),
+                true,
+                false,
+                "pull-failing",
+                |p| {
+                    let state = container_state(p);
+                    state == "waiting:ErrImagePull" || state == "waiting:ImagePullBackOff"
+                },
+            ),
+            (
+                "deleting-agent",
+                Some(IMAGE.to_owned()),
+                true,
+                true,
+                "deleting",
+                |p| p.metadata.deletion_timestamp.is_some(),
+            ),
+        ];
+        let mut pods = Vec::new();
+        for (agent, image, with_secret, deleting, _, _) in &cases {
+            if let Some(image) = image {
+                let attempt = fx.insert_attempt(agent, image, *with_secret, *deleting);
+                pods.push(attempt.pod.metadata.name.clone().expect("named pod"));
+            }
+        }
+        for ((_, _, _, _, state, settled), pod) in cases.iter().skip(1).zip(&pods) {
+            fx.wait_pod(pod, state, settled);
+        }
+        fx.clear_requests();
+        for (agent, _, _, _, state, _) in &cases {
+            let text = fx.apiary(&["status", agent]);
+            assert_eq!(text.code, 0, "{agent}: {text:?}");
+            assert!(
+                text.stdout.starts_with(&format!("state: {state}\n")),
+                "{agent}: {}",
+                text.stdout
+            );
+            let json = fx.apiary(&["-o", "json", "status", agent]);
+            assert_eq!(json.code, 0);
+            let doc = json.json();
+            assert_eq!(doc["state"], *state, "{agent}: {doc}");
+            assert!(doc["intent_matches"].is_null());
+        }
+        assert!(fx.mutations().is_empty(), "status is read-only");
+    }
+
+    /// S1: a foreign pod under the name is `foreign`, with no condition and no Secret.
+    fn s1_status_foreign_reports_nothing_of_it(fx) {
+        let attempt = fx.insert_attempt("someone-else", IMAGE, true, false);
+        // Put another agent's pod under this agent's pod name.
+        fx.insert_foreign_pod(&attempt.pod, POD);
+        let doc = fx.apiary(&["-o", "json", "status", AGENT]).json();
+        assert_eq!(doc["state"], "foreign");
+        assert!(doc["condition"].is_null());
+        assert!(doc["secret"].is_null());
+    }
+
+    /// S2: status with an identical configuration → intent matches; a changed image → differs.
+    fn s2_status_compares_the_intent(fx) {
+        assert_eq!(fx.apiary(&["deploy", AGENT, "--image", IMAGE]).code, 0);
+        let same = fx
+            .apiary(&["-o", "json", "status", AGENT, "--image", IMAGE])
+            .json();
+        assert_eq!(same["intent_matches"], true);
+        assert_eq!(same["secret"]["exists"], true);
+        let text = fx.apiary(&["status", AGENT, "--image", &image("other")]);
+        assert!(text.stdout.contains("intent: differs"), "{}", text.stdout);
+    }
+
+    /// S3: undeploy deletes the pod (waiting for it) and its Secret; text and json shapes.
+    fn s3_undeploy_deletes_pod_and_secret(fx) {
+        assert_eq!(fx.apiary(&["deploy", AGENT, "--image", IMAGE]).code, 0);
+        let secret = fx.secret_names().remove(0);
+        let run = fx.apiary(&["undeploy", AGENT]);
+        assert_eq!(run.code, 0, "{run:?}");
+        assert_eq!(
+            run.stdout,
+            format!("pod/{POD} deleted\nsecret/{secret} deleted\n")
+        );
+        assert!(fx.pod_names().is_empty());
+        assert!(fx.secret_names().is_empty());
+        // S4: nothing left → success with empty output; json still one document.
+        let again = fx.apiary(&["undeploy", AGENT]);
+        assert_eq!(again.code, 0);
+        assert_eq!(again.stdout, "");
+        let doc = fx.apiary(&["-o", "json", "undeploy", AGENT]).json();
+        assert!(doc["pod"].is_null());
+        assert_eq!(doc["secrets"], serde_json::json!([]));
+        let absent = fx.apiary(&["status", AGENT]);
+        assert!(absent.stdout.starts_with("state: absent\n"));
+    }
+
+    /// S6: undeploy --no-wait issues the delete, keeps the Secret and reports it.
+    fn s6_undeploy_no_wait_keeps_the_secret(fx) {
+        assert_eq!(fx.apiary(&["deploy", AGENT, "--image", IMAGE]).code, 0);
+        let secret = fx.secret_names().remove(0);
+        let doc = fx
+            .apiary(&["-o", "json", "undeploy", AGENT, "--no-wait"])
+            .json();
+        assert_eq!(doc["pod"], POD);
+        assert_eq!(doc["pod_deleted"], true);
+        assert_eq!(doc["waited"], false);
+        assert_eq!(doc["kept_secrets"], serde_json::json!([secret]));
+    }
+
+    /// S5: undeploy of a foreign pod is refused (E8) and touches nothing.
+    fn s5_undeploy_foreign_pod_is_refused_and_untouched(fx) {
+        let attempt = fx.insert_attempt("someone-else", IMAGE, true, false);
+        fx.insert_foreign_pod(&attempt.pod, POD);
+        let run = fx.apiary(&["undeploy", AGENT]);
+        assert_eq!(run.code, 1, "{run:?}");
+        assert!(
+            run.stderr.contains("not managed by apiary"),
+            "{}",
+            run.stderr
+        );
+        assert!(fx.mutations().is_empty(), "{:?}", fx.mutations());
+        assert!(fx.pod_names().contains(&POD.to_owned()));
+    }
+
+    /// S8: gc --dry-run prints the plan and deletes nothing; gc then collects it (both modes).
+    fn s8_gc_dry_run_changes_nothing_then_gc_collects(fx) {
+        let crash = fx.apiary(&["deploy", AGENT, "--image", &image("agent-crash")]);
+        assert_eq!(crash.code, 1);
+        let secret = fx.secret_names().remove(0);
+        fx.clear_requests();
+        let plan = fx.apiary(&["gc", AGENT, "--dry-run"]);
+        assert_eq!(plan.code, 0, "{plan:?}");
+        assert_eq!(plan.stdout, format!("pod/{POD}\nsecret/{secret}\n"));
+        let doc = fx.apiary(&["-o", "json", "gc", AGENT, "--dry-run"]).json();
+        assert_eq!(doc["dry_run"], true);
+        assert_eq!(doc["pods"], serde_json::json!([POD]));
+        assert!(fx.mutations().is_empty(), "{:?}", fx.mutations());
+        assert_eq!(fx.pod_names(), [POD]);
+        let done = fx.apiary(&["-o", "json", "gc", AGENT]).json();
+        assert_eq!(done["dry_run"], false);
+        assert_eq!(done["orphan_sweep"], "ran");
+        assert_eq!(done["pods"], serde_json::json!([POD]));
+        assert_eq!(done["secrets"], serde_json::json!([secret]));
+        assert!(fx.secret_names().is_empty());
+        let nothing = fx.apiary(&["gc", AGENT]);
+        assert_eq!(nothing.code, 0);
+        assert_eq!(nothing.stdout, "");
+    }
+
+    /// V7: an authoritative key in user input is dropped with a warning naming the key (never
+    /// the value); apiary's own value is what the Secret holds.
+    fn v7_authoritative_keys_are_replaced_with_a_warning(fx) {
+        let run = fx.apiary(&[
+            "deploy",
+            AGENT,
+            "--image",
+            IMAGE,
+            "--env",
+            "APIARY_AGENT_ID=forged-value-123",
+        ]);
+        assert_eq!(run.code, 0, "{run:?}");
+        assert!(run.stderr.contains("APIARY_AGENT_ID"), "{}", run.stderr);
+        assert!(!run.stderr.contains("forged-value-123"));
+        let secret = fx.secret_names().remove(0);
+        let stored = fx.secret(&secret);
+        let value = stored
+            .data
+            .as_ref()
+            .and_then(|d| d.get("APIARY_AGENT_ID"))
+            .map(|b| String::from_utf8_lossy(&b.0).into_owned())
+            .or_else(|| {
+                stored
+                    .string_data
+                    .as_ref()
+                    .and_then(|d| d.get("APIARY_AGENT_ID").cloned())
+            });
+        assert_eq!(
+            value.as_deref(),
+            Some("72bea12366a35432ab394024ae44c214b8cee51a8e1c04be8797a1dc17805c98")
+        );
+    }
 }
 
-/// S1: a foreign pod under the name is `foreign`, with no condition and no Secret.
-#[test]
-fn s1_status_foreign_reports_nothing_of_it() {
-    let fx = Fixture::start();
-    let attempt = fx.insert_attempt("someone-else", IMAGE, PodScript::Inert, true, false);
-    // Put another agent's pod under this agent's pod name.
-    let mut pod = attempt.pod.clone();
-    pod.metadata.name = Some(POD.to_owned());
-    pod.metadata.uid = None;
-    pod.metadata.resource_version = None;
-    fx.with_model(|m| m.insert_pod(pod).expect("insert"));
-    let doc = fx.apiary(&["-o", "json", "status", AGENT]).json();
-    assert_eq!(doc["state"], "foreign");
-    assert!(doc["condition"].is_null());
-    assert!(doc["secret"].is_null());
-}
-
-/// S2: status with an identical configuration → intent matches; a changed image → differs.
-#[test]
-fn s2_status_compares_the_intent() {
-    let fx = Fixture::start();
-    assert_eq!(fx.apiary(&["deploy", AGENT, "--image", IMAGE]).code, 0);
-    let same = fx
-        .apiary(&["-o", "json", "status", AGENT, "--image", IMAGE])
-        .json();
-    assert_eq!(same["intent_matches"], true);
-    assert_eq!(same["secret"]["exists"], true);
-    let text = fx.apiary(&["status", AGENT, "--image", &image("other")]);
-    assert!(text.stdout.contains("intent: differs"), "{}", text.stdout);
-}
-
-/// S3: undeploy deletes the pod (waiting for it) and its Secret; text and json shapes.
-#[test]
-fn s3_undeploy_deletes_pod_and_secret() {
-    let fx = Fixture::start();
-    assert_eq!(fx.apiary(&["deploy", AGENT, "--image", IMAGE]).code, 0);
-    let secret = fx.secret_names().remove(0);
-    let run = fx.apiary(&["undeploy", AGENT]);
-    assert_eq!(run.code, 0, "{run:?}");
-    assert_eq!(
-        run.stdout,
-        format!("pod/{POD} deleted\nsecret/{secret} deleted\n")
-    );
-    assert!(fx.pod_names().is_empty());
-    assert!(fx.secret_names().is_empty());
-    // S4: nothing left → success with empty output; json still one document.
-    let again = fx.apiary(&["undeploy", AGENT]);
-    assert_eq!(again.code, 0);
-    assert_eq!(again.stdout, "");
-    let doc = fx.apiary(&["-o", "json", "undeploy", AGENT]).json();
-    assert!(doc["pod"].is_null());
-    assert_eq!(doc["secrets"], serde_json::json!([]));
-    let absent = fx.apiary(&["status", AGENT]);
-    assert!(absent.stdout.starts_with("state: absent\n"));
-}
-
-/// S6: undeploy --no-wait issues the delete, keeps the Secret and reports it.
-#[test]
-fn s6_undeploy_no_wait_keeps_the_secret() {
-    let fx = Fixture::start();
-    assert_eq!(fx.apiary(&["deploy", AGENT, "--image", IMAGE]).code, 0);
-    let secret = fx.secret_names().remove(0);
-    let doc = fx
-        .apiary(&["-o", "json", "undeploy", AGENT, "--no-wait"])
-        .json();
-    assert_eq!(doc["pod"], POD);
-    assert_eq!(doc["pod_deleted"], true);
-    assert_eq!(doc["waited"], false);
-    assert_eq!(doc["kept_secrets"], serde_json::json!([secret]));
-}
-
-/// S5: undeploy of a foreign pod is refused (E8) and touches nothing.
-#[test]
-fn s5_undeploy_foreign_pod_is_refused_and_untouched() {
-    let fx = Fixture::start();
-    let attempt = fx.insert_attempt("someone-else", IMAGE, PodScript::Inert, true, false);
-    let mut pod = attempt.pod.clone();
-    pod.metadata.name = Some(POD.to_owned());
-    pod.metadata.uid = None;
-    pod.metadata.resource_version = None;
-    fx.with_model(|m| m.insert_pod(pod).expect("insert"));
-    fx.sim().clear_requests();
-    let run = fx.apiary(&["undeploy", AGENT]);
-    assert_eq!(run.code, 1, "{run:?}");
-    assert!(
-        run.stderr.contains("not managed by apiary"),
-        "{}",
-        run.stderr
-    );
-    assert!(fx.mutations().is_empty(), "{:?}", fx.mutations());
-    assert!(fx.pod_names().contains(&POD.to_owned()));
-}
-
-/// S8: gc --dry-run prints the plan and deletes nothing; gc then collects it (both modes).
-#[test]
-fn s8_gc_dry_run_changes_nothing_then_gc_collects() {
-    let fx = Fixture::start();
-    let crash = fx.apiary(&["deploy", AGENT, "--image", &image("agent-crash")]);
-    assert_eq!(crash.code, 1);
-    let secret = fx.secret_names().remove(0);
-    fx.sim().clear_requests();
-    let plan = fx.apiary(&["gc", AGENT, "--dry-run"]);
-    assert_eq!(plan.code, 0, "{plan:?}");
-    assert_eq!(plan.stdout, format!("pod/{POD}\nsecret/{secret}\n"));
-    let doc = fx.apiary(&["-o", "json", "gc", AGENT, "--dry-run"]).json();
-    assert_eq!(doc["dry_run"], true);
-    assert_eq!(doc["pods"], serde_json::json!([POD]));
-    assert!(fx.mutations().is_empty(), "{:?}", fx.mutations());
-    assert_eq!(fx.pod_names(), [POD]);
-    let done = fx.apiary(&["-o", "json", "gc", AGENT]).json();
-    assert_eq!(done["dry_run"], false);
-    assert_eq!(done["orphan_sweep"], "ran");
-    assert_eq!(done["pods"], serde_json::json!([POD]));
-    assert_eq!(done["secrets"], serde_json::json!([secret]));
-    assert!(fx.secret_names().is_empty());
-    let nothing = fx.apiary(&["gc", AGENT]);
-    assert_eq!(nothing.code, 0);
-    assert_eq!(nothing.stdout, "");
-}
+// Simulator only: these fail before any request (so no server can change them), or need the
+// simulator's `Date` header control.
 
 /// V4: no `-n` and no namespace on the context → exit 2 before any request; never `default`.
 #[test]
@@ -481,41 +483,6 @@ fn s9_gc_without_server_clock_reports_the_sweep_skipped() {
         run.stderr.contains("orphan sweep skipped"),
         "{}",
         run.stderr
-    );
-}
-
-/// V7: an authoritative key in user input is dropped with a warning naming the key (never the
-/// value); apiary's own value is what the Secret holds.
-#[test]
-fn v7_authoritative_keys_are_replaced_with_a_warning() {
-    let fx = Fixture::start();
-    let run = fx.apiary(&[
-        "deploy",
-        AGENT,
-        "--image",
-        IMAGE,
-        "--env",
-        "APIARY_AGENT_ID=forged-value-123",
-    ]);
-    assert_eq!(run.code, 0, "{run:?}");
-    assert!(run.stderr.contains("APIARY_AGENT_ID"), "{}", run.stderr);
-    assert!(!run.stderr.contains("forged-value-123"));
-    let secret = fx.secret_names().remove(0);
-    let stored = fx.with_model(|m| m.get_secret(NAMESPACE, &secret).expect("secret"));
-    let value = stored
-        .data
-        .as_ref()
-        .and_then(|d| d.get("APIARY_AGENT_ID"))
-        .map(|b| String::from_utf8_lossy(&b.0).into_owned())
-        .or_else(|| {
-            stored
-                .string_data
-                .as_ref()
-                .and_then(|d| d.get("APIARY_AGENT_ID").cloned())
-        });
-    assert_eq!(
-        value.as_deref(),
-        Some("72bea12366a35432ab394024ae44c214b8cee51a8e1c04be8797a1dc17805c98")
     );
 }
 

@@ -1,216 +1,203 @@
-//! End-to-end `apiary seeds` against the simulator (seeds.md § CLI contract, K39): sorted text
-//! output with IPv6 bracketed, the json shape with all six skip keys, the zero-address
-//! diagnostic (exit 1), the 403 RBAC hint, the namespace rule, and `--watch` until SIGTERM.
+//! End-to-end `apiary seeds` (seeds.md § CLI contract, K39): sorted text output with IPv6
+//! bracketed, the json shape with all six skip keys, the zero-address diagnostic (exit 1), the
+//! 403 RBAC hint, the namespace rule, and `--watch` until SIGTERM. Each scenario runs twice
+//! (issue 8 § What must run against it): `<name>::sim` against the loopback simulator and
+//! `<name>::real` against a real `kube-apiserver` with the fake kubelet (skipped without
+//! `KUBEBUILDER_ASSETS`).
 
 mod common;
 
 use std::io::{BufRead, BufReader};
 
-use apiary_apiserver_sim::model::PodScript;
 use apiary_apiserver_sim::{Resource, Verb};
-use common::{Fixture, NAMESPACE, seed_pod};
+use common::on_both_backends;
 
-/// Three started pods, one terminating pod and one IPv6 pod: sorted, IPv6 last and bracketed.
-#[test]
-fn k39_text_is_sorted_with_ipv6_bracketed_and_json_has_every_skip_key() {
-    let fx = Fixture::start();
-    fx.start_seed_pods("ring", &["ring-a", "ring-b", "ring-c"]);
-    fx.with_model(|m| {
-        let mut v6 = seed_pod("ring-v6", "ring", 7000);
-        v6.status = Some(
+on_both_backends! {
+    /// Three started pods, one terminating pod and one IPv6 pod: sorted, IPv6 last and bracketed.
+    fn k39_text_is_sorted_with_ipv6_bracketed_and_json_has_every_skip_key(fx) {
+        fx.start_seed_pods("ring", &["ring-a", "ring-b", "ring-c"]);
+        fx.insert_inert_pod(
+            fx.seed_pod("ring-v6", "ring", 7000),
             serde_json::from_value(serde_json::json!({
                 "phase": "Running", "podIP": "fd00::2", "podIPs": [{"ip": "fd00::2"}]
             }))
             .expect("status"),
+            false,
         );
-        m.insert_pod_with_script(v6, PodScript::Inert).expect("v6");
-        let mut dying = seed_pod("ring-dying", "ring", 7000);
-        dying.metadata.deletion_timestamp =
-            Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
-                fx.sim().now() + jiff::SignedDuration::from_hours(1),
-            ));
-        dying.status = Some(
+        fx.insert_inert_pod(
+            fx.seed_pod("ring-dying", "ring", 7000),
             serde_json::from_value(serde_json::json!({"phase": "Running", "podIP": "10.9.9.9"}))
                 .expect("status"),
+            true,
         );
-        m.insert_pod_with_script(dying, PodScript::Inert)
-            .expect("dying");
-    });
-    let run = fx.apiary(&["seeds", "--selector", "app=ring", "--port", "7000"]);
-    assert_eq!(run.code, 0, "{run:?}");
-    let lines: Vec<&str> = run.stdout.lines().collect();
-    assert_eq!(lines.len(), 4, "{}", run.stdout);
-    assert_eq!(lines[3], "[fd00::2]:7000");
-    let mut sorted = lines.clone();
-    sorted.sort_by_key(|l| l.parse::<std::net::SocketAddr>().expect("socket address"));
-    assert_eq!(lines, sorted);
-    assert!(
-        !run.stdout.contains("10.9.9.9"),
-        "terminating pods are excluded"
-    );
+        let run = fx.apiary(&["seeds", "--selector", "app=ring", "--port", "7000"]);
+        assert_eq!(run.code, 0, "{run:?}");
+        let lines: Vec<&str> = run.stdout.lines().collect();
+        assert_eq!(lines.len(), 4, "{}", run.stdout);
+        assert_eq!(lines[3], "[fd00::2]:7000");
+        let mut sorted = lines.clone();
+        sorted.sort_by_key(|l| l.parse::<std::net::SocketAddr>().expect("socket address"));
+        assert_eq!(lines, sorted);
+        assert!(
+            !run.stdout.contains("10.9.9.9"),
+            "terminating pods are excluded"
+        );
 
-    let doc = fx
-        .apiary(&[
+        let doc = fx
+            .apiary(&[
+                "-o",
+                "json",
+                "seeds",
+                "--selector",
+                "app=ring",
+                "--port-name",
+                "gossip",
+            ])
+            .json();
+        assert_eq!(doc["addresses"].as_array().map(Vec::len), Some(4));
+        let skipped = doc["skipped"].as_object().expect("skipped");
+        for key in [
+            "terminating",
+            "finished",
+            "no_address",
+            "unparsable_address",
+            "missing_port_name",
+            "port_out_of_range",
+        ] {
+            assert!(skipped.contains_key(key), "{key} missing: {doc}");
+        }
+        assert_eq!(doc["skipped"]["terminating"], 1);
+    }
+
+    /// K39: no address → exit 1, the diagnostic on stderr; json carries error, matched, skipped
+    /// and port_names_seen.
+    fn k39_no_address_is_exit_1_with_the_diagnostic(fx) {
+        fx.start_seed_pods("ring", &["ring-a"]);
+        let run = fx.apiary(&["seeds", "--selector", "app=ring", "--port-name", "raft"]);
+        assert_eq!(run.code, 1, "{run:?}");
+        assert!(run.stdout.is_empty());
+        assert!(run.stderr.contains("app=ring"), "{}", run.stderr);
+        assert!(run.stderr.contains(fx.namespace()), "{}", run.stderr);
+        assert!(run.stderr.contains("gossip, http"), "{}", run.stderr);
+        let json = fx.apiary(&[
             "-o",
             "json",
             "seeds",
             "--selector",
             "app=ring",
             "--port-name",
-            "gossip",
-        ])
-        .json();
-    assert_eq!(doc["addresses"].as_array().map(Vec::len), Some(4));
-    let skipped = doc["skipped"].as_object().expect("skipped");
-    for key in [
-        "terminating",
-        "finished",
-        "no_address",
-        "unparsable_address",
-        "missing_port_name",
-        "port_out_of_range",
-    ] {
-        assert!(skipped.contains_key(key), "{key} missing: {doc}");
+            "raft",
+        ]);
+        assert_eq!(json.code, 1);
+        let doc = json.json();
+        assert!(doc["error"].is_string());
+        assert_eq!(doc["matched"], 1);
+        assert_eq!(doc["skipped"]["missing_port_name"], 1);
+        assert_eq!(
+            doc["port_names_seen"],
+            serde_json::json!(["gossip", "http"])
+        );
+        let none = fx.apiary(&["seeds", "--selector", "app=nothing", "--port", "1"]);
+        assert_eq!(none.code, 1);
+        assert!(none.stderr.contains("0 pods matched"), "{}", none.stderr);
     }
-    assert_eq!(doc["skipped"]["terminating"], 1);
-}
 
-/// K39: no address → exit 1, the diagnostic on stderr; json carries error, matched, skipped
-/// and port_names_seen.
-#[test]
-fn k39_no_address_is_exit_1_with_the_diagnostic() {
-    let fx = Fixture::start();
-    fx.start_seed_pods("ring", &["ring-a"]);
-    let run = fx.apiary(&["seeds", "--selector", "app=ring", "--port-name", "raft"]);
-    assert_eq!(run.code, 1, "{run:?}");
-    assert!(run.stdout.is_empty());
-    assert!(run.stderr.contains("app=ring"), "{}", run.stderr);
-    assert!(run.stderr.contains(NAMESPACE), "{}", run.stderr);
-    assert!(run.stderr.contains("gossip, http"), "{}", run.stderr);
-    let json = fx.apiary(&[
-        "-o",
-        "json",
-        "seeds",
-        "--selector",
-        "app=ring",
-        "--port-name",
-        "raft",
-    ]);
-    assert_eq!(json.code, 1);
-    let doc = json.json();
-    assert!(doc["error"].is_string());
-    assert_eq!(doc["matched"], 1);
-    assert_eq!(doc["skipped"]["missing_port_name"], 1);
-    assert_eq!(
-        doc["port_names_seen"],
-        serde_json::json!(["gossip", "http"])
-    );
-    let none = fx.apiary(&["seeds", "--selector", "app=nothing", "--port", "1"]);
-    assert_eq!(none.code, 1);
-    assert!(none.stderr.contains("0 pods matched"), "{}", none.stderr);
-}
+    /// A 403 names the missing permission and `rbac/apiary-seeds.yaml`.
+    fn forbidden_listing_adds_the_rbac_hint(mut fx) {
+        fx.deny(Verb::List, Some(Resource::Pods));
+        let run = fx.apiary(&["seeds", "--selector", "app=ring", "--port", "7000"]);
+        assert_eq!(run.code, 1, "{run:?}");
+        assert!(
+            run.stderr.contains("rbac/apiary-seeds.yaml"),
+            "{}",
+            run.stderr
+        );
+        assert!(run.stderr.contains("list"), "{}", run.stderr);
+    }
 
-/// A 403 names the missing permission and `rbac/apiary-seeds.yaml`.
-#[test]
-fn forbidden_listing_adds_the_rbac_hint() {
-    let fx = Fixture::start();
-    fx.sim().faults().deny(Verb::List, Some(Resource::Pods));
-    let run = fx.apiary(&["seeds", "--selector", "app=ring", "--port", "7000"]);
-    assert_eq!(run.code, 1, "{run:?}");
-    assert!(
-        run.stderr.contains("rbac/apiary-seeds.yaml"),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stderr.contains("list"), "{}", run.stderr);
-}
-
-/// Namespace: `-n` when given, else the context's namespace.
-#[test]
-fn seeds_lists_the_chosen_namespace() {
-    let fx = Fixture::start();
-    fx.sim().ensure_namespace("other");
-    let _ = fx.apiary(&["seeds", "--selector", "app=ring", "--port", "7000"]);
-    let _ = fx.apiary(&[
-        "-n",
-        "other",
-        "seeds",
-        "--selector",
-        "app=ring",
-        "--port",
-        "7000",
-    ]);
-    let paths: Vec<String> = fx.requests().iter().map(|r| r.path.clone()).collect();
-    assert_eq!(
-        paths,
-        [
-            format!("/api/v1/namespaces/{NAMESPACE}/pods"),
-            "/api/v1/namespaces/other/pods".to_owned()
-        ]
-    );
-}
-
-/// `--watch`: the full set at start, again after a change (text: lines then an empty line),
-/// and exit 0 on SIGTERM.
-#[cfg(unix)]
-#[test]
-fn watch_prints_every_change_and_exits_0_on_sigterm() {
-    let fx = Fixture::start();
-    fx.start_seed_pods("ring", &["ring-a"]);
-    let mut child = fx
-        .command(&[
+    /// Namespace: `-n` when given, else the context's namespace.
+    fn seeds_lists_the_chosen_namespace(fx) {
+        let other = fx.other_namespace();
+        let _ = fx.apiary(&["seeds", "--selector", "app=ring", "--port", "7000"]);
+        let _ = fx.apiary(&[
+            "-n",
+            &other,
             "seeds",
             "--selector",
             "app=ring",
             "--port",
             "7000",
-            "--watch",
-        ])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("spawn");
-    // A watchdog: should the watch never print, kill it so the reads below end instead of
-    // hanging the suite.
-    // It stops watching as soon as the child was reaped, so it can never signal a reused pid.
-    let pid = child.id().to_string();
-    let reaped = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let watchdog_reaped = std::sync::Arc::clone(&reaped);
-    std::thread::spawn(move || {
-        for _ in 0..300 {
-            if watchdog_reaped.load(std::sync::atomic::Ordering::SeqCst) {
-                return;
+        ]);
+        let paths: Vec<String> = fx.requests().iter().map(|r| r.path.clone()).collect();
+        assert_eq!(
+            paths,
+            [
+                format!("/api/v1/namespaces/{}/pods", fx.namespace()),
+                format!("/api/v1/namespaces/{other}/pods"),
+            ]
+        );
+    }
+
+    /// `--watch`: the full set at start, again after a change (text: lines then an empty line),
+    /// and exit 0 on SIGTERM.
+    #[cfg(unix)]
+    fn watch_prints_every_change_and_exits_0_on_sigterm(fx) {
+        fx.start_seed_pods("ring", &["ring-a"]);
+        let mut child = fx
+            .command(&[
+                "seeds",
+                "--selector",
+                "app=ring",
+                "--port",
+                "7000",
+                "--watch",
+            ])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn");
+        // A watchdog: should the watch never print, kill it so the reads below end instead of
+        // hanging the suite.
+        // It stops watching as soon as the child was reaped, so it can never signal a reused pid.
+        let pid = child.id().to_string();
+        let reaped = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let watchdog_reaped = std::sync::Arc::clone(&reaped);
+        std::thread::spawn(move || {
+            for _ in 0..300 {
+                if watchdog_reaped.load(std::sync::atomic::Ordering::SeqCst) {
+                    return;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(100));
             }
-            std::thread::sleep(std::time::Duration::from_millis(100));
-        }
-        let _ = std::process::Command::new("kill")
-            .args(["-KILL", &pid])
-            .status();
-    });
-    let mut out = BufReader::new(child.stdout.take().expect("stdout"));
-    let block = |out: &mut BufReader<std::process::ChildStdout>| -> Vec<String> {
-        let mut lines = Vec::new();
-        loop {
-            let mut line = String::new();
-            assert!(out.read_line(&mut line).expect("read") > 0, "stdout closed");
-            let line = line.trim_end().to_owned();
-            if line.is_empty() {
-                return lines;
+            let _ = std::process::Command::new("kill")
+                .args(["-KILL", &pid])
+                .status();
+        });
+        let mut out = BufReader::new(child.stdout.take().expect("stdout"));
+        let block = |out: &mut BufReader<std::process::ChildStdout>| -> Vec<String> {
+            let mut lines = Vec::new();
+            loop {
+                let mut line = String::new();
+                assert!(out.read_line(&mut line).expect("read") > 0, "stdout closed");
+                let line = line.trim_end().to_owned();
+                if line.is_empty() {
+                    return lines;
+                }
+                lines.push(line);
             }
-            lines.push(line);
-        }
-    };
-    let first = block(&mut out);
-    assert_eq!(first.len(), 1, "{first:?}");
-    fx.start_seed_pods("ring", &["ring-b"]);
-    let second = block(&mut out);
-    assert_eq!(second.len(), 2, "{second:?}");
-    let status = std::process::Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .expect("kill");
-    assert!(status.success());
-    let waited = child.wait().expect("wait");
-    reaped.store(true, std::sync::atomic::Ordering::SeqCst);
-    assert_eq!(waited.code(), Some(0));
+        };
+        let first = block(&mut out);
+        assert_eq!(first.len(), 1, "{first:?}");
+        fx.start_seed_pods("ring", &["ring-b"]);
+        let second = block(&mut out);
+        assert_eq!(second.len(), 2, "{second:?}");
+        let status = std::process::Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status()
+            .expect("kill");
+        assert!(status.success());
+        let waited = child.wait().expect("wait");
+        reaped.store(true, std::sync::atomic::Ordering::SeqCst);
+        assert_eq!(waited.code(), Some(0));
+    }
 }
