@@ -77,7 +77,11 @@ pub struct Options {
     pub default_service_account_delay: Option<Duration>,
     /// Keep the apiserver's watch cache on. Off by default so that a watch from a
     /// resourceVersion older than the last [`ControlPlane::compact_etcd`] is answered by etcd
-    /// itself with a real `410 Gone`; with the cache on, only the cache's window decides that.
+    /// itself with a real `410 Gone`; with the cache on, only the cache's window decides that
+    /// (and a restarted apiserver's cache starts at the current revision). Other differences
+    /// with the cache off: every watch and list goes to etcd (`resourceVersion=0` included), and
+    /// watches carry no `BOOKMARK` events (the cache makes those). Turn it on for a test of
+    /// bookmarks or of list-from-cache semantics.
     pub watch_cache: bool,
     /// Extra `kube-apiserver` flags, appended last.
     pub apiserver_args: Vec<String>,

@@ -13,7 +13,7 @@ use std::time::Duration;
 use apiary_envtest::{ControlPlane, Identity, Options};
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod, ServiceAccount};
-use kube::api::{Api, ObjectMeta, PostParams, WatchEvent, WatchParams};
+use kube::api::{Api, ListParams, ObjectMeta, PostParams, WatchEvent, WatchParams};
 
 /// The name of the helper test that child processes run (see [`helper_process`]).
 const HELPER: &str = "helper_process";
@@ -313,6 +313,38 @@ async fn compaction_turns_an_old_watch_into_410() {
             "unexpected {event:?}"
         );
     }
+}
+
+/// After `compact_etcd`, continuing a paginated list begun before it gets a real 410.
+#[tokio::test]
+async fn compaction_expires_a_paused_listing() {
+    let Some(plane) = apiary_envtest::shared() else {
+        return;
+    };
+    let namespace = plane.namespace("paused-list");
+    let maps = Api::<ConfigMap>::namespaced(plane.client(Identity::Admin), &namespace);
+    for name in ["a", "b", "c"] {
+        maps.create(&PostParams::default(), &config_map(name, name))
+            .await
+            .unwrap();
+    }
+    let first = maps.list(&ListParams::default().limit(1)).await.unwrap();
+    let token = first.metadata.continue_.clone().unwrap();
+    assert_eq!(first.items.len(), 1);
+    // A write after the page, so the compaction revision is newer than the list's snapshot.
+    maps.create(&PostParams::default(), &config_map("d", "d"))
+        .await
+        .unwrap();
+    plane.compact_etcd().unwrap();
+    let error = maps
+        .list(&ListParams::default().limit(1).continue_token(&token))
+        .await
+        .unwrap_err();
+    let kube::Error::Api(status) = error else {
+        panic!("expected an API error, got {error:?}");
+    };
+    assert_eq!(status.code, 410);
+    assert_eq!(status.reason, "Expired");
 }
 
 /// With ServiceAccount admission on, a pod create in a fresh namespace is refused with the
