@@ -6,6 +6,7 @@
 //! tool: it shells out to cargo and exits non-zero on the first failing step.
 
 mod citations;
+mod downstream;
 mod tidy;
 
 use std::path::{Path, PathBuf};
@@ -121,8 +122,10 @@ fn ensure_tool(root: &Path, sub: &str, krate: &str) -> Result<(), String> {
     cargo(root, &["install", "--locked", krate], &[])
 }
 
-/// What CI runs: formatting, lints on every target and feature combination, tidy, doctests,
-/// then the whole test suite with nextest as the last step.
+/// What CI runs: formatting, lints on every target and feature combination (the CLI without its
+/// `demo` feature included), tidy, doctests, the API docs with warnings denied, packaging of
+/// every publishable crate, the downstream crates, then the whole test suite with nextest as the
+/// last step.
 fn ci(root: &Path) -> Result<(), String> {
     ensure_tool(root, "nextest", "cargo-nextest")?;
     cargo(root, &["fmt", "--all", "--check"], &[])?;
@@ -146,6 +149,30 @@ fn ci(root: &Path) -> Result<(), String> {
     }
     tidy::check(root).map_err(|problems| problems.join("\n"))?;
     cargo(root, &["test", "--doc", "--workspace"], &[])?;
+    // Broken intra-doc links (and every other rustdoc warning) fail CI.
+    cargo(
+        root,
+        &["doc", "--workspace", "--no-deps"],
+        &[("RUSTDOCFLAGS", "-D warnings")],
+    )?;
+    // Every path dependency carries a version, so each publishable crate packages. `--no-verify`:
+    // the unpublished apiary crates cannot be fetched back from crates.io to rebuild the tarballs.
+    // The test-support crate and xtask are `publish = false` and not packaged.
+    cargo(
+        root,
+        &[
+            "package",
+            "--workspace",
+            "--no-verify",
+            "--allow-dirty",
+            "--exclude",
+            "apiary-envtest",
+            "--exclude",
+            "xtask",
+        ],
+        &[],
+    )?;
+    downstream::check_all(root)?;
     for features in FEATURE_COMBINATIONS {
         let mut args = vec!["nextest", "run", "--no-tests=pass"];
         args.extend_from_slice(features);
@@ -156,8 +183,11 @@ fn ci(root: &Path) -> Result<(), String> {
 
 /// Feature combinations beyond the default build that CI lints and tests (seeds.md § Cargo
 /// feature `tellus`: a feature that is never compiled rots unnoticed).
-/// The default workspace build has neither feature; these add each one and both.
+/// The default workspace build has neither library feature; these add each one and both, and
+/// take the CLI's default `demo` feature away.
 const FEATURE_COMBINATIONS: &[&[&str]] = &[
+    // The CLI without the simulator (`cargo install --no-default-features`).
+    &["-p", "apiary", "--no-default-features"],
     &["-p", "apiary-seeds", "--features", "serde"],
     &["-p", "apiary-substrate-kube", "--features", "tellus"],
     // Both features, plus tellus's dev transport for the three-node cluster test.
@@ -179,32 +209,81 @@ fn mutants(root: &Path, packages: &[String]) -> Result<(), String> {
     if selected.is_empty() {
         return Err(format!("no mutation target named {packages:?}"));
     }
+    let shared = shared_target_dir(root);
     for target in selected {
         let package = target.package;
         let out = root.join("target").join("mutants").join(package);
         std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
-        let out_str = out.to_string_lossy().into_owned();
-        let mut args = vec![
-            "mutants",
-            "--package",
-            package,
-            "--timeout",
-            "120",
-            "--output",
-            &out_str,
-            "--no-shuffle",
-        ];
-        args.extend_from_slice(target.extra);
-        for file in target.files {
-            args.extend_from_slice(&["--file", file]);
-        }
+        let before = artifact_fingerprint(&shared);
+        let mut command = mutants_command(root, target, &out);
+        eprintln!("xtask: {command:?}");
         // The exit code says "missed" or "timeout" too, but the summary below is the verdict.
-        let _ = cargo(root, &args, &[]);
+        let _ = command.status();
+        let after = artifact_fingerprint(&shared);
+        if before != after {
+            return Err(format!(
+                "the real tree's artifacts changed during the mutation run of {package} \
+                 ({}/debug/deps/libapiary_classify-*.rlib): a mutant may have been written \
+                 there; rebuild before testing (or another cargo ran at the same time)",
+                shared.display()
+            ));
+        }
         let summary = read_mutants_summary(&out.join("mutants.out").join("outcomes.json"))?;
         eprintln!("xtask: mutants {package}: {summary}");
         summary.verdict()?;
     }
     Ok(())
+}
+
+/// The cargo-mutants invocation for one target. It always builds in cargo-mutants' own scratch
+/// copies, each with its own `target/`: `CARGO_TARGET_DIR` (and its config twin) is removed from
+/// the environment and the real target directory is not copied, so no mutated artifact can land
+/// where a later `cargo test` or `cargo nextest run` in the real tree would link it.
+fn mutants_command(root: &Path, target: &MutantTarget, out: &Path) -> Command {
+    let mut command = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()));
+    command
+        .args(["mutants", "--package", target.package, "--timeout", "120"])
+        .arg("--output")
+        .arg(out)
+        .args(["--no-shuffle", "--copy-target", "false"])
+        .args(target.extra);
+    for file in target.files {
+        command.args(["--file", file]);
+    }
+    command
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("CARGO_BUILD_TARGET_DIR")
+        .current_dir(root);
+    command
+}
+
+/// The target directory the real tree builds into: `CARGO_TARGET_DIR` when set, else `target/`.
+fn shared_target_dir(root: &Path) -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) if !dir.is_empty() => root.join(dir),
+        _ => root.join("target"),
+    }
+}
+
+/// Name, length and modification time of every `libapiary_classify-*.rlib` of the debug build
+/// in `target_dir`, sorted: the artifacts a leaked mutant build would overwrite.
+fn artifact_fingerprint(target_dir: &Path) -> Vec<(String, u64, Option<std::time::SystemTime>)> {
+    let deps = target_dir.join("debug").join("deps");
+    let mut found: Vec<_> = std::fs::read_dir(&deps)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if !(name.starts_with("libapiary_classify-") && name.ends_with(".rlib")) {
+                return None;
+            }
+            let meta = entry.metadata().ok()?;
+            Some((name, meta.len(), meta.modified().ok()))
+        })
+        .collect();
+    found.sort();
+    found
 }
 
 /// The counts of one cargo-mutants run.
@@ -313,6 +392,50 @@ mod tests {
         if let Err(problems) = tidy::check(&workspace_root()) {
             panic!("tidy found problems:\n{}", problems.join("\n"));
         }
+    }
+
+    /// cargo-mutants never inherits a shared target directory: both environment spellings are
+    /// removed from the command, the real `target/` is not copied, and it does not mutate in
+    /// place (issue 9 § 4: a leaked mutant of classify broke a later nextest run).
+    #[test]
+    fn mutants_command_builds_in_its_own_target_dir() {
+        let root = workspace_root();
+        let out = root.join("target").join("mutants").join("apiary-classify");
+        let command = mutants_command(&root, &MUTANT_TARGETS[0], &out);
+        let envs: Vec<_> = command.get_envs().collect();
+        for key in ["CARGO_TARGET_DIR", "CARGO_BUILD_TARGET_DIR"] {
+            assert!(
+                envs.contains(&(std::ffi::OsStr::new(key), None)),
+                "{key} not removed: {envs:?}"
+            );
+        }
+        assert!(envs.iter().all(|(_, value)| value.is_none()), "{envs:?}");
+        let args: Vec<_> = command.get_args().map(|a| a.to_string_lossy()).collect();
+        let joined = args.join(" ");
+        assert!(joined.contains("--copy-target false"), "{joined}");
+        assert!(
+            joined.starts_with("mutants --package apiary-classify "),
+            "{joined}"
+        );
+        assert!(!args.iter().any(|a| a == "--in-place"), "{joined}");
+        assert_eq!(command.get_current_dir(), Some(root.as_path()));
+    }
+
+    /// The artifact fingerprint sees a classify rlib appear or change, and nothing else.
+    #[test]
+    fn artifact_fingerprint_tracks_classify_rlibs() {
+        let dir = std::env::temp_dir().join(format!("xtask-fingerprint-{}", std::process::id()));
+        let deps = dir.join("debug").join("deps");
+        std::fs::create_dir_all(&deps).unwrap();
+        assert!(artifact_fingerprint(&dir).is_empty());
+        std::fs::write(deps.join("libapiary_seeds-1.rlib"), b"x").unwrap();
+        assert!(artifact_fingerprint(&dir).is_empty());
+        std::fs::write(deps.join("libapiary_classify-1.rlib"), b"x").unwrap();
+        let first = artifact_fingerprint(&dir);
+        assert_eq!(first.len(), 1);
+        std::fs::write(deps.join("libapiary_classify-1.rlib"), b"mutant").unwrap();
+        assert_ne!(artifact_fingerprint(&dir), first);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// A mutation run that found nothing is a failure, not a pass.

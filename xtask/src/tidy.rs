@@ -3,13 +3,15 @@
 //!
 //! Rules: every `.rs` file starts with a `//!` doc comment; `apiary-classify` has no normal
 //! dependencies; only `apiary-substrate-kube` and `apiary` (the CLI) depend on `kube`;
-//! `apiary-seeds` depends on no apiary crate; no doctest is ignored.
+//! `apiary-seeds` depends on no apiary crate; no doctest is ignored; no library chooses a
+//! k8s-openapi version feature for its normal dependencies (`k8s_version_problems`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Packages allowed a normal or build dependency on `kube`.
-const KUBE_USERS: &[&str] = &["apiary-substrate-kube", "apiary"];
+/// Packages allowed a normal or build dependency on `kube`: the kube-rs shell, the CLI, and the
+/// real-server test-support crate (`publish = false`, never a dependency of a library).
+const KUBE_USERS: &[&str] = &["apiary-substrate-kube", "apiary", "apiary-envtest"];
 
 /// Run every rule; `Err` lists every problem found, one per line.
 pub fn check(root: &Path) -> Result<(), Vec<String>> {
@@ -30,7 +32,10 @@ pub fn check(root: &Path) -> Result<(), Vec<String>> {
         problems.extend(file_problems(&shown, &text));
     }
     match metadata(root) {
-        Ok(json) => problems.extend(dependency_problems(&json)),
+        Ok(json) => {
+            problems.extend(dependency_problems(&json));
+            problems.extend(k8s_version_problems(&json));
+        }
         Err(e) => problems.push(e),
     }
     problems.extend(crate::citations::check(root));
@@ -97,6 +102,69 @@ fn dependency_problems(json: &serde_json::Value) -> Vec<String> {
             }
             if name == "apiary-seeds" && dep_name.starts_with("apiary") {
                 problems.push(format!("apiary-seeds must not depend on {dep_name}"));
+            }
+        }
+    }
+    problems
+}
+
+/// k8s-openapi's version features: a build allows exactly one, chosen by the crate where the build
+/// ends (STYLE.md § Crates and dependencies).
+const K8S_VERSION_FEATURES: &[&str] = &[
+    "earliest", "latest", "v1_33", "v1_34", "v1_35", "v1_36", "v1_37",
+];
+
+/// Whether a k8s-openapi feature name selects a Kubernetes version (also the future `v1_NN`).
+fn is_k8s_version_feature(feature: &str) -> bool {
+    K8S_VERSION_FEATURES.contains(&feature) || feature.starts_with("v1_")
+}
+
+/// No library (a package with a `lib` target) names a k8s-openapi version feature on a normal or
+/// build dependency, or in one of its own features (`k8s-openapi/v1_33`): a downstream crate on
+/// another Kubernetes version could not build it. Dev-dependencies may, and must, choose one.
+fn k8s_version_problems(json: &serde_json::Value) -> Vec<String> {
+    let mut problems = Vec::new();
+    let empty = Vec::new();
+    let array = |value: Option<&serde_json::Value>| -> Vec<serde_json::Value> {
+        value.and_then(|v| v.as_array()).unwrap_or(&empty).clone()
+    };
+    for package in array(json.get("packages")) {
+        let name = package.get("name").and_then(|n| n.as_str()).unwrap_or("?");
+        let is_library = array(package.get("targets")).iter().any(|target| {
+            array(target.get("kind"))
+                .iter()
+                .any(|kind| kind.as_str() == Some("lib"))
+        });
+        if !is_library {
+            continue;
+        }
+        for dep in array(package.get("dependencies")) {
+            let kind = dep.get("kind").and_then(|k| k.as_str()).unwrap_or("normal");
+            if kind == "dev" || dep.get("name").and_then(|n| n.as_str()) != Some("k8s-openapi") {
+                continue;
+            }
+            for feature in array(dep.get("features")) {
+                if let Some(feature) = feature.as_str().filter(|f| is_k8s_version_feature(f)) {
+                    problems.push(format!(
+                        "{name} enables k8s-openapi/{feature} in its {kind} dependencies; a library \
+                         must leave the version to the crate where the build ends"
+                    ));
+                }
+            }
+        }
+        let features = package.get("features").and_then(|f| f.as_object());
+        for (own, enables) in features.into_iter().flatten() {
+            for entry in array(Some(enables)) {
+                let entry = entry.as_str().unwrap_or("");
+                let target = entry
+                    .strip_prefix("k8s-openapi/")
+                    .or_else(|| entry.strip_prefix("k8s-openapi?/"));
+                if let Some(feature) = target.filter(|f| is_k8s_version_feature(f)) {
+                    problems.push(format!(
+                        "{name}'s feature `{own}` enables k8s-openapi/{feature}; a library must \
+                         leave the version to the crate where the build ends"
+                    ));
+                }
             }
         }
     }
@@ -184,5 +252,33 @@ mod tests {
         assert_eq!(problems.len(), 2, "{problems:?}");
         assert!(problems[0].contains("serde"));
         assert!(problems[1].contains("apiary-seeds depends on kube"));
+    }
+
+    /// A library choosing a k8s-openapi version (in a normal or build dependency, or through one
+    /// of its features) is reported; the same choice in dev-dependencies, in a binary-only
+    /// package, or a non-version feature (`schemars`) is not.
+    #[test]
+    fn k8s_version_features_are_left_to_the_final_build() {
+        let lib = serde_json::json!([{"kind": ["lib"]}]);
+        let bin = serde_json::json!([{"kind": ["bin"]}]);
+        let json = serde_json::json!({"packages": [
+            {"name": "apiary-seeds", "targets": lib, "features": {}, "dependencies": [
+                {"name": "k8s-openapi", "kind": null, "features": ["v1_33"]},
+                {"name": "k8s-openapi", "kind": "dev", "features": ["v1_33"]}]},
+            {"name": "apiary-substrate", "targets": lib, "features": {}, "dependencies": [
+                {"name": "k8s-openapi", "kind": "build", "features": ["latest"]}]},
+            {"name": "apiary-cluster-model", "targets": lib,
+             "features": {"pinned": ["k8s-openapi/v1_36"], "docs": ["k8s-openapi?/schemars"]},
+             "dependencies": [{"name": "k8s-openapi", "kind": null, "features": ["schemars"]}]},
+            {"name": "apiary", "targets": bin, "features": {}, "dependencies": [
+                {"name": "k8s-openapi", "kind": null, "features": ["v1_33"]}]},
+        ]});
+        let problems = k8s_version_problems(&json);
+        assert_eq!(problems.len(), 3, "{problems:?}");
+        assert!(problems[0].starts_with("apiary-seeds enables k8s-openapi/v1_33 in its normal"));
+        assert!(
+            problems[1].starts_with("apiary-substrate enables k8s-openapi/latest in its build")
+        );
+        assert!(problems[2].starts_with("apiary-cluster-model's feature `pinned`"));
     }
 }

@@ -90,6 +90,8 @@
 //! # let _ = creates;
 //! # Ok(()) }
 //! ```
+//!
+#![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
 
 mod api;

@@ -5,6 +5,8 @@
 //! This crate has no dependencies and performs no I/O: no Kubernetes types, no clock, no
 //! randomness. The shell (`apiary-substrate`) maps apiserver objects onto [`facts`] and executes
 //! the effects the decisions return.
+//!
+#![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
 
 pub mod classify;

@@ -76,6 +76,7 @@ pub enum Command {
     /// Print a shell completion script
     Completions(CompletionsArgs),
     /// Show apiary working against an embedded, simulated cluster (needs no cluster)
+    #[cfg(feature = "demo")]
     Demo,
 }
 

@@ -5,7 +5,8 @@
 //! step — the equivalent command, then its result — and checking that it behaved as specified.
 //!
 //! Shell layer. Must not: read or write the user's kubeconfig, contact anything but 127.0.0.1,
-//! take longer than 30 s, or exit 0 unless every step behaved as specified. In text mode the
+//! take longer than 30 s, or exit 0 unless every step behaved as specified. Compiled only with the
+//! default-on `demo` feature (it is the one user of the simulator in the binary). In text mode the
 //! narration is written as the steps run (a failed step then ends the demo with exit 1 and the
 //! error on stderr); in json mode stdout is one document listing the steps.
 
@@ -17,8 +18,7 @@ use apiary_seeds::{Pods, Port};
 use apiary_substrate::config::{DeployConfig, ValidConfig};
 use apiary_substrate::env::Env;
 use apiary_substrate::naming::AgentIdentity;
-use apiary_substrate_kube::Cluster;
-use apiary_substrate_kube::pod_seeds::PodSeeds;
+use apiary_substrate_kube::{Cluster, PodSeeds};
 use serde_json::{Value, json};
 
 use crate::args::OutputFormat;

@@ -9,6 +9,7 @@ mod args;
 mod commands;
 mod config_input;
 mod connect;
+#[cfg(feature = "demo")]
 mod demo;
 mod env_input;
 mod logging;
@@ -25,8 +26,7 @@ use clap::{CommandFactory, Parser};
 use apiary_substrate::Substrate;
 use apiary_substrate::config::DeployConfig;
 use apiary_substrate::naming::AgentIdentity;
-use apiary_substrate_kube::Cluster;
-use apiary_substrate_kube::pod_seeds::PodSeeds;
+use apiary_substrate_kube::{Cluster, PodSeeds};
 use args::{Cli, Command, CompletionShell};
 use outcome::{CommandResult, Exit, Failure, Report};
 use progress::{Progress, Style};
@@ -41,7 +41,7 @@ fn main() -> ExitCode {
     logging::init(cli.global.verbose);
     // Before any client exists: rustls must not be left to choose a provider (deploy.md § Semantics
     // relied on, item 11).
-    apiary_substrate_kube::cluster::client::install_crypto_provider();
+    apiary_substrate_kube::install_crypto_provider();
     let format = cli.global.output;
     let result = run(cli);
     exit_code(outcome::emit(format, &result))
@@ -113,6 +113,7 @@ fn run(cli: Cli) -> CommandResult {
                 }
             })
         }
+        #[cfg(feature = "demo")]
         Command::Demo => demo::run(global.output),
     }
 }
@@ -245,15 +246,13 @@ mod tests {
             CompletionShell::Fish,
         ] {
             let report = completions(shell);
-            for sub in [
-                "deploy",
-                "status",
-                "undeploy",
-                "gc",
-                "seeds",
-                "completions",
-                "demo",
-            ] {
+            let mut subcommands =
+                vec!["deploy", "status", "undeploy", "gc", "seeds", "completions"];
+            // `demo` exists only with the default-on `demo` feature.
+            if cfg!(feature = "demo") {
+                subcommands.push("demo");
+            }
+            for sub in subcommands {
                 assert!(report.text.contains(sub), "{shell:?} lacks {sub}");
             }
         }

@@ -33,6 +33,10 @@ pub enum Style {
     /// One plain line per change (stderr is a file or a pipe).
     Lines,
     /// Nothing (used by the demo's concurrent tasks and by tests).
+    #[cfg_attr(
+        not(feature = "demo"),
+        allow(dead_code, reason = "without the demo only the unit tests stay silent")
+    )]
     Silent,
 }
 

@@ -11,9 +11,7 @@ use std::num::NonZeroU16;
 use std::time::Duration;
 
 use apiary_seeds::{Pods, Port};
-use apiary_substrate_kube::pod_seeds::{
-    PodSeeds, SeedsError, SeedsMode, SeedsOptions, SeedsResolution,
-};
+use apiary_substrate_kube::{PodSeeds, SeedsError, SeedsMode, SeedsOptions, SeedsResolution};
 use serde_json::{Value, json};
 
 use crate::args::{OutputFormat, SeedsArgs};

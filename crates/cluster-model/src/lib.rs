@@ -62,6 +62,8 @@
 //! let running = model.get_pod("agents", "p").unwrap();
 //! assert_eq!(running.status.unwrap().phase.as_deref(), Some("Running"));
 //! ```
+//!
+#![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
 
 mod error;

@@ -12,6 +12,8 @@
 //! process of its own (this binary re-run with `--measure`), so one path's peak cannot hide the
 //! other's. Measurement tool only: it must not be used by any library.
 
+#[path = "support/full.rs"]
+mod full;
 #[path = "support/synthetic.rs"]
 mod synthetic;
 
@@ -19,8 +21,9 @@ use std::alloc::System;
 use std::process::{Command, ExitCode};
 use std::time::Instant;
 
-use apiary_seeds::{Extraction, Port, decode_pod_list, decode_pod_list_full, extract};
+use apiary_seeds::{Extraction, Port, decode_pod_list, extract};
 use cap::Cap;
+use full::decode_pod_list_full;
 use serde_json::{Value, json};
 
 #[global_allocator]

@@ -2,23 +2,26 @@
 //! pod list bytes, the filter, the port lookup, the report and sorted output.
 //!
 //! This crate decides and decodes; it never depends on a Kubernetes client (`kube`), so any
-//! transport can feed it bytes. The I/O half, `PodSeeds`, lives in `apiary-substrate-kube`.
+//! transport can feed it bytes. The I/O half, `PodSeeds`, lives in `apiary-substrate-kube`. It
+//! chooses no k8s-openapi version feature (the crate where the build ends does), and its modules
+//! are private: every public item has one path, the crate root.
+//!
+#![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
 
-pub mod config;
-pub mod diagnostic;
-pub mod extract;
-pub mod full;
-pub mod lean;
-pub mod warn;
+mod config;
+mod diagnostic;
+mod extract;
+mod lean;
+mod pod;
+mod warn;
 
 pub use config::{InvalidPods, Pods, Port};
-pub use diagnostic::NoAddresses;
+pub use diagnostic::{NoAddresses, PORT_NAMES_SHOWN};
 pub use extract::{
     Extraction, Extractor, PodWarning, Report, SkipCounts, SkipReason, Verdict, WarningDetail,
     evaluate, extract,
 };
-pub use full::decode_pod_list_full;
 pub use lean::{
     DecodeError, LeanContainer, LeanPod, LeanPodList, LeanPort, LeanStatus, LeanWatchEvent,
     decode_pod_list, decode_watch_event,

@@ -4,10 +4,13 @@
 //!
 //! Pure tests; the fixture is shared with `examples/bench_decode.rs`.
 
+#[path = "../examples/support/full.rs"]
+mod full;
 #[path = "../examples/support/synthetic.rs"]
 mod synthetic;
 
-use apiary_seeds::{Port, SkipReason, decode_pod_list, decode_pod_list_full, extract};
+use apiary_seeds::{Port, SkipReason, decode_pod_list, extract};
+use full::decode_pod_list_full;
 
 /// Every synthetic pod weighs 3–6 KB of JSON, as the benchmark requires.
 #[test]

@@ -8,8 +8,9 @@ mod support;
 
 use apiary_seeds::{
     LeanContainer, LeanPod, LeanPort, LeanStatus, LeanWatchEvent, SkipReason, decode_pod_list,
-    decode_pod_list_full, decode_watch_event, extract,
+    decode_watch_event, extract,
 };
+use support::full::decode_pod_list_full;
 use support::*;
 
 fn one_pod(pod_json: &str) -> LeanPod {

@@ -1,9 +1,19 @@
 //! The only library crate that talks to the Kubernetes apiserver (through kube-rs): the
-//! `Cluster` implementation of `Substrate`, and `PodSeeds` for seed discovery.
+//! `Cluster` implementation of `Substrate`, client construction, and `PodSeeds` for seed
+//! discovery.
+//!
+//! Layer: the imperative shell. Its modules are private: every public item has exactly one path,
+//! the crate root, and the pure response-mapping and retry-decision code stays internal.
+//!
+#![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
 
-pub mod cluster;
-pub use cluster::client::{ClientError, ClientOptions, Connection, connect};
+mod cluster;
+mod pod_seeds;
+
+pub use cluster::client::{
+    ClientError, ClientOptions, ConfigSource, Connection, choose_source, connect, connect_with,
+    install_crypto_provider,
+};
 pub use cluster::{Cluster, RetryPolicy};
-pub mod pod_seeds;
 pub use pod_seeds::{PodSeeds, SeedsError, SeedsMode, SeedsOptions, SeedsResolution};

@@ -11,7 +11,7 @@ use apiary_classify::Fence;
 use apiary_substrate::{
     CreateOutcome, DeleteOutcome, NamespaceError, Operation, Substrate, SubstrateError,
 };
-use apiary_substrate_kube::cluster::{Cluster, RetryPolicy};
+use apiary_substrate_kube::{Cluster, RetryPolicy};
 use cluster_mock::{Answer, client, cluster, status};
 use k8s_openapi::api::core::v1::{Pod, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;

@@ -9,7 +9,7 @@ mod cluster_mock;
 use std::time::Duration;
 
 use apiary_substrate::{CreateOutcome, Operation, Substrate, SubstrateError};
-use apiary_substrate_kube::cluster::Cluster;
+use apiary_substrate_kube::Cluster;
 use cluster_mock::{Answer, client, cluster, created, ok, pod_json, pod_list, status, with_header};
 use k8s_openapi::api::core::v1::{Pod, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;

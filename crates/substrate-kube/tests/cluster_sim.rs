@@ -11,8 +11,8 @@ use apiary_apiserver_sim::{
 };
 use apiary_classify::Fence;
 use apiary_substrate::{CreateOutcome, DeleteOutcome, NamespaceError, Substrate};
-use apiary_substrate_kube::cluster::Cluster;
-use apiary_substrate_kube::cluster::client::{ClientOptions, ConfigSource, connect_with};
+use apiary_substrate_kube::Cluster;
+use apiary_substrate_kube::{ClientOptions, ConfigSource, connect_with};
 use k8s_openapi::api::core::v1::{Container, EnvFromSource, Pod, PodSpec, Secret, SecretEnvSource};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
@@ -27,7 +27,7 @@ struct Harness {
 
 /// A simulator, a kubeconfig written for it, and a `Cluster` built from that kubeconfig.
 async fn harness(create_namespace: bool) -> Harness {
-    apiary_substrate_kube::cluster::client::install_crypto_provider();
+    apiary_substrate_kube::install_crypto_provider();
     let sim = Simulator::start(SimOptions::default())
         .await
         .expect("simulator starts");

@@ -13,8 +13,8 @@ use apiary_substrate::Substrate;
 use apiary_substrate::config::{DeployConfig, ValidConfig};
 use apiary_substrate::driver::{DeployOptions, deploy};
 use apiary_substrate::naming::AgentIdentity;
-use apiary_substrate_kube::cluster::Cluster;
-use apiary_substrate_kube::cluster::client::{ClientOptions, ConfigSource, connect_with};
+use apiary_substrate_kube::Cluster;
+use apiary_substrate_kube::{ClientOptions, ConfigSource, connect_with};
 
 const NS: &str = "agents";
 const IMAGE: &str = "registry.example.com/team/agent@sha256:bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
@@ -26,7 +26,7 @@ struct Harness {
 }
 
 async fn harness(start_delay: Duration) -> Harness {
-    apiary_substrate_kube::cluster::client::install_crypto_provider();
+    apiary_substrate_kube::install_crypto_provider();
     let sim = Simulator::start(SimOptions::default())
         .await
         .expect("simulator starts");

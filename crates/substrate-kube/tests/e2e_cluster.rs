@@ -18,8 +18,8 @@ use apiary_classify::status::StatusState;
 use apiary_substrate::config::{DeployConfig, ValidConfig};
 use apiary_substrate::driver::{self, DeployError, DeployOptions, UndeployOptions};
 use apiary_substrate::naming::AgentIdentity;
-use apiary_substrate_kube::cluster::Cluster;
-use apiary_substrate_kube::cluster::client::{ClientOptions, connect, install_crypto_provider};
+use apiary_substrate_kube::Cluster;
+use apiary_substrate_kube::{ClientOptions, connect, install_crypto_provider};
 
 /// The namespace of `e2e/kind/namespace.yaml`.
 const NS: &str = "apiary-e2e";

@@ -11,7 +11,7 @@ use std::num::{NonZeroU16, NonZeroU32};
 use std::sync::{Arc, Mutex};
 
 use apiary_seeds::{InvalidPods, Pods, Port, SkipReason};
-use apiary_substrate_kube::pod_seeds::{PodSeeds, SeedsError, SeedsMode, SeedsOptions};
+use apiary_substrate_kube::{PodSeeds, SeedsError, SeedsMode, SeedsOptions};
 use seeds_mock::*;
 use serde_json::Value;
 

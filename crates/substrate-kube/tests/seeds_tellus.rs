@@ -10,7 +10,7 @@ mod seeds_mock;
 use std::num::NonZeroU16;
 
 use apiary_seeds::{Pods, Port};
-use apiary_substrate_kube::pod_seeds::{PodSeeds, SeedsError};
+use apiary_substrate_kube::{PodSeeds, SeedsError};
 use seeds_mock::*;
 use tellus::cluster::SeedDiscovery;
 

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use apiary_seeds::{Pods, Port, SkipReason};
-use apiary_substrate_kube::pod_seeds::{PodSeeds, SeedsError, SeedsMode, SeedsOptions};
+use apiary_substrate_kube::{PodSeeds, SeedsError, SeedsMode, SeedsOptions};
 use seeds_mock::*;
 use serde_json::Value;
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};

@@ -16,7 +16,7 @@ use apiary_apiserver_sim::model::PodScript;
 use apiary_apiserver_sim::{DateMode, FaultAction, FaultRule, Matcher, Resource, Verb};
 use apiary_classify::gc::OrphanSweep;
 use apiary_substrate::driver::{self, DeployError};
-use apiary_substrate_kube::cluster::RetryPolicy;
+use apiary_substrate_kube::RetryPolicy;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use sim_support::{
     FAST, NS, POD, Sim, Weather, agent, attempt, config, config_with, image, options, secret_ref,

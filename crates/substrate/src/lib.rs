@@ -1,5 +1,7 @@
 //! The seam between apiary's pure decisions and the apiserver: the `Substrate` trait, builders,
 //! observation and the driver. Performs no I/O itself.
+//!
+#![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
 
 pub mod build;

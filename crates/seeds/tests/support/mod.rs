@@ -8,7 +8,11 @@
 use std::net::SocketAddr;
 use std::num::NonZeroU16;
 
-use apiary_seeds::{Extraction, Pods, Port, decode_pod_list, decode_pod_list_full, extract};
+#[path = "../../examples/support/full.rs"]
+pub mod full;
+
+use apiary_seeds::{Extraction, Pods, Port, decode_pod_list, extract};
+use full::decode_pod_list_full;
 use serde_json::{Value, json};
 
 /// A fixed port.

@@ -22,8 +22,8 @@ use apiary_substrate::build::build_attempt;
 use apiary_substrate::config::{DeployConfig, ValidConfig};
 use apiary_substrate::driver::DeployOptions;
 use apiary_substrate::naming::{AgentIdentity, Generation};
-use apiary_substrate_kube::cluster::Cluster;
-use apiary_substrate_kube::cluster::client::{ClientOptions, ConfigSource, connect_with};
+use apiary_substrate_kube::Cluster;
+use apiary_substrate_kube::{ClientOptions, ConfigSource, connect_with};
 use k8s_openapi::api::core::v1::{Pod, Secret};
 
 /// The namespace of every scenario.
@@ -65,7 +65,7 @@ pub async fn start(time_scale: f64, with_namespace: bool) -> Sim {
 
 /// Start a simulator with `options`.
 pub async fn start_with(options: SimOptions, with_namespace: bool) -> Sim {
-    apiary_substrate_kube::cluster::client::install_crypto_provider();
+    apiary_substrate_kube::install_crypto_provider();
     let sim = Simulator::start(options).await.expect("simulator starts");
     if with_namespace {
         sim.ensure_namespace(NS);

@@ -1,15 +1,18 @@
-//! The reference path: full `Pod` objects (k8s-openapi) reduced to [`LeanPod`] records.
+//! The library's one Kubernetes input type: a whole k8s-openapi `Pod` reduced to the
+//! [`LeanPod`] record discovery works on, for a caller that already holds `Pod` objects (from its
+//! own client, a cache or a test) rather than list bytes.
 //!
-//! Pure layer. It exists so the lean decoder can be proven equivalent to decoding whole pods
-//! (seeds.md § Lean decoding) and measured against it; discovery itself never takes this path.
-//! It must read exactly the fields the lean decoder reads, with the same meaning.
+//! Pure layer: no I/O. It must read exactly the fields the lean decoder reads, with the same
+//! meaning (seeds.md § Lean decoding: the two paths are proven equivalent on every fixture).
+//! It names no k8s-openapi version feature: the crate where the build ends chooses it.
 
 use k8s_openapi::api::core::v1::{Container, Pod};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta;
-use serde::Deserialize;
 
-use crate::lean::{DecodeError, LeanContainer, LeanPod, LeanPodList, LeanPort};
+use crate::lean::{LeanContainer, LeanPod, LeanPort};
 
+/// `LeanPod::from(&pod)`: the fields seed discovery reads (name, uid, resourceVersion, the
+/// deletion mark, the phase, `podIP`, the first `podIPs[].ip`, and every container's ports and
+/// restart policy), read with the same meaning as the lean decoder reads them.
 impl From<&Pod> for LeanPod {
     fn from(pod: &Pod) -> Self {
         let meta = &pod.metadata;
@@ -52,32 +55,4 @@ fn lean_container(container: &Container) -> LeanContainer {
             })
             .collect(),
     }
-}
-
-#[derive(Deserialize)]
-struct FullList {
-    #[serde(default)]
-    metadata: Option<ListMeta>,
-    #[serde(default)]
-    items: Option<Vec<Pod>>,
-}
-
-/// Decodes a pod list page into full `Pod` objects and reduces them to lean records: the
-/// reference the lean decoder is measured and proven against.
-///
-/// # Errors
-/// [`DecodeError`] when the bytes are not a JSON pod list.
-pub fn decode_pod_list_full(bytes: &[u8]) -> Result<LeanPodList, DecodeError> {
-    let list: FullList = serde_json::from_slice(bytes)?;
-    let metadata = list.metadata.unwrap_or_default();
-    Ok(LeanPodList {
-        continue_token: metadata.continue_.filter(|token| !token.is_empty()),
-        resource_version: metadata.resource_version,
-        items: list
-            .items
-            .unwrap_or_default()
-            .iter()
-            .map(LeanPod::from)
-            .collect(),
-    })
 }
