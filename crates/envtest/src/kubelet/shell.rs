@@ -19,6 +19,7 @@ use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Binding, Node, ObjectReference, Pod, Secret};
 use kube::api::{DeleteParams, PartialObjectMeta, Patch, PatchParams, PostParams, Preconditions};
 use kube::runtime::WatchStreamExt;
+use kube::runtime::utils::Backoff;
 use kube::runtime::watcher::{self, Event};
 use kube::{Api, Client};
 use tokio::sync::mpsc;
@@ -34,6 +35,25 @@ const RETRY_AFTER: Duration = Duration::from_millis(200);
 
 /// How many conflicts one step re-reads and recomputes before it is retried later.
 const CONFLICT_ATTEMPTS: usize = 5;
+
+/// How soon a failed watch tries again. On loopback nothing is gained by backing off further,
+/// and a restarted apiserver is watched again within this time of answering.
+const WATCH_RETRY: Duration = Duration::from_millis(250);
+
+/// The watches' retry policy: every [`WATCH_RETRY`], forever.
+struct QuickRetry;
+
+impl Iterator for QuickRetry {
+    type Item = Duration;
+
+    fn next(&mut self) -> Option<Duration> {
+        Some(WATCH_RETRY)
+    }
+}
+
+impl Backoff for QuickRetry {
+    fn reset(&mut self) {}
+}
 
 /// One item from the merged watches.
 enum Feed {
@@ -171,7 +191,7 @@ fn watches(client: &Client, scope: &Scope) -> SelectAll<BoxStream<'static, Feed>
         let tag = namespace.clone();
         all.push(
             watcher::watcher(pods, watcher::Config::default())
-                .default_backoff()
+                .backoff(QuickRetry)
                 .map(move |event| match event {
                     Ok(event) => Feed::Pod(tag.clone(), Box::new(event)),
                     Err(_) => Feed::WatchFailed,
@@ -180,7 +200,7 @@ fn watches(client: &Client, scope: &Scope) -> SelectAll<BoxStream<'static, Feed>
         );
         all.push(
             watcher::watcher(secrets, watcher::Config::default())
-                .default_backoff()
+                .backoff(QuickRetry)
                 .map(|event| match event {
                     Ok(Event::Apply(meta) | Event::InitApply(meta)) => {
                         Feed::SecretAppeared(meta.metadata.namespace)
