@@ -417,3 +417,28 @@ async fn token_stays_out_of_debug_and_bad_inputs_are_refused() {
     let bad_token = FaultProxy::start(&up.url, &up.ca_pem, "line\nbreak").await;
     assert!(matches!(bad_token, Err(ProxyError::Token)), "{bad_token:?}");
 }
+
+/// The simulator's `Delay` fault holds a request and then forwards it: answered by the upstream,
+/// not counted as faulted, and not mistaken for the latency knob.
+#[tokio::test]
+async fn a_delay_fault_forwards_late() {
+    let up = Upstream::start().await;
+    let proxy = proxy_for(&up).await;
+    proxy.faults().add(FaultRule::times(
+        1,
+        Matcher::any(),
+        FaultAction::Delay(Duration::from_millis(20)),
+    ));
+    let mut c = connect(&proxy).await;
+    let resp = c
+        .send_request(request(Method::GET, "/api/v1/namespaces/a/pods/p", b""))
+        .await
+        .expect("answered");
+    assert_eq!(resp.status(), StatusCode::OK);
+    assert_eq!(up.seen().len(), 1);
+    let log = proxy.requests();
+    assert!(log[0].forwarded && !log[0].request.faulted, "{log:?}");
+    assert_eq!(log[0].added_latency, Duration::ZERO);
+    assert_eq!(proxy.faults().injected(), 1);
+    assert_eq!(proxy.counts().faulted, 0);
+}
