@@ -399,11 +399,14 @@ fn validate_name(rule: NameRule, kind: &str, name: Option<&str>) -> Result<(), A
     let what = match rule {
         NameRule::Label => {
             "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or \
-             '-', and must start and end with an alphanumeric character"
+             '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or \
+             '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
         }
         NameRule::Subdomain => {
             "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, \
-             '-' or '.', and must start and end with an alphanumeric character"
+             '-' or '.', and must start and end with an alphanumeric character (e.g. \
+             'example.com', regex used for validation is \
+             '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
         }
     };
     Err(ApiError::invalid(
@@ -459,7 +462,8 @@ fn validate_secret(secret: &Secret) -> Result<(), ApiError> {
                 &format!("data[{key}]"),
                 &format!(
                     "Invalid value: \"{key}\": a valid config key must consist of alphanumeric \
-                     characters, '-', '_' or '.'"
+                     characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or \
+                     'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"
                 ),
             ));
         }

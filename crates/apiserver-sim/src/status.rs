@@ -74,9 +74,10 @@ impl ApiError {
         )
     }
 
-    /// 409 `Conflict` for a failed delete precondition, naming both values as the apiserver does.
+    /// 409 `Conflict` for a failed delete precondition, naming both values as the apiserver does
+    /// (`kind` is the kind's name, `Pod`: the apiserver names it so here, not by resource).
     pub fn precondition_failed(
-        resource: &str,
+        kind: &str,
         name: &str,
         field: &str,
         wanted: &str,
@@ -86,10 +87,16 @@ impl ApiError {
             409,
             "Conflict",
             format!(
-                "Operation cannot be fulfilled on {resource} \"{name}\": Precondition failed: \
-                 {field} in precondition: {wanted}, {field} in object meta: {actual}"
+                "Operation cannot be fulfilled on {kind} \"{name}\": the {field} in the \
+                 precondition ({wanted}) does not match the {field} in record ({actual}). The \
+                 object might have been {}",
+                if field == "UID" {
+                    "deleted and then recreated"
+                } else {
+                    "modified"
+                }
             ),
-            Some(json!({ "name": name, "kind": resource })),
+            Some(json!({ "name": name, "kind": kind })),
         )
     }
 
@@ -125,7 +132,9 @@ impl ApiError {
         )
     }
 
-    /// 422 `Invalid` for one invalid field of a `kind` object named `name`.
+    /// 422 `Invalid` for one invalid field of a `kind` object named `name`. The cause's
+    /// `reason` follows the detail's leading words, as the apiserver's field error types do
+    /// (`Required value` is `FieldValueRequired`, `Forbidden` `FieldValueForbidden`, …).
     pub fn invalid(kind: &str, name: &str, field: &str, detail: &str) -> Self {
         ApiError::new(
             422,
@@ -134,7 +143,7 @@ impl ApiError {
             Some(json!({
                 "name": name,
                 "kind": kind,
-                "causes": [{ "reason": "FieldValueInvalid", "message": detail, "field": field }],
+                "causes": [{ "reason": cause_reason(detail), "message": detail, "field": field }],
             })),
         )
     }
@@ -225,6 +234,25 @@ pub fn success_deleted(resource: &str, name: &str, uid: &str) -> Value {
     })
 }
 
+/// The `StatusCause.reason` of a field error, from the words its detail starts with (the
+/// apiserver's `field.ErrorType` strings).
+fn cause_reason(detail: &str) -> &'static str {
+    const TYPES: [(&str, &str); 8] = [
+        ("Required value", "FieldValueRequired"),
+        ("Forbidden", "FieldValueForbidden"),
+        ("Too long", "FieldValueTooLong"),
+        ("Too many", "FieldValueTooMany"),
+        ("Unsupported value", "FieldValueNotSupported"),
+        ("Duplicate value", "FieldValueDuplicate"),
+        ("Not found", "FieldValueNotFound"),
+        ("Internal error", "InternalError"),
+    ];
+    TYPES
+        .iter()
+        .find(|(words, _)| detail.starts_with(words))
+        .map_or("FieldValueInvalid", |(_, reason)| reason)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -249,14 +277,14 @@ mod tests {
     #[test]
     fn already_exists_and_conflict_share_409_with_distinct_reasons() {
         let a = ApiError::already_exists("pods", "p");
-        let c = ApiError::precondition_failed("pods", "p", "UID", "u1", "u2");
+        let c = ApiError::precondition_failed("Pod", "p", "UID", "u1", "u2");
         assert_eq!((a.code, c.code), (409, 409));
         assert_eq!(a.reason(), "AlreadyExists");
         assert_eq!(c.reason(), "Conflict");
         assert_eq!(
             c.body["message"],
-            "Operation cannot be fulfilled on pods \"p\": Precondition failed: UID in precondition: \
-             u1, UID in object meta: u2"
+            "Operation cannot be fulfilled on Pod \"p\": the UID in the precondition (u1) does not \
+             match the UID in record (u2). The object might have been deleted and then recreated"
         );
     }
 

@@ -62,15 +62,16 @@ pub enum ModelError {
         /// The taken name.
         name: String,
     },
-    /// 409 `Conflict`: a delete precondition (uid or resourceVersion) did not hold.
-    #[error("Operation cannot be fulfilled on {kind} \"{name}\": {detail}")]
+    /// 409 `Conflict`: a delete precondition (uid or resourceVersion) did not hold. Worded as
+    /// the apiserver words it, with the kind's name (`Pod`, not `pods`), also in `details.kind`.
+    #[error("Operation cannot be fulfilled on {} \"{name}\": {detail}", kind.kind_name())]
     Conflict {
         /// The kind.
         kind: Kind,
         /// The object's name.
         name: String,
-        /// `Precondition failed: UID in precondition: …, UID in object meta: …` (or the
-        /// resourceVersion equivalent).
+        /// `the UID in the precondition (…) does not match the UID in record (…). The object
+        /// might have been deleted and then recreated` (or the resourceVersion equivalent).
         detail: String,
     },
     /// 422 `Invalid`: the object fails validation (for example it has no name).
@@ -125,9 +126,13 @@ impl ModelError {
     /// The `Status` object the apiserver would send as the response body.
     pub fn to_status(&self) -> Status {
         let details = match self {
+            Self::Conflict { kind, name, .. } => Some(StatusDetails {
+                kind: Some(kind.kind_name().to_owned()),
+                name: Some(name.clone()),
+                ..StatusDetails::default()
+            }),
             Self::NotFound { kind, name }
             | Self::AlreadyExists { kind, name }
-            | Self::Conflict { kind, name, .. }
             | Self::Invalid { kind, name, .. } => Some(StatusDetails {
                 kind: Some(kind.resource().to_owned()),
                 name: Some(name.clone()),

@@ -900,7 +900,23 @@ impl ClusterModel {
             .unwrap_or(30)
             .max(0);
         if grace == 0 || !is_graceful(&existing) {
-            let removed = self.remove_pod_key(&key).unwrap_or(existing);
+            // As the apiserver: the zero grace is written first (a MODIFIED event carrying
+            // `deletionTimestamp` and `deletionGracePeriodSeconds: 0`), then the pod is removed;
+            // the answer is that last state. A mark keeps the time of the first delete.
+            let mut pod = existing;
+            let requested_at = match (
+                &pod.metadata.deletion_timestamp,
+                pod.metadata.deletion_grace_period_seconds,
+            ) {
+                (Some(Time(at)), Some(old_grace)) => at
+                    .checked_sub(SignedDuration::from_secs(old_grace))
+                    .unwrap_or(self.now),
+                _ => self.now,
+            };
+            pod.metadata.deletion_timestamp = Some(Time(requested_at));
+            pod.metadata.deletion_grace_period_seconds = Some(0);
+            self.store_modified(&key, pod.clone());
+            let removed = self.remove_pod_key(&key).unwrap_or(pod);
             return Ok(PodDeletion::Removed(removed));
         }
         let delete_at = add(self.now, Duration::from_secs(grace.unsigned_abs()));
@@ -1346,8 +1362,11 @@ impl ClusterModel {
         Ok(ListPage {
             items: taken.iter().map(|(_, o)| (*o).clone()).collect(),
             resource_version: list_rv.to_string(),
+            // The apiserver counts the rest only for an unfiltered list (it cannot know how
+            // many of the remaining keys a selector would match without reading them).
             remaining_item_count: continue_token
                 .as_ref()
+                .filter(|_| labels.requirements().is_empty() && fields.requirements().is_empty())
                 .map(|_| i64::try_from(rest.len()).unwrap_or(i64::MAX)),
             continue_token,
         })
@@ -1355,7 +1374,9 @@ impl ClusterModel {
 
     fn decode_continue(&self, token: &str) -> Result<(u64, Key), ModelError> {
         let invalid = || ModelError::BadRequest {
-            message: "continue key is not valid: the continue token is malformed".to_owned(),
+            message: "invalid continue token: continue key is not valid: the continue token is \
+                      malformed"
+                .to_owned(),
         };
         let text = hex_decode(token).ok_or_else(invalid)?;
         let mut parts = text.splitn(3, '/');
@@ -1499,7 +1520,8 @@ fn check_preconditions(
                 kind,
                 name: name.to_owned(),
                 detail: format!(
-                    "Precondition failed: UID in precondition: {uid}, UID in object meta: {have}"
+                    "the UID in the precondition ({uid}) does not match the UID in record \
+                     ({have}). The object might have been deleted and then recreated"
                 ),
             });
         }
@@ -1511,8 +1533,8 @@ fn check_preconditions(
                 kind,
                 name: name.to_owned(),
                 detail: format!(
-                    "Precondition failed: ResourceVersion in precondition: {rv}, \
-                     ResourceVersion in object meta: {have}"
+                    "the ResourceVersion in the precondition ({rv}) does not match the \
+                     ResourceVersion in record ({have}). The object might have been modified"
                 ),
             });
         }

@@ -1,5 +1,7 @@
-//! Label and field selectors with the apiserver's grammar and matching rules: equality (`=`,
-//! `==`, `!=`), set-based (`in`, `notin`) and existence (`key`, `!key`) label requirements, and
+//! Label and field selectors with the apiserver's grammar, messages and matching rules (its
+//! v1.20 parser, checked against a real one by `apiserver-sim/tests/differential.rs`): equality
+//! (`=`, `==`, `!=`), set-based (`in`, `notin`), existence (`key`, `!key`) and integer (`>`, `<`)
+//! label requirements, and
 //! the field selectors `metadata.name`, `metadata.namespace` and (pods) `status.phase` /
 //! `spec.nodeName`, (Secrets) `type`. Parse errors are reported as [`ModelError::BadRequest`], as
 //! the apiserver answers a malformed selector with 400. Pure: performs no I/O.
@@ -17,7 +19,8 @@ pub enum Requirement {
     Equals(String, String),
     /// `key!=value`: the label is absent or has another value.
     NotEquals(String, String),
-    /// `key in (a,b)`: the label is present with one of the values.
+    /// `key in (a,b)`: the label is present with one of the values (sorted, without
+    /// duplicates, as the apiserver keeps them; `key in ()` is `key in ("")`).
     In(String, Vec<String>),
     /// `key notin (a,b)`: the label is absent or has none of the values.
     NotIn(String, Vec<String>),
@@ -25,11 +28,16 @@ pub enum Requirement {
     Exists(String),
     /// `!key`: the label is absent.
     DoesNotExist(String),
+    /// `key>n`: the label is present, reads as a 64-bit integer, and is greater than `n`.
+    GreaterThan(String, i64),
+    /// `key<n`: the label is present, reads as a 64-bit integer, and is less than `n`.
+    LessThan(String, i64),
 }
 
 impl Requirement {
     /// Whether `labels` satisfy this requirement.
     pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+        let number = |k: &str| labels.get(k).and_then(|v| v.parse::<i64>().ok());
         match self {
             Self::Equals(k, v) => labels.get(k) == Some(v),
             Self::NotEquals(k, v) => labels.get(k) != Some(v),
@@ -37,6 +45,8 @@ impl Requirement {
             Self::NotIn(k, vs) => labels.get(k).is_none_or(|have| !vs.contains(have)),
             Self::Exists(k) => labels.contains_key(k),
             Self::DoesNotExist(k) => !labels.contains_key(k),
+            Self::GreaterThan(k, n) => number(k).is_some_and(|have| have > *n),
+            Self::LessThan(k, n) => number(k).is_some_and(|have| have < *n),
         }
     }
 }
@@ -48,70 +58,96 @@ pub struct LabelSelector {
     requirements: Vec<Requirement>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Token {
-    Word(String),
-    Comma,
-    Open,
+/// The apiserver's selector tokens (`k8s.io/apimachinery` `labels` lexer).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Tok {
+    End,
     Close,
-    Eq,
-    DoubleEq,
-    NotEq,
+    Comma,
     Bang,
+    DoubleEq,
+    Eq,
+    Gt,
+    Ident,
+    In,
+    Lt,
+    NotEq,
+    NotIn,
+    Open,
 }
 
-fn tokenize(input: &str) -> Vec<Token> {
+/// Where a token is read: after a key, `in` and `notin` are operators; everywhere else they
+/// are ordinary words (a key or a value may be `in`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Context {
+    KeyAndOperator,
+    Values,
+}
+
+fn is_whitespace(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\r' | '\n')
+}
+
+fn is_special(c: char) -> bool {
+    matches!(c, '=' | '!' | '(' | ')' | ',' | '>' | '<')
+}
+
+fn symbol(text: &str) -> Option<Tok> {
+    Some(match text {
+        ")" => Tok::Close,
+        "," => Tok::Comma,
+        "!" => Tok::Bang,
+        "==" => Tok::DoubleEq,
+        "=" => Tok::Eq,
+        ">" => Tok::Gt,
+        "<" => Tok::Lt,
+        "!=" => Tok::NotEq,
+        "(" => Tok::Open,
+        _ => return None,
+    })
+}
+
+/// Splits the text as the apiserver's lexer does: words run to whitespace or a special
+/// character, and a run of special characters yields its longest leading symbol.
+fn lex(input: &str) -> Vec<(Tok, String)> {
+    let chars: Vec<char> = input.chars().collect();
+    let mut pos = 0;
     let mut tokens = Vec::new();
-    let mut chars = input.chars().peekable();
-    while let Some(&c) = chars.peek() {
-        match c {
-            c if c.is_whitespace() => {
-                chars.next();
+    loop {
+        while chars.get(pos).is_some_and(|c| is_whitespace(*c)) {
+            pos += 1;
+        }
+        let Some(&first) = chars.get(pos) else {
+            tokens.push((Tok::End, String::new()));
+            return tokens;
+        };
+        if is_special(first) {
+            // Every single special character is a symbol, so the longest match is one or two
+            // characters long.
+            let two: String = chars[pos..(pos + 2).min(chars.len())].iter().collect();
+            let (tok, len) = match symbol(&two) {
+                Some(tok) if two.chars().count() == 2 => (tok, 2),
+                _ => (symbol(&first.to_string()).unwrap_or(Tok::End), 1),
+            };
+            tokens.push((tok, chars[pos..pos + len].iter().collect()));
+            pos += len;
+        } else {
+            let start = pos;
+            while chars
+                .get(pos)
+                .is_some_and(|c| !is_whitespace(*c) && !is_special(*c))
+            {
+                pos += 1;
             }
-            ',' => {
-                chars.next();
-                tokens.push(Token::Comma);
-            }
-            '(' => {
-                chars.next();
-                tokens.push(Token::Open);
-            }
-            ')' => {
-                chars.next();
-                tokens.push(Token::Close);
-            }
-            '=' => {
-                chars.next();
-                if chars.peek() == Some(&'=') {
-                    chars.next();
-                    tokens.push(Token::DoubleEq);
-                } else {
-                    tokens.push(Token::Eq);
-                }
-            }
-            '!' => {
-                chars.next();
-                if chars.peek() == Some(&'=') {
-                    chars.next();
-                    tokens.push(Token::NotEq);
-                } else {
-                    tokens.push(Token::Bang);
-                }
-            }
-            _ => {
-                let mut word = String::new();
-                while let Some(&c) = chars.peek() {
-                    if c.is_whitespace() || matches!(c, ',' | '(' | ')' | '=' | '!') {
-                        break;
-                    }
-                    word.push(c);
-                    chars.next();
-                }
-                tokens.push(Token::Word(word));
-            }
+            let word: String = chars[start..pos].iter().collect();
+            let tok = match word.as_str() {
+                "in" => Tok::In,
+                "notin" => Tok::NotIn,
+                _ => Tok::Ident,
+            };
+            tokens.push((tok, word));
         }
     }
-    tokens
 }
 
 fn bad(message: impl Into<String>) -> ModelError {
@@ -120,25 +156,27 @@ fn bad(message: impl Into<String>) -> ModelError {
     }
 }
 
-fn describe(token: Option<&Token>) -> String {
-    match token {
-        None => "end of string".to_owned(),
-        Some(Token::Word(w)) => format!("'{w}'"),
-        Some(Token::Comma) => "','".to_owned(),
-        Some(Token::Open) => "'('".to_owned(),
-        Some(Token::Close) => "')'".to_owned(),
-        Some(Token::Eq) => "'='".to_owned(),
-        Some(Token::DoubleEq) => "'=='".to_owned(),
-        Some(Token::NotEq) => "'!='".to_owned(),
-        Some(Token::Bang) => "'!'".to_owned(),
-    }
+/// The apiserver's `RegexError` text: the rule, examples, and the regular expression.
+fn regex_error(message: &str, regex: &str, examples: &[&str]) -> String {
+    let examples: Vec<String> = examples.iter().map(|e| format!("'{e}', ")).collect();
+    format!(
+        "{message} (e.g. {}regex used for validation is '{regex}')",
+        examples.join(" or ")
+    )
 }
 
-/// `[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?`, at most 63 characters.
-fn is_label_name(s: &str) -> bool {
+const QUALIFIED_NAME_REGEX: &str = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
+const QUALIFIED_NAME_MESSAGE: &str = "must consist of alphanumeric characters, '-', '_' or '.', \
+     and must start and end with an alphanumeric character";
+const DNS_SUBDOMAIN_REGEX: &str =
+    "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
+const DNS_SUBDOMAIN_MESSAGE: &str = "a lowercase RFC 1123 subdomain must consist of lower case \
+     alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
+
+/// `([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]` (no length rule).
+fn is_qualified_name_part(s: &str) -> bool {
     let bytes = s.as_bytes();
     !s.is_empty()
-        && s.len() <= 63
         && bytes[0].is_ascii_alphanumeric()
         && bytes[bytes.len() - 1].is_ascii_alphanumeric()
         && bytes
@@ -146,142 +184,312 @@ fn is_label_name(s: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
 }
 
-/// A DNS-1123 subdomain: lower-case alphanumerics, `-` and `.`, at most 253 characters.
-fn is_dns_subdomain(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 253
-        && s.split('.').all(|part| {
-            let b = part.as_bytes();
-            !b.is_empty()
-                && b[0].is_ascii_alphanumeric()
-                && b[b.len() - 1].is_ascii_alphanumeric()
-                && b.iter()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
-        })
+/// The DNS-1123 subdomain pattern (no length rule).
+fn matches_dns_subdomain(s: &str) -> bool {
+    s.split('.').all(|part| {
+        let b = part.as_bytes();
+        !b.is_empty()
+            && b[0].is_ascii_alphanumeric()
+            && b[b.len() - 1].is_ascii_alphanumeric()
+            && b.iter()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+    })
 }
 
-fn check_key(key: &str) -> Result<(), ModelError> {
-    let valid = match key.split_once('/') {
-        Some((prefix, name)) => is_dns_subdomain(prefix) && is_label_name(name),
-        None => is_label_name(key),
+/// The apiserver's `IsQualifiedName` findings for a label key (empty when valid).
+fn qualified_name_errors(key: &str) -> Vec<String> {
+    let name_rule = || {
+        regex_error(
+            QUALIFIED_NAME_MESSAGE,
+            QUALIFIED_NAME_REGEX,
+            &["MyName", "my.name", "123-abc"],
+        )
     };
-    if valid {
+    let mut errors = Vec::new();
+    let parts: Vec<&str> = key.split('/').collect();
+    let name = match parts.as_slice() {
+        [name] => *name,
+        [prefix, name] => {
+            if prefix.is_empty() {
+                errors.push("prefix part must be non-empty".to_owned());
+            } else {
+                if prefix.len() > 253 {
+                    errors.push("prefix part must be no more than 253 characters".to_owned());
+                }
+                if !matches_dns_subdomain(prefix) {
+                    let rule =
+                        regex_error(DNS_SUBDOMAIN_MESSAGE, DNS_SUBDOMAIN_REGEX, &["example.com"]);
+                    errors.push(format!("prefix part {rule}"));
+                }
+            }
+            *name
+        }
+        _ => {
+            return vec![format!(
+                "a qualified name {} with an optional DNS subdomain prefix and '/' (e.g. \
+                 'example.com/MyName')",
+                name_rule()
+            )];
+        }
+    };
+    if name.is_empty() {
+        errors.push("name part must be non-empty".to_owned());
+    } else if name.len() > 63 {
+        errors.push("name part must be no more than 63 characters".to_owned());
+    }
+    if !is_qualified_name_part(name) {
+        errors.push(format!("name part {}", name_rule()));
+    }
+    errors
+}
+
+fn check_key(key: &str) -> Result<(), String> {
+    let errors = qualified_name_errors(key);
+    if errors.is_empty() {
         Ok(())
     } else {
-        Err(bad(format!(
-            "unable to parse requirement: Invalid value: \"{key}\": a label key must be a \
-             qualified name (an optional DNS subdomain prefix and '/', then 1-63 alphanumeric \
-             characters, '-', '_' or '.', starting and ending with an alphanumeric character)"
-        )))
+        Err(format!(
+            "invalid label key \"{key}\": {}",
+            errors.join("; ")
+        ))
     }
 }
 
-fn check_value(value: &str) -> Result<(), ModelError> {
-    if value.is_empty() || is_label_name(value) {
+fn check_value(key: &str, value: &str) -> Result<(), String> {
+    let mut errors = Vec::new();
+    if value.len() > 63 {
+        errors.push("must be no more than 63 characters".to_owned());
+    }
+    if !value.is_empty() && !is_qualified_name_part(value) {
+        errors.push(regex_error(
+            "a valid label must be an empty string or consist of alphanumeric characters, '-', \
+             '_' or '.', and must start and end with an alphanumeric character",
+            "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?",
+            &["MyValue", "my_value", "12345"],
+        ));
+    }
+    if errors.is_empty() {
         Ok(())
     } else {
-        Err(bad(format!(
-            "unable to parse requirement: Invalid value: \"{value}\": a label value must be \
-             empty or 1-63 alphanumeric characters, '-', '_' or '.', starting and ending with \
-             an alphanumeric character"
-        )))
+        Err(format!(
+            "invalid label value: \"{value}\": at key: \"{key}\": {}",
+            errors.join("; ")
+        ))
+    }
+}
+
+/// The apiserver's selector parser, step for step (so a malformed selector gets its message).
+struct Parser {
+    tokens: Vec<(Tok, String)>,
+    pos: usize,
+}
+
+impl Parser {
+    fn lookahead(&self, context: Context) -> (Tok, &str) {
+        let (tok, lit) = self
+            .tokens
+            .get(self.pos)
+            .map_or((Tok::End, ""), |(t, l)| (*t, l.as_str()));
+        match tok {
+            Tok::In | Tok::NotIn if context == Context::Values => (Tok::Ident, lit),
+            _ => (tok, lit),
+        }
+    }
+
+    fn consume(&mut self, context: Context) -> (Tok, String) {
+        let (tok, lit) = self.lookahead(context);
+        let lit = lit.to_owned();
+        if self.pos < self.tokens.len() {
+            self.pos += 1;
+        }
+        (tok, lit)
+    }
+
+    fn parse(&mut self) -> Result<Vec<Requirement>, String> {
+        let mut requirements = Vec::new();
+        loop {
+            let (tok, lit) = self.lookahead(Context::Values);
+            match tok {
+                Tok::Ident | Tok::Bang => {
+                    let requirement = self
+                        .requirement()
+                        .map_err(|e| format!("unable to parse requirement: {e}"))?;
+                    requirements.push(requirement);
+                    let (tok, lit) = self.consume(Context::Values);
+                    match tok {
+                        Tok::End => return Ok(requirements),
+                        Tok::Comma => {
+                            let (next, lit) = self.lookahead(Context::Values);
+                            if next != Tok::Ident && next != Tok::Bang {
+                                return Err(format!(
+                                    "found '{lit}', expected: identifier after ','"
+                                ));
+                            }
+                        }
+                        _ => {
+                            return Err(format!("found '{lit}', expected: ',' or 'end of string'"));
+                        }
+                    }
+                }
+                Tok::End => return Ok(requirements),
+                _ => {
+                    return Err(format!(
+                        "found '{lit}', expected: !, identifier, or 'end of string'"
+                    ));
+                }
+            }
+        }
+    }
+
+    fn requirement(&mut self) -> Result<Requirement, String> {
+        let (mut tok, mut key) = self.consume(Context::Values);
+        let negated = tok == Tok::Bang;
+        if negated {
+            (tok, key) = self.consume(Context::Values);
+        }
+        if tok != Tok::Ident {
+            return Err(format!("found '{key}', expected: identifier"));
+        }
+        check_key(&key)?;
+        if negated {
+            return Ok(Requirement::DoesNotExist(key));
+        }
+        if matches!(self.lookahead(Context::Values).0, Tok::End | Tok::Comma) {
+            return Ok(Requirement::Exists(key));
+        }
+        let (op, lit) = self.consume(Context::KeyAndOperator);
+        let requirement = match op {
+            Tok::In | Tok::NotIn => {
+                let values = self.values()?;
+                for value in &values {
+                    check_value(&key, value)?;
+                }
+                if op == Tok::In {
+                    Requirement::In(key, values)
+                } else {
+                    Requirement::NotIn(key, values)
+                }
+            }
+            Tok::Eq | Tok::DoubleEq | Tok::NotEq | Tok::Gt | Tok::Lt => {
+                let value = self.exact_value()?;
+                if matches!(op, Tok::Gt | Tok::Lt) {
+                    let Ok(n) = value.parse::<i64>() else {
+                        return Err(
+                            "for 'Gt', 'Lt' operators, the value must be an integer".to_owned()
+                        );
+                    };
+                    check_value(&key, &value)?;
+                    if op == Tok::Gt {
+                        Requirement::GreaterThan(key, n)
+                    } else {
+                        Requirement::LessThan(key, n)
+                    }
+                } else {
+                    check_value(&key, &value)?;
+                    if op == Tok::NotEq {
+                        Requirement::NotEquals(key, value)
+                    } else {
+                        Requirement::Equals(key, value)
+                    }
+                }
+            }
+            _ => {
+                return Err(format!(
+                    "found '{lit}', expected: '=', '!=', '==', 'in', notin'"
+                ));
+            }
+        };
+        Ok(requirement)
+    }
+
+    /// `( v1, v2 )`; empty members read as `""`, and the set is sorted without duplicates.
+    fn values(&mut self) -> Result<Vec<String>, String> {
+        let (tok, lit) = self.consume(Context::Values);
+        if tok != Tok::Open {
+            return Err(format!("found '{lit}' expected: '('"));
+        }
+        let (tok, lit) = self.lookahead(Context::Values);
+        let lit = lit.to_owned();
+        let mut set = match tok {
+            Tok::Ident | Tok::Comma => {
+                let set = self.identifiers()?;
+                if self.consume(Context::Values).0 != Tok::Close {
+                    return Err(format!("found '{lit}', expected: ')'"));
+                }
+                set
+            }
+            Tok::Close => {
+                self.consume(Context::Values);
+                vec![String::new()]
+            }
+            _ => return Err(format!("found '{lit}', expected: ',', ')' or identifier")),
+        };
+        set.sort();
+        set.dedup();
+        Ok(set)
+    }
+
+    fn identifiers(&mut self) -> Result<Vec<String>, String> {
+        let mut set = Vec::new();
+        loop {
+            let (tok, lit) = self.consume(Context::Values);
+            match tok {
+                Tok::Ident => {
+                    set.push(lit);
+                    let (next, lit) = self.lookahead(Context::Values);
+                    match next {
+                        Tok::Comma => {}
+                        Tok::Close => return Ok(set),
+                        _ => return Err(format!("found '{lit}', expected: ',' or ')'")),
+                    }
+                }
+                Tok::Comma => {
+                    if set.is_empty() {
+                        set.push(String::new());
+                    }
+                    match self.lookahead(Context::Values).0 {
+                        Tok::Close => {
+                            set.push(String::new());
+                            return Ok(set);
+                        }
+                        Tok::Comma => {
+                            self.consume(Context::Values);
+                            set.push(String::new());
+                        }
+                        _ => {}
+                    }
+                }
+                _ => return Err(format!("found '{lit}', expected: ',', or identifier")),
+            }
+        }
+    }
+
+    /// The value after `=`, `==`, `!=`, `>` or `<` (empty before a comma or the end).
+    fn exact_value(&mut self) -> Result<String, String> {
+        if matches!(self.lookahead(Context::Values).0, Tok::End | Tok::Comma) {
+            return Ok(String::new());
+        }
+        let (tok, lit) = self.consume(Context::Values);
+        if tok == Tok::Ident {
+            Ok(lit)
+        } else {
+            Err(format!("found '{lit}', expected: identifier"))
+        }
     }
 }
 
 impl LabelSelector {
-    /// Parse the `labelSelector` query parameter.
+    /// Parse the `labelSelector` query parameter with the apiserver's grammar and messages.
     ///
     /// # Errors
     /// [`ModelError::BadRequest`] when the text is not a valid selector (syntax, an invalid key or
-    /// value, an empty `in`/`notin` set).
+    /// value, a non-integer `>`/`<` operand).
     pub fn parse(input: &str) -> Result<Self, ModelError> {
-        let tokens = tokenize(input);
-        let mut pos = 0;
-        let mut requirements = Vec::new();
-        if tokens.is_empty() {
-            return Ok(Self::default());
-        }
-        loop {
-            let requirement = match tokens.get(pos) {
-                Some(Token::Bang) => {
-                    pos += 1;
-                    match tokens.get(pos) {
-                        Some(Token::Word(key)) => {
-                            pos += 1;
-                            check_key(key)?;
-                            Requirement::DoesNotExist(key.clone())
-                        }
-                        other => {
-                            return Err(bad(format!(
-                                "found {}, expected: identifier after '!'",
-                                describe(other)
-                            )));
-                        }
-                    }
-                }
-                Some(Token::Word(key)) => {
-                    pos += 1;
-                    check_key(key)?;
-                    match tokens.get(pos) {
-                        None | Some(Token::Comma) => Requirement::Exists(key.clone()),
-                        Some(op @ (Token::Eq | Token::DoubleEq | Token::NotEq)) => {
-                            pos += 1;
-                            let value = match tokens.get(pos) {
-                                Some(Token::Word(v)) => {
-                                    pos += 1;
-                                    v.clone()
-                                }
-                                None | Some(Token::Comma) => String::new(),
-                                other => {
-                                    return Err(bad(format!(
-                                        "found {}, expected: identifier",
-                                        describe(other)
-                                    )));
-                                }
-                            };
-                            check_value(&value)?;
-                            if *op == Token::NotEq {
-                                Requirement::NotEquals(key.clone(), value)
-                            } else {
-                                Requirement::Equals(key.clone(), value)
-                            }
-                        }
-                        Some(Token::Word(op)) if op == "in" || op == "notin" => {
-                            pos += 1;
-                            let values = parse_set(&tokens, &mut pos)?;
-                            if op == "in" {
-                                Requirement::In(key.clone(), values)
-                            } else {
-                                Requirement::NotIn(key.clone(), values)
-                            }
-                        }
-                        other => {
-                            return Err(bad(format!(
-                                "found {}, expected: in, notin, =, ==, !=, or end of string",
-                                describe(other)
-                            )));
-                        }
-                    }
-                }
-                other => {
-                    return Err(bad(format!(
-                        "found {}, expected: !, identifier, or end of string",
-                        describe(other)
-                    )));
-                }
-            };
-            requirements.push(requirement);
-            match tokens.get(pos) {
-                None => break,
-                Some(Token::Comma) => pos += 1,
-                other => {
-                    return Err(bad(format!(
-                        "found {}, expected: ',' or end of string",
-                        describe(other)
-                    )));
-                }
-            }
-        }
+        let mut parser = Parser {
+            tokens: lex(input),
+            pos: 0,
+        };
+        let requirements = parser.parse().map_err(bad)?;
         Ok(Self { requirements })
     }
 
@@ -295,51 +503,6 @@ impl LabelSelector {
         let empty = BTreeMap::new();
         let labels = labels.unwrap_or(&empty);
         self.requirements.iter().all(|r| r.matches(labels))
-    }
-}
-
-fn parse_set(tokens: &[Token], pos: &mut usize) -> Result<Vec<String>, ModelError> {
-    if tokens.get(*pos) != Some(&Token::Open) {
-        return Err(bad(format!(
-            "found {}, expected: '('",
-            describe(tokens.get(*pos))
-        )));
-    }
-    *pos += 1;
-    let mut values = Vec::new();
-    loop {
-        match tokens.get(*pos) {
-            Some(Token::Word(v)) => {
-                check_value(v)?;
-                values.push(v.clone());
-                *pos += 1;
-            }
-            Some(Token::Close) if values.is_empty() => {
-                return Err(bad(
-                    "unable to parse requirement: for 'in', 'notin' operators, values set can't \
-                     be empty",
-                ));
-            }
-            other => {
-                return Err(bad(format!(
-                    "found {}, expected: identifier",
-                    describe(other)
-                )));
-            }
-        }
-        match tokens.get(*pos) {
-            Some(Token::Comma) => *pos += 1,
-            Some(Token::Close) => {
-                *pos += 1;
-                return Ok(values);
-            }
-            other => {
-                return Err(bad(format!(
-                    "found {}, expected: ',' or ')'",
-                    describe(other)
-                )));
-            }
-        }
     }
 }
 

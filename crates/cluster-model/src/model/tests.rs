@@ -222,8 +222,8 @@ fn delete_preconditions_conflict_and_not_found() {
         .unwrap_err();
     assert_eq!((err.code(), err.reason()), (409, "Conflict"));
     assert!(err.to_string().starts_with(
-        "Operation cannot be fulfilled on secrets \"s\": Precondition failed: UID in \
-         precondition: other, UID in object meta: "
+        "Operation cannot be fulfilled on Secret \"s\": the UID in the precondition (other) \
+         does not match the UID in record ("
     ));
     let p = m.create_pod(NS, pod_named("p", IMAGE, None)).unwrap();
     let stale = Preconditions {
@@ -316,7 +316,10 @@ fn default_grace_is_30_seconds() {
     );
 }
 
-/// Terminal (Failed/Succeeded) and never-bound pods are removed at once, with a DELETED event.
+/// Terminal (Failed/Succeeded) and never-bound pods are removed at once: as on the real
+/// apiserver (tests/differential.rs in apiserver-sim), a MODIFIED event writes the zero grace
+/// (`deletionTimestamp` set, `deletionGracePeriodSeconds: 0`), then a DELETED event removes it,
+/// and the answer carries that mark.
 #[test]
 fn terminal_and_unscheduled_pods_vanish_at_once() {
     let mut m = model();
@@ -337,15 +340,20 @@ fn terminal_and_unscheduled_pods_vanish_at_once() {
         let pod = m.get_pod(NS, name).unwrap();
         let before = m.resource_version();
         let answer = m.delete_pod(NS, name, &fence(&pod), None).unwrap();
-        assert!(
-            matches!(answer, PodDeletion::Removed(_)),
-            "{name}: {answer:?}"
+        let PodDeletion::Removed(removed) = answer else {
+            panic!("{name}: {answer:?}");
+        };
+        assert_eq!(removed.metadata.deletion_grace_period_seconds, Some(0));
+        assert_eq!(
+            removed.metadata.deletion_timestamp.as_ref().map(|t| t.0),
+            Some(m.now())
         );
         assert!(m.get_pod(NS, name).is_err(), "{name}");
         let events = m.events_since(before).unwrap();
-        assert_eq!(events.len(), 1);
-        assert_eq!(events[0].event_type, EventType::Deleted);
+        let types: Vec<EventType> = events.iter().map(|e| e.event_type).collect();
+        assert_eq!(types, [EventType::Modified, EventType::Deleted], "{name}");
         assert_eq!(events[0].resource_version, before + 1);
+        assert_eq!(events[1].resource_version, before + 2);
     }
 }
 
@@ -816,7 +824,11 @@ fn watch_log_and_too_old() {
     m.delete_pod(NS, "p", &fence(&terminated), None).unwrap();
     let events = m.events_since(start).unwrap();
     let types: Vec<&str> = events.iter().map(|e| e.event_type.as_str()).collect();
-    assert_eq!(types, ["ADDED", "MODIFIED", "MODIFIED", "DELETED"]);
+    // Created, started, exited, the zero grace written by the delete of a terminal pod, removed.
+    assert_eq!(
+        types,
+        ["ADDED", "MODIFIED", "MODIFIED", "MODIFIED", "DELETED"]
+    );
     let rvs: Vec<u64> = events.iter().map(|e| e.resource_version).collect();
     assert!(rvs.windows(2).all(|w| w[1] == w[0] + 1), "{rvs:?}");
     assert_eq!(rvs[0], rv_of(&p.metadata));
@@ -824,7 +836,7 @@ fn watch_log_and_too_old() {
         assert_eq!(rv_of(e.object.metadata()), e.resource_version);
         assert_eq!(e.object.kind(), Kind::Pod);
     }
-    assert_eq!(m.events_since(rvs[3]).unwrap(), vec![]);
+    assert_eq!(m.events_since(rvs[4]).unwrap(), vec![]);
     m.compact();
     let err = m.events_since(start).unwrap_err();
     assert_eq!((err.code(), err.reason()), (410, "Expired"));

@@ -93,7 +93,6 @@ fn parse_errors_are_bad_requests() {
     for text in [
         "a=b,",
         ",a=b",
-        "a in ()",
         "a in (b",
         "a in b",
         "a b",
@@ -183,4 +182,50 @@ fn field_selector_unsupported_label() {
             .unwrap()
             .matches(&secret)
     );
+}
+
+/// As the apiserver: `in ()` and a trailing comma mean the empty value, `>`/`<` compare
+/// integers, and messages name what was found and what was expected.
+#[test]
+fn apiserver_corner_cases() {
+    let e = labels(&[("app", "")]);
+    let x = labels(&[("app", "x")]);
+    let seven = labels(&[("n", "7")]);
+    assert!(sel("app in ()").matches(Some(&e)));
+    assert!(!sel("app in ()").matches(Some(&x)));
+    assert!(sel("app in (x,)").matches(Some(&e)));
+    assert!(sel("app in (x,)").matches(Some(&x)));
+    assert!(sel("n>6").matches(Some(&seven)));
+    assert!(!sel("n>7").matches(Some(&seven)));
+    assert!(sel("n<8").matches(Some(&seven)));
+    assert!(!sel("app>1").matches(Some(&x)));
+    for (text, message) in [
+        (
+            "app in (x",
+            "unable to parse requirement: found '', expected: ',' or ')'",
+        ),
+        (
+            "a b",
+            "unable to parse requirement: found 'b', expected: '=', '!=', '==', 'in', notin'",
+        ),
+        ("app=x y", "found 'y', expected: ',' or 'end of string'"),
+        ("!app=x", "found '=', expected: ',' or 'end of string'"),
+        ("a=b,", "found '', expected: identifier after ','"),
+        (
+            "n>x",
+            "unable to parse requirement: for 'Gt', 'Lt' operators, the value must be an integer",
+        ),
+        (
+            "-bad=1",
+            "unable to parse requirement: invalid label key \"-bad\": name part must consist of \
+             alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric \
+             character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is \
+             '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+        ),
+    ] {
+        match LabelSelector::parse(text) {
+            Err(ModelError::BadRequest { message: got }) => assert_eq!(got, message, "{text:?}"),
+            other => panic!("{text:?}: {other:?}"),
+        }
+    }
 }

@@ -1,0 +1,1095 @@
+//! Differential checks: the same request sequences go to the simulator and to a real
+//! `kube-apiserver` (v1.20.2 + etcd, `apiary-envtest`), through the same raw `kube::Client::send`
+//! calls, and the status codes, `reason`s and object shapes apiary reads must agree (issue 8 § 3,
+//! "Differential checks"). Each sequence is written once, as a function over a [`Side`], and run
+//! on both; each also pins the literal answers it expects, so without `KUBEBUILDER_ASSETS` (the
+//! real side skipped with one line) the simulator is still held to what the real server answered.
+//!
+//! What is compared (see [`shape`]): HTTP status; for a `Status` body `kind`, `apiVersion`,
+//! `status`, `message`, `reason`, `details` and `code`; for an object its `kind`, `apiVersion`,
+//! name, namespace, the presence of `uid`, `resourceVersion` and `deletionTimestamp`,
+//! `deletionGracePeriodSeconds` and `status.phase`; for a list its item names, the presence of
+//! `continue` and `resourceVersion` and `remainingItemCount`; for a watch the event types and the
+//! shapes of their objects. Values that differ by nature (uids, resourceVersions) are replaced by
+//! names the sequence gives them before messages are compared.
+//!
+//! Layer: integration test. It talks only to loopback (the simulator and the envtest control
+//! plane); it asserts on answers and their order, never on durations (the waits below are bounds
+//! against hangs).
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::time::{Duration, Instant};
+
+use apiary_apiserver_sim::{SimOptions, Simulator};
+use apiary_envtest::kubelet::{Kubelet, Options as KubeletOptions};
+use apiary_envtest::{ControlPlane, Identity, TestNamespace};
+use http_body_util::BodyExt as _;
+use kube::client::Body;
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::{Client, Config};
+use serde_json::{Value, json};
+
+/// Model seconds per real second on both sides (the simulator's clock and the fake kubelet's):
+/// a 60 s grace period lasts 6 s, long enough to observe the deletion mark on either.
+const TIME_SCALE: f64 = 10.0;
+
+/// A bound against hangs while waiting for a pod to reach a phase; not a performance assertion.
+const WAIT_BOUND: Duration = Duration::from_secs(60);
+
+/// An image the kubelet scripts (both of them) start after the start delay.
+const RUNNING_IMAGE: &str = "registry.example/agent:1";
+
+/// An image both kubelets leave unscheduled (`PodScheduled=False`, `Unschedulable`).
+const UNSCHEDULABLE_IMAGE: &str = "registry.example/unschedulable:1";
+
+/// A uid no object has.
+const STALE_UID: &str = "00000000-0000-0000-0000-000000000000";
+
+/// What a side runs against, kept alive for the sequence.
+enum Backend {
+    Sim(Simulator),
+    Real {
+        plane: &'static ControlPlane,
+        _namespace: TestNamespace,
+        kubelet: Option<Kubelet>,
+    },
+}
+
+/// One backend with a client, the sequence's namespace and the transcript being recorded.
+struct Side {
+    label: &'static str,
+    backend: Backend,
+    client: Client,
+    ns: String,
+    aliases: std::sync::Mutex<Vec<(String, String)>>,
+    transcript: std::sync::Mutex<Vec<Value>>,
+}
+
+/// A sequence: what it sends, written once.
+type Sequence = for<'a> fn(&'a Side) -> Pin<Box<dyn Future<Output = ()> + 'a>>;
+
+/// A raw answer: HTTP status and the JSON body (`Null` when empty or not JSON).
+struct Answer {
+    code: u16,
+    body: Value,
+}
+
+impl Side {
+    async fn simulator(ns: &str) -> Self {
+        let sim = Simulator::start(SimOptions::default().with_time_scale(TIME_SCALE))
+            .await
+            .expect("the simulator starts");
+        sim.ensure_namespace(ns);
+        let kubeconfig = Kubeconfig::from_yaml(&sim.kubeconfig_yaml(ns)).expect("kubeconfig");
+        let mut config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+            .await
+            .expect("kubeconfig is usable");
+        config.default_retry = false;
+        let client = Client::try_from(config).expect("client builds");
+        Self::new("simulator", Backend::Sim(sim), client, ns)
+    }
+
+    fn real(plane: &'static ControlPlane, namespace: TestNamespace, kubelet: bool) -> Self {
+        let ns = namespace.name().to_owned();
+        let kubelet = kubelet.then(|| {
+            let options = KubeletOptions::in_namespace(&ns).with_time_scale(TIME_SCALE);
+            Kubelet::start(plane.config(Identity::Admin), options)
+                .expect("the fake kubelet registers its node")
+        });
+        let mut config = plane.config(Identity::Admin);
+        config.default_retry = false;
+        let client = Client::try_from(config).expect("client builds");
+        let backend = Backend::Real {
+            plane,
+            _namespace: namespace,
+            kubelet,
+        };
+        Self::new("real server", backend, client, &ns)
+    }
+
+    fn new(label: &'static str, backend: Backend, client: Client, ns: &str) -> Self {
+        Self {
+            label,
+            backend,
+            client,
+            ns: ns.to_owned(),
+            aliases: std::sync::Mutex::new(Vec::new()),
+            transcript: std::sync::Mutex::new(Vec::new()),
+        }
+    }
+
+    /// From now on, `value` reads as `name` in recorded messages and details.
+    fn alias(&self, name: &str, value: &str) {
+        self.aliases
+            .lock()
+            .expect("aliases")
+            .push((value.to_owned(), name.to_owned()));
+    }
+
+    fn record(&self, what: &str, entry: Value) {
+        self.transcript
+            .lock()
+            .expect("transcript")
+            .push(json!({"step": what, "answer": entry}));
+    }
+
+    fn transcript(&self) -> Vec<Value> {
+        self.transcript.lock().expect("transcript").clone()
+    }
+
+    /// `/api/v1/namespaces/<ns>/<rest>`.
+    fn path(&self, rest: &str) -> String {
+        format!("/api/v1/namespaces/{}/{rest}", self.ns)
+    }
+
+    /// Sends one request without recording it.
+    async fn send(&self, method: &str, path: &str, body: Option<&Value>) -> Answer {
+        let bytes = body.map(|b| b.to_string().into_bytes()).unwrap_or_default();
+        let request = http::Request::builder()
+            .method(method)
+            .uri(path)
+            .header(http::header::CONTENT_TYPE, "application/json")
+            .header(http::header::ACCEPT, "application/json")
+            .body(Body::from(bytes))
+            .expect("request builds");
+        let response = self
+            .client
+            .send(request)
+            .await
+            .unwrap_or_else(|e| panic!("{}: {method} {path}: {e}", self.label));
+        let code = response.status().as_u16();
+        let bytes = response
+            .into_body()
+            .collect_bytes()
+            .await
+            .unwrap_or_else(|e| panic!("{}: {method} {path} body: {e}", self.label));
+        let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        Answer { code, body }
+    }
+
+    /// Sends one request and records its shape under `what`.
+    async fn call(&self, what: &str, method: &str, path: &str, body: Option<&Value>) -> Answer {
+        let answer = self.send(method, path, body).await;
+        let entry = json!({"code": answer.code, "body": self.shape(&answer.body)});
+        self.record(what, entry);
+        answer
+    }
+
+    /// Opens a watch (`path` carries `watch=true` and a `timeoutSeconds`), reads it until the
+    /// server ends it or `max_events` arrived, and records the code and every event's shape.
+    async fn watch(&self, what: &str, path: &str, max_events: usize) -> Vec<Value> {
+        let request = http::Request::builder()
+            .method("GET")
+            .uri(path)
+            .header(http::header::ACCEPT, "application/json")
+            .body(Body::empty())
+            .expect("request builds");
+        let response = self
+            .client
+            .send(request)
+            .await
+            .unwrap_or_else(|e| panic!("{}: watch {path}: {e}", self.label));
+        let code = response.status().as_u16();
+        let mut body = response.into_body();
+        let mut buffer = Vec::new();
+        let mut events = Vec::new();
+        let deadline = Instant::now() + WAIT_BOUND;
+        while events.len() < max_events {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let frame = match tokio::time::timeout(left, body.frame()).await {
+                Ok(Some(Ok(frame))) => frame,
+                Ok(None) => break,
+                Ok(Some(Err(e))) => panic!("{}: watch {path} broke: {e}", self.label),
+                Err(_) => panic!(
+                    "{}: watch {path} still open after {WAIT_BOUND:?}",
+                    self.label
+                ),
+            };
+            let Ok(data) = frame.into_data() else {
+                continue;
+            };
+            buffer.extend_from_slice(&data);
+            while let Some(end) = buffer.iter().position(|b| *b == b'\n') {
+                let line: Vec<u8> = buffer.drain(..=end).collect();
+                if line.iter().all(u8::is_ascii_whitespace) {
+                    continue;
+                }
+                let event: Value = serde_json::from_slice(&line)
+                    .unwrap_or_else(|e| panic!("{}: watch line is not JSON ({e})", self.label));
+                events.push(event);
+            }
+        }
+        if events.len() < max_events && !buffer.is_empty() {
+            events.push(serde_json::from_slice(&buffer).unwrap_or(Value::Null));
+        }
+        let shaped: Vec<Value> = events
+            .iter()
+            .map(|e| {
+                let mut object = self.shape(&e["object"]);
+                if e["type"] == "ERROR" && object["code"] == 410 {
+                    // The wording depends on the apiserver's watch cache: with it (the default,
+                    // and the simulator) `too old resource version: X (Y)`; without it (envtest,
+                    // so that etcd compaction is visible) `The resourceVersion for the provided
+                    // watch is too old.`. apiary reads only the code and reason.
+                    object["message"] = json!("<too old>");
+                }
+                json!({"type": e["type"], "object": object})
+            })
+            .collect();
+        self.record(what, json!({"code": code, "events": shaped}));
+        events
+    }
+
+    /// Compacts the backend's history at its current resourceVersion (etcd compaction on the
+    /// real server, the model's event log in the simulator).
+    fn compact(&self) {
+        match &self.backend {
+            Backend::Sim(sim) => sim.with_model(|m| m.compact()),
+            Backend::Real { plane, .. } => {
+                tokio::task::block_in_place(|| plane.compact_etcd()).expect("etcd compacts");
+            }
+        }
+    }
+
+    /// Stops the kubelet stand-in from acting further. The simulator's kubelet stops scripting a
+    /// pod once it is deletion-marked, while the fake kubelet writes its containers `terminated`
+    /// (and the pod `Failed`) at once, as a real kubelet does; sequences that compare the
+    /// apiserver's view of a marked pod freeze the fake one first.
+    fn pause_kubelet(&self) {
+        if let Backend::Real {
+            kubelet: Some(kubelet),
+            ..
+        } = &self.backend
+        {
+            tokio::task::block_in_place(|| kubelet.pause());
+        }
+    }
+
+    /// Sends one request and records its shape, with the `message` cut after `prefix` when it
+    /// starts with it: for answers whose tail is the Go runtime's own wording (a JSON decoder
+    /// error), which the simulator does not imitate.
+    async fn call_up_to(&self, what: &str, method: &str, path: &str, prefix: &str) -> Answer {
+        let answer = self.send(method, path, None).await;
+        let mut shape = self.shape(&answer.body);
+        if let Some(message) = shape["message"].as_str()
+            && message.starts_with(prefix)
+        {
+            shape["message"] = json!(format!("{prefix}…"));
+        }
+        self.record(what, json!({"code": answer.code, "body": shape}));
+        answer
+    }
+
+    /// Polls a pod until `ready` holds for it (not recorded) and returns it.
+    async fn wait_pod(&self, name: &str, ready: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + WAIT_BOUND;
+        loop {
+            let answer = self
+                .send("GET", &self.path(&format!("pods/{name}")), None)
+                .await;
+            if answer.code == 200 && ready(&answer.body) {
+                return answer.body;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{}: pod {name} not ready after {WAIT_BOUND:?}: {}",
+                self.label,
+                answer.body
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Replaces every alias in a string, token by token (uids and resourceVersions are whole
+    /// tokens in the apiserver's messages).
+    fn unalias(&self, text: &str) -> String {
+        let aliases = self.aliases.lock().expect("aliases");
+        let mut out = String::with_capacity(text.len());
+        let mut token = String::new();
+        let flush = |token: &mut String, out: &mut String| {
+            let replaced = aliases
+                .iter()
+                .rev()
+                .find(|(value, _)| value == token)
+                .map_or(token.as_str(), |(_, name)| name.as_str());
+            out.push_str(replaced);
+            token.clear();
+        };
+        for c in text.chars() {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                token.push(c);
+            } else {
+                flush(&mut token, &mut out);
+                out.push(c);
+            }
+        }
+        flush(&mut token, &mut out);
+        out
+    }
+
+    fn unalias_value(&self, value: &Value) -> Value {
+        match value {
+            Value::String(s) => Value::String(self.unalias(s)),
+            Value::Array(items) => items.iter().map(|v| self.unalias_value(v)).collect(),
+            Value::Object(map) => map
+                .iter()
+                .map(|(k, v)| (k.clone(), self.unalias_value(v)))
+                .collect(),
+            other => other.clone(),
+        }
+    }
+
+    /// The part of a body apiary reads (see the module doc).
+    fn shape(&self, body: &Value) -> Value {
+        let present = |v: &Value| !v.is_null();
+        match body["kind"].as_str() {
+            Some("Status") => {
+                let mut shape = BTreeMap::new();
+                for key in [
+                    "kind",
+                    "apiVersion",
+                    "status",
+                    "message",
+                    "reason",
+                    "details",
+                    "code",
+                ] {
+                    if present(&body[key]) {
+                        shape.insert(key, self.unalias_value(&body[key]));
+                    }
+                }
+                json!(shape)
+            }
+            Some(kind) if kind.ends_with("List") => {
+                let names: Vec<Value> = body["items"]
+                    .as_array()
+                    .map(|items| {
+                        items
+                            .iter()
+                            .map(|i| i["metadata"]["name"].clone())
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                json!({
+                    "kind": kind,
+                    "apiVersion": body["apiVersion"],
+                    "items": names,
+                    "continue": body["metadata"]["continue"].as_str().is_some_and(|c| !c.is_empty()),
+                    "resourceVersion": present(&body["metadata"]["resourceVersion"]),
+                    "remainingItemCount": body["metadata"]["remainingItemCount"],
+                })
+            }
+            _ if body.is_null() => Value::Null,
+            _ => {
+                let meta = &body["metadata"];
+                json!({
+                    "kind": body["kind"],
+                    "apiVersion": body["apiVersion"],
+                    "name": meta["name"],
+                    "namespace": meta["namespace"],
+                    "uid": present(&meta["uid"]),
+                    "resourceVersion": present(&meta["resourceVersion"]),
+                    "deletionTimestamp": present(&meta["deletionTimestamp"]),
+                    "deletionGracePeriodSeconds": meta["deletionGracePeriodSeconds"],
+                    "phase": body["status"]["phase"],
+                })
+            }
+        }
+    }
+}
+
+/// A pod as apiary's tests send it: one container, a 60 s grace period.
+fn pod(name: &str, image: &str, labels: &Value) -> Value {
+    json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "labels": labels},
+        "spec": {
+            "restartPolicy": "Never",
+            "terminationGracePeriodSeconds": 60,
+            "containers": [{"name": "agent", "image": image}],
+        },
+    })
+}
+
+fn secret(name: &str, immutable: bool) -> Value {
+    json!({
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": name, "labels": {"app": "agent"}},
+        "immutable": immutable,
+        "type": "Opaque",
+        "stringData": {"KEY": "value"},
+    })
+}
+
+fn uid(body: &Value) -> String {
+    body["metadata"]["uid"].as_str().expect("uid").to_owned()
+}
+
+fn rv(body: &Value) -> String {
+    body["metadata"]["resourceVersion"]
+        .as_str()
+        .expect("resourceVersion")
+        .to_owned()
+}
+
+fn phase_is(phase: &'static str) -> impl Fn(&Value) -> bool {
+    move |pod| pod["status"]["phase"] == phase
+}
+
+/// Runs `sequence` on the simulator and, unless the tier is skipped, on the real server, and
+/// asserts the transcripts agree step by step.
+async fn differential(prefix: &str, kubelet: bool, sequence: Sequence) {
+    let plane = tokio::task::block_in_place(apiary_envtest::shared);
+    let real = plane.map(|plane| {
+        let namespace = tokio::task::block_in_place(|| plane.namespace(prefix));
+        Side::real(plane, namespace, kubelet)
+    });
+    // The same namespace name on both sides, so messages naming it compare equal.
+    let ns = real
+        .as_ref()
+        .map_or_else(|| format!("{prefix}-sim"), |r| r.ns.clone());
+    let sim = Side::simulator(&ns).await;
+    sequence(&sim).await;
+    let Some(real) = real else { return };
+    sequence(&real).await;
+    let (ours, theirs) = (sim.transcript(), real.transcript());
+    if std::env::var_os("APIARY_DIFFERENTIAL_SHOW").is_some() {
+        for (ours, theirs) in ours.iter().zip(&theirs) {
+            eprintln!("simulator:   {ours}\nreal server: {theirs}\n");
+        }
+    }
+    let disagreements: Vec<String> = ours
+        .iter()
+        .zip(&theirs)
+        .filter(|(ours, theirs)| ours != theirs)
+        .map(|(ours, theirs)| format!("simulator:   {ours}\nreal server: {theirs}"))
+        .collect();
+    assert!(
+        disagreements.is_empty(),
+        "the simulator disagrees with the real server in {} step(s):\n{}",
+        disagreements.len(),
+        disagreements.join("\n\n")
+    );
+    assert_eq!(
+        ours.len(),
+        theirs.len(),
+        "both ran the same number of steps"
+    );
+}
+
+fn status_of(answer: &Answer) -> (u16, &str) {
+    (answer.code, answer.body["reason"].as_str().unwrap_or(""))
+}
+
+/// A second create of a pod, a Secret and a namespace is `409 AlreadyExists` with the name and
+/// kind in `details`; a create into a missing namespace is `404 NotFound` naming the namespace.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn create_twice_is_already_exists() {
+    fn sequence(s: &Side) -> Pin<Box<dyn Future<Output = ()> + '_>> {
+        Box::pin(async move {
+            let body = pod("twice", UNSCHEDULABLE_IMAGE, &json!({"app": "agent"}));
+            let first = s
+                .call("create pod", "POST", &s.path("pods"), Some(&body))
+                .await;
+            assert_eq!(first.code, 201, "{}", s.label);
+            let again = s
+                .call("create pod again", "POST", &s.path("pods"), Some(&body))
+                .await;
+            assert_eq!(status_of(&again), (409, "AlreadyExists"), "{}", s.label);
+            assert_eq!(again.body["message"], r#"pods "twice" already exists"#);
+
+            let body = secret("twice", true);
+            let first = s
+                .call("create secret", "POST", &s.path("secrets"), Some(&body))
+                .await;
+            assert_eq!(first.code, 201, "{}", s.label);
+            let again = s
+                .call(
+                    "create secret again",
+                    "POST",
+                    &s.path("secrets"),
+                    Some(&body),
+                )
+                .await;
+            assert_eq!(status_of(&again), (409, "AlreadyExists"), "{}", s.label);
+
+            let body = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": s.ns}});
+            let again = s
+                .call(
+                    "create namespace again",
+                    "POST",
+                    "/api/v1/namespaces",
+                    Some(&body),
+                )
+                .await;
+            assert_eq!(status_of(&again), (409, "AlreadyExists"), "{}", s.label);
+
+            let missing = format!("{}-missing", s.ns);
+            let path = format!("/api/v1/namespaces/{missing}/pods");
+            let body = pod("p", UNSCHEDULABLE_IMAGE, &json!({}));
+            let refused = s
+                .call(
+                    "create pod in a missing namespace",
+                    "POST",
+                    &path,
+                    Some(&body),
+                )
+                .await;
+            assert_eq!(status_of(&refused), (404, "NotFound"), "{}", s.label);
+            assert_eq!(
+                refused.body["message"],
+                format!(r#"namespaces "{missing}" not found"#)
+            );
+            let path = format!("/api/v1/namespaces/{missing}/secrets");
+            let body = secret("s", true);
+            let refused = s
+                .call(
+                    "create secret in a missing namespace",
+                    "POST",
+                    &path,
+                    Some(&body),
+                )
+                .await;
+            assert_eq!(status_of(&refused), (404, "NotFound"), "{}", s.label);
+        })
+    }
+    differential("diff-create", false, sequence).await;
+}
+
+/// `DeleteOptions` carrying preconditions, as apiary's fenced deletes send them.
+fn fenced(uid: Option<&str>, resource_version: Option<&str>) -> Value {
+    let mut preconditions = serde_json::Map::new();
+    if let Some(uid) = uid {
+        preconditions.insert("uid".to_owned(), json!(uid));
+    }
+    if let Some(rv) = resource_version {
+        preconditions.insert("resourceVersion".to_owned(), json!(rv));
+    }
+    json!({"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": preconditions})
+}
+
+/// A pod whose `PodScheduled` condition is `False` (the kubelet stand-ins left it unscheduled).
+fn unscheduled(pod: &Value) -> bool {
+    pod["status"]["conditions"]
+        .as_array()
+        .is_some_and(|conditions| {
+            conditions
+                .iter()
+                .any(|c| c["type"] == "PodScheduled" && c["status"] == "False")
+        })
+}
+
+/// A fenced delete with a stale uid or a stale resourceVersion is `409 Conflict` with the
+/// apiserver's "Precondition failed" message and the object untouched; the current fence is
+/// accepted. A Secret delete with a stale uid is refused the same way, and with its own uid
+/// answers a `Success` Status naming the Secret.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fenced_delete_with_a_stale_fence_is_conflict() {
+    fn sequence(s: &Side) -> Pin<Box<dyn Future<Output = ()> + '_>> {
+        Box::pin(async move {
+            let body = pod("fenced", RUNNING_IMAGE, &json!({"app": "agent"}));
+            let created = s
+                .call("create pod", "POST", &s.path("pods"), Some(&body))
+                .await;
+            let (pod_uid, created_rv) = (uid(&created.body), rv(&created.body));
+            s.alias("<uid>", &pod_uid);
+            s.alias("<rv-created>", &created_rv);
+            s.alias("<stale-uid>", STALE_UID);
+            let running = s.wait_pod("fenced", phase_is("Running")).await;
+            let running_rv = rv(&running);
+            assert_ne!(
+                running_rv, created_rv,
+                "{}: the kubelet changed the pod",
+                s.label
+            );
+            s.alias("<rv-running>", &running_rv);
+            let path = s.path("pods/fenced");
+
+            let stale = fenced(Some(STALE_UID), None);
+            let refused = s
+                .call("delete with a stale uid", "DELETE", &path, Some(&stale))
+                .await;
+            assert_eq!(status_of(&refused), (409, "Conflict"), "{}", s.label);
+            assert_eq!(
+                refused.body["message"],
+                format!(
+                    "Operation cannot be fulfilled on Pod \"fenced\": the UID in the precondition \
+                     ({STALE_UID}) does not match the UID in record ({pod_uid}). The object might \
+                     have been deleted and then recreated"
+                )
+            );
+            assert_eq!(refused.body["details"]["kind"], "Pod", "{}", s.label);
+            let stale = fenced(Some(&pod_uid), Some(&created_rv));
+            let refused = s
+                .call(
+                    "delete with a stale resourceVersion",
+                    "DELETE",
+                    &path,
+                    Some(&stale),
+                )
+                .await;
+            assert_eq!(status_of(&refused), (409, "Conflict"), "{}", s.label);
+            let stale = fenced(None, Some(&created_rv));
+            s.call(
+                "delete with only a stale resourceVersion",
+                "DELETE",
+                &path,
+                Some(&stale),
+            )
+            .await;
+            s.call("get after the refusals", "GET", &path, None).await;
+            let current = fenced(Some(&pod_uid), Some(&running_rv));
+            let accepted = s
+                .call(
+                    "delete with the current fence",
+                    "DELETE",
+                    &path,
+                    Some(&current),
+                )
+                .await;
+            assert_eq!(accepted.code, 200, "{}", s.label);
+
+            let created = s
+                .call(
+                    "create secret",
+                    "POST",
+                    &s.path("secrets"),
+                    Some(&secret("fenced", true)),
+                )
+                .await;
+            let secret_uid = uid(&created.body);
+            s.alias("<secret-uid>", &secret_uid);
+            let path = s.path("secrets/fenced");
+            let stale = fenced(Some(STALE_UID), None);
+            let refused = s
+                .call(
+                    "delete secret with a stale uid",
+                    "DELETE",
+                    &path,
+                    Some(&stale),
+                )
+                .await;
+            assert_eq!(status_of(&refused), (409, "Conflict"), "{}", s.label);
+            let current = fenced(Some(&secret_uid), None);
+            let accepted = s
+                .call(
+                    "delete secret with its uid",
+                    "DELETE",
+                    &path,
+                    Some(&current),
+                )
+                .await;
+            assert_eq!(accepted.code, 200, "{}", s.label);
+            assert_eq!(accepted.body["status"], "Success", "{}", s.label);
+            s.call("delete secret again", "DELETE", &path, Some(&current))
+                .await;
+        })
+    }
+    differential("diff-fence", true, sequence).await;
+}
+
+/// Deleting a running (scheduled) pod marks it: 200 with the pod, `deletionTimestamp` set,
+/// `deletionGracePeriodSeconds` its own 60 s and phase still `Running`, and a GET still finds it;
+/// an unscheduled pod and a terminal pod are removed at once (a GET answers 404), and a delete of
+/// a missing pod is `404 NotFound`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delete_marks_a_running_pod_and_removes_an_unscheduled_one() {
+    fn sequence(s: &Side) -> Pin<Box<dyn Future<Output = ()> + '_>> {
+        Box::pin(async move {
+            let labels = json!({"app": "agent"});
+            s.call(
+                "create running",
+                "POST",
+                &s.path("pods"),
+                Some(&pod("running", RUNNING_IMAGE, &labels)),
+            )
+            .await;
+            s.call(
+                "create unscheduled",
+                "POST",
+                &s.path("pods"),
+                Some(&pod("unscheduled", UNSCHEDULABLE_IMAGE, &labels)),
+            )
+            .await;
+            s.call(
+                "create crashing",
+                "POST",
+                &s.path("pods"),
+                Some(&pod("crashing", "registry.example/crash:1", &labels)),
+            )
+            .await;
+            s.wait_pod("running", phase_is("Running")).await;
+            s.wait_pod("unscheduled", unscheduled).await;
+            s.wait_pod("crashing", phase_is("Failed")).await;
+
+            s.pause_kubelet();
+            let path = s.path("pods/running");
+            let marked = s.call("delete running", "DELETE", &path, None).await;
+            assert_eq!(marked.code, 200, "{}", s.label);
+            assert_eq!(
+                marked.body["metadata"]["deletionGracePeriodSeconds"], 60,
+                "{}",
+                s.label
+            );
+            assert_eq!(marked.body["status"]["phase"], "Running", "{}", s.label);
+            s.call("get running after the delete", "GET", &path, None)
+                .await;
+            s.call("delete running again", "DELETE", &path, None).await;
+
+            let path = s.path("pods/unscheduled");
+            let removed = s.call("delete unscheduled", "DELETE", &path, None).await;
+            assert_eq!(removed.code, 200, "{}", s.label);
+            let gone = s
+                .call("get unscheduled after the delete", "GET", &path, None)
+                .await;
+            assert_eq!(status_of(&gone), (404, "NotFound"), "{}", s.label);
+            let missing = s
+                .call("delete unscheduled again", "DELETE", &path, None)
+                .await;
+            assert_eq!(status_of(&missing), (404, "NotFound"), "{}", s.label);
+            assert_eq!(missing.body["message"], r#"pods "unscheduled" not found"#);
+
+            let path = s.path("pods/crashing");
+            s.call("delete terminal", "DELETE", &path, None).await;
+            let gone = s
+                .call("get terminal after the delete", "GET", &path, None)
+                .await;
+            assert_eq!(status_of(&gone), (404, "NotFound"), "{}", s.label);
+        })
+    }
+    differential("diff-delete", true, sequence).await;
+}
+
+/// Percent-encodes a query value (everything but RFC 3986 unreserved characters).
+fn encode(value: &str) -> String {
+    value
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                char::from(b).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// A list with `limit` pages by name: `continue` while items remain, `remainingItemCount` only
+/// without a selector; the last page has no `continue`. A `continue` token older than a
+/// compaction is `410 Expired`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_with_limit_pages_and_expires() {
+    fn sequence(s: &Side) -> Pin<Box<dyn Future<Output = ()> + '_>> {
+        Box::pin(async move {
+            for name in ["a-0", "a-1", "a-2", "a-3", "a-4"] {
+                let body = pod(name, UNSCHEDULABLE_IMAGE, &json!({"app": "agent"}));
+                s.send("POST", &s.path("pods"), Some(&body)).await;
+            }
+            let body = pod("b-other", UNSCHEDULABLE_IMAGE, &json!({"app": "other"}));
+            s.send("POST", &s.path("pods"), Some(&body)).await;
+
+            for (what, query) in [
+                ("without a selector", ""),
+                ("with a selector", "&labelSelector=app%3Dagent"),
+            ] {
+                let mut path = s.path(&format!("pods?limit=2{query}"));
+                for page in 0.. {
+                    let answer = s
+                        .call(&format!("list {what}, page {page}"), "GET", &path, None)
+                        .await;
+                    assert_eq!(answer.code, 200, "{}", s.label);
+                    let token = answer.body["metadata"]["continue"].as_str().unwrap_or("");
+                    if token.is_empty() {
+                        break;
+                    }
+                    path = s.path(&format!("pods?limit=2{query}&continue={}", encode(token)));
+                }
+            }
+            s.call("list with limit 0", "GET", &s.path("pods?limit=0"), None)
+                .await;
+            s.call(
+                "list with limit above the count",
+                "GET",
+                &s.path("pods?limit=100"),
+                None,
+            )
+            .await;
+
+            let first = s
+                .call(
+                    "first page before a compaction",
+                    "GET",
+                    &s.path("pods?limit=2"),
+                    None,
+                )
+                .await;
+            let token = first.body["metadata"]["continue"]
+                .as_str()
+                .expect("a continue token")
+                .to_owned();
+            s.send("POST", &s.path("secrets"), Some(&secret("bump", true)))
+                .await;
+            s.compact();
+            let path = s.path(&format!("pods?limit=2&continue={}", encode(&token)));
+            let expired = s
+                .call("continue after the compaction", "GET", &path, None)
+                .await;
+            assert_eq!(status_of(&expired), (410, "Expired"), "{}", s.label);
+            let path = s.path("pods?limit=2&continue=garbage");
+            let prefix = "invalid continue token: continue key is not valid: ";
+            s.call_up_to("continue with a garbled token", "GET", &path, prefix)
+                .await;
+        })
+    }
+    differential("diff-list", false, sequence).await;
+}
+
+/// A watch from a resourceVersion older than the last compaction answers 200 and one `ERROR`
+/// event carrying a `410 Expired` Status, then ends; a watch from a current resourceVersion
+/// replays what happened after it (for an unscheduled pod's delete a `MODIFIED` writing the zero
+/// grace, then `DELETED`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_from_a_compacted_resource_version_is_expired() {
+    fn sequence(s: &Side) -> Pin<Box<dyn Future<Output = ()> + '_>> {
+        Box::pin(async move {
+            let body = pod("watched", UNSCHEDULABLE_IMAGE, &json!({"app": "agent"}));
+            s.call("create", "POST", &s.path("pods"), Some(&body)).await;
+            let settled = s.wait_pod("watched", unscheduled).await;
+            let before = rv(&settled);
+            s.alias("<rv-before>", &before);
+            s.call("delete", "DELETE", &s.path("pods/watched"), None)
+                .await;
+            let path = s.path(&format!(
+                "pods?watch=true&fieldSelector=metadata.name%3Dwatched&resourceVersion={before}&timeoutSeconds=5"
+            ));
+            let events = s.watch("watch from before the delete", &path, 2).await;
+            let types: Vec<&Value> = events.iter().map(|e| &e["type"]).collect();
+            // The zero grace is written (with the deletion mark), then the pod is removed.
+            assert_eq!(
+                types,
+                [&json!("MODIFIED"), &json!("DELETED")],
+                "{}",
+                s.label
+            );
+            assert_eq!(
+                events[0]["object"]["metadata"]["deletionGracePeriodSeconds"], 0,
+                "{}",
+                s.label
+            );
+
+            s.send("POST", &s.path("secrets"), Some(&secret("bump", true)))
+                .await;
+            s.compact();
+            let path = s.path(&format!(
+                "pods?watch=true&resourceVersion={before}&timeoutSeconds=5"
+            ));
+            let events = s.watch("watch from before the compaction", &path, 2).await;
+            assert_eq!(
+                events.len(),
+                1,
+                "{}: one ERROR event, then the end: {events:?}",
+                s.label
+            );
+            assert_eq!(events[0]["type"], "ERROR", "{}", s.label);
+            assert_eq!(events[0]["object"]["code"], 410, "{}", s.label);
+            assert_eq!(events[0]["object"]["reason"], "Expired", "{}", s.label);
+        })
+    }
+    differential("diff-watch", true, sequence).await;
+}
+
+/// Label-selector edge cases select the same pods (`!key`, `notin` matching pods without the
+/// key, `in` with spaces, `!=`, `==`, existence, empty values), and malformed selectors are
+/// `400 BadRequest` with the same message; the `metadata.name` field selector apiary's watch
+/// uses selects one pod.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn label_selector_edge_cases_select_alike() {
+    fn sequence(s: &Side) -> Pin<Box<dyn Future<Output = ()> + '_>> {
+        Box::pin(async move {
+            for (name, labels) in [
+                ("a", json!({"app": "x", "tier": "front"})),
+                ("b", json!({"app": "y"})),
+                ("c", json!({"tier": "back"})),
+                (
+                    "d",
+                    json!({"app": "z", "tier": "front", "example.com/role": "seed"}),
+                ),
+                ("e", json!({"app": ""})),
+            ] {
+                let body = pod(name, UNSCHEDULABLE_IMAGE, &labels);
+                s.send("POST", &s.path("pods"), Some(&body)).await;
+            }
+            for selector in [
+                "!app",
+                "app notin (x,y)",
+                "app in (x, y)",
+                "app in ( x , y )",
+                "app=x,tier=front",
+                "app = x",
+                "app!=x",
+                "app==x",
+                "tier",
+                "tier,!app",
+                "app=",
+                "app in (x,)",
+                "example.com/role=seed",
+                "",
+                "app in (x",
+                "a b",
+                "app in ()",
+                "-bad=1",
+                "app=x y",
+                "app=a=b",
+                "app>1",
+                "!app=x",
+            ] {
+                let path = s.path(&format!("pods?labelSelector={}", encode(selector)));
+                s.call(&format!("labelSelector {selector:?}"), "GET", &path, None)
+                    .await;
+            }
+            for selector in [
+                "metadata.name=a",
+                "metadata.name!=a",
+                "metadata.namespace=other",
+                "spec.foo=a",
+            ] {
+                let path = s.path(&format!("pods?fieldSelector={}", encode(selector)));
+                s.call(&format!("fieldSelector {selector:?}"), "GET", &path, None)
+                    .await;
+            }
+            let bad = s
+                .send(
+                    "GET",
+                    &s.path(&format!("pods?labelSelector={}", encode("app in (x"))),
+                    None,
+                )
+                .await;
+            assert_eq!(status_of(&bad), (400, "BadRequest"), "{}", s.label);
+        })
+    }
+    differential("diff-selector", false, sequence).await;
+}
+
+/// A missing namespace, pod or Secret is `404 NotFound` naming the kind and the name; a list in
+/// a missing namespace is an empty list.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn missing_objects_are_not_found() {
+    fn sequence(s: &Side) -> Pin<Box<dyn Future<Output = ()> + '_>> {
+        Box::pin(async move {
+            let missing = format!("{}-missing", s.ns);
+            let got = s
+                .call(
+                    "get a missing namespace",
+                    "GET",
+                    &format!("/api/v1/namespaces/{missing}"),
+                    None,
+                )
+                .await;
+            assert_eq!(status_of(&got), (404, "NotFound"), "{}", s.label);
+            assert_eq!(
+                got.body["message"],
+                format!(r#"namespaces "{missing}" not found"#)
+            );
+            s.call(
+                "get the namespace",
+                "GET",
+                &format!("/api/v1/namespaces/{}", s.ns),
+                None,
+            )
+            .await;
+            let path = format!("/api/v1/namespaces/{missing}/pods/p");
+            s.call("get a pod in a missing namespace", "GET", &path, None)
+                .await;
+            let path = format!("/api/v1/namespaces/{missing}/pods?labelSelector=app%3Dagent");
+            s.call("list pods in a missing namespace", "GET", &path, None)
+                .await;
+            s.call("get a missing pod", "GET", &s.path("pods/nope"), None)
+                .await;
+            s.call("get a missing secret", "GET", &s.path("secrets/nope"), None)
+                .await;
+            s.call(
+                "delete a missing secret",
+                "DELETE",
+                &s.path("secrets/nope"),
+                Some(&fenced(Some(STALE_UID), None)),
+            )
+            .await;
+            s.call(
+                "list secrets",
+                "GET",
+                &s.path("secrets?labelSelector=app%3Dagent"),
+                None,
+            )
+            .await;
+        })
+    }
+    differential("diff-missing", false, sequence).await;
+}
+
+/// An update of an immutable Secret's data (PUT or merge PATCH) is `422 Invalid`; invalid
+/// creates (a pod without containers, a malformed name, a bad Secret key, a Secret over 1 MiB)
+/// are `422 Invalid` too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn immutable_secrets_and_invalid_objects_are_invalid() {
+    fn sequence(s: &Side) -> Pin<Box<dyn Future<Output = ()> + '_>> {
+        Box::pin(async move {
+            s.call(
+                "create immutable secret",
+                "POST",
+                &s.path("secrets"),
+                Some(&secret("frozen", true)),
+            )
+            .await;
+            let mut changed = secret("frozen", true);
+            changed["stringData"] = json!({"KEY": "other"});
+            let refused = s
+                .call(
+                    "put changed data",
+                    "PUT",
+                    &s.path("secrets/frozen"),
+                    Some(&changed),
+                )
+                .await;
+            assert_eq!(status_of(&refused), (422, "Invalid"), "{}", s.label);
+
+            let empty = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "empty"}, "spec": {"containers": []}});
+            s.call(
+                "create a pod without containers",
+                "POST",
+                &s.path("pods"),
+                Some(&empty),
+            )
+            .await;
+            let bad_name = pod("Bad_Name", RUNNING_IMAGE, &json!({}));
+            s.call(
+                "create a pod with a malformed name",
+                "POST",
+                &s.path("pods"),
+                Some(&bad_name),
+            )
+            .await;
+            let mut bad_key = secret("bad-key", true);
+            bad_key["stringData"] = json!({"bad key": "v"});
+            s.call(
+                "create a secret with a bad key",
+                "POST",
+                &s.path("secrets"),
+                Some(&bad_key),
+            )
+            .await;
+            let mut big = secret("big", true);
+            big["stringData"] = json!({"A": "x".repeat(600 * 1024), "B": "y".repeat(600 * 1024)});
+            s.call(
+                "create a secret over 1 MiB",
+                "POST",
+                &s.path("secrets"),
+                Some(&big),
+            )
+            .await;
+        })
+    }
+    differential("diff-invalid", false, sequence).await;
+}
