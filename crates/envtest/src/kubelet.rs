@@ -316,6 +316,20 @@ impl Kubelet {
         }
     }
 
+    /// A kubelet with the default options for the pods of `namespace` on `plane`, as the admin:
+    /// the one-liner a real-server test needs (`let _kubelet = Kubelet::for_namespace(plane,
+    /// &ns);`).
+    ///
+    /// # Panics
+    /// When the kubelet cannot register its node (the test cannot go on without it).
+    pub fn for_namespace(plane: &crate::ControlPlane, namespace: &str) -> Self {
+        Self::start(
+            plane.config(crate::Identity::Admin),
+            Options::in_namespace(namespace),
+        )
+        .unwrap_or_else(|error| panic!("the fake kubelet for {namespace} did not start: {error}"))
+    }
+
     /// The Node this kubelet registered.
     pub fn node_name(&self) -> &str {
         &self.node_name

@@ -236,7 +236,7 @@ async fn pod_ips_are_unique() {
         return;
     };
     let ns = plane.namespace("kubelet-ips");
-    let _kubelet = kubelet(plane, Options::in_namespace(&ns));
+    let _kubelet = Kubelet::for_namespace(plane, &ns);
     let pods: Api<Pod> = Api::namespaced(plane.client(Identity::Admin), &ns);
     create(&pods, &agent_pod("a", &image("agent"), None, 30)).await;
     create(&pods, &agent_pod("b", &image("agent"), None, 30)).await;
