@@ -55,6 +55,9 @@ impl DefaultServiceAccounts {
                     }
                 };
                 runtime.block_on(async move {
+                    // The one crypto provider in the tree; a no-op after the first install.
+                    let _already_installed =
+                        rustls::crypto::ring::default_provider().install_default();
                     let client = match Client::try_from(config) {
                         Ok(client) => client,
                         Err(error) => {

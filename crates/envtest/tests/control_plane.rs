@@ -253,6 +253,19 @@ async fn restart_keeps_the_port_and_the_data() {
     assert_eq!(read.metadata.uid, created.metadata.uid);
 }
 
+/// Neither `Debug` of the control plane nor of its kube config shows a token.
+#[test]
+fn debug_output_shows_no_token() {
+    let Some(plane) = apiary_envtest::shared() else {
+        return;
+    };
+    for identity in [Identity::Admin, Identity::User] {
+        let token = plane.token(identity);
+        let shown = format!("{plane:?} {:?}", plane.config(identity));
+        assert!(!shown.contains(token), "{identity:?} token in {shown}");
+    }
+}
+
 /// `shared()` starts one control plane per process and hands the same one to every caller.
 #[test]
 fn shared_is_one_control_plane_per_process() {
