@@ -410,3 +410,57 @@ async fn date_shift_moves_the_server_clock_forward() {
         "{before} {after} {shifted}"
     );
 }
+
+/// A list the client asks to be gzipped arrives compressed through the proxy and is counted at
+/// its compressed size: what issue 14's byte figures rely on.
+#[tokio::test(flavor = "multi_thread")]
+async fn gzipped_lists_pass_compressed_and_count_as_sent() {
+    let Some(plane) = apiary_envtest::shared() else {
+        return;
+    };
+    let ns = plane.namespace("proxy-gzip");
+    let direct: Api<Pod> = Api::namespaced(plane.client(Identity::Admin), &ns);
+    futures::stream::iter(0..200)
+        .map(|i| {
+            let direct = direct.clone();
+            async move {
+                direct
+                    .create(&PostParams::default(), &pod(&format!("bulk-{i:03}")))
+                    .await
+                    .map(drop)
+            }
+        })
+        .buffer_unordered(8)
+        .try_collect::<Vec<()>>()
+        .await
+        .expect("create 200 pods");
+    let proxy = proxy_for(plane).await;
+    let client = no_retry_client(&proxy, &ns);
+    let list = |gzip: bool| {
+        let mut r = http::Request::get(format!("/api/v1/namespaces/{ns}/pods"));
+        if gzip {
+            r = r.header(http::header::ACCEPT_ENCODING, "gzip");
+        }
+        r.body(Vec::new()).expect("request").map(Into::into)
+    };
+    let plain = client.send(list(false)).await.expect("answered");
+    assert!(
+        plain
+            .headers()
+            .get(http::header::CONTENT_ENCODING)
+            .is_none()
+    );
+    let plain_len = plain.into_body().collect_bytes().await.expect("body").len() as u64;
+    proxy.clear();
+    let zipped = client.send(list(true)).await.expect("answered");
+    assert_eq!(zipped.headers()[http::header::CONTENT_ENCODING], "gzip");
+    let zipped_len = zipped
+        .into_body()
+        .collect_bytes()
+        .await
+        .expect("body")
+        .len() as u64;
+    eprintln!("pod list of 200: {plain_len} bytes plain, {zipped_len} gzipped");
+    assert!(zipped_len * 3 < plain_len, "{zipped_len} vs {plain_len}");
+    assert_eq!(proxy.counts().bytes_from_upstream, zipped_len);
+}
