@@ -2,8 +2,9 @@
 //!
 //! Commands: `ci` (what CI runs), `tidy` (structural rules, also an ordinary test), `mutants`
 //! (mutation testing of the pure code), `props` (property tests with many more cases), `bench`
-//! (the seeds decoding benchmark), `e2e` (tests that need a real cluster). This is a developer
-//! tool: it shells out to cargo and exits non-zero on the first failing step.
+//! (the seeds decoding benchmark), `e2e` (tests that need a real cluster), `downstream` (the crates
+//! of `tests/downstream/`, also part of `ci`). This is a developer tool: it shells out to cargo
+//! and exits non-zero on the first failing step.
 
 mod citations;
 mod downstream;
@@ -67,7 +68,9 @@ fn main() -> ExitCode {
         Some("mutants") => mutants(&root, &args[1..]),
         Some("props") => props(&root),
         Some("bench") => bench(&root),
+        Some("bench-real") => bench_real(&root, &args[1..]),
         Some("e2e") => e2e(&root),
+        Some("downstream") => downstream::check_all(&root),
         _ => Err(USAGE.to_owned()),
     };
     match result {
@@ -79,7 +82,8 @@ fn main() -> ExitCode {
     }
 }
 
-const USAGE: &str = "usage: cargo xtask <ci | tidy | mutants [PACKAGE...] | props | bench | e2e>";
+const USAGE: &str =
+    "usage: cargo xtask <ci | tidy | mutants [PACKAGE...] | props | bench | e2e | downstream>";
 
 /// The workspace root: the parent of this crate's manifest directory.
 fn workspace_root() -> PathBuf {
@@ -364,6 +368,24 @@ fn bench(root: &Path) -> Result<(), String> {
         ],
         &[],
     )
+}
+
+/// The real-server figures (BENCHMARKS.md § Against a real API server): the release `apiary`
+/// binary against `kubectl` on an envtest control plane (needs `KUBEBUILDER_ASSETS`; slow; not
+/// part of `ci`). Extra arguments go to the benchmark (`--runs N`, `--pods N`).
+fn bench_real(root: &Path, extra: &[String]) -> Result<(), String> {
+    cargo(root, &["build", "--release", "-p", "apiary"], &[])?;
+    let mut args = vec![
+        "run",
+        "--release",
+        "-p",
+        "apiary-envtest",
+        "--example",
+        "bench_real",
+        "--",
+    ];
+    args.extend(extra.iter().map(String::as_str));
+    cargo(root, &args, &[])
 }
 
 /// The tests that need a real cluster (see README § Cluster tests on kind).

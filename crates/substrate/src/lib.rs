@@ -15,7 +15,8 @@ pub mod image;
 pub mod intent;
 pub mod naming;
 pub mod observe;
-pub mod substrate;
+// Private: its items have one public path, the crate root (re-exported below).
+mod substrate;
 
 pub use substrate::{
     CreateOutcome, DeleteOutcome, Listed, NamespaceError, Operation, Substrate, SubstrateError,
