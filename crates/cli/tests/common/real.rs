@@ -13,8 +13,8 @@ use apiary_apiserver_sim::{LoggedRequest, Resource, Verb};
 use apiary_envtest::kubelet::{self, Kubelet};
 use apiary_envtest::proxy::FaultProxy;
 use apiary_envtest::{ControlPlane, Identity, TestNamespace};
-use k8s_openapi::api::core::v1::{Pod, PodStatus, Secret};
-use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
+use k8s_openapi::api::core::v1::{Namespace, Pod, PodStatus, Secret};
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, RoleBinding};
 use kube::api::{Api, DeleteParams, ListParams, PostParams};
 
 /// Model seconds per real second for the fake kubelet: a 60 s grace period passes in 0.6 s.
@@ -226,9 +226,11 @@ impl Real {
     }
 
     /// From now on the binary runs as the unprivileged user through a proxy holding its token,
-    /// bound to a ClusterRole that grants every verb of [`VERBS`] on every resource of
-    /// [`RESOURCES`] except `verb` on `resource` (on every resource when `None`). Returns once
-    /// the binding is in force.
+    /// granted every verb of [`VERBS`] on every resource of [`RESOURCES`] except `verb` on
+    /// `resource` (on every resource when `None`): the namespaced resources through a
+    /// RoleBinding in the test's namespace, `namespaces` through a ClusterRoleBinding (it is
+    /// cluster-scoped, so tests sharing one control plane share that grant: at most one test per
+    /// process may deny a namespace verb). Returns once the bindings are in force.
     pub fn deny(
         &mut self,
         runtime: &tokio::runtime::Runtime,
@@ -237,31 +239,47 @@ impl Real {
         kubeconfig: &Path,
     ) {
         let name = format!("apiary-cli-test-{}", self.namespace);
-        let rules: Vec<serde_json::Value> = RESOURCES
-            .iter()
-            .map(|r| {
-                let denied = resource.is_none_or(|d| d == *r);
-                let verbs: Vec<&str> = VERBS
-                    .iter()
-                    .filter(|v| !(denied && **v == verb))
-                    .map(|v| v.as_str())
-                    .collect();
-                serde_json::json!({"apiGroups": [""], "resources": [r.plural()], "verbs": verbs})
-            })
+        let rule = |r: Resource| {
+            let denied = resource.is_none_or(|d| d == r);
+            let verbs: Vec<&str> = VERBS
+                .iter()
+                .filter(|v| !(denied && **v == verb))
+                .map(|v| v.as_str())
+                .collect();
+            serde_json::json!({"apiGroups": [""], "resources": [r.plural()], "verbs": verbs})
+        };
+        let namespaced: Vec<serde_json::Value> = RESOURCES
+            .into_iter()
+            .filter(|r| *r != Resource::Namespaces)
+            .map(rule)
             .collect();
-        let role: ClusterRole = serde_json::from_value(serde_json::json!({
-            "metadata": {"name": name},
-            "rules": rules,
+        let role = |name: &str, rules: serde_json::Value| -> ClusterRole {
+            serde_json::from_value(serde_json::json!({"metadata": {"name": name}, "rules": rules}))
+                .expect("cluster role")
+        };
+        let subjects = serde_json::json!([{
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": "User",
+            "name": Identity::User.user_name(),
+        }]);
+        let role_ref = |name: &str| serde_json::json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name});
+        let namespaced_name = format!("{name}-namespaced");
+        let cluster_name = format!("{name}-namespaces");
+        let namespaced_role = role(&namespaced_name, serde_json::Value::from(namespaced));
+        let cluster_role = role(
+            &cluster_name,
+            serde_json::json!([rule(Resource::Namespaces)]),
+        );
+        let role_binding: RoleBinding = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": namespaced_name, "namespace": self.namespace.to_string()},
+            "roleRef": role_ref(&namespaced_name),
+            "subjects": subjects,
         }))
-        .expect("cluster role");
-        let binding: ClusterRoleBinding = serde_json::from_value(serde_json::json!({
-            "metadata": {"name": name},
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
-            "subjects": [{
-                "apiGroup": "rbac.authorization.k8s.io",
-                "kind": "User",
-                "name": Identity::User.user_name(),
-            }],
+        .expect("role binding");
+        let cluster_binding: ClusterRoleBinding = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": cluster_name},
+            "roleRef": role_ref(&cluster_name),
+            "subjects": subjects,
         }))
         .expect("cluster role binding");
         let probe = if verb == Verb::List && resource.is_none_or(|r| r == Resource::Pods) {
@@ -270,16 +288,24 @@ impl Real {
             Resource::Pods
         };
         let proxy = runtime.block_on(async {
-            Api::<ClusterRole>::all(self.admin.clone())
-                .create(&PostParams::default(), &role)
+            let roles = Api::<ClusterRole>::all(self.admin.clone());
+            for role in [&namespaced_role, &cluster_role] {
+                roles
+                    .create(&PostParams::default(), role)
+                    .await
+                    .expect("create cluster role");
+            }
+            Api::<RoleBinding>::namespaced(self.admin.clone(), &self.namespace)
+                .create(&PostParams::default(), &role_binding)
                 .await
-                .expect("create cluster role");
+                .expect("create role binding");
             Api::<ClusterRoleBinding>::all(self.admin.clone())
-                .create(&PostParams::default(), &binding)
+                .create(&PostParams::default(), &cluster_binding)
                 .await
                 .expect("create cluster role binding");
             // RBAC's authorizer reads bindings from an informer: wait until the user's list of
-            // an allowed resource is answered, so the binding is in force.
+            // an allowed resource is answered, so the bindings are in force (both were written
+            // before the probe's binding was read).
             let user = self.plane.client(Identity::User);
             let mut allowed = false;
             for _ in 0..500 {
@@ -299,7 +325,24 @@ impl Real {
                 }
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
-            assert!(allowed, "the RBAC binding for the user never took effect");
+            assert!(
+                allowed,
+                "the RBAC role binding for the user never took effect"
+            );
+            let namespace_get_denied =
+                verb == Verb::Get && resource.is_none_or(|r| r == Resource::Namespaces);
+            if !namespace_get_denied {
+                let namespaces = Api::<Namespace>::all(user.clone());
+                let mut allowed = false;
+                for _ in 0..500 {
+                    if namespaces.get(&self.namespace).await.is_ok() {
+                        allowed = true;
+                        break;
+                    }
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                assert!(allowed, "the RBAC cluster role binding never took effect");
+            }
             FaultProxy::start(
                 &self.plane.server_url(),
                 self.plane.ca_pem(),
