@@ -450,7 +450,9 @@ impl ControlPlane {
     /// Compacts etcd at its current revision (through its v3 JSON gateway) and returns that
     /// revision. Afterwards a watch or a paginated list `continue` from any older
     /// resourceVersion is answered with a real `410 Gone` (with the watch cache off, the default;
-    /// see [`Options::watch_cache`]).
+    /// see [`Options::watch_cache`]). Compaction is global: on the shared plane it also expires
+    /// every other test's older resourceVersions, so a test there may assert that its own old
+    /// resourceVersion expired, never that a recent one is still valid.
     ///
     /// # Errors
     /// Fails if etcd does not answer or answers something unexpected.
