@@ -633,3 +633,99 @@ async fn killed_mid_deploy(point: KillPoint, deadline: Duration) {
     .expect("the next deploy converges");
     assert_one_pod_and_its_secret(&s, &second.pod).await;
 }
+
+/// The apiserver is SIGKILLed right after the deploy created its Secret and stays down until the
+/// deploy has given up: the deploy fails with a clear message and leaves an orphan Secret (no
+/// pod ever referenced it). Started again on the same port and etcd data, the next deploy's GC
+/// (reading a server clock 21 minutes later, past the orphan age gate) deletes that Secret, and
+/// the agent ends with exactly one pod and its one Secret.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apiserver_down_past_the_deadline_leaves_nothing_after_the_next_gc() {
+    let Some(plane) = apiary_envtest::fresh(apiary_envtest::Options::default()) else {
+        return;
+    };
+    let plane = Arc::new(plane);
+    let s = stage(&plane, "down").await;
+    // The pod create is held at the proxy until the server is gone.
+    s.proxy.faults().add(FaultRule::times(
+        1,
+        Matcher::verb(Verb::Create, Resource::Pods),
+        FaultAction::Delay(Duration::from_secs(1)),
+    ));
+    let cluster = Arc::new(s.cluster().await);
+    let first = tokio::spawn({
+        let cluster = Arc::clone(&cluster);
+        let config = config(&s.ns);
+        async move { driver::deploy(&*cluster, &config, &deploy_options(Duration::from_secs(3))).await }
+    });
+    for _ in 0..4000 {
+        if !s.succeeded(Verb::Create, Resource::Secrets).is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    let orphan = s.succeeded(Verb::Create, Resource::Secrets);
+    assert_eq!(orphan.len(), 1);
+    let orphan = orphan[0]
+        .request
+        .body_json()
+        .and_then(|b| b["metadata"]["name"].as_str().map(str::to_owned))
+        .expect("the created Secret's name");
+    let killer = Arc::clone(&plane);
+    tokio::task::spawn_blocking(move || killer.kill_apiserver())
+        .await
+        .expect("the kill ran");
+
+    let error = first
+        .await
+        .expect("the deploy task ran")
+        .expect_err("no pod can be created while the server is down");
+    let text = error.to_string();
+    eprintln!("the deploy with the server down failed: {text}");
+    assert!(
+        text.contains(&config(&s.ns).pod_name()) || text.contains(&s.ns),
+        "the message names what failed: {text}"
+    );
+    assert!(!text.contains(plane.token(Identity::Admin)), "{text}");
+    assert!(s.succeeded(Verb::Create, Resource::Pods).is_empty());
+
+    let restarter = Arc::clone(&plane);
+    tokio::task::spawn_blocking(move || restarter.start_apiserver())
+        .await
+        .expect("the restart ran")
+        .expect("the apiserver started again");
+    let (pods, secrets) = s.objects().await;
+    assert!(
+        pods.is_empty(),
+        "{:?}",
+        pods.iter().map(name).collect::<Vec<_>>()
+    );
+    let left: Vec<_> = secrets.iter().map(name).collect();
+    assert_eq!(left, [orphan.as_str()]);
+
+    s.proxy.set_date_shift(Duration::from_secs(21 * 60));
+    cluster.start_operation();
+    let second = driver::deploy(
+        &*cluster,
+        &config(&s.ns),
+        &deploy_options(Duration::from_secs(90)),
+    )
+    .await
+    .expect("the next deploy converges");
+    let deleted: Vec<_> = s
+        .succeeded(Verb::Delete, Resource::Secrets)
+        .into_iter()
+        .map(|r| r.request.path)
+        .collect();
+    assert_eq!(
+        deleted,
+        [format!("/api/v1/namespaces/{}/secrets/{orphan}", s.ns)]
+    );
+    assert_one_pod_and_its_secret(&s, &second.pod).await;
+    let (_, secrets) = s.objects().await;
+    assert_ne!(
+        name(&secrets[0]),
+        orphan,
+        "the orphan is gone, a fresh Secret serves the pod"
+    );
+}
