@@ -13,8 +13,9 @@ use std::time::{Duration, Instant};
 use apiary_cluster_model::PodScript;
 use apiary_cluster_model::kubelet::sequence::{self, Moment, Outcome, Resources};
 use apiary_cluster_model::kubelet::{Placement, Stage, apply_terminated, required_secrets};
-use futures::stream::{BoxStream, SelectAll};
-use futures::{StreamExt, stream};
+use futures::future::LocalBoxFuture;
+use futures::stream::{BoxStream, FuturesUnordered, SelectAll};
+use futures::{FutureExt, StreamExt, stream};
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Binding, Node, ObjectReference, Pod, Secret};
 use kube::api::{DeleteParams, PartialObjectMeta, Patch, PatchParams, PostParams, Preconditions};
@@ -25,13 +26,18 @@ use kube::{Api, Client};
 use tokio::sync::mpsc;
 
 use super::node::{node_object, node_status_patch};
-use super::tracker::{Key, Scale, Stepped, Tracked, Tracker, Work, next_container_id};
+use super::tracker::{
+    Key, Scale, Stepped, Tracked, Tracker, Work, new_placement, next_container_id,
+};
 use super::{
     Action, Command, FinishOutcome, KubeletError, Options, SIGTERM_EXIT_CODE, Scope, lock,
 };
 
 /// How long to wait before retrying work that failed for a reason other than a conflict.
 const RETRY_AFTER: Duration = Duration::from_millis(200);
+
+/// How many pods may have work in flight at once (each pod at most one piece).
+const MAX_IN_FLIGHT: usize = 16;
 
 /// How many conflicts one step re-reads and recomputes before it is retried later.
 const CONFLICT_ATTEMPTS: usize = 5;
@@ -76,7 +82,8 @@ fn code_of(error: &kube::Error) -> Option<u16> {
 }
 
 /// Runs the kubelet until the future is dropped: registers the node (reporting on `ready`),
-/// then serves watch events, due work and commands.
+/// then serves watch events, due work (up to [`MAX_IN_FLIGHT`] pods at a time, one piece of work
+/// per pod) and commands.
 pub(super) async fn run(
     config: kube::Config,
     options: Options,
@@ -102,23 +109,39 @@ pub(super) async fn run(
     }
     let mut feed = watches(&client, &options.scope);
     let _gone = ready.send(Ok(()));
-    let mut kubelet = Shell {
+    let ctx = Ctx {
         client,
+        node_name: options.node_name.clone(),
+        scale: Scale::new(options.time_scale),
+        actions,
+    };
+    let mut state = State {
         tracker: Tracker::new(
             options.node_name.clone(),
             options.start_delay,
             options.default_script.clone(),
             Scale::new(options.time_scale),
         ),
-        actions,
         listing: BTreeMap::new(),
+        busy: BTreeSet::new(),
     };
+    let mut in_flight: FuturesUnordered<LocalBoxFuture<'static, Done>> = FuturesUnordered::new();
     let mut paused = false;
     loop {
-        let next = if paused {
+        if !paused {
+            while in_flight.len() < MAX_IN_FLIGHT {
+                let Some(work) = state.tracker.take_due(Instant::now(), &state.busy) else {
+                    break;
+                };
+                let tracked = state.tracker.get(work.key()).cloned();
+                state.busy.insert(work.key().clone());
+                in_flight.push(ctx.clone().perform(work, tracked).boxed_local());
+            }
+        }
+        let next = if paused || in_flight.len() >= MAX_IN_FLIGHT {
             None
         } else {
-            kubelet.tracker.next_due()
+            state.tracker.next_due(&state.busy)
         };
         let due = async move {
             match next {
@@ -127,24 +150,25 @@ pub(super) async fn run(
             }
         };
         tokio::select! {
-            // Commands first, then due work, then events: a resumed kubelet acts on its stale
-            // view before it learns what changed meanwhile.
+            // Commands first, then finished and due work, then events: a resumed kubelet
+            // starts the work that fell due on its stale view before it learns what changed.
             biased;
             command = commands.recv() => match command {
                 Some(Command::Pause(ack)) => {
+                    // Nothing more is sent once the pause is acknowledged.
+                    while let Some(done) = in_flight.next().await {
+                        state.report(done);
+                    }
                     paused = true;
                     let _gone = ack.send(());
                 }
                 Some(Command::Resume) => paused = false,
                 None => return,
             },
-            () = due => {
-                while let Some(work) = kubelet.tracker.take_due(Instant::now()) {
-                    kubelet.perform(work).await;
-                }
-            }
+            Some(done) = in_flight.next(), if !in_flight.is_empty() => state.report(done),
+            () = due => {}
             item = feed.next(), if !paused => match item {
-                Some(item) => kubelet.apply(item),
+                Some(item) => state.apply(item),
                 None => return,
             },
         }
@@ -258,7 +282,7 @@ fn summary(pod: &Pod) -> String {
 /// The kubelet's side of a step: its placements and container IDs, and the Secrets it found
 /// missing just before the step.
 struct ShellResources<'a> {
-    tracker: &'a Tracker,
+    node_name: &'a str,
     placement: Option<Placement>,
     container_id: Option<String>,
     missing: &'a BTreeSet<String>,
@@ -267,7 +291,7 @@ struct ShellResources<'a> {
 impl Resources for ShellResources<'_> {
     fn placement(&mut self) -> Placement {
         self.placement
-            .get_or_insert_with(|| self.tracker.new_placement())
+            .get_or_insert_with(|| new_placement(self.node_name))
             .clone()
     }
 
@@ -292,24 +316,36 @@ enum Failed {
     Later,
 }
 
-struct Shell {
-    client: Client,
-    tracker: Tracker,
-    actions: Arc<Mutex<Vec<Action>>>,
-    /// Pods listed so far by each watch's current relist.
-    listing: BTreeMap<Option<String>, BTreeSet<Key>>,
+/// What a piece of work came to, for the tracker.
+enum Report {
+    /// A script step was carried out.
+    Stepped(Stepped),
+    /// The termination write of a marked pod went through.
+    Terminated(Pod),
+    /// The pod turned out to be deletion-marked meanwhile: observe it as it is now.
+    Marked(Pod),
+    /// The pod is finished, gone, or not this kubelet's: forget it for good.
+    Forget,
+    /// Nothing to do (the pod was no longer tracked when the work started).
+    Nothing,
 }
 
-impl Shell {
-    fn record(&self, action: Action) {
-        tracing::debug!(?action, "fake kubelet");
-        lock(&self.actions).push(action);
-    }
+/// A finished piece of work: what it was, for whom, and what it came to.
+struct Done {
+    work: Work,
+    uid: String,
+    result: Result<Report, Failed>,
+}
 
-    fn pods(&self, namespace: &str) -> Api<Pod> {
-        Api::namespaced(self.client.clone(), namespace)
-    }
+/// The loop's state: the tracker, the relists in progress, and the pods with work in flight.
+struct State {
+    tracker: Tracker,
+    /// Pods listed so far by each watch's current relist.
+    listing: BTreeMap<Option<String>, BTreeSet<Key>>,
+    busy: BTreeSet<Key>,
+}
 
+impl State {
     fn apply(&mut self, item: Feed) {
         let now = Instant::now();
         let (scope, event) = match item {
@@ -339,30 +375,53 @@ impl Shell {
         }
     }
 
-    async fn perform(&mut self, work: Work) {
-        let result = match &work {
-            Work::Step(key) => self.step(key).await,
-            Work::Terminate(key) => self.terminate(key).await,
-            Work::Finish { key, uid } => self.finish(key, uid).await,
-        };
-        match result {
-            Ok(()) => {}
-            Err(Failed::Gone) => {
-                let (key, uid) = match &work {
-                    Work::Step(key) | Work::Terminate(key) => {
-                        let uid = self.tracker.get(key).map(|t| t.uid.clone());
-                        (key, uid.unwrap_or_default())
-                    }
-                    Work::Finish { key, uid } => (key, uid.clone()),
-                };
-                self.tracker.drop_key(key, &uid);
-            }
-            Err(Failed::Later) => self.tracker.retry(&work, Instant::now() + RETRY_AFTER),
+    fn report(&mut self, done: Done) {
+        let key = done.work.key().clone();
+        self.busy.remove(&key);
+        let now = Instant::now();
+        match done.result {
+            Ok(Report::Stepped(stepped)) => self.tracker.stepped(&key, &done.uid, stepped, now),
+            Ok(Report::Terminated(pod)) => self.tracker.terminated(&key, &done.uid, pod),
+            Ok(Report::Marked(pod)) => self.tracker.observe(pod, now),
+            Ok(Report::Forget) | Err(Failed::Gone) => self.tracker.drop_key(&key, &done.uid),
+            Ok(Report::Nothing) => {}
+            Err(Failed::Later) => self.tracker.retry(&done.work, now + RETRY_AFTER),
         }
+    }
+}
+
+/// What every piece of work needs: the client, the node, the time scale and the action log.
+#[derive(Clone)]
+struct Ctx {
+    client: Client,
+    node_name: String,
+    scale: Scale,
+    actions: Arc<Mutex<Vec<Action>>>,
+}
+
+impl Ctx {
+    fn record(&self, action: Action) {
+        tracing::debug!(?action, "fake kubelet");
+        lock(&self.actions).push(action);
+    }
+
+    fn pods(&self, namespace: &str) -> Api<Pod> {
+        Api::namespaced(self.client.clone(), namespace)
+    }
+
+    /// Carries out `work` on the snapshot `tracked` of its pod.
+    async fn perform(self, work: Work, tracked: Option<Tracked>) -> Done {
+        let (uid, result) = match (&work, tracked) {
+            (Work::Finish { key, uid }, _) => (uid.clone(), self.finish(key, uid).await),
+            (Work::Step(key), Some(t)) => (t.uid.clone(), self.step(key, &t).await),
+            (Work::Terminate(key), Some(t)) => (t.uid.clone(), self.terminate(key, &t).await),
+            (_, None) => (String::new(), Ok(Report::Nothing)),
+        };
+        Done { work, uid, result }
     }
 
     /// Binds the pod to the node; answers the pod as it is afterwards.
-    async fn bind(&mut self, key: &Key, tracked: &Tracked) -> Result<Pod, Failed> {
+    async fn bind(&self, key: &Key, tracked: &Tracked) -> Result<Pod, Failed> {
         let api = self.pods(&key.0);
         let binding = Binding {
             metadata: kube::api::ObjectMeta {
@@ -374,7 +433,7 @@ impl Shell {
             target: ObjectReference {
                 api_version: Some("v1".to_owned()),
                 kind: Some("Node".to_owned()),
-                name: Some(self.tracker.node_name().to_owned()),
+                name: Some(self.node_name.clone()),
                 ..ObjectReference::default()
             },
         };
@@ -392,7 +451,7 @@ impl Shell {
             Err(_) => return Err(Failed::Later),
         }
         let pod = self.reread(key, &tracked.uid).await?;
-        if bound_node(&pod) == Some(self.tracker.node_name()) {
+        if bound_node(&pod) == Some(self.node_name.as_str()) {
             Ok(pod)
         } else {
             Err(Failed::Gone)
@@ -400,12 +459,9 @@ impl Shell {
     }
 
     /// A quorum read of the pod; `Gone` if it no longer exists under this uid.
-    async fn reread(&mut self, key: &Key, uid: &str) -> Result<Pod, Failed> {
+    async fn reread(&self, key: &Key, uid: &str) -> Result<Pod, Failed> {
         match self.pods(&key.0).get(&key.1).await {
-            Ok(pod) if pod.metadata.uid.as_deref() == Some(uid) => {
-                self.tracker.refreshed(key, uid, pod.clone());
-                Ok(pod)
-            }
+            Ok(pod) if pod.metadata.uid.as_deref() == Some(uid) => Ok(pod),
             Ok(_) => Err(Failed::Gone),
             Err(error) if code_of(&error) == Some(404) => Err(Failed::Gone),
             Err(_) => Err(Failed::Later),
@@ -414,10 +470,10 @@ impl Shell {
 
     /// The Secrets among those the pod requires that do not exist (quorum reads).
     async fn missing_secrets(&self, key: &Key, pod: &Pod) -> Result<BTreeSet<String>, Failed> {
+        // Only existence matters: the metadata read never transfers the payload.
         let secrets: Api<Secret> = Api::namespaced(self.client.clone(), &key.0);
         let mut missing = BTreeSet::new();
         for name in required_secrets(pod) {
-            // Only existence matters: the metadata read never transfers the payload.
             match secrets.get_metadata_opt(&name).await {
                 Ok(Some(_)) => {}
                 Ok(None) => {
@@ -429,15 +485,12 @@ impl Shell {
         Ok(missing)
     }
 
-    async fn step(&mut self, key: &Key) -> Result<(), Failed> {
-        let Some(tracked) = self.tracker.get(key).cloned() else {
-            return Ok(());
-        };
+    async fn step(&self, key: &Key, tracked: &Tracked) -> Result<Report, Failed> {
         let mut latest = tracked.latest.clone();
         let schedules = tracked.progress.stage == Stage::Created
             && !matches!(tracked.script, PodScript::Unschedulable | PodScript::Inert);
         if schedules && bound_node(&latest).is_none() {
-            latest = self.bind(key, &tracked).await?;
+            latest = self.bind(key, tracked).await?;
         }
         let starts = matches!(
             tracked.script,
@@ -451,19 +504,18 @@ impl Shell {
         } else {
             BTreeSet::new()
         };
-        let scale = self.tracker.scale();
         for _ in 0..CONFLICT_ATTEMPTS {
             let mut pod = latest.clone();
             let mut progress = tracked.progress.clone();
             let mut resources = ShellResources {
-                tracker: &self.tracker,
+                node_name: &self.node_name,
                 placement: tracked.placement.clone(),
                 container_id: tracked.container_id.clone(),
                 missing: &missing,
             };
             let moment = Moment {
                 now: Timestamp::now(),
-                since_anchor: scale.to_model(tracked.anchor.elapsed()),
+                since_anchor: self.scale.to_model(tracked.anchor.elapsed()),
             };
             let outcome = sequence::step(
                 &tracked.script,
@@ -472,22 +524,19 @@ impl Shell {
                 moment,
                 &mut resources,
             );
-            let (placement, container_id) = (resources.placement, resources.container_id);
             let next = match outcome {
                 Outcome::Remove => return self.finish(key, &tracked.uid).await,
                 Outcome::Reshaped { next } => next,
             };
             let mut stepped = Stepped {
                 progress,
-                placement,
-                container_id,
-                written: None,
+                placement: resources.placement,
+                container_id: resources.container_id,
+                written: Some(latest.clone()),
                 next,
             };
             if pod.status == latest.status {
-                self.tracker
-                    .stepped(key, &tracked.uid, stepped, Instant::now());
-                return Ok(());
+                return Ok(Report::Stepped(stepped));
             }
             match self
                 .pods(&key.0)
@@ -501,9 +550,7 @@ impl Shell {
                         summary: summary(&written),
                     });
                     stepped.written = Some(written);
-                    self.tracker
-                        .stepped(key, &tracked.uid, stepped, Instant::now());
-                    return Ok(());
+                    return Ok(Report::Stepped(stepped));
                 }
                 Err(error) if code_of(&error) == Some(409) => {
                     self.record(Action::Conflict {
@@ -513,8 +560,7 @@ impl Shell {
                     latest = self.reread(key, &tracked.uid).await?;
                     if latest.metadata.deletion_timestamp.is_some() {
                         // Marked meanwhile: the script is frozen, the deletion takes over.
-                        self.tracker.observe(latest, Instant::now());
-                        return Ok(());
+                        return Ok(Report::Marked(latest));
                     }
                 }
                 Err(error) if code_of(&error) == Some(404) => return Err(Failed::Gone),
@@ -525,10 +571,7 @@ impl Shell {
     }
 
     /// Writes the running containers of a deletion-marked pod as killed by SIGTERM.
-    async fn terminate(&mut self, key: &Key) -> Result<(), Failed> {
-        let Some(tracked) = self.tracker.get(key).cloned() else {
-            return Ok(());
-        };
+    async fn terminate(&self, key: &Key, tracked: &Tracked) -> Result<Report, Failed> {
         let mut latest = tracked.latest.clone();
         let container_id = tracked
             .container_id
@@ -550,8 +593,7 @@ impl Shell {
                         name: key.1.clone(),
                         summary: summary(&written),
                     });
-                    self.tracker.terminated(key, &tracked.uid, written);
-                    return Ok(());
+                    return Ok(Report::Terminated(written));
                 }
                 Err(error) if code_of(&error) == Some(409) => {
                     self.record(Action::Conflict {
@@ -568,7 +610,7 @@ impl Shell {
     }
 
     /// The kubelet's final delete: grace 0, only the pod with this uid.
-    async fn finish(&mut self, key: &Key, uid: &str) -> Result<(), Failed> {
+    async fn finish(&self, key: &Key, uid: &str) -> Result<Report, Failed> {
         let params = DeleteParams {
             grace_period_seconds: Some(0),
             preconditions: Some(Preconditions {
@@ -590,7 +632,6 @@ impl Shell {
             grace_period_seconds: 0,
             outcome,
         });
-        self.tracker.drop_key(key, uid);
-        Ok(())
+        Ok(Report::Forget)
     }
 }

@@ -41,6 +41,17 @@ fn key(name: &str) -> (String, String) {
     ("ns".to_owned(), name.to_owned())
 }
 
+/// The tests' shorthand: nothing is in flight.
+trait TakeDue {
+    fn take_due_now(&mut self, now: Instant) -> Option<Work>;
+}
+
+impl TakeDue for Tracker {
+    fn take_due_now(&mut self, now: Instant) -> Option<Work> {
+        self.take_due(now, &BTreeSet::new())
+    }
+}
+
 fn tracker() -> Tracker {
     Tracker::new(
         "node-a".to_owned(),
@@ -149,9 +160,13 @@ fn new_pod_is_scripted_by_image_and_due_at_once() {
         t.get(&key("p")).map(|p| p.script.clone()),
         Some(PodScript::Exit { exit_code: 1, .. })
     ));
-    assert_eq!(t.next_due(), Some(now));
-    assert_eq!(t.take_due(now), Some(Work::Step(key("p"))));
-    assert_eq!(t.take_due(now), None, "a taken step is off the schedule");
+    assert_eq!(t.next_due(&BTreeSet::new()), Some(now));
+    assert_eq!(t.take_due_now(now), Some(Work::Step(key("p"))));
+    assert_eq!(
+        t.take_due_now(now),
+        None,
+        "a taken step is off the schedule"
+    );
     t.stepped(
         &key("p"),
         "u1",
@@ -168,8 +183,11 @@ fn new_pod_is_scripted_by_image_and_due_at_once() {
         },
         now,
     );
-    assert_eq!(t.next_due(), Some(now + Duration::from_millis(100)));
-    assert_eq!(t.take_due(now), None);
+    assert_eq!(
+        t.next_due(&BTreeSet::new()),
+        Some(now + Duration::from_millis(100))
+    );
+    assert_eq!(t.take_due_now(now), None);
 }
 
 /// Unrecognised images start after the start delay (or the configured default script).
@@ -204,7 +222,7 @@ fn pods_of_other_nodes_are_ignored() {
     }
     t.observe(other, Instant::now());
     assert!(t.get(&key("p")).is_none());
-    assert_eq!(t.next_due(), None);
+    assert_eq!(t.next_due(&BTreeSet::new()), None);
 }
 
 /// A pod recreated under the same name is a new pod: new uid, script from the start.
@@ -231,22 +249,22 @@ fn deletion_mark_terminates_then_finishes_after_grace() {
     let mut t = tracker();
     let now = Instant::now();
     t.observe(pod("p", "u1", "r.io/agent"), now);
-    assert_eq!(t.take_due(now), Some(Work::Step(key("p"))));
+    assert_eq!(t.take_due_now(now), Some(Work::Step(key("p"))));
     running(&mut t, "p", "u1", now);
     t.observe(marked(pod("p", "u1", "r.io/agent"), 30), now);
-    assert_eq!(t.take_due(now), Some(Work::Terminate(key("p"))));
-    assert_eq!(t.take_due(now), None);
+    assert_eq!(t.take_due_now(now), Some(Work::Terminate(key("p"))));
+    assert_eq!(t.take_due_now(now), None);
     let grace = now + Duration::from_secs(3);
-    assert_eq!(t.next_due(), Some(grace));
-    assert_eq!(t.take_due(grace - Duration::from_millis(1)), None);
+    assert_eq!(t.next_due(&BTreeSet::new()), Some(grace));
+    assert_eq!(t.take_due_now(grace - Duration::from_millis(1)), None);
     assert_eq!(
-        t.take_due(grace),
+        t.take_due_now(grace),
         Some(Work::Finish {
             key: key("p"),
             uid: "u1".to_owned()
         })
     );
-    assert_eq!(t.take_due(grace), None, "the delete is handed out once");
+    assert_eq!(t.take_due_now(grace), None, "the delete is handed out once");
     t.retry(
         &Work::Finish {
             key: key("p"),
@@ -254,7 +272,7 @@ fn deletion_mark_terminates_then_finishes_after_grace() {
         },
         grace,
     );
-    assert!(matches!(t.take_due(grace), Some(Work::Finish { .. })));
+    assert!(matches!(t.take_due_now(grace), Some(Work::Finish { .. })));
 }
 
 /// A marked pod whose containers never started gets no termination write.
@@ -264,12 +282,26 @@ fn deletion_mark_of_waiting_pod_only_finishes() {
     let now = Instant::now();
     t.observe(marked(pod("p", "u1", "r.io/never-starts"), 0), now);
     assert_eq!(
-        t.take_due(now),
+        t.take_due_now(now),
         Some(Work::Finish {
             key: key("p"),
             uid: "u1".to_owned()
         })
     );
+}
+
+/// A pod with work in flight gets no second piece of work until the first is reported.
+#[test]
+fn busy_pods_get_no_second_work() {
+    let mut t = tracker();
+    let now = Instant::now();
+    t.observe(pod("p", "u1", "r.io/agent"), now);
+    t.observe(pod("q", "u2", "r.io/agent"), now);
+    let busy = BTreeSet::from([key("p")]);
+    assert_eq!(t.take_due(now, &busy), Some(Work::Step(key("q"))));
+    assert_eq!(t.take_due(now, &busy), None);
+    assert_eq!(t.next_due(&busy), None);
+    assert_eq!(t.take_due_now(now), Some(Work::Step(key("p"))));
 }
 
 /// Older watch events do not replace a newer version the kubelet wrote itself.
@@ -293,7 +325,7 @@ fn secret_wakes_config_errors() {
     let mut t = tracker();
     let now = Instant::now();
     t.observe(pod("p", "u1", "r.io/agent"), now);
-    t.take_due(now);
+    t.take_due_now(now);
     t.stepped(
         &key("p"),
         "u1",
@@ -311,11 +343,11 @@ fn secret_wakes_config_errors() {
         now,
     );
     let later = now + Duration::from_millis(10);
-    assert_eq!(t.take_due(later), None);
+    assert_eq!(t.take_due_now(later), None);
     t.secret_appeared("other", later);
-    assert_eq!(t.take_due(later), None);
+    assert_eq!(t.take_due_now(later), None);
     t.secret_appeared("ns", later);
-    assert_eq!(t.take_due(later), Some(Work::Step(key("p"))));
+    assert_eq!(t.take_due_now(later), Some(Work::Step(key("p"))));
 }
 
 /// After a relist, pods of that scope that were not listed are forgotten; other namespaces
@@ -367,7 +399,7 @@ fn finished_pods_stay_finished() {
     t.drop_key(&key("p"), "u1");
     t.observe(marked(pod("p", "u1", "r.io/agent"), 0), now);
     assert!(t.get(&key("p")).is_none());
-    assert_eq!(t.next_due(), None);
+    assert_eq!(t.next_due(&BTreeSet::new()), None);
     t.forget(&pod("p", "u1", "r.io/agent"));
     t.observe(pod("p", "u2", "r.io/agent"), now);
     assert!(t.get(&key("p")).is_some());

@@ -78,6 +78,15 @@ pub(crate) enum Work {
     },
 }
 
+impl Work {
+    /// The pod the work is for.
+    pub(crate) fn key(&self) -> &Key {
+        match self {
+            Self::Step(key) | Self::Terminate(key) | Self::Finish { key, .. } => key,
+        }
+    }
+}
+
 /// The deletion of a marked pod, as the kubelet carries it out.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Deletion {
@@ -141,6 +150,18 @@ fn resource_version(pod: &Pod) -> Option<u64> {
     pod.metadata.resource_version.as_deref()?.parse().ok()
 }
 
+/// Replace `latest` by `pod` unless `pod` is older: watch events may trail the kubelet's own
+/// writes (and its writes may finish after newer events), and it never steps back.
+fn keep_newer(latest: &mut Pod, pod: Pod) {
+    let newer = match (resource_version(&pod), resource_version(latest)) {
+        (Some(seen), Some(have)) => seen >= have,
+        _ => true,
+    };
+    if newer {
+        *latest = pod;
+    }
+}
+
 fn key_of(pod: &Pod) -> Option<Key> {
     Some((pod.metadata.namespace.clone()?, pod.metadata.name.clone()?))
 }
@@ -162,16 +183,6 @@ impl Tracker {
             pods: BTreeMap::new(),
             done: BTreeSet::new(),
         }
-    }
-
-    /// The node this kubelet runs.
-    pub(crate) fn node_name(&self) -> &str {
-        &self.node_name
-    }
-
-    /// The time scale.
-    pub(crate) fn scale(&self) -> Scale {
-        self.scale
     }
 
     /// The script the image convention (or the default) picks for a pod seen for the first time.
@@ -241,14 +252,7 @@ impl Tracker {
         let Some(tracked) = self.pods.get_mut(&key) else {
             return;
         };
-        // Watch events may trail the kubelet's own writes; never step back to an older version.
-        let newer = match (resource_version(&pod), resource_version(&tracked.latest)) {
-            (Some(seen), Some(have)) => seen >= have,
-            _ => true,
-        };
-        if newer {
-            tracked.latest = pod.clone();
-        }
+        keep_newer(&mut tracked.latest, pod.clone());
         if pod.metadata.deletion_timestamp.is_some() && tracked.deletion.is_none() {
             let grace = pod
                 .metadata
@@ -313,22 +317,24 @@ impl Tracker {
         self.pods.get(key)
     }
 
-    /// When the next work falls due.
-    pub(crate) fn next_due(&self) -> Option<Instant> {
+    /// When the next work falls due for a pod not in `busy` (pods with work in flight).
+    pub(crate) fn next_due(&self, busy: &BTreeSet<Key>) -> Option<Instant> {
         self.pods
-            .values()
-            .filter_map(Tracked::next_at)
+            .iter()
+            .filter(|(k, _)| !busy.contains(*k))
+            .filter_map(|(_, t)| t.next_at())
             .map(|(t, _)| t)
             .min()
     }
 
-    /// The earliest work due at `now` (ties: termination writes, then steps, then deletes, each
-    /// in namespace/name order), taken off the schedule: the shell reports back with
-    /// [`Tracker::stepped`], [`Tracker::terminated`] or [`Tracker::retry`].
-    pub(crate) fn take_due(&mut self, now: Instant) -> Option<Work> {
+    /// The earliest work due at `now` for a pod not in `busy` (ties: steps, then termination
+    /// writes, then deletes, each in namespace/name order), taken off the schedule: the shell
+    /// reports back with [`Tracker::stepped`], [`Tracker::terminated`] or [`Tracker::retry`].
+    pub(crate) fn take_due(&mut self, now: Instant, busy: &BTreeSet<Key>) -> Option<Work> {
         let (key, (_, kind)) = self
             .pods
             .iter()
+            .filter(|(k, _)| !busy.contains(*k))
             .filter_map(|(k, t)| t.next_at().map(|n| (k, n)))
             .filter(|(_, (t, _))| *t <= now)
             .min_by_key(|(k, (t, kind))| (*t, *kind, (*k).clone()))
@@ -368,7 +374,7 @@ impl Tracker {
         tracked.placement = step.placement.or(tracked.placement.take());
         tracked.container_id = step.container_id.or(tracked.container_id.take());
         if let Some(pod) = step.written {
-            tracked.latest = pod;
+            keep_newer(&mut tracked.latest, pod);
         }
         tracked.due = step.next.map(|d| now + self.scale.to_real(d));
     }
@@ -376,14 +382,7 @@ impl Tracker {
     /// The termination write of a marked pod was carried out.
     pub(crate) fn terminated(&mut self, key: &Key, uid: &str, written: Pod) {
         if let Some(tracked) = self.pods.get_mut(key).filter(|t| t.uid == uid) {
-            tracked.latest = written;
-        }
-    }
-
-    /// The newest version of the pod, re-read after a conflict.
-    pub(crate) fn refreshed(&mut self, key: &Key, uid: &str, pod: Pod) {
-        if let Some(tracked) = self.pods.get_mut(key).filter(|t| t.uid == uid) {
-            tracked.latest = pod;
+            keep_newer(&mut tracked.latest, written);
         }
     }
 
@@ -409,14 +408,14 @@ impl Tracker {
             (_, None) => {}
         }
     }
+}
 
-    /// Allocate a placement on this node (a new sandbox address).
-    pub(crate) fn new_placement(&self) -> Placement {
-        Placement {
-            node_name: self.node_name.clone(),
-            host_ip: crate::kubelet::NODE_IP.to_owned(),
-            pod_ip: pod_ip(POD_IPS.fetch_add(1, Ordering::Relaxed)),
-        }
+/// A placement on `node_name` with a new sandbox address.
+pub(crate) fn new_placement(node_name: &str) -> Placement {
+    Placement {
+        node_name: node_name.to_owned(),
+        host_ip: crate::kubelet::NODE_IP.to_owned(),
+        pod_ip: pod_ip(POD_IPS.fetch_add(1, Ordering::Relaxed)),
     }
 }
 
