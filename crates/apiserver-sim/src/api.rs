@@ -13,7 +13,7 @@ use apiary_cluster_model::{Kind, ListOptions, ListPage, ModelError, PodDeletion,
 use bytes::Bytes;
 use http::{Response, StatusCode};
 use k8s_openapi::ByteString;
-use k8s_openapi::api::core::v1::{Namespace, Pod, Secret};
+use k8s_openapi::api::core::v1::{Namespace, Pod, Secret, ServiceAccount};
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -34,6 +34,10 @@ pub(crate) fn serve(
     content_type: Option<&str>,
     accept: Option<&str>,
 ) -> Response<SimBody> {
+    // ServiceAccounts are served for reading and creating only.
+    if req.resource == Resource::ServiceAccounts && !matches!(req.verb, Verb::Get | Verb::Create) {
+        return error_response(&ApiError::method_not_allowed());
+    }
     let answer = match req.verb {
         Verb::Get => get(shared, req).map(|(s, v)| (s, as_table(shared, req.resource, accept, v))),
         Verb::List => {
@@ -92,6 +96,7 @@ pub(crate) fn kind_of(resource: Resource) -> Kind {
         Resource::Namespaces => Kind::Namespace,
         Resource::Pods => Kind::Pod,
         Resource::Secrets => Kind::Secret,
+        Resource::ServiceAccounts => Kind::ServiceAccount,
     }
 }
 
@@ -115,6 +120,10 @@ fn get(shared: &Shared, req: &ResourceRequest) -> Answer {
         Resource::Namespaces => to_json(&m.get_namespace(name).map_err(|e| model_error(&e))?),
         Resource::Pods => to_json(&m.get_pod(ns, name).map_err(|e| model_error(&e))?),
         Resource::Secrets => to_json(&m.get_secret(ns, name).map_err(|e| model_error(&e))?),
+        Resource::ServiceAccounts => to_json(
+            &m.get_service_account(ns, name)
+                .map_err(|e| model_error(&e))?,
+        ),
     };
     Ok((StatusCode::OK, value))
 }
@@ -145,6 +154,8 @@ fn list(shared: &Shared, req: &ResourceRequest, query: &Query) -> Answer {
         Resource::Namespaces => list_json("NamespaceList", m.list_namespaces(&options)),
         Resource::Pods => list_json("PodList", m.list_pods(ns, &options)),
         Resource::Secrets => list_json("SecretList", m.list_secrets(ns, &options)),
+        // Refused before dispatch (`serve`): only get and create are served.
+        Resource::ServiceAccounts => return Err(ApiError::method_not_allowed()),
     }?;
     Ok((StatusCode::OK, value))
 }
@@ -266,6 +277,19 @@ fn create(shared: &Shared, req: &ResourceRequest, body: &CreateBody<'_>) -> Answ
             let created = m.create_secret(ns, object).map_err(|e| model_error(&e))?;
             to_json(&created)
         }
+        Resource::ServiceAccounts => {
+            let object: ServiceAccount = decode("ServiceAccount", body)?;
+            validate_name(
+                NameRule::Subdomain,
+                "ServiceAccount",
+                object.metadata.name.as_deref(),
+            )?;
+            let mut m = shared.model();
+            let created = m
+                .create_service_account(ns, object)
+                .map_err(|e| model_error(&e))?;
+            to_json(&created)
+        }
     };
     shared.publish();
     Ok((StatusCode::CREATED, value))
@@ -327,6 +351,7 @@ fn delete(shared: &Shared, req: &ResourceRequest, query: &Query, body: &Bytes) -
                     gone.metadata.uid.as_deref().unwrap_or_default(),
                 )
             }
+            Resource::ServiceAccounts => return Err(ApiError::method_not_allowed()),
         }
     };
     shared.publish();
@@ -356,6 +381,7 @@ fn refuse_update(shared: &Shared, req: &ResourceRequest) -> Answer {
         Resource::Namespaces => {
             m.get_namespace(name).map_err(|e| model_error(&e))?;
         }
+        Resource::ServiceAccounts => {}
     }
     Err(ApiError::method_not_allowed())
 }

@@ -16,6 +16,8 @@ pub enum Resource {
     Pods,
     /// `secrets`.
     Secrets,
+    /// `serviceaccounts` (get and create only: what apiary and a test's setup need).
+    ServiceAccounts,
 }
 
 impl Resource {
@@ -25,6 +27,7 @@ impl Resource {
             Resource::Namespaces => "namespaces",
             Resource::Pods => "pods",
             Resource::Secrets => "secrets",
+            Resource::ServiceAccounts => "serviceaccounts",
         }
     }
 
@@ -34,6 +37,7 @@ impl Resource {
             Resource::Namespaces => "Namespace",
             Resource::Pods => "Pod",
             Resource::Secrets => "Secret",
+            Resource::ServiceAccounts => "ServiceAccount",
         }
     }
 
@@ -42,6 +46,7 @@ impl Resource {
             "namespaces" => Some(Resource::Namespaces),
             "pods" => Some(Resource::Pods),
             "secrets" => Some(Resource::Secrets),
+            "serviceaccounts" => Some(Resource::ServiceAccounts),
             _ => None,
         }
     }

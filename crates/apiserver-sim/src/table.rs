@@ -171,6 +171,7 @@ pub fn table(
             ),
             age_col,
         ],
+        Resource::ServiceAccounts => vec![name, age_col],
     };
     let rows: Vec<Value> = objects
         .iter()
@@ -188,6 +189,9 @@ pub fn table(
                     json!(o["data"].as_object().map_or(0, serde_json::Map::len)),
                     json!(age(o, now)),
                 ],
+                Resource::ServiceAccounts => {
+                    vec![o["metadata"]["name"].clone(), json!(age(o, now))]
+                }
             };
             json!({
                 "cells": cells,

@@ -299,6 +299,9 @@ impl Session {
                     Kind::Secret => m
                         .list_secrets(ns, &unpaged)
                         .map(|p| p.items.into_iter().map(Object::Secret).collect()),
+                    // Never watched: `api::serve` refuses every verb on serviceaccounts but get
+                    // and create.
+                    Kind::ServiceAccount => Ok(Vec::new()),
                 }
                 .map_err(|e| model_error(&e))?;
                 let rv = m.resource_version();

@@ -54,7 +54,13 @@ pub struct DeploySpec {
     pub deadline: Duration,
     /// The poll interval.
     pub poll: Duration,
+    /// The service account the pod names (`--service-account`); `None` runs it as `default`.
+    pub service_account: Option<String>,
 }
+
+/// The account a pod runs as when it names none, and the one the ServiceAccount controller
+/// creates in every new namespace.
+pub const DEFAULT_SERVICE_ACCOUNT: &str = "default";
 
 /// Why ensuring the namespace failed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -85,6 +91,16 @@ pub enum PodCreateOutcome {
     AlreadyExists,
     /// The apiserver answered with a refusal (quota, invalid quantity, admission).
     Refused(String),
+    /// 403 `Forbidden` from ServiceAccount admission: the account the pod runs as does not exist
+    /// (`error looking up service account <ns>/<sa>: serviceaccount "<sa>" not found`). In a
+    /// just-created namespace `default` appears once the ServiceAccount controller gets to it
+    /// (deploy.md § Namespace ensure, item 4).
+    ServiceAccountMissing {
+        /// The missing account, as the refusal names it.
+        account: String,
+        /// The apiserver's error (status code, reason, message).
+        detail: String,
+    },
     /// No answer: the create may have landed.
     TransportFailed(String),
 }
@@ -137,6 +153,8 @@ pub enum Event {
     Listed(Result<Listing, String>),
     /// Answer to [`Effect::DeleteSecret`] (a failure is only logged by the driver).
     SecretDeleted(Result<DeleteAnswer, String>),
+    /// Answer to [`Effect::GetServiceAccount`]: whether the quorum GET found it.
+    ServiceAccountRead(Result<bool, String>),
     /// Answer to [`Effect::Wait`].
     Waited,
 }
@@ -182,6 +200,11 @@ pub enum Effect {
         pod: String,
         /// The last observed resourceVersion, when any.
         resource_version: Option<String>,
+    },
+    /// Quorum GET of the ServiceAccount `name`, while a pod create waits for it to exist.
+    GetServiceAccount {
+        /// The account name.
+        name: String,
     },
     /// Quorum GET of the pod `name` for the latest condition of an error.
     ReadLatestCondition {
@@ -232,6 +255,8 @@ enum Phase {
     RaceRead,
     RaceSecretCheck(VerifiedPod),
     RaceWait,
+    AccountRead { after_wait: bool },
+    AccountWait,
     Condition(Failing),
     Done(Result<Deployed, DeployError>),
 }
@@ -245,6 +270,11 @@ pub struct DeployMachine {
     own_secret: Option<String>,
     own_secret_removed: bool,
     last_resource_version: Option<String>,
+    /// The account a refused pod create waits for (deploy.md § Namespace ensure, item 4).
+    missing_account: Option<String>,
+    /// Whether the one immediate create retry after an account refusal has been spent: every
+    /// later retry follows a wait, so a lagging admission cache cannot make the loop hot-spin.
+    account_retried_at_once: bool,
 }
 
 impl DeployMachine {
@@ -257,6 +287,8 @@ impl DeployMachine {
             own_secret: None,
             own_secret_removed: false,
             last_resource_version: None,
+            missing_account: None,
+            account_retried_at_once: false,
         }
     }
 
@@ -331,6 +363,9 @@ impl DeployMachine {
                 }
                 PodCreateOutcome::AlreadyExists => self.get_pod(Phase::RaceVerify),
                 PodCreateOutcome::Refused(detail) => self.drop_own(AfterDrop::Refused(detail)),
+                PodCreateOutcome::ServiceAccountMissing { account, detail } => {
+                    self.account_refused(account, detail)
+                }
                 PodCreateOutcome::TransportFailed(detail) => {
                     // The create may have landed: deleting the Secret could strand that pod.
                     let secret = SecretFate::Left(self.own_secret.clone().unwrap_or_default());
@@ -397,6 +432,25 @@ impl DeployMachine {
                 Err(detail) => self.read_secret_failed(&pod, detail),
             },
             (Phase::RaceWait, Event::Waited) => self.race_top(elapsed),
+            (Phase::AccountRead { after_wait }, Event::ServiceAccountRead(answer)) => {
+                match answer {
+                    _ if self.expired(elapsed) => self.account_deadline(),
+                    // Retry with the same Secret: no pod references it yet, and a fresh one
+                    // would only add litter (deploy.md § Namespace ensure, item 4).
+                    Ok(true) if after_wait || !self.account_retried_at_once => {
+                        self.account_retried_at_once = true;
+                        let secret = self.own_secret.clone().unwrap_or_default();
+                        self.go(Phase::CreatingPod, Effect::CreatePod { secret })
+                    }
+                    Ok(_) => self.wait(elapsed, Phase::AccountWait),
+                    Err(detail) => fail(DeployError::Failed {
+                        operation: "read service account".to_owned(),
+                        object: self.missing_account_name(),
+                        detail,
+                    }),
+                }
+            }
+            (Phase::AccountWait, Event::Waited) => self.account_top(elapsed),
             (Phase::Condition(failing), Event::PodRead(read)) => {
                 let condition = match read {
                     Ok(pod) => LatestCondition::from_read(pod.as_ref().map(|p| &p.facts)),
@@ -572,6 +626,64 @@ impl DeployMachine {
         }
     }
 
+    /// The account the pod runs as.
+    fn pod_account(&self) -> &str {
+        self.spec
+            .service_account
+            .as_deref()
+            .unwrap_or(DEFAULT_SERVICE_ACCOUNT)
+    }
+
+    fn missing_account_name(&self) -> String {
+        self.missing_account
+            .clone()
+            .unwrap_or_else(|| self.pod_account().to_owned())
+    }
+
+    /// deploy.md § Namespace ensure, item 4: a pod running as `default` waits for the
+    /// ServiceAccount controller and retries with the same Secret; a named account is the user's to
+    /// create, so its absence is reported at once (E10) and the Secret dropped as for any refusal.
+    fn account_refused(&mut self, account: String, detail: String) -> Effect {
+        if self.pod_account() != DEFAULT_SERVICE_ACCOUNT {
+            let namespace = &self.spec.namespace;
+            let detail = format!(
+                "{detail}; service account {account} does not exist in namespace {namespace}: \
+                 create it with `kubectl create serviceaccount {account} -n {namespace}` or \
+                 name another with --service-account"
+            );
+            return self.drop_own(AfterDrop::Refused(detail));
+        }
+        self.missing_account = Some(account.clone());
+        self.go(
+            Phase::AccountRead { after_wait: false },
+            Effect::GetServiceAccount { name: account },
+        )
+    }
+
+    /// Deadline check, then read the awaited account again.
+    fn account_top(&mut self, elapsed: Duration) -> Effect {
+        if self.expired(elapsed) {
+            return self.account_deadline();
+        }
+        let name = self.missing_account_name();
+        self.go(
+            Phase::AccountRead { after_wait: true },
+            Effect::GetServiceAccount { name },
+        )
+    }
+
+    /// E1 at the deadline, naming the account that never appeared. Like every deadline it cleans
+    /// up nothing: the Secret stays for the age-gated sweep.
+    fn account_deadline(&self) -> Effect {
+        fail(DeployError::ServiceAccountMissing {
+            namespace: self.spec.namespace.clone(),
+            pod: self.spec.pod_name.clone(),
+            account: self.missing_account_name(),
+            deadline: self.spec.deadline,
+            secret: self.own_secret.clone().unwrap_or_default(),
+        })
+    }
+
     fn drop_own(&mut self, then: AfterDrop) -> Effect {
         let secret = self.own_secret.clone().unwrap_or_default();
         self.go(Phase::DropList(then), Effect::ListForDrop { secret })
@@ -668,6 +780,7 @@ fn event_name(event: &Event) -> &'static str {
         Event::PodDeleted(_) => "PodDeleted",
         Event::Listed(_) => "Listed",
         Event::SecretDeleted(_) => "SecretDeleted",
+        Event::ServiceAccountRead(_) => "ServiceAccountRead",
         Event::Waited => "Waited",
     }
 }
@@ -686,7 +799,10 @@ fn phase_name(phase: &Phase) -> &'static str {
         Phase::CreatingSecret => "SecretCreated",
         Phase::CreatingPod => "PodCreated",
         Phase::Deleting { .. } => "PodDeleted",
-        Phase::DisappearWait { .. } | Phase::PollWait | Phase::RaceWait => "Waited",
+        Phase::DisappearWait { .. } | Phase::PollWait | Phase::RaceWait | Phase::AccountWait => {
+            "Waited"
+        }
+        Phase::AccountRead { .. } => "ServiceAccountRead",
         Phase::DropList(_) => "Listed",
         Phase::DropDelete(_) => "SecretDeleted",
         Phase::Done(_) => "nothing",

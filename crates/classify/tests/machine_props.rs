@@ -145,9 +145,22 @@ struct Seen {
     own_secret: Option<String>,
     listing_refs: BTreeSet<String>,
     after_deadline: usize,
+    /// A pod create was refused for the missing `default` account and not retried yet.
+    awaiting_account: bool,
+    /// Ever awaited an account (the only way to E1 for a missing account).
+    awaited_account: bool,
+    /// A pod create naming its own account was refused for it.
+    named_account_refused: bool,
+    /// Pod creates since the last wait.
+    creates_since_wait: usize,
 }
 
-fn run(values: Vec<u16>, deadline_secs: u64, poll_secs: u64) -> Result<(), TestCaseError> {
+fn run(
+    values: Vec<u16>,
+    deadline_secs: u64,
+    poll_secs: u64,
+    named_account: bool,
+) -> Result<(), TestCaseError> {
     let deadline = Duration::from_secs(deadline_secs);
     let poll = Duration::from_secs(poll_secs);
     let mut machine = DeployMachine::new(DeploySpec {
@@ -158,6 +171,7 @@ fn run(values: Vec<u16>, deadline_secs: u64, poll_secs: u64) -> Result<(), TestC
         desired_intent: INTENT.into(),
         deadline,
         poll,
+        service_account: named_account.then(|| "runner".to_owned()),
     });
     let mut c = Choices { values, next: 0 };
     let mut elapsed = Duration::ZERO;
@@ -177,6 +191,31 @@ fn run(values: Vec<u16>, deadline_secs: u64, poll_secs: u64) -> Result<(), TestC
             );
         }
         let own = seen.own_secret.clone().unwrap_or_default();
+        if seen.awaiting_account {
+            // deploy.md § Namespace ensure item 4: keep the Secret, write nothing else, and
+            // retry the pod create with it.
+            prop_assert!(
+                matches!(
+                    effect,
+                    Effect::GetServiceAccount { .. }
+                        | Effect::Wait { .. }
+                        | Effect::CreatePod { .. }
+                        | Effect::Finish(_)
+                ),
+                "{:?} while waiting for the service account",
+                effect
+            );
+        }
+        if seen.named_account_refused {
+            prop_assert!(
+                matches!(
+                    effect,
+                    Effect::ListForDrop { .. } | Effect::DeleteSecret(_) | Effect::Finish(_)
+                ),
+                "{:?} after a named account was refused",
+                effect
+            );
+        }
         let event = match &effect {
             Effect::Finish(result) => {
                 return check_finish(result, &seen, elapsed, deadline);
@@ -229,10 +268,20 @@ fn run(values: Vec<u16>, deadline_secs: u64, poll_secs: u64) -> Result<(), TestC
             Effect::CreatePod { secret } => {
                 prop_assert_eq!(Some(secret), seen.own_secret.as_ref());
                 prop_assert!(!seen.created || seen.absent_since_created);
-                let outcome = match c.pick(8) {
+                seen.awaiting_account = false;
+                seen.creates_since_wait += 1;
+                prop_assert!(
+                    seen.creates_since_wait <= 2,
+                    "pod creates without a wait between them: a hot spin"
+                );
+                let outcome = match c.pick(10) {
                     0 | 1 => PodCreateOutcome::AlreadyExists,
                     2 => PodCreateOutcome::Refused("quota".into()),
                     3 => PodCreateOutcome::TransportFailed("reset".into()),
+                    4 | 5 => PodCreateOutcome::ServiceAccountMissing {
+                        account: if named_account { "runner" } else { "default" }.into(),
+                        detail: "403 Forbidden".into(),
+                    },
                     _ => PodCreateOutcome::Created,
                 };
                 match outcome {
@@ -241,6 +290,13 @@ fn run(values: Vec<u16>, deadline_secs: u64, poll_secs: u64) -> Result<(), TestC
                         seen.absent_since_created = false;
                     }
                     PodCreateOutcome::AlreadyExists => seen.lost_race = true,
+                    PodCreateOutcome::ServiceAccountMissing { .. } if named_account => {
+                        seen.named_account_refused = true;
+                    }
+                    PodCreateOutcome::ServiceAccountMissing { .. } => {
+                        seen.awaiting_account = true;
+                        seen.awaited_account = true;
+                    }
                     _ => {}
                 }
                 Event::PodCreated(outcome)
@@ -294,7 +350,17 @@ fn run(values: Vec<u16>, deadline_secs: u64, poll_secs: u64) -> Result<(), TestC
                 prop_assert_eq!(deletion.uid(), format!("s-{}", deletion.name()));
                 Event::SecretDeleted(delete_answer(&mut c))
             }
+            Effect::GetServiceAccount { name } => {
+                prop_assert!(seen.awaiting_account, "account read without a refusal");
+                prop_assert_eq!(name, "default");
+                Event::ServiceAccountRead(match c.pick(6) {
+                    0 => Err("account read failed".into()),
+                    1 | 2 => Ok(true),
+                    _ => Ok(false),
+                })
+            }
             Effect::Wait { max, pod, .. } => {
+                seen.creates_since_wait = 0;
                 prop_assert_eq!(pod, POD);
                 prop_assert!(!max.is_zero() && *max <= poll, "wait of {max:?}");
                 prop_assert!(elapsed + *max <= deadline, "wait past the deadline");
@@ -344,6 +410,19 @@ fn check_finish(
             if matches!(error, DeployError::CreatedPodFailed { .. }) {
                 prop_assert!(seen.created);
             }
+            if let DeployError::ServiceAccountMissing { account, .. } = error {
+                prop_assert!(seen.awaited_account, "account error without a refusal");
+                prop_assert_eq!(account, "default");
+                prop_assert!(elapsed >= deadline, "account deadline before the deadline");
+            }
+            if seen.named_account_refused {
+                prop_assert!(
+                    matches!(error, DeployError::CreateFailed { .. }),
+                    "a named account's refusal ends in E10, not {}",
+                    text
+                );
+                prop_assert!(text.contains("kubectl create serviceaccount runner -n agents"));
+            }
         }
     }
     Ok(())
@@ -356,7 +435,8 @@ proptest! {
         values in prop::collection::vec(any::<u16>(), 1..64),
         deadline_secs in prop_oneof![Just(5u64), Just(60), Just(600)],
         poll_secs in 1u64..=3,
+        named_account in any::<bool>(),
     ) {
-        run(values, deadline_secs, poll_secs)?;
+        run(values, deadline_secs, poll_secs, named_account)?;
     }
 }

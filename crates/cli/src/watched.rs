@@ -103,6 +103,10 @@ impl<S: Substrate> Substrate for Watched<'_, S> {
         self.inner.secret_exists(name).await
     }
 
+    async fn service_account_exists(&self, name: &str) -> Result<bool, SubstrateError> {
+        self.inner.service_account_exists(name).await
+    }
+
     async fn create_secret(&self, secret: &Secret) -> Result<CreateOutcome, SubstrateError> {
         self.inner.create_secret(secret).await
     }

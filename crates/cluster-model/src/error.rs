@@ -13,6 +13,8 @@ pub enum Kind {
     Pod,
     /// `v1/Secret`.
     Secret,
+    /// `v1/ServiceAccount`.
+    ServiceAccount,
 }
 
 impl Kind {
@@ -22,6 +24,7 @@ impl Kind {
             Self::Namespace => "namespaces",
             Self::Pod => "pods",
             Self::Secret => "secrets",
+            Self::ServiceAccount => "serviceaccounts",
         }
     }
 
@@ -31,6 +34,7 @@ impl Kind {
             Self::Namespace => "Namespace",
             Self::Pod => "Pod",
             Self::Secret => "Secret",
+            Self::ServiceAccount => "ServiceAccount",
         }
     }
 }
@@ -84,6 +88,21 @@ pub enum ModelError {
         /// What is wrong.
         detail: String,
     },
+    /// 403 `Forbidden` from ServiceAccount admission: the account a created pod runs as does not
+    /// exist in its namespace (see [`crate::ClusterModel::set_service_account_admission`]). The
+    /// message is the real apiserver's, word for word.
+    #[error(
+        "pods \"{pod}\" is forbidden: error looking up service account {namespace}/{account}: \
+         serviceaccount \"{account}\" not found"
+    )]
+    ServiceAccountMissing {
+        /// The refused pod's name.
+        pod: String,
+        /// Its namespace.
+        namespace: String,
+        /// The missing account.
+        account: String,
+    },
     /// 400 `BadRequest`: a malformed selector, continue token or mismatched namespace.
     #[error("{message}")]
     BadRequest {
@@ -106,6 +125,7 @@ impl ModelError {
             Self::NotFound { .. } => 404,
             Self::AlreadyExists { .. } | Self::Conflict { .. } => 409,
             Self::Invalid { .. } => 422,
+            Self::ServiceAccountMissing { .. } => 403,
             Self::BadRequest { .. } => 400,
             Self::Expired { .. } => 410,
         }
@@ -118,6 +138,7 @@ impl ModelError {
             Self::AlreadyExists { .. } => "AlreadyExists",
             Self::Conflict { .. } => "Conflict",
             Self::Invalid { .. } => "Invalid",
+            Self::ServiceAccountMissing { .. } => "Forbidden",
             Self::BadRequest { .. } => "BadRequest",
             Self::Expired { .. } => "Expired",
         }
@@ -136,6 +157,11 @@ impl ModelError {
             | Self::Invalid { kind, name, .. } => Some(StatusDetails {
                 kind: Some(kind.resource().to_owned()),
                 name: Some(name.clone()),
+                ..StatusDetails::default()
+            }),
+            Self::ServiceAccountMissing { pod, .. } => Some(StatusDetails {
+                kind: Some(Kind::Pod.resource().to_owned()),
+                name: Some(pod.clone()),
                 ..StatusDetails::default()
             }),
             Self::BadRequest { .. } | Self::Expired { .. } => None,

@@ -38,32 +38,35 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 pub enum PullFailure {
     /// The registry answers 401 Unauthorized.
     Unauthorized,
-    /// The registry has no manifest at the digest (`manifest unknown`).
+    /// The registry has no manifest at the digest (containerd: `<ref>: not found`).
     ManifestUnknown,
-    /// The image has no variant for the node's platform (`no match for platform in manifest`).
+    /// The image has no variant for the node's platform (`no match for platform in manifest:
+    /// not found`).
     PlatformMismatch,
 }
 
 impl PullFailure {
-    /// The kubelet's `ErrImagePull` waiting message for `image`.
+    /// The kubelet's `ErrImagePull` waiting message for `image`, in containerd's own words (CRI
+    /// `rpc error` prefix included): a 401 from the manifest HEAD, a registry 404 reported as
+    /// `<ref>: not found`, and a platform mismatch reported as `no match for platform in
+    /// manifest: not found` — which ends in `not found` too, as the real one does.
     pub fn message(self, image: &str) -> String {
         let host = registry_host(image);
         let path = repository_path(image);
         match self {
             Self::Unauthorized => format!(
-                "failed to pull and unpack image \"{image}\": failed to resolve reference \
-                 \"{image}\": unexpected status from HEAD request to \
-                 https://{host}/v2/{path}/manifests/{digest}: 401 Unauthorized",
+                "rpc error: code = Unknown desc = failed to pull and unpack image \"{image}\": \
+                 failed to resolve reference \"{image}\": unexpected status from HEAD request \
+                 to https://{host}/v2/{path}/manifests/{digest}: 401 Unauthorized",
                 digest = digest_of(image)
             ),
             Self::ManifestUnknown => format!(
-                "failed to pull and unpack image \"{image}\": failed to resolve reference \
-                 \"{image}\": unexpected status from GET request to \
-                 https://{host}/v2/{path}/manifests/{digest}: manifest unknown: manifest unknown",
-                digest = digest_of(image)
+                "rpc error: code = NotFound desc = failed to pull and unpack image \"{image}\": \
+                 failed to resolve reference \"{image}\": {image}: not found"
             ),
             Self::PlatformMismatch => format!(
-                "failed to pull and unpack image \"{image}\": no match for platform in manifest"
+                "rpc error: code = NotFound desc = failed to pull and unpack image \"{image}\": \
+                 no match for platform in manifest: not found"
             ),
         }
     }

@@ -271,6 +271,7 @@ pub struct ClusterModel {
     queued_scripts: BTreeMap<Key, VecDeque<PodScript>>,
     placements: u32,
     containers: u64,
+    accounts: accounts::Accounts,
 }
 
 impl std::fmt::Debug for ClusterModel {
@@ -317,6 +318,7 @@ impl ClusterModel {
             queued_scripts: BTreeMap::new(),
             placements: 0,
             containers: 0,
+            accounts: accounts::Accounts::default(),
         }
     }
 
@@ -336,7 +338,21 @@ impl ClusterModel {
     /// Move the clock to `at` (as [`ClusterModel::advance`]). The clock never goes backwards:
     /// an earlier `at` only runs what is already due.
     pub fn advance_to(&mut self, at: Timestamp) {
-        while let Some((due, key)) = self.next_due_entry() {
+        loop {
+            let pod = self.next_due_entry();
+            // The ServiceAccount controller's pending creations run in time order with the
+            // kubelet's steps; on a tie the account comes first.
+            if let Some((due, namespace)) = self.accounts.next_due()
+                && due <= at
+                && pod.as_ref().is_none_or(|(pod_due, _)| due <= *pod_due)
+            {
+                if due > self.now {
+                    self.now = due;
+                }
+                self.create_due_account(&namespace);
+                continue;
+            }
+            let Some((due, key)) = pod else { break };
             if due > at {
                 break;
             }
@@ -363,7 +379,9 @@ impl ClusterModel {
 
     /// When the next kubelet step or graceful removal is due, if any.
     pub fn next_due(&self) -> Option<Timestamp> {
-        self.next_due_entry().map(|(t, _)| t)
+        let pod = self.next_due_entry().map(|(t, _)| t);
+        let account = self.accounts.next_due().map(|(t, _)| t);
+        pod.into_iter().chain(account).min()
     }
 
     fn next_due_entry(&self) -> Option<(Timestamp, Key)> {
@@ -495,8 +513,9 @@ impl ClusterModel {
             phase: Some("Active".to_owned()),
             ..NamespaceStatus::default()
         });
-        self.namespaces.insert(name, namespace.clone());
+        self.namespaces.insert(name.clone(), namespace.clone());
         self.record(EventType::Added, rv, Object::Namespace(namespace.clone()));
+        self.schedule_default_account(&name);
         Ok(namespace)
     }
 
@@ -573,6 +592,7 @@ impl ClusterModel {
         for key in secrets {
             self.remove_secret_key(&key);
         }
+        self.forget_accounts(name);
         let mut namespace = self.namespaces.remove(name).unwrap_or(existing);
         let rv = self.next_rv();
         namespace.metadata.resource_version = Some(rv.to_string());
@@ -723,6 +743,8 @@ impl ClusterModel {
         let name = Self::required_name(Kind::Pod, &pod.metadata)?;
         self.require_namespace(namespace)?;
         let key = (namespace.to_owned(), name.clone());
+        // Admission runs before storage, so a missing account is refused even under a taken name.
+        self.admit_service_account(namespace, &name, &pod)?;
         if self.pods.contains_key(&key) {
             return Err(ModelError::AlreadyExists {
                 kind: Kind::Pod,
@@ -1611,6 +1633,8 @@ fn initial_due(runtime: &Runtime) -> Option<Timestamp> {
         (script, _) => timed_due(script, runtime.anchor),
     }
 }
+
+mod accounts;
 
 #[cfg(test)]
 mod tests;

@@ -561,6 +561,7 @@ fn supported_fields(kind: Kind) -> &'static [&'static str] {
         ],
         Kind::Secret => &["metadata.name", "metadata.namespace", "type"],
         Kind::Namespace => &["metadata.name", "status.phase"],
+        Kind::ServiceAccount => &["metadata.name", "metadata.namespace"],
     }
 }
 

@@ -24,7 +24,7 @@ use apiary_substrate::{
     CreateOutcome, DeleteOutcome, Listed, NamespaceError, Operation, Substrate, SubstrateError,
 };
 use futures::TryStreamExt;
-use k8s_openapi::api::core::v1::{Namespace, Pod, Secret};
+use k8s_openapi::api::core::v1::{Namespace, Pod, Secret, ServiceAccount};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Resource;
 use kube::core::params::WatchParams;
@@ -499,6 +499,22 @@ impl Substrate for Cluster {
         }
     }
 
+    async fn service_account_exists(&self, name: &str) -> Result<bool, SubstrateError> {
+        let object = format!("serviceaccount/{name}");
+        let path = ServiceAccount::url_path(&(), Some(&self.namespace));
+        let request = Request::new(path).get(name, &GetParams::default());
+        // A 2xx is the proof of existence; the body (token references) is not decoded.
+        match self
+            .exchange(request, Operation::GetServiceAccount, &object)
+            .await
+            .result
+        {
+            Ok(_) => Ok(true),
+            Err(failure) if mapping::is_absent(&failure) => Ok(false),
+            Err(failure) => Err(failure.into_error(Operation::GetServiceAccount, &object)),
+        }
+    }
+
     async fn create_secret(&self, secret: &Secret) -> Result<CreateOutcome, SubstrateError> {
         let name = secret.metadata.name.as_deref().unwrap_or("<unnamed>");
         let object = format!("secret/{name}");
@@ -530,10 +546,10 @@ impl Substrate for Cluster {
             .result
         {
             Ok(_) => Ok(CreateOutcome::Created),
-            Err(failure) => {
-                let outcome = mapping::create_outcome(&failure);
-                outcome_or_error(failure, outcome, Operation::CreatePod, &object)
-            }
+            Err(failure) => match mapping::create_outcome(&failure) {
+                Some(outcome) => Ok(outcome),
+                None => Err(mapping::pod_create_error(failure, &object)),
+            },
         }
     }
 

@@ -14,6 +14,9 @@ const TABLE: &[(&str, &str, &[&str])] = &[
         &["get", "list", "create", "delete", "watch"],
     ),
     ("deploy", "secrets", &["get", "list", "create", "delete"]),
+    // deploy.md § Namespace ensure, item 4: deploy reads the pod's service account while a pod
+    // create waits for the ServiceAccount controller (§ RBAC's table predates the rule).
+    ("deploy", "serviceaccounts", &["get"]),
     ("status", "pods", &["get"]),
     ("status", "secrets", &["get"]),
     ("undeploy", "pods", &["get", "list", "delete"]),
@@ -27,6 +30,7 @@ const TABLE: &[(&str, &str, &[&str])] = &[
 const ROLE_OF: &[(&str, &str)] = &[
     ("pods", "apiary-deployer"),
     ("secrets", "apiary-deployer"),
+    ("serviceaccounts", "apiary-deployer"),
     ("namespaces", "apiary-namespace-creator"),
 ];
 
@@ -135,7 +139,8 @@ fn rbac_roles_are_the_spec_roles() {
         verbs("apiary-namespace-creator", "namespaces"),
         ["create", "get"]
     );
-    assert_eq!(grants["apiary-deployer"].len(), 2);
+    assert_eq!(verbs("apiary-deployer", "serviceaccounts"), ["get"]);
+    assert_eq!(grants["apiary-deployer"].len(), 3);
     assert_eq!(grants["apiary-namespace-creator"].len(), 1);
 }
 

@@ -76,6 +76,7 @@ pub async fn deploy<S: Substrate>(
         desired_intent: config.fingerprint(),
         deadline: options.deadline,
         poll: options.poll,
+        service_account: config.service_account().map(str::to_owned),
     });
     let started = substrate.elapsed();
     let mut attempt: Option<Attempt> = None;
@@ -121,6 +122,12 @@ pub async fn deploy<S: Substrate>(
             Effect::ReadLatestCondition { name } => {
                 Event::PodRead(read_pod(substrate, &name).await)
             }
+            Effect::GetServiceAccount { name } => Event::ServiceAccountRead(
+                substrate
+                    .service_account_exists(&name)
+                    .await
+                    .map_err(|e| e.to_string()),
+            ),
             Effect::CheckSecret { name } => Event::SecretChecked(
                 substrate
                     .secret_exists(&name)
@@ -146,10 +153,18 @@ pub async fn deploy<S: Substrate>(
                             PodCreateOutcome::Created
                         }
                         Ok(CreateOutcome::AlreadyExists) => PodCreateOutcome::AlreadyExists,
-                        Err(error) if error.is_api() => {
-                            PodCreateOutcome::Refused(error.to_string())
-                        }
-                        Err(error) => PodCreateOutcome::TransportFailed(error.to_string()),
+                        Err(error) => match &error {
+                            // The machine decides whether to wait for the account (deploy.md
+                            // § Namespace ensure, item 4); the driver only passes it on.
+                            SubstrateError::ServiceAccountMissing { account, .. } => {
+                                PodCreateOutcome::ServiceAccountMissing {
+                                    account: account.clone(),
+                                    detail: error.to_string(),
+                                }
+                            }
+                            _ if error.is_api() => PodCreateOutcome::Refused(error.to_string()),
+                            _ => PodCreateOutcome::TransportFailed(error.to_string()),
+                        },
                     },
                     None => PodCreateOutcome::TransportFailed(format!(
                         "internal error: no built attempt for secret {secret}"

@@ -54,6 +54,8 @@ pub enum Operation {
     GetPod,
     /// Reading one Secret.
     GetSecret,
+    /// Reading one ServiceAccount.
+    GetServiceAccount,
     /// Creating a Secret.
     CreateSecret,
     /// Creating a pod.
@@ -75,6 +77,7 @@ impl std::fmt::Display for Operation {
             Self::ListSecrets => "list secrets",
             Self::GetPod => "read pod",
             Self::GetSecret => "read secret",
+            Self::GetServiceAccount => "read service account",
             Self::CreateSecret => "create secret",
             Self::CreatePod => "create pod",
             Self::DeletePod => "delete pod",
@@ -102,6 +105,23 @@ pub enum SubstrateError {
         /// `Status.message`, verbatim.
         message: String,
     },
+    /// A pod create refused by ServiceAccount admission (403, reason `Forbidden`, message
+    /// `… error looking up service account <ns>/<sa>: serviceaccount "<sa>" not found`): the
+    /// account the pod runs as does not exist (yet). The kube shell recognises the answer; the
+    /// deploy machine decides whether to wait for the account (deploy.md § Namespace ensure).
+    #[error("could not {operation} {object}: the apiserver answered {code} Forbidden: {message}")]
+    ServiceAccountMissing {
+        /// The failed operation.
+        operation: Operation,
+        /// The object (`pod/x`).
+        object: String,
+        /// The HTTP status code (403).
+        code: u16,
+        /// The missing account, as the message names it.
+        account: String,
+        /// `Status.message`, verbatim.
+        message: String,
+    },
     /// No usable answer: connection refused or dropped, timeout, TLS, an undecodable body.
     #[error("could not {operation} {object}: {message}")]
     Transport {
@@ -120,13 +140,14 @@ impl SubstrateError {
     pub fn reason(&self) -> Option<&str> {
         match self {
             Self::Api { reason, .. } => Some(reason),
+            Self::ServiceAccountMissing { .. } => Some("Forbidden"),
             Self::Transport { .. } => None,
         }
     }
 
     /// Whether the apiserver answered (a refusal) rather than not at all.
     pub fn is_api(&self) -> bool {
-        matches!(self, Self::Api { .. })
+        matches!(self, Self::Api { .. } | Self::ServiceAccountMissing { .. })
     }
 }
 
@@ -185,13 +206,21 @@ pub trait Substrate: Send + Sync {
         name: &str,
     ) -> impl Future<Output = Result<bool, SubstrateError>> + Send;
 
+    /// Quorum GET of a ServiceAccount; `Ok(false)` is a confirmed absence (404 `NotFound`).
+    /// Read only while a pod create waits for its account (deploy.md § Namespace ensure).
+    fn service_account_exists(
+        &self,
+        name: &str,
+    ) -> impl Future<Output = Result<bool, SubstrateError>> + Send;
+
     /// Create a Secret.
     fn create_secret(
         &self,
         secret: &Secret,
     ) -> impl Future<Output = Result<CreateOutcome, SubstrateError>> + Send;
 
-    /// Create a pod. `Err(Api)` is a refusal; `Err(Transport)` means the create may have landed.
+    /// Create a pod. `Err(Api)` is a refusal, `Err(ServiceAccountMissing)` the refusal of
+    /// ServiceAccount admission; `Err(Transport)` means the create may have landed.
     fn create_pod(
         &self,
         pod: &Pod,

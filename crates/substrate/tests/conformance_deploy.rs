@@ -657,3 +657,112 @@ fn env_values_never_reach_errors() {
         assert!(!format!("{error:?}").contains(VALUE), "{error:?}");
     }
 }
+
+// ---- deploy.md § Namespace ensure, item 4: a just-created namespace has no service account yet
+
+/// A fake whose model runs ServiceAccount admission and a ServiceAccount controller that creates
+/// `default` `delay` after each new namespace (`None`: no controller at all).
+fn admitting_fake(delay: Option<Duration>) -> FakeCluster {
+    let fake = FakeCluster::new(NS);
+    fake.with_model(|m| {
+        m.set_service_account_admission(true);
+        m.set_service_account_controller(delay);
+    });
+    fake
+}
+
+/// A deploy into a namespace it creates, whose `default` account appears 2 s later, waits for
+/// the account and retries the pod create with the same Secret: it succeeds with exactly one
+/// Secret, and nothing is deleted.
+#[test]
+fn fresh_namespace_waits_for_the_default_account_and_keeps_one_secret() {
+    let fake = admitting_fake(Some(Duration::from_secs(2)));
+    assert_eq!(deploy_default(&fake), ok(POD, true));
+    let secrets = fake.creates_of_secrets();
+    assert_eq!(secrets.len(), 1, "{:?}", fake.call_summaries());
+    let pods = fake.creates_of_pods();
+    assert_eq!(pods.len(), 2, "one refused, one created");
+    let referenced = |pod: &k8s_openapi::api::core::v1::Pod| {
+        apiary_substrate::observe::referenced_secret_names(pod)
+    };
+    assert_eq!(referenced(&pods[0]), referenced(&pods[1]));
+    assert_eq!(
+        referenced(&pods[1]),
+        [secrets[0].metadata.name.clone().unwrap()]
+    );
+    assert!(fake.secret_deletes().is_empty());
+    assert!(fake.pod_deletes().is_empty());
+    let calls = fake.call_summaries();
+    let refused = calls
+        .iter()
+        .position(|c| c.starts_with("create_pod"))
+        .unwrap();
+    let account_read = calls
+        .iter()
+        .position(|c| c == "service_account_exists default")
+        .unwrap();
+    let retried = calls
+        .iter()
+        .rposition(|c| c.starts_with("create_pod"))
+        .unwrap();
+    assert!(
+        refused < account_read && account_read < retried,
+        "{calls:?}"
+    );
+    assert_eq!(fake.secrets().len(), 1);
+}
+
+/// The same wait applies when the namespace already existed but has no `default` yet; at the
+/// deadline E1 names the missing account and leaves the Secret (a deadline cleans up nothing).
+#[test]
+fn an_account_that_never_appears_ends_in_e1_naming_it() {
+    let fake = admitting_fake(None);
+    fake.with_model(|m| {
+        m.ensure_namespace(NS);
+    });
+    let config = config_with(|c| c.timeout = Duration::from_secs(10));
+    let error = run(deploy(&fake, &config, &options(&config))).unwrap_err();
+    assert!(
+        matches!(error, DeployError::ServiceAccountMissing { ref account, .. } if account == "default"),
+        "{error}"
+    );
+    let text = error.to_string();
+    assert!(text.contains("within 10s"), "{text}");
+    assert!(
+        text.contains(&format!("kubectl create serviceaccount default -n {NS}")),
+        "{text}"
+    );
+    assert_eq!(fake.creates_of_secrets().len(), 1);
+    assert!(fake.secret_deletes().is_empty());
+    assert_eq!(fake.secrets().len(), 1);
+    assert!(fake.elapsed() >= Duration::from_secs(10));
+}
+
+/// A pod that names its own account (`--service-account missing`) is reported at once: E10 with
+/// the `kubectl create serviceaccount` fix, the attempt's Secret dropped, no wait, no retry.
+#[test]
+fn a_named_missing_account_fails_at_once_with_the_fix() {
+    let fake = admitting_fake(Some(Duration::from_secs(2)));
+    let config = config_with(|c| c.service_account = Some("missing".into()));
+    let error = run(deploy(&fake, &config, &options(&config))).unwrap_err();
+    let text = error.to_string();
+    assert!(matches!(error, DeployError::CreateFailed { .. }), "{text}");
+    for needle in [
+        "403 Forbidden",
+        "serviceaccount \"missing\" not found",
+        &format!("kubectl create serviceaccount missing -n {NS}"),
+        "was removed",
+    ] {
+        assert!(text.contains(needle), "{text} lacks {needle}");
+    }
+    assert_eq!(fake.creates_of_pods().len(), 1);
+    assert_eq!(fake.secret_deletes().len(), 1);
+    assert!(fake.secrets().is_empty());
+    let calls = fake.call_summaries();
+    assert!(
+        !calls
+            .iter()
+            .any(|c| c.starts_with("wait_for_pod_change") || c.starts_with("service_account")),
+        "{calls:?}"
+    );
+}

@@ -74,6 +74,20 @@ pub enum DeployError {
         /// The latest condition, read fresh.
         condition: LatestCondition,
     },
+    /// E1 for a pod that could not be created before the deadline because the service account it
+    /// runs as (`default`) did not appear (deploy.md § Namespace ensure, item 4).
+    ServiceAccountMissing {
+        /// The namespace.
+        namespace: String,
+        /// The pod name.
+        pod: String,
+        /// The account that never appeared.
+        account: String,
+        /// The deadline.
+        deadline: Duration,
+        /// This attempt's Secret, left for later collection.
+        secret: String,
+    },
     /// E2: a replace classification after this call's own create.
     CreatedPodFailed {
         /// The namespace (for the `kubectl logs` hint).
@@ -170,6 +184,22 @@ impl fmt::Display for DeployError {
                 f,
                 "startup of pod {pod} not confirmed within {}s; latest condition: {condition}",
                 deadline.as_secs()
+            ),
+            DeployError::ServiceAccountMissing {
+                namespace,
+                pod,
+                account,
+                deadline,
+                secret,
+            } => write!(
+                f,
+                "startup of pod {pod} not confirmed within {}s; latest condition: the pod could \
+                 not be created because service account {account} does not exist in namespace \
+                 {namespace} (the ServiceAccount controller creates `default` in every new \
+                 namespace: check that the controller manager runs, or create it with \
+                 `kubectl create serviceaccount {account} -n {namespace}`); {}",
+                deadline.as_secs(),
+                SecretFate::Left(secret.clone())
             ),
             DeployError::CreatedPodFailed {
                 namespace,

@@ -22,6 +22,7 @@ fn spec() -> DeploySpec {
         desired_intent: INTENT.into(),
         deadline: DEFAULT_DEADLINE,
         poll: DEFAULT_POLL,
+        service_account: None,
     }
 }
 
@@ -977,6 +978,21 @@ fn error_texts_name_required_content() {
             vec!["timed out after 90s", "p"],
         ),
         (
+            DeployError::ServiceAccountMissing {
+                namespace: "ns".into(),
+                pod: "p".into(),
+                account: "default".into(),
+                deadline: d,
+                secret: "s".into(),
+            },
+            vec![
+                "pod p not confirmed within 90s",
+                "service account default does not exist in namespace ns",
+                "kubectl create serviceaccount default -n ns",
+                "secret s was left",
+            ],
+        ),
+        (
             DeployError::WinnerDeleting { pod: "p".into() },
             vec!["another deploy", "being deleted", "try again"],
         ),
@@ -1011,4 +1027,234 @@ fn error_texts_name_required_content() {
         }
     }
     assert_eq!(ObjectKind::Secret.to_string(), "secret");
+}
+
+// ---- deploy.md § Namespace ensure, item 4: a just-created namespace has no service account yet
+
+/// The literal refusal of ServiceAccount admission for `default` in `agents`.
+const SA_DETAIL: &str = "the apiserver answered 403 Forbidden: pods \"p\" is forbidden: error \
+                         looking up service account agents/default: serviceaccount \"default\" \
+                         not found";
+
+fn account_missing(account: &str) -> Event {
+    Event::PodCreated(PodCreateOutcome::ServiceAccountMissing {
+        account: account.into(),
+        detail: SA_DETAIL.into(),
+    })
+}
+
+fn get_account(name: &str) -> Effect {
+    Effect::GetServiceAccount { name: name.into() }
+}
+
+fn create_pod_again() -> Effect {
+    Effect::CreatePod {
+        secret: SECRET.into(),
+    }
+}
+
+/// Up to the first refused pod create of a fresh deploy.
+fn refused_for_account(run: &mut Run) -> Effect {
+    run.reach_first_get();
+    let effect = run.step(absent());
+    create(run, effect);
+    run.step(account_missing("default"))
+}
+
+/// A pod running as `default` refused for its missing account keeps its Secret, reads the
+/// account, waits while it is absent, and retries the create with the same Secret once it
+/// exists: no second Secret, no drop.
+#[test]
+fn missing_default_account_waits_and_retries_with_the_same_secret() {
+    let mut run = Run::new();
+    assert_eq!(refused_for_account(&mut run), get_account("default"));
+    let effect = run.step(Event::ServiceAccountRead(Ok(false)));
+    expect_wait(&effect, DEFAULT_POLL);
+    assert_eq!(run.wait(&effect), get_account("default"));
+    let effect = run.step(Event::ServiceAccountRead(Ok(false)));
+    assert_eq!(run.wait(&effect), get_account("default"));
+    assert_eq!(
+        run.step(Event::ServiceAccountRead(Ok(true))),
+        create_pod_again()
+    );
+    let effect = run.step(Event::PodCreated(PodCreateOutcome::Created));
+    assert!(run.machine.created_this_call());
+    run.wait(&effect);
+    assert_eq!(run.step(read(own_pod(running()))), ok(POD, true));
+}
+
+/// An account that appeared between the refusal and the read is used at once: no wait.
+#[test]
+fn an_account_that_already_exists_retries_at_once() {
+    let mut run = Run::new();
+    refused_for_account(&mut run);
+    assert_eq!(
+        run.step(Event::ServiceAccountRead(Ok(true))),
+        create_pod_again()
+    );
+    assert_eq!(run.elapsed, Duration::ZERO);
+}
+
+/// Only one retry follows a refusal without a wait: when the admission cache still refuses
+/// after the account read found it, the next create waits a poll first (no hot spin).
+#[test]
+fn a_second_refusal_waits_before_the_next_create() {
+    let mut run = Run::new();
+    refused_for_account(&mut run);
+    run.step(Event::ServiceAccountRead(Ok(true)));
+    assert_eq!(run.step(account_missing("default")), get_account("default"));
+    let effect = run.step(Event::ServiceAccountRead(Ok(true)));
+    expect_wait(&effect, DEFAULT_POLL);
+    assert_eq!(run.wait(&effect), get_account("default"));
+    assert_eq!(
+        run.step(Event::ServiceAccountRead(Ok(true))),
+        create_pod_again()
+    );
+}
+
+/// `--service-account default` runs as `default` too: the refusal is just as transient.
+#[test]
+fn naming_default_explicitly_is_still_transient() {
+    let mut run = Run::with(DeploySpec {
+        service_account: Some("default".into()),
+        ..spec()
+    });
+    assert_eq!(refused_for_account(&mut run), get_account("default"));
+}
+
+/// At the deadline the wait ends with E1 naming the missing account and the `kubectl create
+/// serviceaccount` fix; the Secret is left (a deadline cleans up nothing).
+#[test]
+fn the_deadline_names_the_missing_account() {
+    let mut run = Run::with(DeploySpec {
+        deadline: Duration::from_secs(5),
+        ..spec()
+    });
+    refused_for_account(&mut run);
+    let mut effect = run.step(Event::ServiceAccountRead(Ok(false)));
+    let mut reads = 1;
+    let e = loop {
+        effect = match effect {
+            Effect::Wait { .. } => run.wait(&effect),
+            Effect::GetServiceAccount { .. } => {
+                reads += 1;
+                run.step(Event::ServiceAccountRead(Ok(false)))
+            }
+            other => break error(other),
+        };
+    };
+    assert_eq!(
+        reads, 3,
+        "reads at 0 s, 2 s and 4 s; the wait to 5 s ends the call"
+    );
+    assert_eq!(
+        e,
+        DeployError::ServiceAccountMissing {
+            namespace: "agents".into(),
+            pod: POD.into(),
+            account: "default".into(),
+            deadline: Duration::from_secs(5),
+            secret: SECRET.into(),
+        }
+    );
+}
+
+/// An account read answered after the deadline ends the call even when the account exists: a
+/// create past the deadline would start an attempt nobody waits for.
+#[test]
+fn no_create_after_the_deadline() {
+    let mut run = Run::with(DeploySpec {
+        deadline: Duration::from_secs(5),
+        ..spec()
+    });
+    refused_for_account(&mut run);
+    run.elapsed = Duration::from_secs(5);
+    let e = error(run.step(Event::ServiceAccountRead(Ok(true))));
+    assert!(
+        matches!(e, DeployError::ServiceAccountMissing { .. }),
+        "{e}"
+    );
+}
+
+/// A failed account read is E12 naming the account.
+#[test]
+fn a_failed_account_read_is_e12() {
+    let mut run = Run::new();
+    refused_for_account(&mut run);
+    let e = error(run.step(Event::ServiceAccountRead(Err("500 boom".into()))));
+    assert_eq!(
+        e,
+        DeployError::Failed {
+            operation: "read service account".into(),
+            object: "default".into(),
+            detail: "500 boom".into(),
+        }
+    );
+}
+
+/// A pod that names its own account (`--service-account runner`) is refused for good: the
+/// Secret is dropped as for any refused create and E10 gives the `kubectl create
+/// serviceaccount` fix at once.
+#[test]
+fn a_named_missing_account_is_reported_at_once_with_the_fix() {
+    let mut run = Run::with(DeploySpec {
+        service_account: Some("runner".into()),
+        ..spec()
+    });
+    run.reach_first_get();
+    let effect = run.step(absent());
+    create(&mut run, effect);
+    assert_eq!(
+        run.step(account_missing("runner")),
+        Effect::ListForDrop {
+            secret: SECRET.into()
+        }
+    );
+    let listing = Listing {
+        pods: vec![],
+        secrets: vec![own_secret(SECRET, Some(1))],
+    };
+    assert!(matches!(
+        run.step(Event::Listed(Ok(listing))),
+        Effect::DeleteSecret(_)
+    ));
+    let e = error(run.step(Event::SecretDeleted(Ok(DeleteAnswer::Accepted))));
+    let text = e.to_string();
+    assert!(
+        matches!(
+            e,
+            DeployError::CreateFailed {
+                kind: ObjectKind::Pod,
+                ..
+            }
+        ),
+        "{text}"
+    );
+    for needle in [
+        "403 Forbidden",
+        "service account runner does not exist in namespace agents",
+        "kubectl create serviceaccount runner -n agents",
+        &format!("secret {SECRET} was removed"),
+    ] {
+        assert!(text.contains(needle), "{text} lacks {needle}");
+    }
+}
+
+/// Answering an account read the machine did not ask for is a driver bug, reported by name.
+#[test]
+fn an_unasked_account_read_is_a_driver_error() {
+    let mut run = Run::new();
+    run.reach_first_get();
+    let text = error(run.step(Event::ServiceAccountRead(Ok(true)))).to_string();
+    assert!(
+        text.contains("answered ServiceAccountRead while the machine waited for PodRead"),
+        "{text}"
+    );
+    let mut run = Run::new();
+    refused_for_account(&mut run);
+    let text = error(run.step(Event::Waited)).to_string();
+    assert!(
+        text.contains("answered Waited while the machine waited for ServiceAccountRead"),
+        "{text}"
+    );
 }

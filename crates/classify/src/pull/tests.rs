@@ -351,3 +351,18 @@ proptest::proptest! {
         }
     }
 }
+
+/// A removed quoted run ends after its closing quote: the next run starts fresh, so a rule word
+/// between two references stays (kills a removal that resumes at the closing quote).
+#[test]
+fn text_between_two_quoted_references_stays() {
+    assert_eq!(bare("\"a\"denied\"b\""), Some(PullFailure::Unauthorized));
+}
+
+/// The generic `name@sha256:` removal takes only the name before the `@`: prose before it
+/// stays (kills a name matcher that accepts every character).
+#[test]
+fn prose_before_a_named_digest_stays() {
+    let message = format!("access denied for x@sha256:{}", "0".repeat(64));
+    assert_eq!(bare(&message), Some(PullFailure::Unauthorized));
+}

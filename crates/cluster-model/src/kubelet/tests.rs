@@ -82,28 +82,38 @@ fn image_convention_ignores_host_and_tag() {
     assert_eq!(registry_host("host:5000/x@sha256:ab"), "host:5000");
 }
 
-/// The pull messages carry the literals apiary's classifier keys on, and the back-off message
-/// embeds the pull error.
+/// The pull messages are containerd's real shapes (issue 8 § 4): the platform mismatch ends in
+/// `not found` like the real one, and the back-off message embeds the pull error.
 #[test]
 fn pull_failure_messages() {
     let image = "registry.example.com/team/agent@sha256:aaaa";
     let unauthorized = PullFailure::Unauthorized.message(image);
-    assert!(unauthorized.contains("401 Unauthorized"), "{unauthorized}");
+    assert!(
+        unauthorized.contains(": 401 Unauthorized"),
+        "{unauthorized}"
+    );
     assert!(
         unauthorized.contains("https://registry.example.com/v2/team/agent/manifests/sha256:aaaa")
     );
     let manifest = PullFailure::ManifestUnknown.message(image);
-    assert!(manifest.contains("manifest unknown"), "{manifest}");
-    assert!(!manifest.contains("401"));
-    let platform = PullFailure::PlatformMismatch.message(image);
-    assert!(
-        platform.contains("no match for platform in manifest"),
-        "{platform}"
+    assert_eq!(
+        manifest,
+        format!(
+            "rpc error: code = NotFound desc = failed to pull and unpack image \"{image}\": \
+             failed to resolve reference \"{image}\": {image}: not found"
+        )
     );
-    assert!(!platform.contains("not found"));
+    let platform = PullFailure::PlatformMismatch.message(image);
+    assert_eq!(
+        platform,
+        format!(
+            "rpc error: code = NotFound desc = failed to pull and unpack image \"{image}\": \
+             no match for platform in manifest: not found"
+        )
+    );
     let backoff = PullFailure::ManifestUnknown.backoff_message(image);
     assert!(backoff.starts_with(&format!("Back-off pulling image \"{image}\"")));
-    assert!(backoff.contains("manifest unknown"));
+    assert!(backoff.ends_with(": not found"));
 }
 
 /// The back-off doubles from 10 s and caps at 300 s.

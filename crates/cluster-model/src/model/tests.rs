@@ -544,8 +544,11 @@ fn exit_script_runs_then_exits() {
 fn pull_failures_alternate_err_and_backoff() {
     for (repo, needle) in [
         ("pullfail-unauthorized", "401 Unauthorized"),
-        ("pullfail-manifest", "manifest unknown"),
-        ("pullfail-platform", "no match for platform"),
+        ("pullfail-manifest", "@sha256:aa: not found"),
+        (
+            "pullfail-platform",
+            "no match for platform in manifest: not found",
+        ),
     ] {
         let mut m = model();
         let image = format!("r.io/team/{repo}@sha256:aa");

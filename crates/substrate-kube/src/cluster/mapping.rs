@@ -100,6 +100,50 @@ impl Failure {
     }
 }
 
+/// The message shape of ServiceAccount admission's refusal, around the account name:
+/// `pods "<pod>" is forbidden: error looking up service account <ns>/<sa>: serviceaccount
+/// "<sa>" not found`.
+const ACCOUNT_LOOKUP: &str = "error looking up service account ";
+const ACCOUNT_NOT_FOUND_PREFIX: &str = ": serviceaccount \"";
+const ACCOUNT_NOT_FOUND_SUFFIX: &str = "\" not found";
+
+/// The account a pod create's refusal says is missing, when the refusal is ServiceAccount
+/// admission's: reason exactly `Forbidden` and the message naming `<ns>/<sa>` and then
+/// `serviceaccount "<sa>" not found` for the same account. Any other 403 (RBAC, quota, another
+/// admission plugin) is `None`: an ordinary refusal (deploy.md § Namespace ensure, item 4).
+pub fn missing_service_account(failure: &Failure) -> Option<String> {
+    if !failure.has_reason(REASON_FORBIDDEN) {
+        return None;
+    }
+    let message = &failure.refusal()?.message;
+    let (_, after) = message.split_once(ACCOUNT_LOOKUP)?;
+    let (qualified, rest) = after.split_once(ACCOUNT_NOT_FOUND_PREFIX)?;
+    let (_namespace, account) = qualified.split_once('/')?;
+    let named = rest.strip_prefix(account)?;
+    (!account.is_empty() && named.starts_with(ACCOUNT_NOT_FOUND_SUFFIX)).then(|| account.to_owned())
+}
+
+/// A pod create's failure as the caller's error: ServiceAccount admission's refusal is its own
+/// variant, so the deploy machine can wait for the account; anything else as usual.
+pub fn pod_create_error(failure: Failure, object: &str) -> SubstrateError {
+    match missing_service_account(&failure) {
+        Some(account) => {
+            let (code, message) = failure
+                .refusal()
+                .map(|r| (r.code, r.message.clone()))
+                .unwrap_or_default();
+            SubstrateError::ServiceAccountMissing {
+                operation: Operation::CreatePod,
+                object: object.to_owned(),
+                code,
+                account,
+                message,
+            }
+        }
+        None => failure.into_error(Operation::CreatePod, object),
+    }
+}
+
 /// Decode a non-2xx answer. The body should be a `Status`; when it is not (a proxy's page, an
 /// empty body) the reason is empty and the message says so without quoting the body, because a
 /// body nobody specified could echo anything.

@@ -21,6 +21,8 @@ pub enum Op {
     GetPod,
     /// `secret_exists`.
     SecretExists,
+    /// `service_account_exists`.
+    ServiceAccountExists,
     /// `create_secret`.
     CreateSecret,
     /// `create_pod`.
@@ -74,6 +76,11 @@ pub enum Call {
         /// The Secret name.
         name: String,
     },
+    /// `service_account_exists(name)`.
+    ServiceAccountExists {
+        /// The account name.
+        name: String,
+    },
     /// `create_secret(secret)`: the Secret exactly as passed.
     CreateSecret {
         /// The Secret.
@@ -123,6 +130,7 @@ impl Call {
             Self::ListSecrets { .. } => Op::ListSecrets,
             Self::GetPod { .. } => Op::GetPod,
             Self::SecretExists { .. } => Op::SecretExists,
+            Self::ServiceAccountExists { .. } => Op::ServiceAccountExists,
             Self::CreateSecret { .. } => Op::CreateSecret,
             Self::CreatePod { .. } => Op::CreatePod,
             Self::DeletePod { .. } => Op::DeletePod,
@@ -139,6 +147,7 @@ impl Call {
     /// A one-line, value-free summary for assertions: `ensure_namespace agents`,
     /// `create_secret <name>`, `create_pod <name>`, `delete_pod <name> uid=<uid> rv=<rv>`,
     /// `delete_secret <name> uid=<uid>`, `get_pod <name>`, `secret_exists <name>`,
+    /// `service_account_exists <name>`,
     /// `list_pods <selector>`, `list_secrets <selector>`, `sleep <secs>s`,
     /// `wait_for_pod_change <name> rv=<rv or -> max=<secs>s` (seconds with fractions when not
     /// whole, e.g. `0.5s`).
@@ -156,6 +165,7 @@ impl Call {
             Self::ListSecrets { selector } => format!("list_secrets {selector}"),
             Self::GetPod { name } => format!("get_pod {name}"),
             Self::SecretExists { name } => format!("secret_exists {name}"),
+            Self::ServiceAccountExists { name } => format!("service_account_exists {name}"),
             Self::CreateSecret { secret } => format!(
                 "create_secret {}",
                 secret.metadata.name.as_deref().unwrap_or("")

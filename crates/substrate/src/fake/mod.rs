@@ -259,7 +259,10 @@ pub fn server_error(operation: Operation, object: &str) -> SubstrateError {
 
 fn verb_of(operation: Operation) -> &'static str {
     match operation {
-        Operation::GetNamespace | Operation::GetPod | Operation::GetSecret => "get",
+        Operation::GetNamespace
+        | Operation::GetPod
+        | Operation::GetSecret
+        | Operation::GetServiceAccount => "get",
         Operation::CreateNamespace | Operation::CreateSecret | Operation::CreatePod => "create",
         Operation::ListPods | Operation::ListSecrets => "list",
         Operation::DeletePod | Operation::DeleteSecret => "delete",
@@ -279,6 +282,7 @@ fn resource_of(operation: Operation) -> &'static str {
         | Operation::GetSecret
         | Operation::CreateSecret
         | Operation::DeleteSecret => "secrets",
+        Operation::GetServiceAccount => "serviceaccounts",
     }
 }
 
@@ -292,6 +296,15 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 fn model_error(operation: Operation, object: &str, error: &ModelError) -> SubstrateError {
+    if let ModelError::ServiceAccountMissing { account, .. } = error {
+        return SubstrateError::ServiceAccountMissing {
+            operation,
+            object: object.to_owned(),
+            code: error.code(),
+            account: account.clone(),
+            message: error.to_string(),
+        };
+    }
     api_error(
         operation,
         object,
@@ -930,6 +943,23 @@ impl Substrate for FakeCluster {
                 &Self::secret_object(name),
                 &e,
             )),
+        })
+    }
+
+    async fn service_account_exists(&self, name: &str) -> Result<bool, SubstrateError> {
+        let step = self.begin(Call::ServiceAccountExists {
+            name: name.to_owned(),
+        });
+        self.read(step, |m| {
+            match m.get_service_account(&self.namespace, name) {
+                Ok(_) => Ok(true),
+                Err(ModelError::NotFound { .. }) => Ok(false),
+                Err(e) => Err(model_error(
+                    Operation::GetServiceAccount,
+                    &format!("serviceaccount/{name}"),
+                    &e,
+                )),
+            }
         })
     }
 

@@ -420,3 +420,127 @@ fn connection_failure_message_names_cause() {
         other => panic!("{other:?}"),
     }
 }
+
+// ---- deploy.md § Namespace ensure, item 4: ServiceAccount admission's refusal
+
+/// The body a real kube-apiserver (v1.20) answers a pod create with while the namespace has no
+/// `default` ServiceAccount, verbatim.
+const SA_MISSING_STATUS: &str = r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"pods \"apiary-research-bot-1-72bea12366a3\" is forbidden: error looking up service account agents/default: serviceaccount \"default\" not found","reason":"Forbidden","details":{"name":"apiary-research-bot-1-72bea12366a3","kind":"pods"},"code":403}"#;
+
+fn status_failure(code: u16, body: &str) -> Failure {
+    Failure::Refused {
+        refusal: decode_refusal(code, body.as_bytes()),
+        retry_after: None,
+    }
+}
+
+fn with_message(reason: &str, message: &str) -> Failure {
+    Failure::Refused {
+        refusal: Refusal {
+            code: 403,
+            reason: reason.to_owned(),
+            message: message.to_owned(),
+        },
+        retry_after: None,
+    }
+}
+
+/// The literal Status of ServiceAccount admission names the missing account, and a pod create
+/// with it becomes `ServiceAccountMissing` carrying the code and the message verbatim.
+#[test]
+fn service_account_admission_status_names_the_account() {
+    let failure = status_failure(403, SA_MISSING_STATUS);
+    assert_eq!(
+        missing_service_account(&failure).as_deref(),
+        Some("default")
+    );
+    let error = pod_create_error(failure, "pod/p");
+    assert_eq!(
+        error,
+        SubstrateError::ServiceAccountMissing {
+            operation: Operation::CreatePod,
+            object: "pod/p".to_owned(),
+            code: 403,
+            account: "default".to_owned(),
+            message: "pods \"apiary-research-bot-1-72bea12366a3\" is forbidden: error looking up \
+                      service account agents/default: serviceaccount \"default\" not found"
+                .to_owned(),
+        }
+    );
+    assert_eq!(error.reason(), Some("Forbidden"));
+    assert!(error.is_api());
+    assert!(error.to_string().contains("403 Forbidden"), "{error}");
+}
+
+/// A named account is named back; a dotted or dashed name survives whole.
+#[test]
+fn a_named_account_is_read_from_the_message() {
+    let failure = with_message(
+        "Forbidden",
+        "pods \"p\" is forbidden: error looking up service account ns-1/ci.runner-2: \
+         serviceaccount \"ci.runner-2\" not found",
+    );
+    assert_eq!(
+        missing_service_account(&failure).as_deref(),
+        Some("ci.runner-2")
+    );
+}
+
+/// Only reason `Forbidden` plus the whole message shape is admission's refusal. RBAC's 403, a
+/// different reason with the same words, an empty reason, mismatched names, an empty name and
+/// a transport failure are all ordinary failures (kills each dropped check of the matcher).
+#[test]
+fn every_other_refusal_is_not_a_missing_account() {
+    let shape = "pods \"p\" is forbidden: error looking up service account ns/default: \
+                 serviceaccount \"default\" not found";
+    for failure in [
+        with_message(
+            "Forbidden",
+            "pods is forbidden: User \"dev\" cannot create resource \"pods\" in API group \"\" \
+             in the namespace \"ns\"",
+        ),
+        with_message("", shape),
+        with_message("Invalid", shape),
+        with_message(
+            "Forbidden",
+            "error looking up service account ns/a: serviceaccount \"b\" not found",
+        ),
+        with_message(
+            "Forbidden",
+            "error looking up service account ns/ab: serviceaccount \"a\" not found",
+        ),
+        with_message(
+            "Forbidden",
+            "error looking up service account ns/: serviceaccount \"\" not found",
+        ),
+        with_message(
+            "Forbidden",
+            "error looking up service account default: serviceaccount \"default\" not found",
+        ),
+        with_message(
+            "Forbidden",
+            "error looking up service account ns/default: serviceaccount \"default\" is terminating",
+        ),
+        with_message("Forbidden", "error looking up service account ns/default"),
+        transport(TransportKind::Connection),
+    ] {
+        assert_eq!(missing_service_account(&failure), None, "{failure:?}");
+        let error = pod_create_error(failure, "pod/p");
+        assert!(
+            !matches!(error, SubstrateError::ServiceAccountMissing { .. }),
+            "{error:?}"
+        );
+    }
+    // An ordinary refusal keeps its own code, reason and message.
+    let rbac = pod_create_error(refused(403, "Forbidden"), "pod/p");
+    assert_eq!(
+        rbac,
+        SubstrateError::Api {
+            operation: Operation::CreatePod,
+            object: "pod/p".to_owned(),
+            code: 403,
+            reason: "Forbidden".to_owned(),
+            message: "m".to_owned(),
+        }
+    );
+}
