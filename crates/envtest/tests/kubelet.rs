@@ -774,3 +774,29 @@ async fn status_shapes_agree_with_the_simulator() {
         assert_eq!(real, simulated, "pod {name} ({what})");
     }
 }
+
+/// Environment values never reach the kubelet's action log or its `Debug` output: it records
+/// names and status summaries only.
+#[tokio::test]
+async fn environment_values_stay_out_of_the_kubelet_log() {
+    let Some(plane) = apiary_envtest::shared() else {
+        return;
+    };
+    let ns = plane.namespace("kubelet-redact");
+    let kubelet = Kubelet::for_namespace(plane, &ns);
+    let pods: Api<Pod> = Api::namespaced(plane.client(Identity::Admin), &ns);
+    let value = "h2-env-value-never-shown";
+    let mut pod = agent_pod("agent-0", &image("agent"), None, 30);
+    if let Some(container) = pod.spec.as_mut().and_then(|s| s.containers.first_mut()) {
+        container.env = Some(vec![k8s_openapi::api::core::v1::EnvVar {
+            name: "TOKEN".to_owned(),
+            value: Some(value.to_owned()),
+            value_from: None,
+        }]);
+    }
+    create(&pods, &pod).await;
+    wait_for(&pods, "agent-0", "running", is_running).await;
+    log_through(&kubelet, "agent-0", "Running/running").await;
+    let shown = format!("{:?} {kubelet:?}", kubelet.actions());
+    assert!(!shown.contains(value), "{shown}");
+}
