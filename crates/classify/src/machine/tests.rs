@@ -1133,16 +1133,23 @@ fn the_deadline_names_the_missing_account() {
     refused_for_account(&mut run);
     let mut effect = run.step(Event::ServiceAccountRead(Ok(false)));
     let mut reads = 1;
-    let e = loop {
+    // Bounded, so a machine that never expires fails here instead of hanging (kills the
+    // `expired -> false` mutant within the test timeout).
+    let mut ended = None;
+    for _ in 0..100 {
         effect = match effect {
             Effect::Wait { .. } => run.wait(&effect),
             Effect::GetServiceAccount { .. } => {
                 reads += 1;
                 run.step(Event::ServiceAccountRead(Ok(false)))
             }
-            other => break error(other),
+            other => {
+                ended = Some(error(other));
+                break;
+            }
         };
-    };
+    }
+    let e = ended.expect("the wait for the account ends at the deadline");
     assert_eq!(
         reads, 3,
         "reads at 0 s, 2 s and 4 s; the wait to 5 s ends the call"
