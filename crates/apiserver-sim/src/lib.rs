@@ -16,6 +16,7 @@
 //! | `GET /api/v1/namespaces[/<name>]`, `POST /api/v1/namespaces`, `DELETE /api/v1/namespaces/<name>` | namespaces |
 //! | `GET\|POST /api/v1/namespaces/<ns>/{pods,secrets}`, `GET\|DELETE …/{pods,secrets}/<name>` | pods and Secrets |
 //! | `GET /api/v1/{pods,secrets}` | lists and watches across namespaces |
+//! | `POST …/serviceaccounts`, `GET …/serviceaccounts/<name>` | ServiceAccounts (other verbs 405); with the model's ServiceAccount admission on, a pod create without its account gets the real 403 (`with_model(\|m\| m.set_service_account_admission(true))`) |
 //! | `…?watch=true` (or `watch=1`) | a stream of `{"type":…,"object":…}` lines |
 //! | `PUT`/`PATCH` on an object | 422 `Invalid` on an immutable Secret, else 405 (no update verb) |
 //! | anything else | 404 `NotFound` Status, as the apiserver words it |

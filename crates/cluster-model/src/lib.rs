@@ -32,6 +32,11 @@
 //!   status shapes on the model clock; it checks the `envFrom` Secret before starting and
 //!   reports `CreateContainerConfigError` (`secret "X" not found`) until it appears. Each status
 //!   change takes a new resourceVersion and records MODIFIED.
+//! * **ServiceAccounts** (deploy.md § Namespace ensure, item 4): get and create; off by default,
+//!   [`ClusterModel::set_service_account_admission`] refuses a pod create whose account does not
+//!   exist with the real apiserver's 403 `Forbidden`, and
+//!   [`ClusterModel::set_service_account_controller`] creates `default` in each new namespace
+//!   after a delay on the model clock, as the controller manager does.
 //! * **Test hooks**: insert any object directly with chosen uid/rv/creationTimestamp/status
 //!   ([`ClusterModel::insert_pod`], [`ClusterModel::insert_secret`]), change a pod
 //!   ([`ClusterModel::modify_pod`], [`ClusterModel::set_pod_status`]), play the kubelet by hand
