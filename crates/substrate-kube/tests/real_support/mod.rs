@@ -1,0 +1,497 @@
+//! The shared harness of the `real_*` tests: one [`Stage`] type that is either the loopback
+//! apiserver simulator or a real `kube-apiserver` + `etcd` (`apiary-envtest`) with the fake
+//! kubelet, so every scenario is written once and runs against both backends without drifting.
+//!
+//! Both backends are driven and observed the same way: apiary's `Cluster`s are built from a
+//! `kube::Config` with kube's own retries off (as `connect_with` does) and a client-side [`Tap`]
+//! that logs every request in the simulator's `LoggedRequest` shape; objects are staged and read
+//! back through an admin `kube::Client` over HTTP (never through the model), so a scenario cannot
+//! reach past the API. The pods are run by the same per-image scripts on both sides (the
+//! simulator's model, or the fake kubelet sharing its script table).
+//!
+//! Layer: test-only harness. It decides nothing about deploys, only sets the stage and reads what
+//! happened. It talks to 127.0.0.1 only; real-server stages return `None` (the tier is skipped,
+//! one stderr line) without `KUBEBUILDER_ASSETS`.
+
+#![allow(
+    dead_code,
+    reason = "each test binary uses a different subset of the shared harness"
+)]
+
+pub mod scenarios;
+pub mod tap;
+
+use std::time::{Duration, Instant};
+
+use apiary_apiserver_sim::{LoggedRequest, Resource, SimOptions, Simulator, Verb};
+use apiary_envtest::kubelet::{self, Kubelet};
+use apiary_envtest::{ControlPlane, Identity, TestNamespace};
+use apiary_substrate::build::build_attempt;
+use apiary_substrate::config::{DeployConfig, ValidConfig};
+use apiary_substrate::driver::DeployOptions;
+use apiary_substrate::naming::{AgentIdentity, Generation};
+use apiary_substrate_kube::Cluster;
+use k8s_openapi::api::core::v1::{Pod, Secret};
+use kube::api::{Api, DeleteParams, ListParams, PostParams};
+
+pub use tap::Tap;
+
+/// How long any wait may take before a test fails as hung (not a performance bound).
+pub const HANG: Duration = Duration::from_secs(60);
+/// The agent under test.
+pub const AGENT: &str = "Research Bot #1";
+/// Its pod name (deploy.md § Names, the vectors).
+pub const POD: &str = "apiary-research-bot-1-72bea12366a3";
+/// Model seconds per real second on the simulator: a 60 s grace period passes in 60 ms.
+pub const SIM_SCALE: f64 = 1000.0;
+/// Model seconds per real second for the fake kubelet: a 60 s grace period passes in 0.6 s.
+pub const KUBELET_SCALE: f64 = 100.0;
+/// The namespace of a simulator stage (a real stage gets a unique one).
+const SIM_NAMESPACE: &str = "agents";
+
+/// Which apiserver a stage runs against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// apiary's loopback simulator (`apiary-apiserver-sim`).
+    Sim,
+    /// An upstream `kube-apiserver` v1.20 with etcd and the fake kubelet (`apiary-envtest`).
+    Real,
+}
+
+/// What keeps a stage's apiserver (and kubelet) alive.
+enum Keep {
+    Sim(Simulator),
+    Real {
+        plane: &'static ControlPlane,
+        _namespace: TestNamespace,
+        kubelet: Option<Kubelet>,
+    },
+}
+
+/// One scenario's apiserver, namespace, kubelet and request tap.
+pub struct Stage {
+    /// The backend.
+    pub backend: Backend,
+    namespace: String,
+    admin: kube::Client,
+    /// The configuration apiary's clients are built from (the admin identity).
+    config: kube::Config,
+    /// The log of every request the stage's `Cluster`s sent.
+    pub tap: Tap,
+    keep: Keep,
+}
+
+/// A `kube::Config` as apiary's client construction leaves it: kube's own retries off.
+fn apiary_config(mut config: kube::Config) -> kube::Config {
+    config.default_retry = false;
+    config
+}
+
+/// A `kube::Client` from `config` with `tap` in front of its service stack.
+pub fn tapped_client(config: kube::Config, tap: &Tap) -> kube::Client {
+    apiary_substrate_kube::install_crypto_provider();
+    kube::client::ClientBuilder::try_from(config)
+        .expect("a client stack builds from the configuration")
+        .with_layer(&tap.layer())
+        .build()
+}
+
+impl Stage {
+    /// A stage on `backend`, with its namespace present; `None` when the real tier is skipped.
+    pub async fn start(backend: Backend) -> Option<Stage> {
+        Self::start_with(backend, Some(kubelet::Options::default())).await
+    }
+
+    /// A stage whose fake kubelet (real backend only) starts from `options` (its scope and time
+    /// scale are set here), or none: then nothing binds or drives pods but the test itself.
+    pub async fn start_with(
+        backend: Backend,
+        kubelet_options: Option<kubelet::Options>,
+    ) -> Option<Stage> {
+        apiary_substrate_kube::install_crypto_provider();
+        match backend {
+            Backend::Sim => {
+                let sim = Simulator::start(SimOptions::default().with_time_scale(SIM_SCALE))
+                    .await
+                    .expect("the simulator starts");
+                sim.ensure_namespace(SIM_NAMESPACE);
+                let kubeconfig =
+                    kube::config::Kubeconfig::from_yaml(&sim.kubeconfig_yaml(SIM_NAMESPACE))
+                        .expect("the simulator's kubeconfig parses");
+                let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+                    .await
+                    .expect("the simulator's kubeconfig resolves");
+                let admin = kube::Client::try_from(config.clone()).expect("admin client");
+                Some(Stage {
+                    backend,
+                    namespace: SIM_NAMESPACE.to_owned(),
+                    admin,
+                    config: apiary_config(config),
+                    tap: Tap::new(),
+                    keep: Keep::Sim(sim),
+                })
+            }
+            Backend::Real => {
+                let plane = apiary_envtest::shared()?;
+                let namespace = tokio::task::block_in_place(|| plane.namespace("real"));
+                let kubelet = kubelet_options.map(|options| {
+                    let options = kubelet::Options {
+                        scope: kubelet::Scope::Namespaces(vec![namespace.to_string()]),
+                        time_scale: KUBELET_SCALE,
+                        ..options
+                    };
+                    let config = plane.config(Identity::Admin);
+                    tokio::task::block_in_place(|| Kubelet::start(config, options))
+                        .expect("the fake kubelet registers its node")
+                });
+                Some(Stage {
+                    backend,
+                    namespace: namespace.to_string(),
+                    admin: plane.client(Identity::Admin),
+                    config: apiary_config(plane.config(Identity::Admin)),
+                    tap: Tap::new(),
+                    keep: Keep::Real {
+                        plane,
+                        _namespace: namespace,
+                        kubelet,
+                    },
+                })
+            }
+        }
+    }
+
+    /// The stage's namespace.
+    pub fn namespace(&self) -> &str {
+        &self.namespace
+    }
+
+    /// The real control plane, on a real stage.
+    pub fn plane(&self) -> Option<&'static ControlPlane> {
+        match &self.keep {
+            Keep::Real { plane, .. } => Some(plane),
+            Keep::Sim(_) => None,
+        }
+    }
+
+    /// The fake kubelet, on a real stage.
+    pub fn kubelet(&self) -> Option<&Kubelet> {
+        match &self.keep {
+            Keep::Real { kubelet, .. } => kubelet.as_ref(),
+            Keep::Sim(_) => None,
+        }
+    }
+
+    /// The simulator, on a simulator stage.
+    pub fn sim(&self) -> Option<&Simulator> {
+        match &self.keep {
+            Keep::Sim(sim) => Some(sim),
+            Keep::Real { .. } => None,
+        }
+    }
+
+    /// A fresh `Cluster` (its own client, as one CLI process has) logging to the stage's tap.
+    pub fn cluster(&self) -> Cluster {
+        self.cluster_tapped(&self.tap)
+    }
+
+    /// A fresh `Cluster` logging to `tap`.
+    pub fn cluster_tapped(&self, tap: &Tap) -> Cluster {
+        Cluster::new(tapped_client(self.config.clone(), tap), &self.namespace)
+    }
+
+    /// A fresh `Cluster` with `config` (another identity), logging to `tap`.
+    pub fn cluster_as(&self, config: kube::Config, tap: &Tap) -> Cluster {
+        Cluster::new(tapped_client(apiary_config(config), tap), &self.namespace)
+    }
+
+    /// The admin client (staging and observation; not logged by the tap).
+    pub fn admin(&self) -> kube::Client {
+        self.admin.clone()
+    }
+
+    fn pods_api(&self) -> Api<Pod> {
+        Api::namespaced(self.admin.clone(), &self.namespace)
+    }
+
+    fn secrets_api(&self) -> Api<Secret> {
+        Api::namespaced(self.admin.clone(), &self.namespace)
+    }
+
+    /// Create `pod` in the stage's namespace as the admin.
+    pub async fn create_pod(&self, pod: &Pod) -> Pod {
+        self.pods_api()
+            .create(&PostParams::default(), pod)
+            .await
+            .expect("the admin creates the pod")
+    }
+
+    /// Create `secret` in the stage's namespace as the admin.
+    pub async fn create_secret(&self, secret: &Secret) -> Secret {
+        self.secrets_api()
+            .create(&PostParams::default(), secret)
+            .await
+            .expect("the admin creates the Secret")
+    }
+
+    /// Delete pod `name` gracefully as the admin (no preconditions).
+    pub async fn delete_pod(&self, name: &str) {
+        self.pods_api()
+            .delete(name, &DeleteParams::default())
+            .await
+            .expect("the admin deletes the pod");
+    }
+
+    /// The pod `name` now (a quorum read), if it exists.
+    pub async fn pod_named(&self, name: &str) -> Option<Pod> {
+        self.pods_api()
+            .get_opt(name)
+            .await
+            .expect("the admin reads the pod")
+    }
+
+    /// The pod [`POD`] now.
+    pub async fn pod(&self) -> Option<Pod> {
+        self.pod_named(POD).await
+    }
+
+    /// Names of the pods in the namespace now, sorted.
+    pub async fn pod_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .pods_api()
+            .list(&ListParams::default())
+            .await
+            .expect("the admin lists pods")
+            .items
+            .into_iter()
+            .filter_map(|p| p.metadata.name)
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// Names of the Secrets in the namespace now, sorted.
+    pub async fn secret_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .secrets_api()
+            .list(&ListParams::default())
+            .await
+            .expect("the admin lists Secrets")
+            .items
+            .into_iter()
+            .filter_map(|s| s.metadata.name)
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// Wait (bounded by [`HANG`]) until pod `name` satisfies `check`; returns it.
+    pub async fn until_pod(&self, what: &str, name: &str, check: impl Fn(&Pod) -> bool) -> Pod {
+        let started = Instant::now();
+        loop {
+            let pod = self.pod_named(name).await;
+            if let Some(pod) = &pod
+                && check(pod)
+            {
+                return pod.clone();
+            }
+            assert!(
+                started.elapsed() < HANG,
+                "timed out waiting for {what} ({name}); last seen: {:?}",
+                pod.map(|p| (p.metadata, p.status))
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// The stage's requests (every `Cluster` on its tap), in order.
+    pub fn requests(&self) -> Vec<LoggedRequest> {
+        self.tap.requests()
+    }
+
+    /// Requests of `verb` on `resource`, in order.
+    pub fn of(&self, verb: Verb, resource: Resource) -> Vec<LoggedRequest> {
+        of(&self.requests(), verb, resource)
+    }
+
+    /// Requests of `verb` on `resource` answered 2xx.
+    pub fn succeeded(&self, verb: Verb, resource: Resource) -> Vec<LoggedRequest> {
+        succeeded(&self.requests(), verb, resource)
+    }
+
+    /// Requests that could change state.
+    pub fn mutations(&self) -> Vec<LoggedRequest> {
+        self.requests()
+            .into_iter()
+            .filter(LoggedRequest::is_mutation)
+            .collect()
+    }
+
+    /// The default configuration for `image` in the stage's namespace.
+    pub fn config(&self, image: &str) -> ValidConfig {
+        self.config_for(&agent(), image)
+    }
+
+    /// The default configuration of `agent` for `image` in the stage's namespace.
+    pub fn config_for(&self, agent: &AgentIdentity, image: &str) -> ValidConfig {
+        DeployConfig::new(&self.namespace, image)
+            .validate(agent)
+            .expect("valid configuration")
+    }
+}
+
+/// Requests of `verb` on `resource` in `log`.
+pub fn of(log: &[LoggedRequest], verb: Verb, resource: Resource) -> Vec<LoggedRequest> {
+    log.iter()
+        .filter(|r| r.is(verb, resource))
+        .cloned()
+        .collect()
+}
+
+/// Requests of `verb` on `resource` in `log` answered 2xx.
+pub fn succeeded(log: &[LoggedRequest], verb: Verb, resource: Resource) -> Vec<LoggedRequest> {
+    log.iter()
+        .filter(|r| r.is(verb, resource) && r.status.is_some_and(|s| (200..300).contains(&s)))
+        .cloned()
+        .collect()
+}
+
+/// The identity of [`AGENT`].
+pub fn agent() -> AgentIdentity {
+    AgentIdentity::new(AGENT).expect("valid agent name")
+}
+
+/// A digest-pinned image; `keyword` selects a kubelet script by the shared image convention
+/// (`crash`, `never-starts`, `pullfail-manifest`, …), `""` the default (starts).
+pub fn image(keyword: &str) -> String {
+    let repository = if keyword.is_empty() {
+        "agent".to_owned()
+    } else {
+        format!("agent-{keyword}")
+    };
+    format!(
+        "registry.example.com/team/{repository}@sha256:{}",
+        "a".repeat(64)
+    )
+}
+
+/// Deploy options with `deadline` and a 200 ms poll, preflight GC on.
+pub fn options(deadline: Duration) -> DeployOptions {
+    DeployOptions {
+        deadline,
+        poll: Duration::from_millis(200),
+        preflight_gc: true,
+    }
+}
+
+/// The pod and Secret of the attempt with `generation` of `config`, built by the real builder.
+pub fn attempt(config: &ValidConfig, generation: u32) -> (Pod, Secret) {
+    let attempt = build_attempt(config, Generation::from_u32(generation));
+    (attempt.pod, attempt.secret)
+}
+
+/// The name of the Secret a pod references through `envFrom`.
+pub fn secret_ref(pod: &Pod) -> Option<String> {
+    pod.spec
+        .as_ref()?
+        .containers
+        .iter()
+        .flat_map(|c| c.env_from.iter().flatten())
+        .find_map(|e| e.secret_ref.as_ref().map(|s| s.name.clone()))
+}
+
+/// The `{uid, resourceVersion}` of a pod.
+pub fn fence_of(pod: &Pod) -> (String, String) {
+    (
+        pod.metadata.uid.clone().expect("uid"),
+        pod.metadata
+            .resource_version
+            .clone()
+            .expect("resourceVersion"),
+    )
+}
+
+/// The `{uid, resourceVersion}` preconditions of a logged pod DELETE (and that it overrides no
+/// grace period).
+pub fn delete_fence(request: &LoggedRequest) -> (String, String) {
+    let body = request.body_json().expect("a delete body");
+    assert!(
+        body.get("gracePeriodSeconds").is_none(),
+        "no grace override: {body}"
+    );
+    let preconditions = &body["preconditions"];
+    (
+        preconditions["uid"].as_str().expect("uid").to_owned(),
+        preconditions["resourceVersion"]
+            .as_str()
+            .expect("resourceVersion")
+            .to_owned(),
+    )
+}
+
+/// Whether the pod's `agent` container reports any status yet.
+pub fn has_container_status(pod: &Pod) -> bool {
+    pod.status
+        .as_ref()
+        .and_then(|s| s.container_statuses.as_ref())
+        .is_some_and(|c| !c.is_empty())
+}
+
+/// The waiting reason of the pod's first container, if it waits.
+pub fn waiting_reason(pod: &Pod) -> Option<String> {
+    pod.status
+        .as_ref()?
+        .container_statuses
+        .as_ref()?
+        .first()?
+        .state
+        .as_ref()?
+        .waiting
+        .as_ref()?
+        .reason
+        .clone()
+}
+
+/// Whether the pod's first container runs.
+pub fn is_running(pod: &Pod) -> bool {
+    pod.status
+        .as_ref()
+        .and_then(|s| s.container_statuses.as_ref())
+        .and_then(|c| c.first())
+        .and_then(|c| c.state.as_ref())
+        .is_some_and(|s| s.running.is_some())
+}
+
+/// The pod's phase.
+pub fn phase(pod: &Pod) -> Option<&str> {
+    pod.status.as_ref()?.phase.as_deref()
+}
+
+/// Generate the two tests of a scenario `async fn name(stage: &Stage)`: `name::sim` and
+/// `name::real` (the real one skips without `KUBEBUILDER_ASSETS`).
+#[macro_export]
+macro_rules! on_both_backends {
+    ($(#[doc = $doc:literal])* $scenario:ident) => {
+        mod $scenario {
+            $(#[doc = $doc])*
+            /// (Against the simulator.)
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sim() {
+                let stage = $crate::real_support::Stage::start($crate::real_support::Backend::Sim)
+                    .await
+                    .expect("a simulator stage always starts");
+                $crate::real_support::scenarios::$scenario(&stage).await;
+            }
+            $(#[doc = $doc])*
+            /// (Against the real kube-apiserver with the fake kubelet.)
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn real() {
+                let Some(stage) =
+                    $crate::real_support::Stage::start($crate::real_support::Backend::Real).await
+                else {
+                    return;
+                };
+                $crate::real_support::scenarios::$scenario(&stage).await;
+            }
+        }
+    };
+}

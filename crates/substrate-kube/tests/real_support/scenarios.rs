@@ -1,0 +1,662 @@
+//! The `Cluster` scenarios of issue 8 § 3, each defined once over a [`Stage`] and run by
+//! `tests/real_cluster.rs` against the simulator and against the real apiserver: fresh deploy,
+//! no-op, crash reported once, pull failure, wedge escape, config error with an absent Secret,
+//! deadline expiry, lost race, 16 concurrent deploys, foreign pod, status in every state,
+//! undeploy, and gc with the young-orphan gate (plus the old-orphan case as a pure plan over
+//! objects and a clock read from the server).
+//!
+//! Each asserts the outcome and the order of what apiary sent (the [`super::Tap`] log), and the
+//! final objects as the admin reads them. Layer: test scenarios; they decide nothing and stage
+//! objects only through the API.
+
+use std::time::{Duration, Instant};
+
+use apiary_apiserver_sim::{Resource, Verb};
+use apiary_classify::gc::{OrphanSweep, plan_gc};
+use apiary_classify::status::StatusState;
+use apiary_substrate::Substrate as _;
+use apiary_substrate::driver::{self, DeployError, UndeployError, UndeployOptions};
+use apiary_substrate::naming::AgentIdentity;
+use apiary_substrate::observe::{observe_pod, observe_secret};
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+use super::{
+    POD, Stage, Tap, agent, attempt, delete_fence, fence_of, has_container_status, image,
+    is_running, options, phase, secret_ref, succeeded, waiting_reason,
+};
+
+/// A generous deadline for scenarios that end well before it.
+const LONG: Duration = Duration::from_secs(30);
+/// A short deadline for scenarios that must reach it.
+const SHORT: Duration = Duration::from_secs(2);
+
+/// Index in `log` of the first 2xx-answered `verb` on `resource`.
+fn position(log: &[apiary_apiserver_sim::LoggedRequest], verb: Verb, resource: Resource) -> usize {
+    log.iter()
+        .position(|r| r.is(verb, resource) && r.status.is_some_and(|c| (200..300).contains(&c)))
+        .unwrap_or_else(|| panic!("no successful {verb:?} {resource:?}"))
+}
+
+/// R1: an empty namespace ends with exactly one started pod whose name is returned; one Secret
+/// then one pod are created, nothing is deleted, every read is a quorum read, and the requests
+/// start with the fixed prefix of a fresh deploy.
+pub async fn r1_fresh_deploy(s: &Stage) {
+    let cluster = s.cluster();
+    let deployed = driver::deploy(&cluster, &s.config(&image("")), &options(LONG))
+        .await
+        .expect("deployed");
+    assert_eq!(deployed.pod, POD);
+    assert!(deployed.intent_matches);
+    let log = s.requests();
+    assert_eq!(s.succeeded(Verb::Create, Resource::Secrets).len(), 1);
+    assert_eq!(s.succeeded(Verb::Create, Resource::Pods).len(), 1);
+    assert!(
+        position(&log, Verb::Create, Resource::Secrets)
+            < position(&log, Verb::Create, Resource::Pods)
+    );
+    assert!(log.iter().all(|r| r.method != "DELETE"), "{log:?}");
+    for read in log.iter().filter(|r| r.method == "GET") {
+        if read.query_param("watch").is_none() {
+            assert_eq!(read.query_param("resourceVersion"), None, "{read:?}");
+        }
+    }
+    let targets: Vec<_> = log.iter().take(6).map(|r| r.target).collect();
+    assert_eq!(
+        targets,
+        [
+            Some((Resource::Namespaces, Verb::Get)),
+            Some((Resource::Pods, Verb::List)),
+            Some((Resource::Secrets, Verb::List)),
+            Some((Resource::Pods, Verb::Get)),
+            Some((Resource::Secrets, Verb::Create)),
+            Some((Resource::Pods, Verb::Create)),
+        ],
+        "{log:?}"
+    );
+    assert!(
+        log[6..]
+            .iter()
+            .all(|r| r.target == Some((Resource::Pods, Verb::Watch))
+                || r.target == Some((Resource::Pods, Verb::Get))),
+        "{log:?}"
+    );
+    println!(
+        "{:?}: a fresh deploy sent {} requests",
+        s.backend,
+        log.len()
+    );
+    let pod = s.pod().await.expect("the pod exists");
+    assert!(is_running(&pod));
+    assert_eq!(s.secret_names().await, [secret_ref(&pod).expect("envFrom")]);
+    assert_eq!(s.pod_names().await, [POD]);
+}
+
+/// R2/R4: deploying an agent whose pod is started writes nothing — the namespace GET and the
+/// reads only — even with a changed configuration, which is reported as a non-matching intent.
+pub async fn r2_noop_zero_mutation(s: &Stage) {
+    let cluster = s.cluster();
+    driver::deploy(&cluster, &s.config(&image("")), &options(LONG))
+        .await
+        .expect("first deploy");
+    let uid = s.pod().await.and_then(|p| p.metadata.uid).expect("uid");
+    let secrets = s.secret_names().await;
+    for (edited, matches) in [(false, true), (true, false)] {
+        s.tap.clear();
+        let mut config = apiary_substrate::config::DeployConfig::new(s.namespace(), image(""));
+        if edited {
+            config.cpu_limit = "3".to_owned();
+        }
+        let config = config.validate(&agent()).expect("valid");
+        let deployed = driver::deploy(&s.cluster(), &config, &options(LONG))
+            .await
+            .expect("no-op");
+        assert_eq!(deployed.pod, POD);
+        assert_eq!(deployed.intent_matches, matches);
+        let targets: Vec<_> = s.requests().iter().map(|r| r.target).collect();
+        assert_eq!(
+            targets,
+            [
+                Some((Resource::Namespaces, Verb::Get)),
+                Some((Resource::Pods, Verb::List)),
+                Some((Resource::Secrets, Verb::List)),
+                Some((Resource::Pods, Verb::Get)),
+            ]
+        );
+    }
+    assert_eq!(s.pod().await.and_then(|p| p.metadata.uid), Some(uid));
+    assert_eq!(s.secret_names().await, secrets);
+}
+
+/// R16: a pod that exits at once is reported once — E2 with the exit code and the `kubectl logs`
+/// hint, exactly one Secret and one pod created, nothing deleted; both stay as evidence.
+pub async fn r16_crash_reported_once(s: &Stage) {
+    let started = Instant::now();
+    let error = driver::deploy(&s.cluster(), &s.config(&image("crash")), &options(LONG))
+        .await
+        .expect_err("the pod crashes");
+    assert!(started.elapsed() < LONG);
+    assert!(
+        matches!(error, DeployError::CreatedPodFailed { ref pod, .. } if pod == POD),
+        "{error:?}"
+    );
+    let text = error.to_string();
+    assert!(text.contains("exited with code 1"), "{text}");
+    assert!(
+        text.contains(&format!("kubectl logs -n {} {POD} -c agent", s.namespace())),
+        "{text}"
+    );
+    assert_eq!(s.succeeded(Verb::Create, Resource::Secrets).len(), 1);
+    assert_eq!(s.succeeded(Verb::Create, Resource::Pods).len(), 1);
+    assert!(s.requests().iter().all(|r| r.method != "DELETE"));
+    let pod = s.pod().await.expect("the crashed pod stays");
+    assert_eq!(s.secret_names().await, [secret_ref(&pod).expect("envFrom")]);
+}
+
+/// R10: an image whose manifest does not exist is reported at once (E3 naming the registry and
+/// the image) and nothing is deleted.
+pub async fn r10_pull_failure_reported_without_delete(s: &Stage) {
+    let image = image("pullfail-manifest");
+    let error = driver::deploy(&s.cluster(), &s.config(&image), &options(LONG))
+        .await
+        .expect_err("the pull fails");
+    assert!(
+        matches!(error, DeployError::PullFailing { ref pod, .. } if pod == POD),
+        "{error:?}"
+    );
+    let text = error.to_string();
+    assert!(text.contains("has no image at"), "{text}");
+    assert!(text.contains(&image), "{text}");
+    assert!(text.contains("registry.example.com"), "{text}");
+    assert!(s.requests().iter().all(|r| r.method != "DELETE"));
+    assert_eq!(s.succeeded(Verb::Create, Resource::Pods).len(), 1);
+    assert_eq!(s.pod_names().await, [POD]);
+}
+
+/// C9 (the wedge escape): a never-started pod whose recorded intent differs is deleted with
+/// exactly the observed fence (no grace override), waited for through its grace period, and
+/// recreated; the new pod starts.
+pub async fn c9_wedge_escape_on_changed_intent(s: &Stage) {
+    let (pod, secret) = attempt(&s.config(&image("never-starts")), 0x0bad_cafe);
+    s.create_secret(&secret).await;
+    s.create_pod(&pod).await;
+    let observed = s
+        .until_pod("the wedged pod waits", POD, has_container_status)
+        .await;
+    let old = fence_of(&observed);
+    let deployed = driver::deploy(&s.cluster(), &s.config(&image("")), &options(LONG))
+        .await
+        .expect("replaced and started");
+    assert_eq!(deployed.pod, POD);
+    assert!(deployed.intent_matches);
+    let log = s.requests();
+    let deletes = s.of(Verb::Delete, Resource::Pods);
+    assert!(!deletes.is_empty());
+    for delete in &deletes {
+        assert_eq!(delete_fence(delete), old, "only ever the observed fence");
+    }
+    assert_eq!(s.succeeded(Verb::Delete, Resource::Pods).len(), 1);
+    assert!(
+        position(&log, Verb::Delete, Resource::Pods) < position(&log, Verb::Create, Resource::Pods)
+    );
+    assert_eq!(s.succeeded(Verb::Create, Resource::Pods).len(), 1);
+    let now = s.pod().await.expect("the new pod");
+    assert_ne!(now.metadata.uid.as_deref(), Some(old.0.as_str()));
+    assert!(is_running(&now));
+}
+
+/// R14: a pod waiting `CreateContainerConfigError` whose Secret is confirmed absent (a 404 on a
+/// quorum GET) is fence-deleted and recreated with a fresh Secret; the new pod starts.
+pub async fn r14_config_error_with_absent_secret_replaced(s: &Stage) {
+    let desired = s.config(&image(""));
+    let (pod, _never_created) = attempt(&desired, 0x0000_0002);
+    s.create_pod(&pod).await;
+    let observed = s
+        .until_pod("CreateContainerConfigError", POD, |p| {
+            waiting_reason(p).as_deref() == Some("CreateContainerConfigError")
+        })
+        .await;
+    let old = fence_of(&observed);
+    let deployed = driver::deploy(&s.cluster(), &desired, &options(LONG))
+        .await
+        .expect("replaced and started");
+    assert_eq!(deployed.pod, POD);
+    assert!(
+        s.of(Verb::Get, Resource::Secrets)
+            .iter()
+            .any(|r| r.status == Some(404)),
+        "confirmed absence"
+    );
+    for delete in s.of(Verb::Delete, Resource::Pods) {
+        assert_eq!(delete_fence(&delete), old);
+    }
+    let log = s.requests();
+    assert_eq!(s.succeeded(Verb::Delete, Resource::Pods).len(), 1);
+    assert_eq!(s.succeeded(Verb::Create, Resource::Secrets).len(), 1);
+    assert!(
+        position(&log, Verb::Delete, Resource::Pods)
+            < position(&log, Verb::Create, Resource::Secrets)
+    );
+    let now = s.pod().await.expect("the new pod");
+    assert_ne!(now.metadata.uid, Some(old.0));
+    assert_eq!(s.secret_names().await, [secret_ref(&now).expect("envFrom")]);
+}
+
+/// R29: a pod that never starts fails with E1 at the deadline naming the latest condition; expiry
+/// cleans nothing.
+pub async fn r29_deadline_expiry_cleans_nothing(s: &Stage) {
+    let started = Instant::now();
+    let error = driver::deploy(
+        &s.cluster(),
+        &s.config(&image("never-starts")),
+        &options(SHORT),
+    )
+    .await
+    .expect_err("never starts");
+    assert!(started.elapsed() >= SHORT);
+    assert!(
+        matches!(error, DeployError::DeadlineExceeded { ref pod, .. } if pod == POD),
+        "{error:?}"
+    );
+    let text = error.to_string();
+    assert!(text.contains("ContainerCreating"), "{text}");
+    assert!(s.requests().iter().all(|r| r.method != "DELETE"));
+    let pod = s.pod().await.expect("the pod stays");
+    assert_eq!(s.secret_names().await, [secret_ref(&pod).expect("envFrom")]);
+}
+
+/// deploy.md § Losing the create race: a contender that read the name as free and whose pod
+/// create meets the winner's pod (409 `AlreadyExists`) verifies it, drops only its own Secret
+/// (uid-fenced), never deletes a pod, and returns the winner's name once it started. The race
+/// is staged without timing: the loser's Secret create is held until the winner has deployed.
+pub async fn lost_race_adopts_the_winner(s: &Stage) {
+    let loser_tap = Tap::new();
+    let gate = loser_tap.hold(1, |r| r.is(Verb::Create, Resource::Secrets));
+    let loser = s.cluster_tapped(&loser_tap);
+    let winner = s.cluster();
+    let config = s.config(&image(""));
+    let opts = options(LONG);
+    let (lost, won) = tokio::join!(driver::deploy(&loser, &config, &opts), async {
+        gate.held(1).await;
+        let won = driver::deploy(&winner, &config, &opts).await;
+        gate.release();
+        won
+    });
+    assert_eq!(won.expect("the winner deploys").pod, POD);
+    let lost = lost.expect("the loser adopts the winner's pod");
+    assert_eq!(lost.pod, POD);
+    let log = loser_tap.requests();
+    let creates: Vec<_> = super::of(&log, Verb::Create, Resource::Pods)
+        .iter()
+        .map(|r| r.status)
+        .collect();
+    assert_eq!(creates, [Some(409)], "{log:?}");
+    let own_secret = super::of(&log, Verb::Create, Resource::Secrets)[0]
+        .body_json()
+        .and_then(|b| b["metadata"]["name"].as_str().map(str::to_owned))
+        .expect("the loser's Secret name");
+    let secret_deletes = succeeded(&log, Verb::Delete, Resource::Secrets);
+    assert_eq!(secret_deletes.len(), 1, "{log:?}");
+    assert!(secret_deletes[0].path.ends_with(&own_secret));
+    assert!(
+        secret_deletes[0]
+            .body_json()
+            .is_some_and(|b| b["preconditions"]["uid"].is_string()),
+        "uid-fenced"
+    );
+    assert!(super::of(&log, Verb::Delete, Resource::Pods).is_empty());
+    assert!(s.of(Verb::Delete, Resource::Pods).is_empty());
+    let pod = s.pod().await.expect("the winner's pod");
+    assert_eq!(s.secret_names().await, [secret_ref(&pod).expect("envFrom")]);
+}
+
+/// R15/R22: 16 concurrent deploys of one agent (each its own client), all having read the name
+/// as free (their Secret creates are held until all 16 are in flight): exactly one pod create is
+/// accepted, all 16 return its name, no pod is deleted, and after the next deploy (with its GC)
+/// exactly one pod and one Secret — the winner's — remain.
+pub async fn r15_sixteen_concurrent_deploys_one_pod(s: &Stage) {
+    const CONTENDERS: usize = 16;
+    let gate = s
+        .tap
+        .hold(CONTENDERS, |r| r.is(Verb::Create, Resource::Secrets));
+    let config = s.config(&image(""));
+    let clusters: Vec<_> = (0..CONTENDERS).map(|_| s.cluster()).collect();
+    let opts = options(LONG);
+    let (results, ()) = tokio::join!(
+        futures::future::join_all(clusters.iter().map(|c| driver::deploy(c, &config, &opts))),
+        async {
+            gate.held(CONTENDERS).await;
+            gate.release();
+        }
+    );
+    for result in &results {
+        let deployed = result.as_ref().expect("every contender succeeds");
+        assert_eq!(deployed.pod, POD);
+    }
+    assert_eq!(s.pod_names().await, [POD], "exactly one pod");
+    assert_eq!(s.succeeded(Verb::Create, Resource::Pods).len(), 1);
+    assert_eq!(
+        s.succeeded(Verb::Create, Resource::Secrets).len(),
+        CONTENDERS
+    );
+    let lost = s
+        .of(Verb::Create, Resource::Pods)
+        .iter()
+        .filter(|r| r.status == Some(409))
+        .count();
+    assert_eq!(lost, CONTENDERS - 1, "every loser met AlreadyExists");
+    assert!(s.of(Verb::Delete, Resource::Pods).is_empty());
+    let winner_secret = secret_ref(&s.pod().await.expect("pod")).expect("envFrom");
+    let after_race = s.secret_names().await;
+    let next = driver::deploy(&s.cluster(), &config, &opts)
+        .await
+        .expect("the next deploy is a no-op");
+    assert_eq!(next.pod, POD);
+    assert_eq!(s.secret_names().await, [winner_secret]);
+    assert_eq!(s.pod_names().await, [POD]);
+    println!(
+        "{:?}: {CONTENDERS} deploys, {lost} lost pod creates, {} Secrets after the race, {} \
+         requests",
+        s.backend,
+        after_race.len(),
+        s.requests().len()
+    );
+}
+
+/// A pod under the agent's name that apiary did not make (no labels or annotations).
+fn foreign_pod(s: &Stage, name: &str) -> Pod {
+    let (mut pod, _) = attempt(&s.config(&image("")), 3);
+    pod.metadata = ObjectMeta {
+        name: Some(name.to_owned()),
+        ..ObjectMeta::default()
+    };
+    pod
+}
+
+/// R21: a pod under the agent's name that is not apiary's is never touched: E8 naming it, and
+/// no write of any kind is sent.
+pub async fn r21_foreign_pod_never_touched(s: &Stage) {
+    let uid = s.create_pod(&foreign_pod(s, POD)).await.metadata.uid;
+    let error = driver::deploy(&s.cluster(), &s.config(&image("")), &options(LONG))
+        .await
+        .expect_err("foreign");
+    assert_eq!(
+        error,
+        DeployError::ForeignPod {
+            pod: POD.to_owned()
+        }
+    );
+    assert!(
+        error.to_string().contains("not managed by apiary"),
+        "{error}"
+    );
+    assert!(s.mutations().is_empty(), "{:?}", s.mutations());
+    assert_eq!(s.pod().await.and_then(|p| p.metadata.uid), uid);
+    assert!(s.secret_names().await.is_empty());
+}
+
+/// deploy.md § status: every state a report can carry, each for its own agent in one namespace
+/// (absent, started, starting, pull-failing, terminated, broken, deleting, foreign), with the
+/// referenced Secret's presence for verified pods; and status sends reads only.
+pub async fn status_in_every_state(s: &Stage) {
+    let cases: [(&str, &str, bool, StatusState); 8] = [
+        ("absent", "", false, StatusState::Absent),
+        ("started", "", true, StatusState::Started),
+        ("starting", "never-starts", true, StatusState::Starting),
+        (
+            "pulling",
+            "pullfail-manifest",
+            true,
+            StatusState::PullFailing,
+        ),
+        ("crashed", "crash", true, StatusState::Terminated),
+        ("broken", "", false, StatusState::Broken),
+        ("deleting", "", true, StatusState::Deleting),
+        ("foreign", "", false, StatusState::Foreign),
+    ];
+    let mut staged = Vec::new();
+    for (index, (name, keyword, with_secret, state)) in cases.into_iter().enumerate() {
+        let agent = AgentIdentity::new(&format!("status {name}")).expect("agent");
+        let config = s.config_for(&agent, &image(keyword));
+        let generation = u32::try_from(index).expect("small") + 0x100;
+        let (mut pod, secret) = attempt(&config, generation);
+        let pod_name = config.pod_name();
+        match state {
+            StatusState::Absent => {}
+            StatusState::Foreign => {
+                s.create_pod(&foreign_pod(s, &pod_name)).await;
+            }
+            _ => {
+                if with_secret {
+                    s.create_secret(&secret).await;
+                }
+                if state == StatusState::Deleting
+                    && let Some(spec) = pod.spec.as_mut()
+                {
+                    // Long enough that neither kubelet finishes the deletion during the test.
+                    spec.termination_grace_period_seconds = Some(1_000_000);
+                }
+                s.create_pod(&pod).await;
+            }
+        }
+        staged.push((agent, config, pod_name, state, with_secret));
+    }
+    for (_, _, pod_name, state, _) in &staged {
+        let settled = |p: &Pod| match state {
+            StatusState::Started | StatusState::Deleting => is_running(p),
+            // The foreign pod names a Secret nobody made: it waits, like a starting one.
+            StatusState::Starting | StatusState::Foreign => has_container_status(p),
+            StatusState::PullFailing => {
+                waiting_reason(p).is_some_and(|r| r == "ErrImagePull" || r == "ImagePullBackOff")
+            }
+            StatusState::Terminated => phase(p) == Some("Failed"),
+            StatusState::Broken => {
+                waiting_reason(p).as_deref() == Some("CreateContainerConfigError")
+            }
+            _ => true,
+        };
+        if *state != StatusState::Absent {
+            s.until_pod("the pod settles", pod_name, settled).await;
+        }
+        if *state == StatusState::Deleting {
+            s.delete_pod(pod_name).await;
+            s.until_pod("the deletion mark", pod_name, |p| {
+                p.metadata.deletion_timestamp.is_some()
+            })
+            .await;
+        }
+    }
+    let cluster = s.cluster();
+    s.tap.clear();
+    for (agent, config, pod_name, state, with_secret) in &staged {
+        let report = driver::status(&cluster, agent, Some(config))
+            .await
+            .expect("status");
+        assert_eq!(report.state, *state, "{pod_name}: {report:?}");
+        match state {
+            StatusState::Absent | StatusState::Foreign => {
+                assert_eq!(
+                    (report.condition.clone(), report.secret.clone()),
+                    (None, None)
+                );
+                assert_eq!(report.intent_matches, None);
+            }
+            _ => {
+                let secret = report
+                    .secret
+                    .as_ref()
+                    .expect("a verified pod names its Secret");
+                assert_eq!(secret.exists, *with_secret, "{report:?}");
+                assert_eq!(report.intent_matches, Some(true));
+            }
+        }
+        match state {
+            StatusState::PullFailing => {
+                let condition = report.condition.as_deref().expect("condition");
+                assert!(condition.contains("has no image at"), "{condition}");
+            }
+            StatusState::Terminated => {
+                let condition = report.condition.as_deref().expect("condition");
+                assert!(condition.contains("code 1"), "{condition}");
+            }
+            StatusState::Broken => {
+                let condition = report.condition.as_deref().expect("condition");
+                assert!(
+                    condition.contains("CreateContainerConfigError"),
+                    "{condition}"
+                );
+            }
+            _ => {}
+        }
+    }
+    assert!(s.mutations().is_empty(), "status only reads");
+}
+
+fn undeploy_options() -> UndeployOptions {
+    UndeployOptions {
+        wait: true,
+        deadline: LONG,
+        poll: Duration::from_millis(200),
+    }
+}
+
+/// S1 + S3: a deployed agent is `started`; undeploy sends one fenced delete without a grace
+/// override, waits until the pod is gone (404), then deletes its Secret (uid-fenced); status is
+/// `absent` afterwards.
+pub async fn s3_undeploy_started_pod(s: &Stage) {
+    let cluster = s.cluster();
+    driver::deploy(&cluster, &s.config(&image("")), &options(LONG))
+        .await
+        .expect("deployed");
+    let fence = fence_of(&s.pod().await.expect("pod"));
+    s.tap.clear();
+    cluster.start_operation();
+    let report = driver::undeploy(&cluster, &agent(), &undeploy_options())
+        .await
+        .expect("undeployed");
+    assert_eq!(report.pod.as_deref(), Some(POD));
+    assert!(report.pod_deleted && report.waited, "{report:?}");
+    assert_eq!(report.secrets.len(), 1, "{report:?}");
+    assert!(report.kept_secrets.is_empty());
+    let deletes = s.of(Verb::Delete, Resource::Pods);
+    assert!(!deletes.is_empty());
+    for delete in &deletes {
+        assert_eq!(delete_fence(delete), fence);
+    }
+    assert_eq!(s.succeeded(Verb::Delete, Resource::Pods).len(), 1);
+    assert_eq!(s.succeeded(Verb::Delete, Resource::Secrets).len(), 1);
+    let log = s.requests();
+    let last_pod_read = log
+        .iter()
+        .rposition(|r| r.is(Verb::Get, Resource::Pods) && r.status == Some(404))
+        .expect("the wait saw the pod gone");
+    let secret_delete = position(&log, Verb::Delete, Resource::Secrets);
+    assert!(last_pod_read < secret_delete, "{log:?}");
+    assert!(s.pod_names().await.is_empty());
+    assert!(s.secret_names().await.is_empty());
+    let status = driver::status(&cluster, &agent(), None)
+        .await
+        .expect("status");
+    assert_eq!(status.state, StatusState::Absent);
+}
+
+/// S5: undeploy of a foreign pod under the name is E8 without a single write.
+pub async fn s5_undeploy_foreign_pod_touches_nothing(s: &Stage) {
+    s.create_pod(&foreign_pod(s, POD)).await;
+    let error = driver::undeploy(&s.cluster(), &agent(), &undeploy_options())
+        .await
+        .expect_err("foreign");
+    assert!(
+        matches!(error, UndeployError::ForeignPod { ref pod } if pod == POD),
+        "{error:?}"
+    );
+    assert!(s.mutations().is_empty());
+    assert_eq!(s.pod_names().await, [POD]);
+}
+
+/// G5/G8 with the age gate: an unreferenced Secret created just now is young (the server's own
+/// `creationTimestamp` and `Date` clock), so `gc --dry-run` plans only the terminated residue
+/// (pod and its Secret) while reporting that the orphan sweep ran; the next deploy's preflight
+/// GC collects the residue with the re-read fence and keeps the young orphan.
+///
+/// The old-orphan case needs a clock 1200 s ahead, which a real server cannot give; it is
+/// expressed as the pure plan over the same objects as read from the server, with the server's
+/// own `Date` clock moved by hand: 1199 s keeps the orphan, 1200 s plans it.
+pub async fn g5_gc_keeps_the_young_orphan(s: &Stage) {
+    let desired = s.config(&image(""));
+    let (_, young) = attempt(&desired, 0x0000_00a2);
+    let young_name = young.metadata.name.clone().expect("name");
+    s.create_secret(&young).await;
+    let (residue, residue_secret) = attempt(&s.config(&image("crash")), 0x0000_00a3);
+    let residue_secret_name = residue_secret.metadata.name.clone().expect("name");
+    s.create_secret(&residue_secret).await;
+    s.create_pod(&residue).await;
+    let terminated = s
+        .until_pod("the residue terminates", POD, |p| {
+            phase(p) == Some("Failed")
+        })
+        .await;
+    let cluster = s.cluster();
+
+    // The pure old-orphan case over what the server returns.
+    let selector = agent().selector();
+    let pods = cluster.list_pods(&selector).await.expect("pods");
+    let secrets = cluster.list_secrets(&selector).await.expect("secrets");
+    let server_now = pods
+        .server_now
+        .expect("the server sends a Date header")
+        .timestamp();
+    let observed_pods: Vec<_> = pods.items.iter().map(observe_pod).collect();
+    let observed_secrets: Vec<_> = secrets.iter().map(observe_secret).collect();
+    let created = secrets
+        .iter()
+        .find(|x| x.metadata.name.as_deref() == Some(young_name.as_str()))
+        .and_then(|x| x.metadata.creation_timestamp.as_ref())
+        .expect("the server stamped the orphan")
+        .0
+        .as_second();
+    assert!(
+        server_now - created < 1200,
+        "the orphan is young on the server clock"
+    );
+    for (shift, planned) in [(1199, false), (1200, true)] {
+        let plan = plan_gc(
+            &observed_pods,
+            &observed_secrets,
+            Some(created + shift),
+            agent().id(),
+        );
+        assert_eq!(plan.orphan_sweep, OrphanSweep::Ran);
+        let names: Vec<_> = plan.secrets.iter().map(|d| d.name().to_owned()).collect();
+        assert_eq!(
+            names.contains(&young_name),
+            planned,
+            "age {shift}: {names:?}"
+        );
+        assert!(names.contains(&residue_secret_name));
+    }
+    s.tap.clear();
+
+    let report = driver::gc(&cluster, &agent(), true).await.expect("gc");
+    assert_eq!(report.orphan_sweep, Some(OrphanSweep::Ran));
+    assert_eq!(report.pods, [POD]);
+    assert_eq!(report.secrets, std::slice::from_ref(&residue_secret_name));
+    assert!(s.mutations().is_empty(), "a dry run only reads");
+
+    let deployed = driver::deploy(&cluster, &desired, &options(LONG))
+        .await
+        .expect("deployed");
+    assert_eq!(deployed.pod, POD);
+    let current = secret_ref(&s.pod().await.expect("pod")).expect("envFrom");
+    let mut expected = vec![current, young_name.clone()];
+    expected.sort();
+    assert_eq!(s.secret_names().await, expected);
+    let secret_deletes = s.succeeded(Verb::Delete, Resource::Secrets);
+    assert_eq!(secret_deletes.len(), 1, "{secret_deletes:?}");
+    assert!(secret_deletes[0].path.ends_with(&residue_secret_name));
+    let pod_deletes = s.of(Verb::Delete, Resource::Pods);
+    assert!(!pod_deletes.is_empty(), "the residue was collected");
+    for delete in &pod_deletes {
+        assert_eq!(delete_fence(delete).0, fence_of(&terminated).0);
+    }
+}
