@@ -103,6 +103,13 @@ fn dependency_problems(json: &serde_json::Value) -> Vec<String> {
             if name == "apiary-seeds" && dep_name.starts_with("apiary") {
                 problems.push(format!("apiary-seeds must not depend on {dep_name}"));
             }
+            // The real-server fixture starts processes and holds tokens: test support only.
+            if dep_name == "apiary-envtest" {
+                problems.push(format!(
+                    "{name} depends on apiary-envtest outside [dev-dependencies]; it is test \
+                     support only"
+                ));
+            }
         }
     }
     problems
@@ -247,11 +254,16 @@ mod tests {
                 {"name": "proptest", "kind": "dev"}, {"name": "serde", "kind": null}]},
             {"name": "apiary-seeds", "dependencies": [{"name": "kube", "kind": null}]},
             {"name": "apiary", "dependencies": [{"name": "kube", "kind": null}]},
+            {"name": "apiary-substrate-kube", "dependencies": [
+                {"name": "apiary-envtest", "kind": "dev"}]},
+            {"name": "apiary-substrate", "dependencies": [
+                {"name": "apiary-envtest", "kind": null}]},
         ]});
         let problems = dependency_problems(&json);
-        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert_eq!(problems.len(), 3, "{problems:?}");
         assert!(problems[0].contains("serde"));
         assert!(problems[1].contains("apiary-seeds depends on kube"));
+        assert!(problems[2].contains("apiary-substrate depends on apiary-envtest"));
     }
 
     /// A library choosing a k8s-openapi version (in a normal or build dependency, or through one
