@@ -1363,9 +1363,13 @@ impl ClusterModel {
             }
             _ => (self.rv, None),
         };
-        let matching: Vec<(Key, &T)> = all
+        let keys: Vec<(Key, &T)> = all
             .filter(|(k, _)| after.as_ref().is_none_or(|a| k > a))
+            .collect();
+        let matching: Vec<(Key, &T)> = keys
+            .iter()
             .filter(|(_, o)| labels.matches(o.meta().labels.as_ref()) && fields.matches(*o))
+            .cloned()
             .collect();
         let limit = options
             .limit
@@ -1375,8 +1379,14 @@ impl ClusterModel {
             Some(l) if l < matching.len() => matching.split_at(l),
             _ => (matching.as_slice(), &[][..]),
         };
-        let continue_token = match (rest.is_empty(), taken.last()) {
-            (false, Some((last, _))) => {
+        // The apiserver pages over the stored keys, not over the matches: a page that filled its
+        // limit carries a continue token whenever any key follows it, even when none of those
+        // match (the next page is then empty), as kube-apiserver v1.20 does.
+        let filled = limit.is_some_and(|l| taken.len() == l);
+        let continue_token = match taken.last() {
+            Some((last, _))
+                if !rest.is_empty() || (filled && keys.iter().any(|(k, _)| k > last)) =>
+            {
                 Some(hex_encode(&format!("{list_rv}/{}/{}", last.0, last.1)))
             }
             _ => None,
