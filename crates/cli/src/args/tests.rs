@@ -152,7 +152,7 @@ fn defaults_are_text_and_quiet() {
 /// `-vvv` counts three (everything trace).
 #[test]
 fn verbosity_counts_repetitions() {
-    let cli = parse(&["-vvv", "demo"]).expect("parses");
+    let cli = parse(&["-vvv", "completions", "bash"]).expect("parses");
     assert_eq!(cli.global.verbose, 3);
 }
 
