@@ -26,7 +26,7 @@
 //!   has elapsed on the model clock; terminal or unbound pods vanish at once.
 //! * **Watch**: an event log ([`WatchEvent`]: ADDED / MODIFIED / DELETED with their
 //!   resourceVersions); [`ClusterModel::events_since`] answers 410 `Expired` below the horizon.
-//! * **Kubelet**: every pod created through the API gets a [`PodScript`] (by name via
+//! * **Kubelet**: every pod created through the API gets a [`PodScript`](kubelet::PodScript) (by name via
 //!   [`ClusterModel::script_pods_named`] / [`ClusterModel::queue_pod_scripts`], else by the
 //!   image convention documented in [`kubelet`], else the default) that moves it through real
 //!   status shapes on the model clock; it checks the `envFrom` Secret before starting and
@@ -48,7 +48,7 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use apiary_cluster_model::{ClusterModel, PodScript};
+//! use apiary_cluster_model::ClusterModel;
 //! use k8s_openapi::api::core::v1::{Container, Pod, PodSpec};
 //! use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 //!
@@ -77,9 +77,9 @@ mod model;
 pub mod selector;
 
 pub use error::{Kind, ModelError};
-pub use kubelet::{PodScript, PullFailure};
 pub use model::{
-    CONFIG_ERROR_RETRY, ClusterModel, DEFAULT_EPOCH_SECONDS, DEFAULT_EVENT_CAPACITY, EventType,
-    ListOptions, ListPage, MetaOf, Object, PodDeletion, Preconditions, WatchEvent, add,
+    ClusterModel, DEFAULT_EPOCH_SECONDS, DEFAULT_EVENT_CAPACITY, EventType, ListOptions, ListPage,
+    Object, PodDeletion, Preconditions, WatchEvent, add,
 };
+pub use kubelet::{PodScript, PullFailure};
 pub use selector::{FieldSelector, LabelSelector};

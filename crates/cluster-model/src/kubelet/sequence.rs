@@ -16,7 +16,10 @@ use super::{
     Placement, PodScript, Stage, apply_running, apply_scheduled, apply_terminated,
     apply_unschedulable, apply_waiting, pull_backoff,
 };
-use crate::model::CONFIG_ERROR_RETRY;
+
+/// How long a pod waiting `CreateContainerConfigError` waits before the kubelet checks again
+/// (creating a Secret in its namespace makes the model's kubelet check at once instead).
+pub const CONFIG_ERROR_RETRY: Duration = Duration::from_secs(10);
 
 /// How long a failed pull shows `ErrImagePull` before the kubelet reports `ImagePullBackOff`.
 pub const PULL_ERROR_SHOWN_FOR: Duration = Duration::from_secs(1);

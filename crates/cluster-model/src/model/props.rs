@@ -10,6 +10,15 @@ use k8s_openapi::api::core::v1::{Container, EnvFromSource, PodSpec, SecretEnvSou
 use proptest::prelude::*;
 
 use super::*;
+use std::time::Duration;
+
+use jiff::Timestamp;
+use k8s_openapi::api::core::v1::{Pod, Secret};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+use crate::error::{Kind, ModelError};
+use crate::kubelet::{self, PodScript};
+use crate::selector::LabelSelector;
 
 const NS: &str = "agents";
 const NAMES: [&str; 3] = ["a", "b", "c"];
@@ -110,7 +119,7 @@ fn apply(m: &mut ClusterModel, action: &Action) {
         Action::CreatePod(n, s) => {
             m.queue_pod_scripts(NS, NAMES[*n], [script(*s)]);
             if m.create_pod(NS, pod(NAMES[*n])).is_err() {
-                m.queued_scripts.clear();
+                m.kubelet.clear_queued_scripts();
             }
         }
         Action::CreateSecret(n) => {
@@ -182,7 +191,7 @@ fn check(m: &ClusterModel, log: &mut Vec<WatchEvent>, last_rv: &mut u64, last_no
         let name = event.object.metadata().name.clone().unwrap_or_default();
         latest.insert((event.object.kind(), name), event);
     }
-    for pod in &m.pods {
+    for pod in m.pods.in_namespace(None) {
         let event = latest[&(Kind::Pod, pod.0.1.clone())];
         assert_ne!(event.event_type, EventType::Deleted);
         assert_eq!(
@@ -199,7 +208,7 @@ fn check(m: &ClusterModel, log: &mut Vec<WatchEvent>, last_rv: &mut u64, last_no
     }
     for ((kind, name), event) in &latest {
         if *kind == Kind::Pod && event.event_type == EventType::Deleted {
-            assert!(!m.pods.contains_key(&(NS.to_owned(), name.clone())));
+            assert!(!m.pods.contains(&(NS.to_owned(), name.clone())));
         }
     }
 }

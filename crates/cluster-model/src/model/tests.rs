@@ -10,6 +10,14 @@ use k8s_openapi::api::core::v1::{
 };
 
 use super::*;
+use std::time::Duration;
+
+use jiff::Timestamp;
+use k8s_openapi::api::core::v1::{Namespace, Pod, PodStatus, Secret};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
+
+use crate::error::{Kind, ModelError};
+use crate::kubelet::PodScript;
 use crate::kubelet::PullFailure;
 
 const NS: &str = "agents";

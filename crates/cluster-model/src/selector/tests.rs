@@ -7,6 +7,7 @@ use k8s_openapi::api::core::v1::{Pod, PodStatus, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use super::*;
+use crate::error::{Kind, ModelError};
 
 fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
     pairs

@@ -7,7 +7,7 @@ use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Container, EnvFromSource, Pod, PodSpec, SecretEnvSource};
 
 use super::*;
-use crate::PullFailure;
+use crate::kubelet::PullFailure;
 
 const SECOND: Duration = Duration::from_secs(1);
 

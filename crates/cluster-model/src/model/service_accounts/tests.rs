@@ -4,8 +4,14 @@
 
 use k8s_openapi::api::core::v1::{Container, Namespace, PodSpec};
 
-use super::*;
-use crate::model::{ListOptions, Preconditions};
+use std::time::Duration;
+
+use jiff::Timestamp;
+use k8s_openapi::api::core::v1::{Pod, ServiceAccount};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+use crate::error::{Kind, ModelError};
+use crate::model::{ClusterModel, DEFAULT_EPOCH_SECONDS, ListOptions, Preconditions, add};
 
 const NS: &str = "fresh";
 
@@ -195,7 +201,7 @@ fn account_creation_runs_in_time_order_with_the_kubelet() {
     assert_eq!(
         account.metadata.creation_timestamp.map(|t| t.0),
         Some(add(
-            Timestamp::from_second(super::super::DEFAULT_EPOCH_SECONDS).unwrap(),
+            Timestamp::from_second(DEFAULT_EPOCH_SECONDS).unwrap(),
             secs(2)
         ))
     );
