@@ -6,12 +6,16 @@
 //! randomness. The shell (`apiary-substrate`) maps apiserver objects onto [`facts`] and executes
 //! the effects the decisions return.
 //!
+//! Every item has one path, through its public module (`apiary_classify::verify::verify_pod`);
+//! the crate root re-exports nothing.
+//!
 #![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
 
-pub mod classify;
+pub mod action;
 pub mod condition;
 pub mod facts;
+pub mod failure;
 pub mod fence;
 pub mod gc;
 pub mod machine;
@@ -21,19 +25,7 @@ pub mod startup;
 pub mod status;
 pub mod undeploy;
 pub mod verify;
+mod wait;
 
 #[cfg(test)]
 mod testkit;
-
-pub use classify::{Action, classify};
-pub use condition::{LatestCondition, NO_CONDITION, condition_text};
-pub use fence::Fence;
-pub use gc::{GcPlan, GcPodDecision, OrphanSweep, decide_gc_reread, plan_gc};
-pub use machine::{DeployError, DeployMachine, DeploySpec, Deployed, Effect, Event};
-pub use pull::{PullFailure, classify_pull_message, pull_failure_text, registry_of};
-pub use startup::{Decoded, StartupState, decode, settle_secret_check};
-pub use status::{PodStatus, StatusState, pod_status};
-pub use verify::{
-    NeedsSecretCheck, PodDeletion, PodView, SecretDeletion, SettledPod, VerifiedPod,
-    VerifiedSecret, verify_pod, verify_secret, view_pod,
-};

@@ -1,12 +1,15 @@
 //! The `status` mapping (deploy.md § status): one read of the pod name to
 //! a state name, a condition and the Secret to look up.
 //!
-//! Pure and read-only. A foreign pod reports nothing of itself: no condition, no Secret.
+//! Pure and read-only. A foreign pod reports nothing of itself: no condition, no Secret. The
+//! same mapping is the progress every operation's machine reports (deploy.md § Loop: one line per
+//! change of observed state), so the shell renders it and never re-derives it.
 
 use crate::condition::condition_text;
+use crate::facts::ObservedPod;
 use crate::pull::pull_failure_text;
 use crate::startup::StartupState;
-use crate::verify::{PodView, VerifiedPod};
+use crate::verify::{PodView, VerifiedPod, view_pod};
 
 /// The `state` of `apiary status`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -124,6 +127,51 @@ fn verified_state(pod: &VerifiedPod, startup: Option<StartupState>) -> StatusSta
         return StatusState::Deleting;
     }
     startup.map_or(StatusState::Starting, startup_status)
+}
+
+/// One read of the pod name as progress shows it: the state and, for a verified pod, the
+/// redacted condition (deploy.md § Redacted condition text). An output of the machines.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Progress {
+    /// The state, as `status` names it (a pod pending its Secret check is `starting`).
+    pub state: StatusState,
+    /// The redacted condition of a verified pod; `None` when absent, foreign or none applies.
+    pub condition: Option<String>,
+}
+
+/// The progress of one read of the pod name (`None` = confirmed absent).
+pub fn progress_of(pod: Option<&ObservedPod>, agent_id: &str) -> Progress {
+    let view = view_pod(pod, agent_id);
+    let state = pod_status(&view, "").state;
+    let condition = match &view {
+        PodView::Pending(pending) => condition_text(pending.pod.facts()),
+        PodView::Settled(settled) => condition_text(settled.pod().facts()),
+        PodView::Absent | PodView::Foreign => None,
+    };
+    Progress { state, condition }
+}
+
+/// The progress a machine has to report: each change of what a read of the pod name shows, once.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct ProgressLog {
+    shown: Option<Progress>,
+    pending: Option<Progress>,
+}
+
+impl ProgressLog {
+    /// Record one read; it is reported only when it differs from the last one reported.
+    pub(crate) fn observe(&mut self, pod: Option<&ObservedPod>, agent_id: &str) {
+        let progress = progress_of(pod, agent_id);
+        if self.shown.as_ref() != Some(&progress) {
+            self.shown = Some(progress.clone());
+            self.pending = Some(progress);
+        }
+    }
+
+    /// The change not yet reported, if any.
+    pub(crate) fn poll(&mut self) -> Option<Progress> {
+        self.pending.take()
+    }
 }
 
 #[cfg(test)]

@@ -39,7 +39,7 @@ pub fn undeploy_pod_step(pod: Option<&ObservedPod>, agent_id: &str) -> UndeployP
         None => UndeployPodStep::Foreign,
         Some(verified) if verified.deletion_marked() => UndeployPodStep::AwaitOnly {
             name: verified.name().to_owned(),
-            uid: verified.fence().uid.clone(),
+            uid: verified.fence().uid().to_owned(),
         },
         Some(verified) => UndeployPodStep::Delete(verified.deletion()),
     }

@@ -61,10 +61,7 @@ pub fn verify_pod(pod: &ObservedPod, agent_id: &str) -> Option<VerifiedPod> {
     }
     Some(VerifiedPod {
         name: non_empty(&marks.name)?,
-        fence: Fence {
-            uid: non_empty(&marks.uid)?,
-            resource_version: non_empty(&marks.resource_version)?,
-        },
+        fence: Fence::new(non_empty(&marks.uid)?, non_empty(&marks.resource_version)?),
         deletion_marked: marks.deletion_marked,
         recorded_intent: marks.create_intent.clone(),
         created_at_unix: marks.created_at_unix,
@@ -135,7 +132,8 @@ impl VerifiedPod {
     }
 
     /// The deletion this observation authorises: this pod's name and fence, nothing fresher.
-    pub(crate) fn deletion(&self) -> PodDeletion {
+    /// Whether to use it is the classifier's, undeploy's or GC's decision.
+    pub fn deletion(&self) -> PodDeletion {
         PodDeletion {
             name: self.name.clone(),
             fence: self.fence.clone(),

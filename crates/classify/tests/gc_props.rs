@@ -7,7 +7,8 @@ use std::collections::BTreeSet;
 
 use apiary_classify::facts::{ContainerState, ObjectMarks, ObservedPod, ObservedSecret, PodFacts};
 use apiary_classify::gc::{OrphanSweep, plan_gc};
-use apiary_classify::{StartupState, decode, verify_pod, verify_secret};
+use apiary_classify::startup::{StartupState, decode};
+use apiary_classify::verify::{verify_pod, verify_secret};
 use proptest::prelude::*;
 
 const AGENT_ID: &str = "72bea12366a35432ab394024ae44c214b8cee51a8e1c04be8797a1dc17805c98";
@@ -76,8 +77,8 @@ proptest! {
         let now = clock.then_some(10_000i64);
         let plan = plan_gc(&pods, &secrets, now, AGENT_ID);
         let ours: Vec<_> = pods.iter().filter_map(|p| verify_pod(p, AGENT_ID)).collect();
-        let is_dead = |p: &apiary_classify::VerifiedPod| {
-            p.decode() == apiary_classify::Decoded::Settled(StartupState::Terminated)
+        let is_dead = |p: &apiary_classify::verify::VerifiedPod| {
+            p.decode() == apiary_classify::startup::Decoded::Settled(StartupState::Terminated)
         };
         let protected: BTreeSet<_> = ours.iter().filter(|p| !is_dead(p))
             .filter_map(|p| p.facts().env_from_secret.clone()).collect();
@@ -102,7 +103,7 @@ proptest! {
         prop_assert_eq!(plan.orphan_sweep == OrphanSweep::Ran, clock);
         // Decoding alone is what the plan used: a pending pod is never doomed.
         for p in &pods {
-            if matches!(decode(&p.facts), apiary_classify::Decoded::PendingSecretCheck { .. }) {
+            if matches!(decode(&p.facts), apiary_classify::startup::Decoded::PendingSecretCheck { .. }) {
                 prop_assert!(!plan.pods.contains(p.marks.name.as_ref().unwrap()));
             }
         }

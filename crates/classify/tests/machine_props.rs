@@ -10,11 +10,12 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use apiary_classify::facts::{ContainerState, ObjectMarks, ObservedPod, ObservedSecret, PodFacts};
+use apiary_classify::failure::RequestFailure;
 use apiary_classify::machine::{
     DeleteAnswer, DeployError, DeployMachine, DeploySpec, Effect, Event, Listing, NamespaceFailure,
-    PodCreateOutcome, SecretCreateFailure,
+    OwnSecret, PodCreateOutcome, SecretCreateFailure,
 };
-use apiary_classify::verify_pod;
+use apiary_classify::verify::verify_pod;
 use proptest::prelude::*;
 
 const AGENT_ID: &str = "72bea12366a35432ab394024ae44c214b8cee51a8e1c04be8797a1dc17805c98";
@@ -120,18 +121,20 @@ fn secret(name: &str, agent: &str) -> ObservedSecret {
 fn read_pod(c: &mut Choices, own_secret: &str) -> Event {
     match c.pick(8) {
         0 | 1 => Event::PodRead(Ok(None)),
-        2 => Event::PodRead(Err(format!("read failed {SECRET_WORD}"))),
+        2 => Event::PodRead(Err(RequestFailure::transport(format!(
+            "read failed {SECRET_WORD}"
+        )))),
         _ => Event::PodRead(Ok(Some(arbitrary_pod(c, &[own_secret, "other-s", ""])))),
     }
 }
 
-fn delete_answer(c: &mut Choices) -> Result<DeleteAnswer, String> {
+fn delete_answer(c: &mut Choices) -> Result<DeleteAnswer, RequestFailure> {
     match c.pick(5) {
         0 => Ok(DeleteAnswer::Accepted),
         1 => Ok(DeleteAnswer::NotFound),
         2 => Ok(DeleteAnswer::PreconditionFailed),
         3 => Ok(DeleteAnswer::Accepted),
-        _ => Err("delete failed".into()),
+        _ => Err(RequestFailure::api(500, "InternalError", "delete failed")),
     }
 }
 
@@ -172,6 +175,8 @@ fn run(
         deadline,
         poll,
         service_account: named_account.then(|| "runner".to_owned()),
+        // Preflight GC on or off: the safety rules hold either way.
+        preflight_gc: poll_secs.is_multiple_of(2),
     });
     let mut c = Choices { values, next: 0 };
     let mut elapsed = Duration::ZERO;
@@ -222,7 +227,9 @@ fn run(
             }
             Effect::EnsureNamespace => Event::NamespaceEnsured(match c.pick(12) {
                 0 => Err(NamespaceFailure::CreateForbidden),
-                1 => Err(NamespaceFailure::Failed("boom".into())),
+                1 => Err(NamespaceFailure::Failed(RequestFailure::api(
+                    500, "", "boom",
+                ))),
                 _ => Ok(()),
             }),
             Effect::RunGc => Event::GcDone,
@@ -241,7 +248,11 @@ fn run(
                 event
             }
             Effect::CheckSecret { .. } => Event::SecretChecked(match c.pick(5) {
-                0 => Err("secret read failed".into()),
+                0 => Err(RequestFailure::api(
+                    500,
+                    "InternalError",
+                    "secret read failed",
+                )),
                 1 | 2 => Ok(false),
                 _ => Ok(true),
             }),
@@ -256,17 +267,23 @@ fn run(
                 match c.pick(12) {
                     0 => Event::SecretCreated(Err(SecretCreateFailure {
                         name,
-                        namespace_missing: c.pick(2) == 0,
-                        detail: "refused".into(),
+                        failure: if c.pick(2) == 0 {
+                            RequestFailure::api(404, "NotFound", "namespaces not found")
+                        } else {
+                            RequestFailure::api(422, "Invalid", "refused")
+                        },
                     })),
                     _ => {
                         seen.own_secret = Some(name.clone());
-                        Event::SecretCreated(Ok(name))
+                        Event::SecretCreated(Ok(OwnSecret {
+                            generation: format!("{generation:08x}"),
+                            name,
+                        }))
                     }
                 }
             }
             Effect::CreatePod { secret } => {
-                prop_assert_eq!(Some(secret), seen.own_secret.as_ref());
+                prop_assert_eq!(Some(&secret.name), seen.own_secret.as_ref());
                 prop_assert!(!seen.created || seen.absent_since_created);
                 seen.awaiting_account = false;
                 seen.creates_since_wait += 1;
@@ -276,11 +293,11 @@ fn run(
                 );
                 let outcome = match c.pick(10) {
                     0 | 1 => PodCreateOutcome::AlreadyExists,
-                    2 => PodCreateOutcome::Refused("quota".into()),
-                    3 => PodCreateOutcome::TransportFailed("reset".into()),
+                    2 => PodCreateOutcome::Refused(RequestFailure::api(403, "Forbidden", "quota")),
+                    3 => PodCreateOutcome::TransportFailed(RequestFailure::transport("reset")),
                     4 | 5 => PodCreateOutcome::ServiceAccountMissing {
                         account: if named_account { "runner" } else { "default" }.into(),
-                        detail: "403 Forbidden".into(),
+                        failure: RequestFailure::api(403, "Forbidden", "sa missing"),
                     },
                     _ => PodCreateOutcome::Created,
                 };
@@ -312,10 +329,10 @@ fn run(
                     "delete of an unverified pod"
                 );
                 prop_assert_eq!(deletion.name(), POD);
-                prop_assert_eq!(Some(&deletion.fence().uid), observed.marks.uid.as_ref());
+                prop_assert_eq!(Some(deletion.fence().uid()), observed.marks.uid.as_deref());
                 prop_assert_eq!(
-                    Some(&deletion.fence().resource_version),
-                    observed.marks.resource_version.as_ref()
+                    Some(deletion.fence().resource_version()),
+                    observed.marks.resource_version.as_deref()
                 );
                 Event::PodDeleted(delete_answer(&mut c))
             }
@@ -323,7 +340,11 @@ fn run(
                 prop_assert_eq!(Some(s), seen.own_secret.as_ref());
                 if c.pick(6) == 0 {
                     seen.listing_refs.clear();
-                    Event::Listed(Err("list forbidden".into()))
+                    Event::Listed(Err(RequestFailure::api(
+                        500,
+                        "InternalError",
+                        "list forbidden",
+                    )))
                 } else {
                     let pods: Vec<ObservedPod> = (0..c.pick(3))
                         .map(|_| arbitrary_pod(&mut c, &[&own, "other-s", ""]))
@@ -354,7 +375,11 @@ fn run(
                 prop_assert!(seen.awaiting_account, "account read without a refusal");
                 prop_assert_eq!(name, "default");
                 Event::ServiceAccountRead(match c.pick(6) {
-                    0 => Err("account read failed".into()),
+                    0 => Err(RequestFailure::api(
+                        500,
+                        "InternalError",
+                        "account read failed",
+                    )),
                     1 | 2 => Ok(true),
                     _ => Ok(false),
                 })
@@ -376,7 +401,7 @@ fn run(
 }
 
 fn check_finish(
-    result: &Result<apiary_classify::Deployed, DeployError>,
+    result: &Result<apiary_classify::machine::Deployed, DeployError>,
     seen: &Seen,
     elapsed: Duration,
     deadline: Duration,

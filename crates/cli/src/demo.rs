@@ -181,9 +181,7 @@ async fn client_for(sim: &Simulator) -> Result<kube::Client, Failure> {
 }
 
 fn cluster(client: &kube::Client) -> Cluster {
-    let cluster = Cluster::new(client.clone(), NAMESPACE);
-    cluster.start_operation();
-    cluster
+    Cluster::new(client.clone(), NAMESPACE)
 }
 
 fn pod_creates(sim: &Simulator) -> usize {

@@ -135,9 +135,7 @@ async fn cluster(global: &args::GlobalArgs) -> Result<Cluster, Failure> {
         connect::deploy_namespace(global.namespace.as_deref(), connection.namespace.as_deref())?;
     apiary_substrate::config::validate_namespace(&namespace)
         .map_err(|e| Failure::refused(e.to_string()))?;
-    let cluster = Cluster::new(connection.client, namespace);
-    cluster.start_operation();
-    Ok(cluster)
+    Ok(Cluster::new(connection.client, namespace))
 }
 
 /// `apiary deploy`: validate everything, build the client, then run the deploy with progress.

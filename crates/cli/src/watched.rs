@@ -9,9 +9,8 @@
 
 use std::time::Duration;
 
-use apiary_classify::Fence;
 use apiary_classify::condition::{NO_CONDITION, condition_text};
-use apiary_classify::verify::verify_pod;
+use apiary_classify::verify::{PodDeletion, SecretDeletion, verify_pod};
 use apiary_substrate::observe::observe_pod;
 use apiary_substrate::{
     CreateOutcome, DeleteOutcome, Listed, NamespaceError, Substrate, SubstrateError,
@@ -115,12 +114,15 @@ impl<S: Substrate> Substrate for Watched<'_, S> {
         self.inner.create_pod(pod).await
     }
 
-    async fn delete_pod(&self, name: &str, fence: &Fence) -> Result<DeleteOutcome, SubstrateError> {
-        self.inner.delete_pod(name, fence).await
+    async fn delete_pod(&self, deletion: &PodDeletion) -> Result<DeleteOutcome, SubstrateError> {
+        self.inner.delete_pod(deletion).await
     }
 
-    async fn delete_secret(&self, name: &str, uid: &str) -> Result<DeleteOutcome, SubstrateError> {
-        self.inner.delete_secret(name, uid).await
+    async fn delete_secret(
+        &self,
+        deletion: &SecretDeletion,
+    ) -> Result<DeleteOutcome, SubstrateError> {
+        self.inner.delete_secret(deletion).await
     }
 
     async fn sleep(&self, duration: Duration) {
@@ -133,8 +135,8 @@ impl<S: Substrate> Substrate for Watched<'_, S> {
             .await;
     }
 
-    fn elapsed(&self) -> Duration {
-        self.inner.elapsed()
+    fn now(&self) -> Duration {
+        self.inner.now()
     }
 }
 

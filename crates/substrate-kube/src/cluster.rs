@@ -16,10 +16,9 @@ use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
 use std::pin::pin;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use apiary_classify::Fence;
+use apiary_classify::verify::{PodDeletion, SecretDeletion};
 use apiary_substrate::{
     CreateOutcome, DeleteOutcome, Listed, NamespaceError, Operation, Substrate, SubstrateError,
 };
@@ -46,7 +45,8 @@ pub struct Cluster {
     client: kube::Client,
     namespace: String,
     policy: RetryPolicy,
-    operation_start: Mutex<Instant>,
+    /// The origin of [`Substrate::now`]: construction, fixed for the `Cluster`'s life.
+    origin: Instant,
     jitter_seed: RandomState,
     jitter_draws: AtomicU64,
 }
@@ -80,7 +80,7 @@ impl Cluster {
             client,
             namespace: namespace.into(),
             policy: RetryPolicy::default(),
-            operation_start: Mutex::new(Instant::now()),
+            origin: Instant::now(),
             jitter_seed: RandomState::new(),
             jitter_draws: AtomicU64::new(0),
         }
@@ -104,14 +104,6 @@ impl Cluster {
     /// The retry policy in force.
     pub fn retry_policy(&self) -> &RetryPolicy {
         &self.policy
-    }
-
-    /// Restart the `elapsed()` clock: call at the start of each operation (deploy, undeploy, gc).
-    pub fn start_operation(&self) {
-        *self
-            .operation_start
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = Instant::now();
     }
 
     fn pods_path(&self) -> String {
@@ -553,14 +545,15 @@ impl Substrate for Cluster {
         }
     }
 
-    async fn delete_pod(&self, name: &str, fence: &Fence) -> Result<DeleteOutcome, SubstrateError> {
+    async fn delete_pod(&self, deletion: &PodDeletion) -> Result<DeleteOutcome, SubstrateError> {
+        let (name, fence) = (deletion.name(), deletion.fence());
         let object = format!("pod/{name}");
         // Preconditions only: no gracePeriodSeconds (the pod's own 60 s applies; 0 would be a
         // force kill) and no propagation policy (deploy.md § Semantics relied on, items 3 and 5).
         let params = DeleteParams {
             preconditions: Some(Preconditions {
-                uid: Some(fence.uid.clone()),
-                resource_version: Some(fence.resource_version.clone()),
+                uid: Some(fence.uid().to_owned()),
+                resource_version: Some(fence.resource_version().to_owned()),
             }),
             ..DeleteParams::default()
         };
@@ -578,7 +571,11 @@ impl Substrate for Cluster {
         }
     }
 
-    async fn delete_secret(&self, name: &str, uid: &str) -> Result<DeleteOutcome, SubstrateError> {
+    async fn delete_secret(
+        &self,
+        deletion: &SecretDeletion,
+    ) -> Result<DeleteOutcome, SubstrateError> {
+        let (name, uid) = (deletion.name(), deletion.uid());
         let object = format!("secret/{name}");
         let params = DeleteParams {
             preconditions: Some(Preconditions {
@@ -626,10 +623,7 @@ impl Substrate for Cluster {
         }
     }
 
-    fn elapsed(&self) -> Duration {
-        self.operation_start
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .elapsed()
+    fn now(&self) -> Duration {
+        self.origin.elapsed()
     }
 }

@@ -7,7 +7,8 @@ mod cluster_mock;
 
 use std::time::Duration;
 
-use apiary_classify::Fence;
+use apiary_classify::verify::PodDeletion;
+use apiary_substrate::fake::proof::{pod_deletion, secret_deletion};
 use apiary_substrate::{
     CreateOutcome, DeleteOutcome, NamespaceError, Operation, Substrate, SubstrateError,
 };
@@ -26,11 +27,8 @@ fn pod() -> Pod {
     }
 }
 
-fn fence() -> Fence {
-    Fence {
-        uid: "u1".to_owned(),
-        resource_version: "7".to_owned(),
-    }
+fn fence() -> PodDeletion {
+    pod_deletion("agent-x", "u1", "7")
 }
 
 /// A `Cluster` whose retries end quickly, for answers that are retried (dropped connections).
@@ -72,7 +70,7 @@ async fn a3_create_conflict_is_not_already_exists() {
 async fn a3_delete_conflict_is_precondition_failed() {
     let (cluster, log) = cluster(vec![status(409, "Conflict")]);
     assert_eq!(
-        cluster.delete_pod("agent-x", &fence()).await,
+        cluster.delete_pod(&fence()).await,
         Ok(DeleteOutcome::PreconditionFailed)
     );
     assert_eq!(log.count(), 1, "a failed precondition is never retried");
@@ -82,10 +80,7 @@ async fn a3_delete_conflict_is_precondition_failed() {
 #[tokio::test]
 async fn a3_delete_already_exists_is_not_precondition_failed() {
     let (cluster, _log) = cluster(vec![status(409, "AlreadyExists")]);
-    let error = cluster
-        .delete_pod("agent-x", &fence())
-        .await
-        .expect_err("an error");
+    let error = cluster.delete_pod(&fence()).await.expect_err("an error");
     assert_eq!(error.reason(), Some("AlreadyExists"));
 }
 
@@ -95,10 +90,7 @@ async fn a5_empty_reason_409_matches_nothing() {
     let (cluster, _log) = cluster(vec![status(409, ""), status(409, "")]);
     let create = cluster.create_pod(&pod()).await.expect_err("an error");
     assert_eq!(create.reason(), Some(""));
-    let delete = cluster
-        .delete_pod("agent-x", &fence())
-        .await
-        .expect_err("an error");
+    let delete = cluster.delete_pod(&fence()).await.expect_err("an error");
     assert_eq!(delete.reason(), Some(""));
 }
 
@@ -114,11 +106,13 @@ async fn a6_not_found_is_confirmed_absence() {
     assert_eq!(cluster.get_pod("agent-x").await, Ok(None));
     assert_eq!(cluster.secret_exists("agent-x-g1").await, Ok(false));
     assert_eq!(
-        cluster.delete_pod("agent-x", &fence()).await,
+        cluster.delete_pod(&fence()).await,
         Ok(DeleteOutcome::NotFound)
     );
     assert_eq!(
-        cluster.delete_secret("agent-x-g1", "s1").await,
+        cluster
+            .delete_secret(&secret_deletion("agent-x-g1", "s1"))
+            .await,
         Ok(DeleteOutcome::NotFound)
     );
 }
@@ -233,7 +227,7 @@ async fn errors_name_object_and_operation() {
          scripted 422 Invalid"
     );
     let delete = cluster
-        .delete_secret("agent-x-g1", "s1")
+        .delete_secret(&secret_deletion("agent-x-g1", "s1"))
         .await
         .expect_err("forbidden");
     assert!(

@@ -4,7 +4,7 @@
 
 mod cluster_mock;
 
-use apiary_classify::Fence;
+use apiary_substrate::fake::proof::{pod_deletion, secret_deletion};
 use apiary_substrate::{CreateOutcome, DeleteOutcome, Substrate};
 use cluster_mock::{cluster, created, ok, pod_json, pod_list, status, with_header};
 use k8s_openapi::api::core::v1::{Pod, Secret};
@@ -129,12 +129,8 @@ async fn a8_gets_carry_no_resource_version() {
 #[tokio::test]
 async fn a7_pod_delete_body_is_fenced_without_grace_override() {
     let (cluster, log) = cluster(vec![ok(pod_json("agent-x", "u1", "8"))]);
-    let fence = Fence {
-        uid: "u1".to_owned(),
-        resource_version: "7".to_owned(),
-    };
     let outcome = cluster
-        .delete_pod("agent-x", &fence)
+        .delete_pod(&pod_deletion("agent-x", "u1", "7"))
         .await
         .expect("deleted");
     assert_eq!(outcome, DeleteOutcome::Accepted);
@@ -159,7 +155,7 @@ async fn secret_delete_is_uid_fenced() {
         serde_json::json!({"kind": "Status", "status": "Success"}),
     )]);
     let outcome = cluster
-        .delete_secret("agent-x-g1", "s1")
+        .delete_secret(&secret_deletion("agent-x-g1", "s1"))
         .await
         .expect("deleted");
     assert_eq!(outcome, DeleteOutcome::Accepted);

@@ -9,7 +9,8 @@ use apiary_apiserver_sim::model::PodScript;
 use apiary_apiserver_sim::{
     DateMode, FaultAction, FaultRule, Matcher, Resource, SimOptions, Simulator, Verb,
 };
-use apiary_classify::Fence;
+use apiary_classify::verify::PodDeletion;
+use apiary_substrate::fake::proof::{pod_deletion, secret_deletion};
 use apiary_substrate::{CreateOutcome, DeleteOutcome, NamespaceError, Substrate};
 use apiary_substrate_kube::Cluster;
 use apiary_substrate_kube::{ClientOptions, ConfigSource, connect_with};
@@ -96,11 +97,12 @@ fn pod(name: &str, secret: &str) -> Pod {
     }
 }
 
-fn fence_of(pod: &Pod) -> Fence {
-    Fence {
-        uid: pod.metadata.uid.clone().expect("uid"),
-        resource_version: pod.metadata.resource_version.clone().expect("rv"),
-    }
+fn fence_of(pod: &Pod) -> PodDeletion {
+    pod_deletion(
+        pod.metadata.name.as_deref().expect("name"),
+        pod.metadata.uid.as_deref().expect("uid"),
+        pod.metadata.resource_version.as_deref().expect("rv"),
+    )
 }
 
 /// Namespace ensure creates a missing namespace (GET then POST) and then finds it (one GET).
@@ -180,34 +182,41 @@ async fn object_life_cycle() {
     let secrets = h.cluster.list_secrets(SELECTOR).await.expect("listed");
     assert_eq!(secrets.len(), 1);
 
-    let stale = Fence {
-        uid: observed.metadata.uid.clone().expect("uid"),
-        resource_version: "1".to_owned(),
-    };
+    let stale = pod_deletion(
+        "agent-a",
+        observed.metadata.uid.as_deref().expect("uid"),
+        "1",
+    );
     assert_eq!(
-        h.cluster.delete_pod("agent-a", &stale).await,
+        h.cluster.delete_pod(&stale).await,
         Ok(DeleteOutcome::PreconditionFailed)
     );
     assert_eq!(
-        h.cluster.delete_pod("agent-a", &fence_of(&observed)).await,
+        h.cluster.delete_pod(&fence_of(&observed)).await,
         Ok(DeleteOutcome::Accepted)
     );
     assert_eq!(h.cluster.get_pod("agent-a").await, Ok(None));
     assert_eq!(
-        h.cluster.delete_pod("agent-a", &fence_of(&observed)).await,
+        h.cluster.delete_pod(&fence_of(&observed)).await,
         Ok(DeleteOutcome::NotFound)
     );
     let secret_uid = secrets[0].metadata.uid.clone().expect("uid");
     assert_eq!(
-        h.cluster.delete_secret("agent-a-g1", "wrong-uid").await,
+        h.cluster
+            .delete_secret(&secret_deletion("agent-a-g1", "wrong-uid"))
+            .await,
         Ok(DeleteOutcome::PreconditionFailed)
     );
     assert_eq!(
-        h.cluster.delete_secret("agent-a-g1", &secret_uid).await,
+        h.cluster
+            .delete_secret(&secret_deletion("agent-a-g1", &secret_uid))
+            .await,
         Ok(DeleteOutcome::Accepted)
     );
     assert_eq!(
-        h.cluster.delete_secret("agent-a-g1", &secret_uid).await,
+        h.cluster
+            .delete_secret(&secret_deletion("agent-a-g1", &secret_uid))
+            .await,
         Ok(DeleteOutcome::NotFound)
     );
 

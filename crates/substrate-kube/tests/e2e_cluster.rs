@@ -66,7 +66,6 @@ async fn cluster() -> Cluster {
 
 /// Remove everything of `agent`, so a failed run leaves nothing behind.
 async fn clean_up(cluster: &Cluster, agent: &AgentIdentity) {
-    cluster.start_operation();
     driver::undeploy(cluster, agent, &UndeployOptions::default())
         .await
         .expect("undeploy");
@@ -83,7 +82,6 @@ async fn e2e_deploy_status_noop_undeploy() {
     let config = config(&agent, &e2e_image(), &["sleep", "3600"]);
     let options = DeployOptions::for_config(&config);
 
-    cluster.start_operation();
     let deployed = driver::deploy(&cluster, &config, &options)
         .await
         .expect("deployed");
@@ -97,13 +95,11 @@ async fn e2e_deploy_status_noop_undeploy() {
     assert_eq!(status.intent_matches, Some(true));
     assert!(status.secret.is_some_and(|s| s.exists));
 
-    cluster.start_operation();
     let again = driver::deploy(&cluster, &config, &options)
         .await
         .expect("no-op");
     assert_eq!(again.pod, deployed.pod);
 
-    cluster.start_operation();
     let report = driver::undeploy(&cluster, &agent, &UndeployOptions::default())
         .await
         .expect("undeployed");
@@ -123,7 +119,6 @@ async fn e2e_crash_reported_once() {
     let cluster = cluster().await;
     let agent = agent("crash");
     let config = config(&agent, &e2e_image(), &["sh", "-c", "exit 3"]);
-    cluster.start_operation();
     let error = driver::deploy(&cluster, &config, &DeployOptions::for_config(&config))
         .await
         .expect_err("the container exits");
@@ -150,7 +145,6 @@ async fn e2e_pull_failure_reported() {
     let repository = image.split('@').next().expect("a repository");
     let missing = format!("{repository}@sha256:{}", "0".repeat(64));
     let config = config(&agent, &missing, &["sleep", "3600"]);
-    cluster.start_operation();
     let error = driver::deploy(&cluster, &config, &DeployOptions::for_config(&config))
         .await
         .expect_err("the pull fails");

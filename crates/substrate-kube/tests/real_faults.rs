@@ -46,7 +46,6 @@ fn deploy_options(deadline: Duration) -> DeployOptions {
     DeployOptions {
         deadline,
         poll: Duration::from_millis(200),
-        preflight_gc: true,
     }
 }
 
@@ -308,7 +307,6 @@ async fn undeploy_converges_through_injected_faults() {
         },
     ));
     s.proxy.clear();
-    cluster.start_operation();
     let report = driver::undeploy(
         &cluster,
         &agent(),
@@ -623,7 +621,6 @@ async fn killed_mid_deploy(point: KillPoint, deadline: Duration) {
     }
 
     s.proxy.set_date_shift(Duration::from_secs(21 * 60));
-    cluster.start_operation();
     let second = driver::deploy(
         &*cluster,
         &config(&s.ns),
@@ -704,7 +701,6 @@ async fn apiserver_down_past_the_deadline_leaves_nothing_after_the_next_gc() {
     assert_eq!(left, [orphan.as_str()]);
 
     s.proxy.set_date_shift(Duration::from_secs(21 * 60));
-    cluster.start_operation();
     let second = driver::deploy(
         &*cluster,
         &config(&s.ns),

@@ -55,7 +55,6 @@ fn options() -> DeployOptions {
     DeployOptions {
         deadline: DEADLINE,
         poll: Duration::from_millis(200),
-        preflight_gc: true,
     }
 }
 
@@ -86,7 +85,6 @@ async fn fresh_namespace_deploy_waits_for_the_default_account() {
     )
     .expect("the fake kubelet starts");
     let cluster = cluster(&plane, &namespace).await;
-    cluster.start_operation();
     let deployed = driver::deploy(&cluster, &config(&namespace, None), &options())
         .await
         .expect("deployed once the account exists");
@@ -141,7 +139,6 @@ async fn named_missing_account_fails_at_once_with_the_fix() {
     let _logs = plane.log_guard();
     let namespace = fresh_name("sa-named");
     let cluster = cluster(&plane, &namespace).await;
-    cluster.start_operation();
     let error = driver::deploy(&cluster, &config(&namespace, Some("missing")), &options())
         .await
         .expect_err("refused");

@@ -56,8 +56,6 @@ async fn s3_undeploy_started_pod(weather: Weather) {
     assert_eq!(status.intent_matches, Some(true));
     assert!(status.secret.as_ref().is_some_and(|s| s.exists));
     s.sim.clear_requests();
-
-    cluster.start_operation();
     let report = driver::undeploy(&cluster, &agent(), &undeploy_options())
         .await
         .expect("undeployed");

@@ -10,9 +10,10 @@
 use std::time::Duration;
 
 use apiary_classify::facts::{ObservedPod, ObservedSecret};
+use apiary_classify::failure::RequestFailure;
 use apiary_classify::gc::{GcPodDecision, OrphanSweep, decide_gc_reread, plan_gc};
 use apiary_classify::machine::{
-    DeleteAnswer, DeployMachine, DeploySpec, Effect, Event, Listing, NamespaceFailure,
+    DeleteAnswer, DeployMachine, DeploySpec, Effect, Event, Listing, NamespaceFailure, OwnSecret,
     PodCreateOutcome, SecretCreateFailure,
 };
 pub use apiary_classify::machine::{DeployError, Deployed};
@@ -23,7 +24,7 @@ use apiary_classify::undeploy::{
 use apiary_classify::verify::{PodView, view_pod};
 use k8s_openapi::api::core::v1::Pod;
 
-use crate::build::{Attempt, build_attempt};
+use crate::build::{build_pod, build_secret};
 use crate::config::ValidConfig;
 use crate::naming::{ANNOTATION_IMAGE, AgentIdentity, Generation};
 use crate::observe::{observe_pod, observe_secret};
@@ -39,19 +40,31 @@ pub struct DeployOptions {
     pub deadline: Duration,
     /// The poll interval.
     pub poll: Duration,
-    /// Whether to run preflight GC (on by default; tests switch it off to reach classification
-    /// row 4 directly).
-    pub preflight_gc: bool,
 }
 
 impl DeployOptions {
-    /// The options a validated configuration asks for: its timeout, a 2 s poll, preflight GC.
+    /// The options a validated configuration asks for: its timeout and a 2 s poll.
     pub fn for_config(config: &ValidConfig) -> DeployOptions {
         DeployOptions {
             deadline: config.timeout(),
             poll: DEFAULT_POLL,
-            preflight_gc: true,
         }
+    }
+}
+
+/// The machine's spec for deploying `config` with `options`, preflight GC on. A test that must
+/// reach classification row 4 directly switches `preflight_gc` off and calls [`deploy_spec`].
+pub fn spec_for(config: &ValidConfig, options: &DeployOptions) -> DeploySpec {
+    DeploySpec {
+        namespace: config.namespace().to_owned(),
+        pod_name: config.pod_name(),
+        agent_id: config.agent().id().to_owned(),
+        image: config.image().as_str().to_owned(),
+        desired_intent: config.fingerprint(),
+        deadline: options.deadline,
+        poll: options.poll,
+        service_account: config.service_account().map(str::to_owned),
+        preflight_gc: true,
     }
 }
 
@@ -66,25 +79,26 @@ pub async fn deploy<S: Substrate>(
     config: &ValidConfig,
     options: &DeployOptions,
 ) -> Result<Deployed, DeployError> {
+    deploy_spec(substrate, config, spec_for(config, options)).await
+}
+
+/// [`deploy`] with the machine's spec given (see [`spec_for`]); `spec` must describe `config`.
+///
+/// # Errors
+/// As [`deploy`].
+pub async fn deploy_spec<S: Substrate>(
+    substrate: &S,
+    config: &ValidConfig,
+    spec: DeploySpec,
+) -> Result<Deployed, DeployError> {
     let agent = config.agent();
-    let pod_name = config.pod_name();
-    let mut machine = DeployMachine::new(DeploySpec {
-        namespace: config.namespace().to_owned(),
-        pod_name: pod_name.clone(),
-        agent_id: agent.id().to_owned(),
-        image: config.image().as_str().to_owned(),
-        desired_intent: config.fingerprint(),
-        deadline: options.deadline,
-        poll: options.poll,
-        service_account: config.service_account().map(str::to_owned),
-    });
-    let started = substrate.elapsed();
-    let mut attempt: Option<Attempt> = None;
-    let mut last_state: Option<StatusState> = None;
+    let mut machine = DeployMachine::new(spec);
     let mut event = Event::Start;
     loop {
-        let elapsed = substrate.elapsed().saturating_sub(started);
-        let effect = machine.step(elapsed, event);
+        let effect = machine.step(substrate.now(), event);
+        while let Some(progress) = machine.poll_progress() {
+            tracing::info!("pod {}: {}", config.pod_name(), progress.state.as_str());
+        }
         event = match effect {
             Effect::Finish(result) => return result,
             Effect::EnsureNamespace => {
@@ -92,99 +106,65 @@ pub async fn deploy<S: Substrate>(
                     match error {
                         NamespaceError::CreateForbidden { .. } => NamespaceFailure::CreateForbidden,
                         NamespaceError::Failed { source, .. } => {
-                            NamespaceFailure::Failed(source.to_string())
+                            NamespaceFailure::Failed(source.failure())
                         }
                     }
                 }))
             }
             Effect::RunGc => {
-                if options.preflight_gc {
-                    // GC is hygiene: a problem that matters resurfaces at create with a precise
-                    // message (deploy.md § Sequence step 4).
-                    match gc(substrate, agent, false).await {
-                        Ok(report) => {
-                            for error in &report.failures {
-                                tracing::warn!("preflight gc: {error}");
-                            }
+                // GC is hygiene: a problem that matters resurfaces at create with a precise
+                // message (deploy.md § Sequence step 4).
+                match gc(substrate, agent, false).await {
+                    Ok(report) => {
+                        for error in &report.failures {
+                            tracing::warn!("preflight gc: {error}");
                         }
-                        Err(error) => tracing::warn!("preflight gc skipped: {error}"),
                     }
+                    Err(error) => tracing::warn!("preflight gc skipped: {error}"),
                 }
                 Event::GcDone
             }
-            Effect::GetPod { name } => {
-                let read = read_pod(substrate, &name).await;
-                if let Ok(pod) = &read {
-                    log_change(&mut last_state, pod.as_ref(), agent, &name);
-                }
-                Event::PodRead(read)
-            }
-            Effect::ReadLatestCondition { name } => {
+            Effect::GetPod { name } | Effect::ReadLatestCondition { name } => {
                 Event::PodRead(read_pod(substrate, &name).await)
             }
             Effect::GetServiceAccount { name } => Event::ServiceAccountRead(
                 substrate
                     .service_account_exists(&name)
                     .await
-                    .map_err(|e| e.to_string()),
+                    .map_err(|e| e.failure()),
             ),
             Effect::CheckSecret { name } => Event::SecretChecked(
                 substrate
                     .secret_exists(&name)
                     .await
-                    .map_err(|e| e.to_string()),
+                    .map_err(|e| e.failure()),
             ),
-            Effect::CreateSecret => {
-                let created = create_secret(substrate, config).await;
-                let event = Event::SecretCreated(
-                    created
-                        .as_ref()
-                        .map(|a| a.secret_name.clone())
-                        .map_err(Clone::clone),
-                );
-                attempt = created.ok();
-                event
-            }
+            Effect::CreateSecret => Event::SecretCreated(create_secret(substrate, config).await),
             Effect::CreatePod { secret } => {
-                let outcome = match attempt.as_ref().filter(|a| a.secret_name == secret) {
-                    Some(attempt) => match substrate.create_pod(&attempt.pod).await {
-                        Ok(CreateOutcome::Created) => {
-                            tracing::info!("created pod {pod_name} with secret {secret}");
-                            PodCreateOutcome::Created
-                        }
-                        Ok(CreateOutcome::AlreadyExists) => PodCreateOutcome::AlreadyExists,
-                        Err(error) => match &error {
-                            // The machine decides whether to wait for the account (deploy.md
-                            // § Namespace ensure, item 4); the driver only passes it on.
-                            SubstrateError::ServiceAccountMissing { account, .. } => {
-                                PodCreateOutcome::ServiceAccountMissing {
-                                    account: account.clone(),
-                                    detail: error.to_string(),
-                                }
-                            }
-                            _ if error.is_api() => PodCreateOutcome::Refused(error.to_string()),
-                            _ => PodCreateOutcome::TransportFailed(error.to_string()),
-                        },
-                    },
-                    None => PodCreateOutcome::TransportFailed(format!(
-                        "internal error: no built attempt for secret {secret}"
-                    )),
+                let Ok(generation) = secret.generation.parse::<Generation>() else {
+                    return Err(DeployError::Internal {
+                        detail: format!(
+                            "the machine asked for the pod of secret {}, whose generation this \
+                             driver did not mint",
+                            secret.name
+                        ),
+                    });
                 };
-                Event::PodCreated(outcome)
+                Event::PodCreated(create_pod(substrate, config, generation, &secret).await)
             }
             Effect::DeletePod(deletion) => {
                 tracing::info!(
                     "deleting pod {} (uid {}, resourceVersion {})",
                     deletion.name(),
-                    deletion.fence().uid,
-                    deletion.fence().resource_version
+                    deletion.fence().uid(),
+                    deletion.fence().resource_version()
                 );
                 Event::PodDeleted(
                     substrate
-                        .delete_pod(deletion.name(), deletion.fence())
+                        .delete_pod(&deletion)
                         .await
                         .map(delete_answer)
-                        .map_err(|e| e.to_string()),
+                        .map_err(|e| e.failure()),
                 )
             }
             Effect::ListForDrop { secret } => {
@@ -195,20 +175,18 @@ pub async fn deploy<S: Substrate>(
                 Event::Listed(
                     listed
                         .map(|(pods, secrets, _)| Listing { pods, secrets })
-                        .map_err(|e| e.to_string()),
+                        .map_err(|e| e.failure()),
                 )
             }
             Effect::DeleteSecret(deletion) => {
-                let answer = substrate
-                    .delete_secret(deletion.name(), deletion.uid())
-                    .await;
+                let answer = substrate.delete_secret(&deletion).await;
                 if let Err(error) = &answer {
                     tracing::warn!(
                         "secret {} left for later collection: {error}",
                         deletion.name()
                     );
                 }
-                Event::SecretDeleted(answer.map(delete_answer).map_err(|e| e.to_string()))
+                Event::SecretDeleted(answer.map(delete_answer).map_err(|e| e.failure()))
             }
             Effect::Wait {
                 max,
@@ -224,52 +202,77 @@ pub async fn deploy<S: Substrate>(
     }
 }
 
-/// Log one line per change of the observed state (deploy.md § Loop: progress).
-fn log_change(
-    last: &mut Option<StatusState>,
-    pod: Option<&ObservedPod>,
-    agent: &AgentIdentity,
+async fn read_pod<S: Substrate>(
+    substrate: &S,
     name: &str,
-) {
-    let state = pod_status(&view_pod(pod, agent.id()), "").state;
-    if *last != Some(state) {
-        tracing::info!("pod {name}: {}", state.as_str());
-        *last = Some(state);
-    }
-}
-
-async fn read_pod<S: Substrate>(substrate: &S, name: &str) -> Result<Option<ObservedPod>, String> {
+) -> Result<Option<ObservedPod>, RequestFailure> {
     substrate
         .get_pod(name)
         .await
         .map(|pod| pod.as_ref().map(observe_pod))
-        .map_err(|e| e.to_string())
+        .map_err(|e| e.failure())
 }
 
-/// Mint a generation, build the attempt and create its Secret.
+/// Mint a generation, build this attempt's Secret from it and create it.
 async fn create_secret<S: Substrate>(
     substrate: &S,
     config: &ValidConfig,
-) -> Result<Attempt, SecretCreateFailure> {
-    let pod_name = config.pod_name();
+) -> Result<OwnSecret, SecretCreateFailure> {
     let generation = Generation::mint().map_err(|error| SecretCreateFailure {
-        name: format!("{pod_name}-<generation>"),
-        namespace_missing: false,
-        detail: error.to_string(),
+        name: format!("{}-<generation>", config.pod_name()),
+        failure: RequestFailure::unsent(error.to_string()),
     })?;
-    let attempt = build_attempt(config, generation);
-    match substrate.create_secret(&attempt.secret).await {
-        Ok(CreateOutcome::Created) => Ok(attempt),
-        Ok(CreateOutcome::AlreadyExists) => Err(SecretCreateFailure {
-            name: attempt.secret_name,
-            namespace_missing: false,
-            detail: "a secret with this freshly minted name already exists".to_owned(),
+    let name = config.agent().secret_name(generation);
+    let failed = |failure| SecretCreateFailure {
+        name: name.clone(),
+        failure,
+    };
+    match substrate
+        .create_secret(&build_secret(config, generation))
+        .await
+    {
+        Ok(CreateOutcome::Created) => Ok(OwnSecret {
+            generation: generation.to_string(),
+            name,
         }),
-        Err(error) => Err(SecretCreateFailure {
-            name: attempt.secret_name.clone(),
-            namespace_missing: error.reason() == Some("NotFound"),
-            detail: error.to_string(),
-        }),
+        Ok(CreateOutcome::AlreadyExists) => Err(failed(RequestFailure::api(
+            409,
+            "AlreadyExists",
+            "a secret with this freshly minted name already exists",
+        ))),
+        Err(error) => Err(failed(error.failure())),
+    }
+}
+
+/// Rebuild this attempt's pod from its generation and create it.
+async fn create_pod<S: Substrate>(
+    substrate: &S,
+    config: &ValidConfig,
+    generation: Generation,
+    secret: &OwnSecret,
+) -> PodCreateOutcome {
+    match substrate.create_pod(&build_pod(config, generation)).await {
+        Ok(CreateOutcome::Created) => {
+            tracing::info!(
+                "created pod {} with secret {}",
+                config.pod_name(),
+                secret.name
+            );
+            PodCreateOutcome::Created
+        }
+        Ok(CreateOutcome::AlreadyExists) => PodCreateOutcome::AlreadyExists,
+        Err(error) => match &error {
+            // The machine decides whether to wait for the account (deploy.md § Namespace ensure,
+            // item 4); the driver only passes it on.
+            SubstrateError::ServiceAccountMissing { account, .. } => {
+                PodCreateOutcome::ServiceAccountMissing {
+                    account: account.clone(),
+                    failure: error.failure(),
+                }
+            }
+            _ if error.is_api() => PodCreateOutcome::Refused(error.failure()),
+            _ => PodCreateOutcome::TransportFailed(error.failure()),
+        },
     }
 }
 
@@ -345,10 +348,7 @@ pub async fn gc<S: Substrate>(
             tracing::debug!("gc: pod {name} skipped at re-read: {decision:?}");
             continue;
         };
-        match substrate
-            .delete_pod(deletion.name(), deletion.fence())
-            .await
-        {
+        match substrate.delete_pod(&deletion).await {
             Ok(DeleteOutcome::Accepted) => report.pods.push(name.clone()),
             // Changed or already gone since the re-read: silently accepted (deploy.md § Execution).
             Ok(DeleteOutcome::NotFound | DeleteOutcome::PreconditionFailed) => {}
@@ -356,7 +356,7 @@ pub async fn gc<S: Substrate>(
         }
     }
     for secret in &plan.secrets {
-        match substrate.delete_secret(secret.name(), secret.uid()).await {
+        match substrate.delete_secret(secret).await {
             Ok(DeleteOutcome::Accepted) => report.secrets.push(secret.name().to_owned()),
             Ok(DeleteOutcome::NotFound) => {}
             Ok(DeleteOutcome::PreconditionFailed) => {
@@ -451,8 +451,8 @@ pub async fn undeploy<S: Substrate>(
     agent: &AgentIdentity,
     options: &UndeployOptions,
 ) -> Result<UndeployReport, UndeployError> {
-    let started = substrate.elapsed();
-    let expired = |substrate: &S| substrate.elapsed().saturating_sub(started) >= options.deadline;
+    let started = substrate.now();
+    let expired = |substrate: &S| substrate.now().saturating_sub(started) >= options.deadline;
     let pod_name = agent.pod_name();
     let mut report = UndeployReport::default();
     let mut awaited: Option<String> = None;
@@ -469,13 +469,10 @@ pub async fn undeploy<S: Substrate>(
             }
             UndeployPodStep::Delete(deletion) => {
                 report.pod = Some(deletion.name().to_owned());
-                match substrate
-                    .delete_pod(deletion.name(), deletion.fence())
-                    .await?
-                {
+                match substrate.delete_pod(&deletion).await? {
                     DeleteOutcome::Accepted => {
                         report.pod_deleted = true;
-                        awaited = Some(deletion.fence().uid.clone());
+                        awaited = Some(deletion.fence().uid().to_owned());
                         break;
                     }
                     DeleteOutcome::NotFound => break,
@@ -528,7 +525,7 @@ pub async fn undeploy<S: Substrate>(
     report.kept_secrets = plan.kept;
     let mut first_failure = None;
     for secret in &plan.delete {
-        match substrate.delete_secret(secret.name(), secret.uid()).await {
+        match substrate.delete_secret(secret).await {
             Ok(DeleteOutcome::Accepted | DeleteOutcome::NotFound) => {
                 report.secrets.push(secret.name().to_owned());
             }

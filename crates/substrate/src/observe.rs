@@ -1,6 +1,6 @@
 //! Observation (deploy.md § Observation): maps Kubernetes pods and Secrets onto the plain facts
 //! of `apiary_classify::facts` — marks, the `agent` container's state, conditions, the first
-//! `envFrom` Secret reference — plus the reference helpers the driver and GC need.
+//! `envFrom` Secret reference.
 //!
 //! Pure mapping: no I/O, no clock, and no decision. Verification, settling and classification
 //! live in `apiary-classify`; this module only copies what the objects say. It never reads a
@@ -127,33 +127,6 @@ pub fn env_from_secret(pod: &Pod) -> Option<String> {
         .iter()
         .flat_map(secret_refs)
         .next()
-}
-
-/// Every Secret name the pod references through `envFrom`, across its containers and init
-/// containers, in order and without duplicates. GC and Secret dropping protect all of them.
-#[must_use]
-pub fn referenced_secret_names(pod: &Pod) -> Vec<String> {
-    let Some(spec) = pod.spec.as_ref() else {
-        return Vec::new();
-    };
-    let init = spec.init_containers.as_deref().unwrap_or_default();
-    let mut names: Vec<String> = Vec::new();
-    for name in spec.containers.iter().chain(init).flat_map(secret_refs) {
-        if !names.contains(&name) {
-            names.push(name);
-        }
-    }
-    names
-}
-
-/// Whether any of `pods` references the Secret `secret_name` through `envFrom`.
-#[must_use]
-pub fn is_secret_referenced(pods: &[Pod], secret_name: &str) -> bool {
-    pods.iter().any(|pod| {
-        referenced_secret_names(pod)
-            .iter()
-            .any(|n| n == secret_name)
-    })
 }
 
 fn secret_refs(container: &Container) -> impl Iterator<Item = String> + '_ {

@@ -1,12 +1,16 @@
 //! The `Substrate` trait: the narrow I/O interface of deploy.md § Cluster interface and requests.
 //! Every implementation (the kube-rs `Cluster`, the in-memory fake) is bound to one namespace.
 //!
-//! Expected answers are outcomes (`CreateOutcome`, `DeleteOutcome`), surprises are errors.
+//! Expected answers are outcomes (`CreateOutcome`, `DeleteOutcome`), surprises are errors. A
+//! delete takes the proof-carrying deletion that only `apiary-classify`'s verification can make
+//! (`PodDeletion`, `SecretDeletion`), so no implementation is ever asked to delete with a fence
+//! that no observation produced.
 
 use std::future::Future;
 use std::time::Duration;
 
-use apiary_classify::Fence;
+use apiary_classify::failure::RequestFailure;
+use apiary_classify::verify::{PodDeletion, SecretDeletion};
 use chrono::{DateTime, Utc};
 use k8s_openapi::api::core::v1::{Pod, Secret};
 
@@ -149,6 +153,20 @@ impl SubstrateError {
     pub fn is_api(&self) -> bool {
         matches!(self, Self::Api { .. } | Self::ServiceAccountMissing { .. })
     }
+
+    /// This failure in the decisions' vocabulary: the status code and reason when the apiserver
+    /// answered, a transport failure otherwise; the message is this error's own text.
+    pub fn failure(&self) -> RequestFailure {
+        match self {
+            Self::Api { code, reason, .. } => {
+                RequestFailure::api(*code, reason.clone(), self.to_string())
+            }
+            Self::ServiceAccountMissing { code, .. } => {
+                RequestFailure::api(*code, "Forbidden", self.to_string())
+            }
+            Self::Transport { .. } => RequestFailure::transport(self.to_string()),
+        }
+    }
 }
 
 /// Why ensuring the namespace failed (deploy.md § Namespace ensure).
@@ -226,18 +244,17 @@ pub trait Substrate: Send + Sync {
         pod: &Pod,
     ) -> impl Future<Output = Result<CreateOutcome, SubstrateError>> + Send;
 
-    /// Delete a pod with `preconditions: {uid, resourceVersion}` from `fence`, no grace override.
+    /// Delete the pod `deletion` names with `preconditions: {uid, resourceVersion}` from its
+    /// fence (the observation that authorised it), no grace override.
     fn delete_pod(
         &self,
-        name: &str,
-        fence: &Fence,
+        deletion: &PodDeletion,
     ) -> impl Future<Output = Result<DeleteOutcome, SubstrateError>> + Send;
 
-    /// Delete a Secret with `preconditions: {uid}`.
+    /// Delete the Secret `deletion` names with `preconditions: {uid}`.
     fn delete_secret(
         &self,
-        name: &str,
-        uid: &str,
+        deletion: &SecretDeletion,
     ) -> impl Future<Output = Result<DeleteOutcome, SubstrateError>> + Send;
 
     /// Sleep for `duration` (the fake advances its clock here and only here).
@@ -254,6 +271,8 @@ pub trait Substrate: Send + Sync {
         max: Duration,
     ) -> impl Future<Output = ()> + Send;
 
-    /// Monotonic time since the operation began.
-    fn elapsed(&self) -> Duration;
+    /// A monotonic reading: the time since a fixed origin of this substrate (its construction).
+    /// Only differences mean anything; each operation's machine anchors its deadline at its first
+    /// reading, so one substrate serves any number of operations, one after another or at once.
+    fn now(&self) -> Duration;
 }

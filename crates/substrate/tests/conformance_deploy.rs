@@ -10,10 +10,13 @@ mod conformance_support;
 
 use std::time::Duration;
 
-use apiary_cluster_model::PodScript;
-use apiary_substrate::driver::{DeployError, DeployOptions, Deployed, deploy};
+use apiary_classify::machine::DeploySpec;
+use apiary_cluster_model::kubelet::PodScript;
+use apiary_substrate::driver::{
+    DeployError, DeployOptions, Deployed, deploy, deploy_spec, spec_for,
+};
 use apiary_substrate::fake::{Call, FakeCluster, Op, Step, transport_failure};
-use apiary_substrate::{DeleteOutcome, NamespaceError, Operation, Substrate};
+use apiary_substrate::{DeleteOutcome, NamespaceError, Operation};
 use conformance_support::*;
 
 fn options(config: &apiary_substrate::config::ValidConfig) -> DeployOptions {
@@ -109,8 +112,8 @@ fn r5_terminated_pod_collected_then_recreated() {
     assert_eq!(deletes.len(), 1);
     assert_eq!(
         (
-            deletes[0].1.uid.clone(),
-            deletes[0].1.resource_version.clone()
+            deletes[0].1.uid().to_owned(),
+            deletes[0].1.resource_version().to_owned()
         ),
         (uid, rv)
     );
@@ -130,7 +133,7 @@ fn r6_gc_precondition_failed_loop_deletes_on_own_observation() {
     assert_eq!(deploy_default(&fake), ok(POD, true));
     let deletes = fake.pod_deletes();
     assert_eq!(deletes.len(), 2, "{:?}", fake.call_summaries());
-    assert!(deletes.iter().all(|(_, f)| f.resource_version == rv));
+    assert!(deletes.iter().all(|(_, f)| f.resource_version() == rv));
 }
 
 /// R7: GC disabled; terminated pod; the loop's delete answers PreconditionFailed because the
@@ -145,14 +148,14 @@ fn r7_started_between_read_and_delete_is_preserved() {
         m.start_pod(NS, POD).expect("pod exists");
     });
     let config = config();
-    let options = DeployOptions {
+    let spec = DeploySpec {
         preflight_gc: false,
-        ..options(&config)
+        ..spec_for(&config, &options(&config))
     };
-    assert_eq!(run(deploy(&fake, &config, &options)), ok(POD, true));
+    assert_eq!(run(deploy_spec(&fake, &config, spec)), ok(POD, true));
     let deletes = fake.pod_deletes();
     assert_eq!(deletes.len(), 1);
-    assert_eq!(deletes[0].1.resource_version, rv);
+    assert_eq!(deletes[0].1.resource_version(), rv);
     assert!(fake.pod(POD).is_some());
 }
 
@@ -254,7 +257,7 @@ fn r14_config_error_with_secret_absent_replaced() {
     assert_eq!(deploy_default(&fake), ok(POD, true));
     let deletes = fake.pod_deletes();
     assert_eq!(deletes.len(), 1);
-    assert_eq!(deletes[0].1.uid, fence_of(&pod).0);
+    assert_eq!(deletes[0].1.uid(), fence_of(&pod).0);
     assert_eq!(fake.creates_of_pods().len(), 1);
 }
 
@@ -683,7 +686,9 @@ fn fresh_namespace_waits_for_the_default_account_and_keeps_one_secret() {
     let pods = fake.creates_of_pods();
     assert_eq!(pods.len(), 2, "one refused, one created");
     let referenced = |pod: &k8s_openapi::api::core::v1::Pod| {
-        apiary_substrate::observe::referenced_secret_names(pod)
+        apiary_substrate::observe::env_from_secret(pod)
+            .into_iter()
+            .collect::<Vec<_>>()
     };
     assert_eq!(referenced(&pods[0]), referenced(&pods[1]));
     assert_eq!(

@@ -16,7 +16,7 @@ use apiary_substrate::driver::{
     SecretStatus, UndeployError, UndeployOptions, gc, status, undeploy,
 };
 use apiary_substrate::fake::{FakeCluster, Op, ServerClock};
-use apiary_substrate::{DeleteOutcome, Substrate};
+use apiary_substrate::DeleteOutcome;
 use conformance_support::*;
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -51,8 +51,8 @@ fn g1_g8_terminated_pod_and_secret_collected() {
     assert_eq!(deletes.len(), 1);
     assert_eq!(
         (
-            deletes[0].1.uid.clone(),
-            deletes[0].1.resource_version.clone()
+            deletes[0].1.uid().to_owned(),
+            deletes[0].1.resource_version().to_owned()
         ),
         (uid, rv)
     );
@@ -321,8 +321,8 @@ fn s3_undeploy_started_pod() {
     let (uid, rv) = fence_of(&pod);
     assert_eq!(
         (
-            deletes[0].1.uid.clone(),
-            deletes[0].1.resource_version.clone()
+            deletes[0].1.uid().to_owned(),
+            deletes[0].1.resource_version().to_owned()
         ),
         (uid, rv)
     );
@@ -407,8 +407,11 @@ fn s7_undeploy_precondition_failed_uses_new_fence() {
     run(undeploy(&fake, &agent(), &UndeployOptions::default())).unwrap();
     let deletes = fake.pod_deletes();
     assert_eq!(deletes.len(), 2, "{:?}", fake.call_summaries());
-    assert_ne!(deletes[0].1.resource_version, deletes[1].1.resource_version);
-    assert_eq!(deletes[0].1.uid, deletes[1].1.uid);
+    assert_ne!(
+        deletes[0].1.resource_version(),
+        deletes[1].1.resource_version()
+    );
+    assert_eq!(deletes[0].1.uid(), deletes[1].1.uid());
 }
 
 /// deploy.md § undeploy, step 3: a pod with a different uid appearing under the name is left alone,

@@ -14,11 +14,11 @@ mod conformance_support;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use apiary_cluster_model::PodScript;
+use apiary_cluster_model::kubelet::PodScript;
+use apiary_substrate::Operation;
 use apiary_substrate::driver::{DeployOptions, deploy};
 use apiary_substrate::fake::{Call, FakeCluster, Op, transport_failure};
 use apiary_substrate::observe::observe_pod;
-use apiary_substrate::{Operation, Substrate};
 use conformance_support::*;
 use proptest::prelude::*;
 
@@ -156,7 +156,7 @@ fn check(s: &Scenario) -> Result<(), TestCaseError> {
     }
     // A foreign pod is never deleted.
     if let Some(uid) = &foreign_uid {
-        prop_assert!(fake.pod_deletes().iter().all(|(_, f)| &f.uid != uid));
+        prop_assert!(fake.pod_deletes().iter().all(|(_, f)| f.uid() != uid));
     }
     // Only Secrets this call created, or seeded own Secrets, are ever deleted.
     let created: BTreeSet<String> = fake

@@ -5,7 +5,6 @@
 
 use std::path::Path;
 
-use apiary_classify::Fence;
 use apiary_classify::verify::{verify_pod, verify_secret};
 use apiary_substrate::build::{Attempt, build_attempt};
 use apiary_substrate::config::{ConfigError, DeployConfig, ValidConfig};
@@ -59,11 +58,8 @@ fn o8_own_built_pod_verifies() {
     let verified = verify_pod(&observe_pod(&pod), agent().id()).expect("own pod verifies");
     assert_eq!(verified.name(), "apiary-research-bot-1-72bea12366a3");
     assert_eq!(
-        verified.fence(),
-        &Fence {
-            uid: "u-1".into(),
-            resource_version: "100".into()
-        }
+        (verified.fence().uid(), verified.fence().resource_version()),
+        ("u-1", "100")
     );
     assert_eq!(
         verified.recorded_intent(),
@@ -134,8 +130,8 @@ fn o9_deletion_marked_fence_carried() {
     pod.metadata.deletion_timestamp = Some(Time(Timestamp::from_second(1_785_643_260).unwrap()));
     let verified = verify_pod(&observe_pod(&pod), agent().id()).unwrap();
     assert!(verified.deletion_marked());
-    assert_eq!(verified.fence().uid, "u-9");
-    assert_eq!(verified.fence().resource_version, "900");
+    assert_eq!(verified.fence().uid(), "u-9");
+    assert_eq!(verified.fence().resource_version(), "900");
 }
 
 /// O10: an own pod without the create-intent annotation records no intent.

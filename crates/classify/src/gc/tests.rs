@@ -270,8 +270,8 @@ fn reread_terminated_deletes_with_reread_fence() {
     match decide_gc_reread(&view_pod(Some(&reread), AGENT_ID)) {
         GcPodDecision::Delete(d) => {
             assert_eq!(d.name(), POD);
-            assert_eq!(d.fence().uid, format!("uid-{POD}"));
-            assert_eq!(d.fence().resource_version, "205");
+            assert_eq!(d.fence().uid(), format!("uid-{POD}"));
+            assert_eq!(d.fence().resource_version(), "205");
         }
         other => panic!("{other:?}"),
     }

@@ -8,6 +8,7 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::condition::LatestCondition;
+use crate::failure::RequestFailure;
 use crate::pull::{PullFailure, pull_failure_text};
 
 /// A successful deploy: the started pod's name.
@@ -143,8 +144,8 @@ pub enum DeployError {
     Namespace {
         /// The namespace.
         namespace: String,
-        /// The operation and the apiserver's error.
-        detail: String,
+        /// The failed request (it names the operation).
+        failure: RequestFailure,
     },
     /// E10: a Secret or pod create failed.
     CreateFailed {
@@ -152,8 +153,8 @@ pub enum DeployError {
         kind: ObjectKind,
         /// Its name.
         name: String,
-        /// The apiserver's error (status code, reason, message) or the transport failure.
-        detail: String,
+        /// The apiserver's refusal or the transport failure.
+        failure: RequestFailure,
         /// What happened to this attempt's Secret.
         secret: SecretFate,
     },
@@ -168,9 +169,29 @@ pub enum DeployError {
         operation: String,
         /// The object name.
         object: String,
-        /// The underlying error.
+        /// The failed request.
+        failure: RequestFailure,
+    },
+    /// The driver and the machine disagree about where the operation stands (an answer to an
+    /// effect the machine did not ask for, an attempt the driver cannot rebuild): a bug in
+    /// apiary, never a cluster answer, so no recovery path is taken for it.
+    Internal {
+        /// What disagreed (names only, never an event's payload).
         detail: String,
     },
+}
+
+impl DeployError {
+    /// The failed request behind this error, when one is (E9, E10, E12): its status code lets the
+    /// shell add a hint (a 403 names the RBAC role to apply).
+    pub fn request_failure(&self) -> Option<&RequestFailure> {
+        match self {
+            DeployError::Namespace { failure, .. }
+            | DeployError::CreateFailed { failure, .. }
+            | DeployError::Failed { failure, .. } => Some(failure),
+            _ => None,
+        }
+    }
 }
 
 impl fmt::Display for DeployError {
@@ -250,15 +271,15 @@ impl fmt::Display for DeployError {
                  different agent identity, or different binding version); remove it or use \
                  another namespace"
             ),
-            DeployError::Namespace { namespace, detail } => {
-                write!(f, "namespace {namespace}: {detail}")
+            DeployError::Namespace { namespace, failure } => {
+                write!(f, "namespace {namespace}: {failure}")
             }
             DeployError::CreateFailed {
                 kind,
                 name,
-                detail,
+                failure,
                 secret,
-            } => write!(f, "could not create {kind} {name}: {detail}; {secret}"),
+            } => write!(f, "could not create {kind} {name}: {failure}; {secret}"),
             DeployError::NamespaceMissing { namespace } => write!(
                 f,
                 "namespace {namespace} does not exist and apiary may not create it: ask a \
@@ -267,8 +288,13 @@ impl fmt::Display for DeployError {
             DeployError::Failed {
                 operation,
                 object,
-                detail,
-            } => write!(f, "could not {operation} {object}: {detail}"),
+                failure,
+            } => write!(f, "could not {operation} {object}: {failure}"),
+            DeployError::Internal { detail } => write!(
+                f,
+                "internal error in apiary (please report it): {detail}; nothing further was \
+                 attempted"
+            ),
         }
     }
 }

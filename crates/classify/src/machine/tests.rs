@@ -3,7 +3,9 @@
 //! `tests/machine_props.rs`.
 
 use super::*;
+use crate::condition::LatestCondition;
 use crate::facts::ObservedPod;
+use crate::failure::RequestFailure;
 use crate::fence::Fence;
 use crate::pull::PullFailure;
 use crate::testkit::{
@@ -23,6 +25,20 @@ fn spec() -> DeploySpec {
         deadline: DEFAULT_DEADLINE,
         poll: DEFAULT_POLL,
         service_account: None,
+        preflight_gc: true,
+    }
+}
+
+/// An apiserver failure with these words (a 500: no hint applies).
+fn boom(message: &str) -> RequestFailure {
+    RequestFailure::api(500, "InternalError", message)
+}
+
+/// This attempt's Secret, as the driver reports it.
+fn own() -> OwnSecret {
+    OwnSecret {
+        generation: "0badc0de".into(),
+        name: SECRET.into(),
     }
 }
 
@@ -143,10 +159,8 @@ fn observe_until(run: &mut Run, mut effect: Effect, pod: &ObservedPod) -> (Effec
 fn create(run: &mut Run, after_absent: Effect) {
     assert_eq!(after_absent, Effect::CreateSecret);
     assert_eq!(
-        run.step(Event::SecretCreated(Ok(SECRET.into()))),
-        Effect::CreatePod {
-            secret: SECRET.into()
-        }
+        run.step(Event::SecretCreated(Ok(own()))),
+        Effect::CreatePod { secret: own() }
     );
 }
 
@@ -198,13 +212,7 @@ fn r5_terminated_fenced_delete_then_recreate() {
     match run.step(read(pod)) {
         Effect::DeletePod(d) => {
             assert_eq!(d.name(), POD);
-            assert_eq!(
-                d.fence(),
-                &Fence {
-                    uid: "u9".into(),
-                    resource_version: "100".into()
-                }
-            );
+            assert_eq!(d.fence(), &Fence::new("u9".into(), "100".into()));
         }
         other => panic!("{other:?}"),
     }
@@ -262,7 +270,7 @@ fn r6_second_delete_uses_new_observation() {
     let effect = run.step(Event::PodDeleted(Ok(DeleteAnswer::PreconditionFailed)));
     run.wait(&effect);
     match run.step(read(dead)) {
-        Effect::DeletePod(d) => assert_eq!(d.fence().resource_version, "100"),
+        Effect::DeletePod(d) => assert_eq!(d.fence().resource_version(), "100"),
         other => panic!("{other:?}"),
     }
 }
@@ -465,13 +473,13 @@ fn secret_check_error_is_e12() {
         Some("CreateContainerConfigError"),
         None,
     ))));
-    let e = error(run.step(Event::SecretChecked(Err("timeout".into()))));
+    let e = error(run.step(Event::SecretChecked(Err(boom("timeout")))));
     assert_eq!(
         e,
         DeployError::Failed {
             operation: "read secret".into(),
             object: format!("{POD}-0000abcd"),
-            detail: "timeout".into()
+            failure: boom("timeout")
         }
     );
 }
@@ -588,7 +596,7 @@ fn lost_race_keeps_referenced_own_secret() {
             }],
             secrets: vec![own_secret(SECRET, Some(1))],
         }),
-        Err("forbidden".to_owned()),
+        Err(boom("forbidden")),
     ] {
         let mut run = Run::new();
         run.reach_first_get();
@@ -638,7 +646,7 @@ fn r19_r20_foreign_winner_drops_own_secret_e8() {
             run.step(Event::Listed(Ok(listing))),
             Effect::DeleteSecret(_)
         ));
-        let e = error(run.step(Event::SecretDeleted(Err("boom".into()))));
+        let e = error(run.step(Event::SecretDeleted(Err(boom("boom")))));
         assert_eq!(e, DeployError::ForeignPod { pod: POD.into() });
     }
 }
@@ -746,7 +754,7 @@ fn r31_namespace_failures() {
     run.step(Event::Start);
     let e = error(
         run.step(Event::NamespaceEnsured(Err(NamespaceFailure::Failed(
-            "could not read namespace agents: 500".into(),
+            boom("could not read namespace agents: 500"),
         )))),
     );
     assert_eq!(
@@ -763,8 +771,7 @@ fn e11_secret_create_not_found() {
     assert_eq!(run.step(absent()), Effect::CreateSecret);
     let e = error(run.step(Event::SecretCreated(Err(SecretCreateFailure {
         name: SECRET.into(),
-        namespace_missing: true,
-        detail: "404".into(),
+        failure: RequestFailure::api(404, "NotFound", "404"),
     }))));
     assert_eq!(
         e,
@@ -782,8 +789,7 @@ fn e10_secret_create_failed() {
     run.step(absent());
     let e = error(run.step(Event::SecretCreated(Err(SecretCreateFailure {
         name: SECRET.into(),
-        namespace_missing: false,
-        detail: "403 Forbidden".into(),
+        failure: RequestFailure::api(403, "Forbidden", "403 Forbidden"),
     }))));
     assert_eq!(
         e.to_string(),
@@ -798,9 +804,9 @@ fn r33_refused_create_drops_own_secret() {
     run.reach_first_get();
     let effect = run.step(absent());
     create(&mut run, effect);
-    let effect = run.step(Event::PodCreated(PodCreateOutcome::Refused(
-        "403 Forbidden: exceeded quota".into(),
-    )));
+    let effect = run.step(Event::PodCreated(PodCreateOutcome::Refused(boom(
+        "403 Forbidden: exceeded quota",
+    ))));
     assert_eq!(
         effect,
         Effect::ListForDrop {
@@ -828,7 +834,7 @@ fn r33_refused_create_drops_own_secret() {
     run.reach_first_get();
     let effect = run.step(absent());
     create(&mut run, effect);
-    run.step(Event::PodCreated(PodCreateOutcome::Refused("quota".into())));
+    run.step(Event::PodCreated(PodCreateOutcome::Refused(boom("quota"))));
     run.step(Event::Listed(Ok(listing)));
     let text =
         error(run.step(Event::SecretDeleted(Ok(DeleteAnswer::PreconditionFailed)))).to_string();
@@ -844,7 +850,7 @@ fn r34_transport_failure_leaves_secret() {
     create(&mut run, effect);
     let e = error(
         run.step(Event::PodCreated(PodCreateOutcome::TransportFailed(
-            "connection reset".into(),
+            RequestFailure::transport("connection reset"),
         ))),
     );
     assert_eq!(
@@ -852,7 +858,7 @@ fn r34_transport_failure_leaves_secret() {
         DeployError::CreateFailed {
             kind: ObjectKind::Pod,
             name: POD.into(),
-            detail: "connection reset".into(),
+            failure: RequestFailure::transport("connection reset"),
             secret: SecretFate::Left(SECRET.into())
         }
     );
@@ -863,12 +869,12 @@ fn r34_transport_failure_leaves_secret() {
 fn e12_read_and_delete_failures() {
     let mut run = Run::new();
     run.reach_first_get();
-    let text = error(run.step(Event::PodRead(Err("timeout".into())))).to_string();
+    let text = error(run.step(Event::PodRead(Err(boom("timeout"))))).to_string();
     assert_eq!(text, format!("could not read pod pod {POD}: timeout"));
     let mut run = Run::new();
     run.reach_first_get();
     run.step(read(own_pod(terminated(0, None))));
-    let e = error(run.step(Event::PodDeleted(Err("500".into()))));
+    let e = error(run.step(Event::PodDeleted(Err(boom("500")))));
     assert!(matches!(e, DeployError::Failed { ref operation, .. } if operation == "delete pod"));
 }
 
@@ -880,7 +886,7 @@ fn unreadable_latest_condition() {
     run.step(Event::NamespaceEnsured(Ok(())));
     run.elapsed = DEFAULT_DEADLINE;
     run.step(Event::GcDone);
-    let text = error(run.step(Event::PodRead(Err("refused".into())))).to_string();
+    let text = error(run.step(Event::PodRead(Err(boom("refused"))))).to_string();
     assert!(
         text.contains("the pod's condition could not be read: refused"),
         "{text}"
@@ -1006,7 +1012,7 @@ fn error_texts_name_required_content() {
             DeployError::CreateFailed {
                 kind: ObjectKind::Pod,
                 name: "p".into(),
-                detail: "409 x".into(),
+                failure: boom("409 x"),
                 secret: SecretFate::Left("s".into()),
             },
             vec!["pod p", "409 x", "secret s was left"],
@@ -1015,7 +1021,7 @@ fn error_texts_name_required_content() {
             DeployError::Failed {
                 operation: "delete pod".into(),
                 object: "p".into(),
-                detail: "500".into(),
+                failure: boom("500"),
             },
             vec!["delete pod", "p", "500"],
         ),
@@ -1039,7 +1045,7 @@ const SA_DETAIL: &str = "the apiserver answered 403 Forbidden: pods \"p\" is for
 fn account_missing(account: &str) -> Event {
     Event::PodCreated(PodCreateOutcome::ServiceAccountMissing {
         account: account.into(),
-        detail: SA_DETAIL.into(),
+        failure: RequestFailure::api(403, "Forbidden", SA_DETAIL),
     })
 }
 
@@ -1048,9 +1054,7 @@ fn get_account(name: &str) -> Effect {
 }
 
 fn create_pod_again() -> Effect {
-    Effect::CreatePod {
-        secret: SECRET.into(),
-    }
+    Effect::CreatePod { secret: own() }
 }
 
 /// Up to the first refused pod create of a fresh deploy.
@@ -1188,13 +1192,13 @@ fn no_create_after_the_deadline() {
 fn a_failed_account_read_is_e12() {
     let mut run = Run::new();
     refused_for_account(&mut run);
-    let e = error(run.step(Event::ServiceAccountRead(Err("500 boom".into()))));
+    let e = error(run.step(Event::ServiceAccountRead(Err(boom("500 boom")))));
     assert_eq!(
         e,
         DeployError::Failed {
             operation: "read service account".into(),
             object: "default".into(),
-            detail: "500 boom".into(),
+            failure: boom("500 boom"),
         }
     );
 }

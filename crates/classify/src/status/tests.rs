@@ -133,3 +133,44 @@ fn deleting_pull_failing_pod_shows_redacted_text() {
         Some("the container is waiting, reason ErrImagePull")
     );
 }
+
+/// Progress shows a verified pod's state with its redacted condition (never the pull report,
+/// never the waiting message); a foreign pod shows nothing of itself; absence is `absent`.
+#[test]
+fn progress_shows_state_and_redacted_condition() {
+    let pulling = own_pod(waiting(Some("ErrImagePull"), Some("token=SUPERSECRET")));
+    let shown = progress_of(Some(&pulling), AGENT_ID);
+    assert_eq!(shown.state, StatusState::Starting);
+    assert_eq!(
+        shown.condition.as_deref(),
+        Some("the container is waiting, reason ErrImagePull")
+    );
+    let pending = own_pod(waiting(Some("CreateContainerConfigError"), None));
+    assert_eq!(
+        progress_of(Some(&pending), AGENT_ID).state,
+        StatusState::Starting
+    );
+    let foreign = progress_of(Some(&own_pod(running())), OTHER_AGENT_ID);
+    assert_eq!(foreign.state, StatusState::Foreign);
+    assert_eq!(foreign.condition, None);
+    let absent = progress_of(None, AGENT_ID);
+    assert_eq!(
+        (absent.state, absent.condition),
+        (StatusState::Absent, None)
+    );
+}
+
+/// The log reports each change once and a repeat not at all.
+#[test]
+fn progress_log_reports_each_change_once() {
+    let mut log = ProgressLog::default();
+    assert_eq!(log.poll(), None);
+    log.observe(None, AGENT_ID);
+    log.observe(None, AGENT_ID);
+    assert_eq!(log.poll().map(|p| p.state), Some(StatusState::Absent));
+    log.observe(None, AGENT_ID);
+    assert_eq!(log.poll(), None, "a repeat is no change");
+    log.observe(Some(&own_pod(running())), AGENT_ID);
+    assert_eq!(log.poll().map(|p| p.state), Some(StatusState::Started));
+    assert_eq!(log.poll(), None);
+}

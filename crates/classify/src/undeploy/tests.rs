@@ -10,8 +10,8 @@ fn s3_verified_pod_fenced_delete() {
     match undeploy_pod_step(Some(&own_pod(running())), AGENT_ID) {
         UndeployPodStep::Delete(d) => {
             assert_eq!(d.name(), POD);
-            assert_eq!(d.fence().uid, "u1");
-            assert_eq!(d.fence().resource_version, "100");
+            assert_eq!(d.fence().uid(), "u1");
+            assert_eq!(d.fence().resource_version(), "100");
         }
         other => panic!("{other:?}"),
     }
@@ -54,7 +54,7 @@ fn s7_new_observation_new_fence() {
     let mut pod = own_pod(running());
     pod.marks.resource_version = Some("200".into());
     match undeploy_pod_step(Some(&pod), AGENT_ID) {
-        UndeployPodStep::Delete(d) => assert_eq!(d.fence().resource_version, "200"),
+        UndeployPodStep::Delete(d) => assert_eq!(d.fence().resource_version(), "200"),
         other => panic!("{other:?}"),
     }
 }

@@ -8,13 +8,7 @@ use crate::testkit::{AGENT_ID, OTHER_AGENT_ID, POD, own_pod, own_secret, running
 fn o8_own_pod_verifies() {
     let v = verify_pod(&own_pod(running()), AGENT_ID).expect("verified");
     assert_eq!(v.name(), POD);
-    assert_eq!(
-        v.fence(),
-        &Fence {
-            uid: "u1".into(),
-            resource_version: "100".into()
-        }
-    );
+    assert_eq!(v.fence(), &Fence::new("u1".into(), "100".into()));
     assert!(!v.deletion_marked());
     assert_eq!(v.created_at_unix(), Some(1_000));
 }
@@ -66,8 +60,8 @@ fn o9_deletion_timestamp_keeps_fence() {
     pod.marks.deletion_marked = true;
     let v = verify_pod(&pod, AGENT_ID).unwrap();
     assert!(v.deletion_marked());
-    assert_eq!(v.fence().uid, "u1");
-    assert_eq!(v.fence().resource_version, "100");
+    assert_eq!(v.fence().uid(), "u1");
+    assert_eq!(v.fence().resource_version(), "100");
 }
 
 /// O10: no create-intent annotation means recorded intent none, which never matches.

@@ -379,7 +379,6 @@ pub fn options(deadline: Duration) -> DeployOptions {
     DeployOptions {
         deadline,
         poll: Duration::from_millis(200),
-        preflight_gc: true,
     }
 }
 

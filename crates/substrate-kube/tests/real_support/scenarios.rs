@@ -530,7 +530,6 @@ pub async fn s3_undeploy_started_pod(s: &Stage) {
         .expect("deployed");
     let fence = fence_of(&s.pod().await.expect("pod"));
     s.tap.clear();
-    cluster.start_operation();
     let report = driver::undeploy(&cluster, &agent(), &undeploy_options())
         .await
         .expect("undeployed");

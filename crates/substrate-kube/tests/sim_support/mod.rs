@@ -232,7 +232,6 @@ pub fn options(deadline: Duration, poll: Duration) -> DeployOptions {
     DeployOptions {
         deadline,
         poll,
-        preflight_gc: true,
     }
 }
 

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use apiary_classify::Fence;
+use apiary_classify::fence::Fence;
 use k8s_openapi::api::core::v1::{Pod, Secret};
 
 /// The request kinds of the `Substrate` trait that a scripted answer ([`super::Step`]) can
@@ -175,7 +175,8 @@ impl Call {
             }
             Self::DeletePod { name, fence } => format!(
                 "delete_pod {name} uid={} rv={}",
-                fence.uid, fence.resource_version
+                fence.uid(),
+                fence.resource_version()
             ),
             Self::DeleteSecret { name, uid } => format!("delete_secret {name} uid={uid}"),
             Self::Sleep { duration } => format!("sleep {}", secs(duration)),

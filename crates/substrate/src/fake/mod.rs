@@ -12,8 +12,9 @@
 //! the pod changes or `max` has passed) and by the per-request latency (default 0, see
 //! [`FakeCluster::set_request_latency`]), plus explicit test calls ([`FakeCluster::advance`]).
 //! Kubelet steps and graceful removals run at their own due times as the clock passes them.
-//! [`Substrate::elapsed`] is the virtual time since construction or the last
-//! [`FakeCluster::reset_elapsed`] (R18: "clock reset between" two deploys).
+//! [`Substrate::now`] is the virtual time since construction; [`FakeCluster::elapsed`] is a test's
+//! stopwatch over the same clock, restarted by [`FakeCluster::reset_elapsed`] (R18: "clock reset
+//! between" two deploys).
 //!
 //! # What each call does
 //!
@@ -25,8 +26,8 @@
 //! | `get_pod(name)` | get | `Some(pod)`, `None` on 404 |
 //! | `secret_exists(name)` | get | `true`, `false` on 404 |
 //! | `create_secret` / `create_pod` | create (uid, rv, creationTimestamp stamped; the kubelet script attached) | `Created`, `AlreadyExists` on 409; a missing namespace is `Err(Api 404 NotFound)` |
-//! | `delete_pod(name, fence)` | delete with preconditions `{uid, resourceVersion}`, no grace override | `Accepted` (graceful mark or removal), `NotFound`, `PreconditionFailed` on 409 Conflict |
-//! | `delete_secret(name, uid)` | delete with precondition `{uid}` | `Accepted`, `NotFound`, `PreconditionFailed` |
+//! | `delete_pod(deletion)` | delete with preconditions `{uid, resourceVersion}`, no grace override | `Accepted` (graceful mark or removal), `NotFound`, `PreconditionFailed` on 409 Conflict |
+//! | `delete_secret(deletion)` | delete with precondition `{uid}` | `Accepted`, `NotFound`, `PreconditionFailed` |
 //! | `sleep(d)` | advance the clock by `d` | — |
 //! | `wait_for_pod_change(name, rv, max)` | advance step by step until the pod's rv differs from `rv` (or, with `None`, from its state at the call; appearing/disappearing counts) or `max` passed; returns at once if it already differs | — |
 //!
@@ -106,13 +107,16 @@
 //! ```
 
 mod call;
+pub mod proof;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use apiary_classify::Fence;
-use apiary_cluster_model::{ClusterModel, ListOptions, ModelError, PodScript, Preconditions, add};
+use apiary_classify::fence::Fence;
+use apiary_classify::verify::{PodDeletion, SecretDeletion};
+use apiary_cluster_model::kubelet::PodScript;
+use apiary_cluster_model::{ClusterModel, ListOptions, ModelError, Preconditions, add};
 use chrono::{DateTime, Utc};
 use k8s_openapi::api::core::v1::{Pod, Secret};
 use k8s_openapi::jiff::Timestamp;
@@ -190,6 +194,7 @@ pub enum ServerClock {
 
 struct State {
     calls: Vec<Call>,
+    constructed: Timestamp,
     origin: Timestamp,
     polls: u32,
     latency: Duration,
@@ -335,7 +340,7 @@ impl FakeCluster {
         Self::from_model(namespace, ClusterModel::default())
     }
 
-    /// A fake over a prepared model; `elapsed` counts from the model's current clock.
+    /// A fake over a prepared model; `now` and `elapsed` count from the model's current clock.
     pub fn from_model(namespace: &str, model: ClusterModel) -> Self {
         let origin = model.now();
         Self {
@@ -343,6 +348,7 @@ impl FakeCluster {
             model: Mutex::new(model),
             state: Mutex::new(State {
                 calls: Vec::new(),
+                constructed: origin,
                 origin,
                 polls: 0,
                 latency: Duration::ZERO,
@@ -377,7 +383,19 @@ impl FakeCluster {
         self.model().advance(by);
     }
 
-    /// Restart [`Substrate::elapsed`] from the current virtual time (a new operation).
+    /// Virtual time since construction or the last [`FakeCluster::reset_elapsed`] (a test's
+    /// stopwatch; the driver reads [`Substrate::now`], which never restarts).
+    pub fn elapsed(&self) -> Duration {
+        let origin = lock(&self.state).origin;
+        self.since(origin)
+    }
+
+    fn since(&self, origin: Timestamp) -> Duration {
+        let now = self.model().now();
+        Duration::try_from(now.duration_since(origin)).unwrap_or_default()
+    }
+
+    /// Restart [`FakeCluster::elapsed`] from the current virtual time (a new operation).
     pub fn reset_elapsed(&self) {
         let now = self.model().now();
         lock(&self.state).origin = now;
@@ -981,14 +999,15 @@ impl Substrate for FakeCluster {
         })
     }
 
-    async fn delete_pod(&self, name: &str, fence: &Fence) -> Result<DeleteOutcome, SubstrateError> {
+    async fn delete_pod(&self, deletion: &PodDeletion) -> Result<DeleteOutcome, SubstrateError> {
+        let (name, fence) = (deletion.name(), deletion.fence());
         let step = self.begin(Call::DeletePod {
             name: name.to_owned(),
             fence: fence.clone(),
         });
         let preconditions = Preconditions {
-            uid: Some(fence.uid.clone()),
-            resource_version: Some(fence.resource_version.clone()),
+            uid: Some(fence.uid().to_owned()),
+            resource_version: Some(fence.resource_version().to_owned()),
         };
         self.delete_answer(step, Operation::DeletePod, &Self::pod_object(name), |m| {
             m.delete_pod(&self.namespace, name, &preconditions, None)
@@ -996,7 +1015,11 @@ impl Substrate for FakeCluster {
         })
     }
 
-    async fn delete_secret(&self, name: &str, uid: &str) -> Result<DeleteOutcome, SubstrateError> {
+    async fn delete_secret(
+        &self,
+        deletion: &SecretDeletion,
+    ) -> Result<DeleteOutcome, SubstrateError> {
+        let (name, uid) = (deletion.name(), deletion.uid());
         let step = self.begin(Call::DeleteSecret {
             name: name.to_owned(),
             uid: uid.to_owned(),
@@ -1049,10 +1072,9 @@ impl Substrate for FakeCluster {
         self.end_poll();
     }
 
-    fn elapsed(&self) -> Duration {
-        let origin = lock(&self.state).origin;
-        let now = self.model().now();
-        Duration::try_from(now.duration_since(origin)).unwrap_or_default()
+    fn now(&self) -> Duration {
+        let origin = lock(&self.state).constructed;
+        self.since(origin)
     }
 }
 

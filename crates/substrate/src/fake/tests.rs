@@ -13,6 +13,7 @@ use k8s_openapi::api::core::v1::{Container, EnvFromSource, PodSpec, PodStatus, S
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 
 use super::*;
+use crate::fake::proof::{pod_deletion, secret_deletion};
 
 const NS: &str = "agents";
 const SELECTOR: &str = "apiary.dev/agent=abc,app.kubernetes.io/managed-by=apiary";
@@ -84,11 +85,18 @@ fn secret(name: &str) -> Secret {
     }
 }
 
-fn fence_of(pod: &Pod) -> Fence {
-    Fence {
-        uid: pod.metadata.uid.clone().unwrap(),
-        resource_version: pod.metadata.resource_version.clone().unwrap(),
-    }
+/// The deletion an observation of `pod` authorises (its name, uid and resourceVersion).
+fn fence_of(pod: &Pod) -> PodDeletion {
+    deletion_of(pod, pod.metadata.name.as_deref().unwrap())
+}
+
+/// The deletion an observation of `pod` under `name` authorises.
+fn deletion_of(pod: &Pod, name: &str) -> PodDeletion {
+    pod_deletion(
+        name,
+        pod.metadata.uid.as_deref().unwrap(),
+        pod.metadata.resource_version.as_deref().unwrap(),
+    )
 }
 
 fn agent_running(pod: &Pod) -> bool {
@@ -173,24 +181,25 @@ fn stale_fence_answers_precondition_failed() {
     let now = run(fake.get_pod("p")).unwrap().unwrap();
     assert!(rv(&now) > rv(&observed), "the kubelet moved the pod on");
     assert_eq!(
-        run(fake.delete_pod("p", &fence_of(&observed))),
+        run(fake.delete_pod(&fence_of(&observed))),
         Ok(DeleteOutcome::PreconditionFailed)
     );
-    let other_uid = Fence {
-        uid: "someone-else".into(),
-        resource_version: now.metadata.resource_version.clone().unwrap(),
-    };
+    let other_uid = pod_deletion(
+        "p",
+        "someone-else",
+        now.metadata.resource_version.as_deref().unwrap(),
+    );
     assert_eq!(
-        run(fake.delete_pod("p", &other_uid)),
+        run(fake.delete_pod(&other_uid)),
         Ok(DeleteOutcome::PreconditionFailed)
     );
     assert!(fake.pod("p").is_some());
     assert_eq!(
-        run(fake.delete_pod("p", &fence_of(&now))),
+        run(fake.delete_pod(&fence_of(&now))),
         Ok(DeleteOutcome::Accepted)
     );
     assert_eq!(
-        run(fake.delete_pod("nope", &fence_of(&now))),
+        run(fake.delete_pod(&deletion_of(&now, "nope"))),
         Ok(DeleteOutcome::NotFound)
     );
 }
@@ -205,7 +214,7 @@ fn graceful_deletion_on_virtual_clock() {
     let running = run(fake.get_pod("p")).unwrap().unwrap();
     assert!(agent_running(&running));
     assert_eq!(
-        run(fake.delete_pod("p", &fence_of(&running))),
+        run(fake.delete_pod(&fence_of(&running))),
         Ok(DeleteOutcome::Accepted)
     );
     let marked = run(fake.get_pod("p")).unwrap().unwrap();
@@ -239,7 +248,7 @@ fn terminal_pod_removed_at_once() {
     }
     let inserted = fake.insert_pod(failed).unwrap();
     assert_eq!(
-        run(fake.delete_pod("p", &fence_of(&inserted))),
+        run(fake.delete_pod(&fence_of(&inserted))),
         Ok(DeleteOutcome::Accepted)
     );
     assert_eq!(run(fake.get_pod("p")), Ok(None));
@@ -303,9 +312,9 @@ fn call_log_is_ordered() {
     run(fake.sleep(Duration::from_secs(2)));
     let p = run(fake.get_pod("p")).unwrap().unwrap();
     run(fake.secret_exists("p-1")).unwrap();
-    run(fake.delete_pod("p", &fence_of(&p))).unwrap();
+    run(fake.delete_pod(&fence_of(&p))).unwrap();
     let uid = fake.secret("p-1").unwrap().metadata.uid.unwrap();
-    run(fake.delete_secret("p-1", &uid)).unwrap();
+    run(fake.delete_secret(&secret_deletion("p-1", &uid))).unwrap();
     run(fake.wait_for_pod_change("p", Some("7"), Duration::from_millis(500)));
     let f = fence_of(&p);
     assert_eq!(
@@ -320,7 +329,11 @@ fn call_log_is_ordered() {
             "sleep 2s".to_owned(),
             "get_pod p".to_owned(),
             "secret_exists p-1".to_owned(),
-            format!("delete_pod p uid={} rv={}", f.uid, f.resource_version),
+            format!(
+                "delete_pod p uid={} rv={}",
+                f.fence().uid(),
+                f.fence().resource_version()
+            ),
             format!("delete_secret p-1 uid={uid}"),
             "wait_for_pod_change p rv=7 max=0.5s".to_owned(),
         ]
@@ -331,11 +344,18 @@ fn call_log_is_ordered() {
             "ensure_namespace agents".to_owned(),
             "create_secret p-1".to_owned(),
             "create_pod p".to_owned(),
-            format!("delete_pod p uid={} rv={}", f.uid, f.resource_version),
+            format!(
+                "delete_pod p uid={} rv={}",
+                f.fence().uid(),
+                f.fence().resource_version()
+            ),
             format!("delete_secret p-1 uid={uid}"),
         ]
     );
-    assert_eq!(fake.pod_deletes(), vec![("p".to_owned(), f)]);
+    assert_eq!(
+        fake.pod_deletes(),
+        vec![("p".to_owned(), f.fence().clone())]
+    );
     assert_eq!(fake.secret_deletes(), vec![("p-1".to_owned(), uid)]);
     assert_eq!(fake.creates_of_secrets().len(), 1);
     assert_eq!(
@@ -416,17 +436,17 @@ fn scripted_delete_outcome_leaves_model() {
     fake.answer_next_delete_pod(DeleteOutcome::PreconditionFailed);
     let f = fence_of(&dead);
     assert_eq!(
-        run(fake.delete_pod("p", &f)),
+        run(fake.delete_pod(&f)),
         Ok(DeleteOutcome::PreconditionFailed)
     );
     assert!(fake.pod("p").is_some());
-    assert_eq!(run(fake.delete_pod("p", &f)), Ok(DeleteOutcome::Accepted));
+    assert_eq!(run(fake.delete_pod(&f)), Ok(DeleteOutcome::Accepted));
     assert!(fake.pod("p").is_none());
     assert_eq!(fake.pod_deletes().len(), 2);
     assert!(
         fake.pod_deletes()
             .iter()
-            .all(|(_, f)| f.resource_version == "100")
+            .all(|(_, f)| f.resource_version() == "100")
     );
 }
 
@@ -446,7 +466,7 @@ fn before_hook_changes_model_between_read_and_delete() {
         m.start_pod(NS, "p").unwrap();
     });
     assert_eq!(
-        run(fake.delete_pod("p", &fence_of(&observed))),
+        run(fake.delete_pod(&fence_of(&observed))),
         Ok(DeleteOutcome::PreconditionFailed)
     );
     assert!(agent_running(&fake.pod("p").unwrap()));
@@ -651,16 +671,16 @@ fn secret_exists_and_uid_fenced_delete() {
     run(fake.create_secret(&secret("s"))).unwrap();
     assert_eq!(run(fake.secret_exists("s")), Ok(true));
     assert_eq!(
-        run(fake.delete_secret("s", "wrong")),
+        run(fake.delete_secret(&secret_deletion("s", "wrong"))),
         Ok(DeleteOutcome::PreconditionFailed)
     );
     let uid = fake.secret("s").unwrap().metadata.uid.unwrap();
     assert_eq!(
-        run(fake.delete_secret("s", &uid)),
+        run(fake.delete_secret(&secret_deletion("s", &uid))),
         Ok(DeleteOutcome::Accepted)
     );
     assert_eq!(
-        run(fake.delete_secret("s", &uid)),
+        run(fake.delete_secret(&secret_deletion("s", &uid))),
         Ok(DeleteOutcome::NotFound)
     );
 }
@@ -734,7 +754,7 @@ fn crash_script_on_every_create() {
         Some("Failed")
     );
     assert_eq!(
-        run(fake.delete_pod("p", &fence_of(&p))),
+        run(fake.delete_pod(&fence_of(&p))),
         Ok(DeleteOutcome::Accepted)
     );
     assert!(fake.pod("p").is_none(), "terminal: removed at once");
@@ -770,7 +790,7 @@ fn real_builder_objects_round_trip() {
     assert!(agent_running(pod));
     assert_eq!(pod.metadata.annotations, attempt.pod.metadata.annotations);
     assert_eq!(run(fake.list_secrets(&agent.selector())).unwrap().len(), 1);
-    run(fake.delete_pod(&agent.pod_name(), &fence_of(pod))).unwrap();
+    run(fake.delete_pod(&fence_of(pod))).unwrap();
     let marked = fake.pod(&agent.pod_name()).unwrap();
     assert_eq!(marked.metadata.deletion_grace_period_seconds, Some(60));
 }

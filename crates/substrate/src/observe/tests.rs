@@ -279,28 +279,9 @@ fn o7_first_env_from_secret() {
     "initContainers": [{"name": "init", "envFrom": [{"secretRef": {"name": "I"}}]}]}}));
     assert_eq!(env_from_secret(&p).as_deref(), Some("S"));
     assert_eq!(pod_facts(&p).env_from_secret.as_deref(), Some("S"));
-    assert_eq!(referenced_secret_names(&p), ["S", "T", "U", "I"]);
     let none = pod(json!({"spec": {"containers": [{"name": "agent"}]}}));
     assert_eq!(env_from_secret(&none), None);
-    assert!(referenced_secret_names(&none).is_empty());
-    assert!(referenced_secret_names(&Pod::default()).is_empty());
-}
-
-/// Referenced names are listed once; `is_secret_referenced` looks across all pods.
-#[test]
-fn referenced_secrets_across_pods() {
-    let a = pod(json!({"spec": {"containers": [
-        {"name": "agent", "envFrom": [{"secretRef": {"name": "S"}}]},
-        {"name": "b", "envFrom": [{"secretRef": {"name": "S"}}]}
-    ]}}));
-    let b = pod(json!({"spec": {"containers": [{"name": "agent"}],
-        "initContainers": [{"name": "i", "envFrom": [{"secretRef": {"name": "T"}}]}]}}));
-    assert_eq!(referenced_secret_names(&a), ["S"]);
-    let pods = [a, b];
-    assert!(is_secret_referenced(&pods, "S"));
-    assert!(is_secret_referenced(&pods, "T"));
-    assert!(!is_secret_referenced(&pods, "U"));
-    assert!(!is_secret_referenced(&[], "S"));
+    assert_eq!(env_from_secret(&Pod::default()), None);
 }
 
 /// The pull-failure classifier strips the agent container's spec image, so observation copies

@@ -5,7 +5,9 @@
 //! against the library as published, and it exits non-zero if an answer is not the expected one.
 
 use apiary_classify::facts::{ContainerState, ObjectMarks, ObservedPod, PodFacts};
-use apiary_classify::{Action, StartupState, classify, verify_pod};
+use apiary_classify::action::{Action, classify};
+use apiary_classify::startup::StartupState;
+use apiary_classify::verify::verify_pod;
 
 const AGENT_ID: &str = "72bea12366a35432ab394024ae44c214b8cee51a8e1c04be8797a1dc17805c98";
 const POD: &str = "apiary-research-bot-1-72bea12366a3";
@@ -57,8 +59,8 @@ fn main() {
     match classify(Some(&terminated), "intent-a") {
         Action::Delete(deletion) => {
             assert_eq!(deletion.name(), POD);
-            assert_eq!(deletion.fence().uid, "0b6f");
-            assert_eq!(deletion.fence().resource_version, "41");
+            assert_eq!(deletion.fence().uid(), "0b6f");
+            assert_eq!(deletion.fence().resource_version(), "41");
         }
         other => panic!("a terminated pod is replaced, got {other:?}"),
     }

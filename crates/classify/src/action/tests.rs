@@ -35,10 +35,7 @@ fn classify_pod(pod: &ObservedPod, desired: &str) -> Action {
 }
 
 fn observed_fence() -> Fence {
-    Fence {
-        uid: "u1".into(),
-        resource_version: "100".into(),
-    }
+    Fence::new("u1".into(), "100".into())
 }
 
 /// C1: no pod → Create.
@@ -179,8 +176,8 @@ fn c12_every_delete_carries_the_observed_fence() {
                 pod.marks.uid = Some(uid.into());
                 pod.marks.resource_version = Some(rv.into());
                 if let Action::Delete(d) = classify_pod(&pod, desired) {
-                    assert_eq!(d.fence().uid, uid);
-                    assert_eq!(d.fence().resource_version, rv);
+                    assert_eq!(d.fence().uid(), uid);
+                    assert_eq!(d.fence().resource_version(), rv);
                     assert_eq!(d.name(), POD);
                 }
             }

@@ -54,7 +54,7 @@ pub fn classify(observed: Option<&SettledPod>, desired_intent: &str) -> Action {
     if pod.deletion_marked() {
         return Action::AwaitDisappearance {
             name,
-            uid: pod.fence().uid.clone(),
+            uid: pod.fence().uid().to_owned(),
         };
     }
     match settled.startup() {

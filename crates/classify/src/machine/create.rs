@@ -1,0 +1,231 @@
+//! The create path of the deploy machine (deploy.md § Create, § Namespace ensure item 4, § Losing
+//! the create race step 2): this attempt's Secret, the pod create and its answers, the wait for a
+//! missing `default` ServiceAccount, and dropping this attempt's own Secret again.
+//!
+//! Pure, like the rest of the machine. This attempt's Secret lives in the phase from its create
+//! until the pod create is settled; no phase after that can name it.
+
+use std::time::Duration;
+
+use super::error::{DeployError, ObjectKind, SecretFate};
+use super::io::{DeleteAnswer, Effect, Event, OwnSecret, PodCreateOutcome};
+use super::{DEFAULT_SERVICE_ACCOUNT, DeployMachine, Phase, fail};
+use crate::failure::RequestFailure;
+use crate::reference::own_secret_deletion;
+use crate::verify::verify_pod;
+
+/// Where to go once this attempt's own Secret has been dealt with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum AfterDrop {
+    /// The race winner is foreign: E8.
+    Foreign,
+    /// Observe the race winner.
+    Race,
+    /// The pod create was refused: E10.
+    Refused(RequestFailure),
+}
+
+impl DeployMachine {
+    pub(super) fn transition_create(
+        &mut self,
+        phase: Phase,
+        now: Duration,
+        event: Event,
+    ) -> Effect {
+        match (phase, event) {
+            (Phase::CreatingSecret, Event::SecretCreated(created)) => match created {
+                Ok(secret) => self.go(
+                    Phase::CreatingPod {
+                        secret: secret.clone(),
+                    },
+                    Effect::CreatePod { secret },
+                ),
+                // A NotFound on the Secret create means the namespace is missing (E11).
+                Err(failure) if failure.failure.reason() == Some("NotFound") => {
+                    self.namespace_missing()
+                }
+                Err(failure) => fail(DeployError::CreateFailed {
+                    kind: ObjectKind::Secret,
+                    name: failure.name,
+                    failure: failure.failure,
+                    secret: SecretFate::NotCreated,
+                }),
+            },
+            (Phase::CreatingPod { secret }, Event::PodCreated(outcome)) => match outcome {
+                PodCreateOutcome::Created => {
+                    self.created_this_call = true;
+                    self.last_resource_version = None;
+                    // A just-created pod cannot have started; re-observing at once would
+                    // hot-spin (deploy.md § Create).
+                    self.wait(now, Phase::PollWait)
+                }
+                PodCreateOutcome::AlreadyExists => self.get_pod(Phase::RaceVerify { secret }),
+                PodCreateOutcome::Refused(failure) => {
+                    self.drop_own(secret, AfterDrop::Refused(failure))
+                }
+                PodCreateOutcome::ServiceAccountMissing { account, failure } => {
+                    self.account_refused(secret, account, failure)
+                }
+                // The create may have landed: deleting the Secret could strand that pod.
+                PodCreateOutcome::TransportFailed(failure) => fail(DeployError::CreateFailed {
+                    kind: ObjectKind::Pod,
+                    name: self.spec.pod_name.clone(),
+                    failure,
+                    secret: SecretFate::Left(secret.name),
+                }),
+            },
+            (Phase::RaceVerify { secret }, Event::PodRead(read)) => match self.read(read) {
+                Err(effect) => effect,
+                Ok(Some(pod)) if verify_pod(&pod, &self.spec.agent_id).is_none() => {
+                    self.drop_own(secret, AfterDrop::Foreign)
+                }
+                Ok(_) => self.drop_own(secret, AfterDrop::Race),
+            },
+            (Phase::DropList { secret, then }, Event::Listed(listed)) => {
+                let deletion = listed.ok().and_then(|listing| {
+                    own_secret_deletion(
+                        &secret.name,
+                        &listing.pods,
+                        &listing.secrets,
+                        &self.spec.agent_id,
+                    )
+                });
+                match deletion {
+                    Some(deletion) => self.go(
+                        Phase::DropDelete { secret, then },
+                        Effect::DeleteSecret(deletion),
+                    ),
+                    None => self.after_drop(now, secret, false, then),
+                }
+            }
+            (Phase::DropDelete { secret, then }, Event::SecretDeleted(answer)) => {
+                let removed = matches!(answer, Ok(DeleteAnswer::Accepted | DeleteAnswer::NotFound));
+                self.after_drop(now, secret, removed, then)
+            }
+            (Phase::AccountRead { secret, after_wait }, Event::ServiceAccountRead(answer)) => {
+                match answer {
+                    _ if self.expired(now) => self.account_deadline(&secret),
+                    // Retry with the same Secret: no pod references it yet, and a fresh one
+                    // would only add litter (deploy.md § Namespace ensure, item 4).
+                    Ok(true) if after_wait || !self.account_retried_at_once => {
+                        self.account_retried_at_once = true;
+                        self.go(
+                            Phase::CreatingPod {
+                                secret: secret.clone(),
+                            },
+                            Effect::CreatePod { secret },
+                        )
+                    }
+                    Ok(_) => self.wait(now, Phase::AccountWait { secret }),
+                    Err(failure) => fail(DeployError::Failed {
+                        operation: "read service account".to_owned(),
+                        object: self.missing_account_name(),
+                        failure,
+                    }),
+                }
+            }
+            (Phase::AccountWait { secret }, Event::Waited) => self.account_top(now, secret),
+            (phase, event) => self.transition_race(phase, now, event),
+        }
+    }
+
+    /// The account the pod runs as.
+    fn pod_account(&self) -> &str {
+        self.spec
+            .service_account
+            .as_deref()
+            .unwrap_or(DEFAULT_SERVICE_ACCOUNT)
+    }
+
+    fn missing_account_name(&self) -> String {
+        self.missing_account
+            .clone()
+            .unwrap_or_else(|| self.pod_account().to_owned())
+    }
+
+    /// deploy.md § Namespace ensure, item 4: a pod running as `default` waits for the
+    /// ServiceAccount controller and retries with the same Secret; a named account is the user's to
+    /// create, so its absence is reported at once (E10) and the Secret dropped as for any refusal.
+    fn account_refused(
+        &mut self,
+        secret: OwnSecret,
+        account: String,
+        failure: RequestFailure,
+    ) -> Effect {
+        if self.pod_account() != DEFAULT_SERVICE_ACCOUNT {
+            let namespace = &self.spec.namespace;
+            let failure = failure.with_hint(format!(
+                "service account {account} does not exist in namespace {namespace}: create it \
+                 with `kubectl create serviceaccount {account} -n {namespace}` or name another \
+                 with --service-account"
+            ));
+            return self.drop_own(secret, AfterDrop::Refused(failure));
+        }
+        self.missing_account = Some(account.clone());
+        self.go(
+            Phase::AccountRead {
+                secret,
+                after_wait: false,
+            },
+            Effect::GetServiceAccount { name: account },
+        )
+    }
+
+    /// Deadline check, then read the awaited account again.
+    fn account_top(&mut self, now: Duration, secret: OwnSecret) -> Effect {
+        if self.expired(now) {
+            return self.account_deadline(&secret);
+        }
+        let name = self.missing_account_name();
+        self.go(
+            Phase::AccountRead {
+                secret,
+                after_wait: true,
+            },
+            Effect::GetServiceAccount { name },
+        )
+    }
+
+    /// E1 at the deadline, naming the account that never appeared. Like every deadline it cleans
+    /// up nothing: the Secret stays for the age-gated sweep.
+    fn account_deadline(&self, secret: &OwnSecret) -> Effect {
+        fail(DeployError::ServiceAccountMissing {
+            namespace: self.spec.namespace.clone(),
+            pod: self.spec.pod_name.clone(),
+            account: self.missing_account_name(),
+            deadline: self.deadline.limit(),
+            secret: secret.name.clone(),
+        })
+    }
+
+    fn drop_own(&mut self, secret: OwnSecret, then: AfterDrop) -> Effect {
+        let name = secret.name.clone();
+        self.go(
+            Phase::DropList { secret, then },
+            Effect::ListForDrop { secret: name },
+        )
+    }
+
+    fn after_drop(
+        &mut self,
+        now: Duration,
+        secret: OwnSecret,
+        removed: bool,
+        then: AfterDrop,
+    ) -> Effect {
+        match then {
+            AfterDrop::Foreign => self.foreign(),
+            AfterDrop::Race => self.race_top(now),
+            AfterDrop::Refused(failure) => fail(DeployError::CreateFailed {
+                kind: ObjectKind::Pod,
+                name: self.spec.pod_name.clone(),
+                failure,
+                secret: if removed {
+                    SecretFate::Removed(secret.name)
+                } else {
+                    SecretFate::Left(secret.name)
+                },
+            }),
+        }
+    }
+}

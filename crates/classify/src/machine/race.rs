@@ -1,0 +1,120 @@
+//! The lost-race path of the deploy machine (deploy.md § Losing the create race) and the failing
+//! reads that complete an error with the latest condition (§ Latest condition, deadline, zero
+//! mutation).
+//!
+//! Pure. This path has no pod-delete edge: a winner is adopted, observed to the deadline, or
+//! reported, never replaced.
+
+use std::time::Duration;
+
+use super::error::{DeployError, Deployed};
+use super::io::{Effect, Event};
+use super::{DeployMachine, Phase, fail, read_secret_failed};
+use crate::condition::LatestCondition;
+use crate::startup::StartupState;
+use crate::verify::{SettledPod, VerifiedPod, verify_pod};
+
+/// Which error a latest-condition read completes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Failing {
+    Deadline,
+    CreatedPodFailed,
+    RaceDeadline,
+    WinnerFailed,
+}
+
+impl DeployMachine {
+    pub(super) fn transition_race(&mut self, phase: Phase, now: Duration, event: Event) -> Effect {
+        match (phase, event) {
+            (Phase::RaceRead, Event::PodRead(read)) => match self.read(read) {
+                Err(effect) => effect,
+                Ok(None) => self.wait(now, Phase::RaceWait),
+                Ok(Some(pod)) => match verify_pod(&pod, &self.spec.agent_id) {
+                    None => self.foreign(),
+                    Some(verified) => self.settle_race(now, verified, None),
+                },
+            },
+            (Phase::RaceSecretCheck(pod), Event::SecretChecked(answer)) => match answer {
+                Ok(exists) => self.settle_race(now, pod, Some(exists)),
+                Err(failure) => read_secret_failed(&pod, failure),
+            },
+            (Phase::RaceWait, Event::Waited) => self.race_top(now),
+            (Phase::Condition(failing), Event::PodRead(read)) => {
+                let condition = match read {
+                    Ok(pod) => {
+                        self.progress.observe(pod.as_ref(), &self.spec.agent_id);
+                        LatestCondition::from_read(pod.as_ref().map(|p| &p.facts))
+                    }
+                    Err(failure) => LatestCondition::Unreadable(failure.to_string()),
+                };
+                fail(self.failing_error(failing, condition))
+            }
+            (phase, event) => self.out_of_step(&phase, &event),
+        }
+    }
+
+    /// deploy.md § Losing the create race, step 3: deadline check, then observe the winner.
+    pub(super) fn race_top(&mut self, now: Duration) -> Effect {
+        if self.expired(now) {
+            return self.latest_condition(Failing::RaceDeadline);
+        }
+        self.get_pod(Phase::RaceRead)
+    }
+
+    fn settle_race(&mut self, now: Duration, pod: VerifiedPod, exists: Option<bool>) -> Effect {
+        match pod.settle(exists) {
+            Ok(settled) => self.race_decide(now, &settled),
+            Err(pending) => self.go(
+                Phase::RaceSecretCheck(pending.pod),
+                Effect::CheckSecret {
+                    name: pending.secret,
+                },
+            ),
+        }
+    }
+
+    /// deploy.md § Losing the create race, step 3, in this order: started (even deletion-marked) is
+    /// adopted; deletion-marked fails E6; terminated or broken fails E7; anything else — pull
+    /// failures included — is observed to the deadline. There is no delete edge here.
+    fn race_decide(&mut self, now: Duration, settled: &SettledPod) -> Effect {
+        let pod = settled.pod();
+        match settled.startup() {
+            StartupState::Started => Effect::Finish(Ok(Deployed {
+                pod: pod.name().to_owned(),
+                intent_matches: pod.intent_matches(&self.spec.desired_intent),
+            })),
+            _ if pod.deletion_marked() => fail(DeployError::WinnerDeleting {
+                pod: pod.name().to_owned(),
+            }),
+            StartupState::Terminated | StartupState::NeverStartedProvablyBroken => {
+                self.latest_condition(Failing::WinnerFailed)
+            }
+            StartupState::NeverStartedRecoverable | StartupState::NeverStartedPullFailing(_) => {
+                self.wait(now, Phase::RaceWait)
+            }
+        }
+    }
+
+    fn failing_error(&self, failing: Failing, condition: LatestCondition) -> DeployError {
+        let pod = self.spec.pod_name.clone();
+        let deadline = self.deadline.limit();
+        match failing {
+            Failing::Deadline => DeployError::DeadlineExceeded {
+                pod,
+                deadline,
+                condition,
+            },
+            Failing::CreatedPodFailed => DeployError::CreatedPodFailed {
+                namespace: self.spec.namespace.clone(),
+                pod,
+                condition,
+            },
+            Failing::RaceDeadline => DeployError::RaceDeadlineExceeded {
+                pod,
+                deadline,
+                condition,
+            },
+            Failing::WinnerFailed => DeployError::WinnerFailed { pod, condition },
+        }
+    }
+}
