@@ -48,11 +48,11 @@
 //!
 //! # Setting up, choosing kubelet scripts, inspecting
 //!
-//! [`Simulator::with_model`] runs a closure on the [`model::ClusterModel`] and
+//! [`Simulator::with_model`] runs a closure on the [`ClusterModel`](apiary_cluster_model::ClusterModel) and
 //! [`Simulator::model`] locks it (clock advanced to now either way; watches are woken afterwards):
 //! insert foreign pods, choose kubelet scripts by name (`script_pods_named`,
 //! `queue_pod_scripts`), by default (`set_default_script`,
-//! `set_start_delay`), or by image reference (see [`model::kubelet`]: an image whose repository
+//! `set_start_delay`), or by image reference (see [`apiary_cluster_model::kubelet`]: an image whose repository
 //! path contains `crash`, `pullfail-unauthorized`, `never-starts`, … selects that script), play
 //! the kubelet by hand (`start_pod`, `terminate_pod`), or compact the event log (`compact`) so
 //! continue tokens and old resourceVersions expire.
@@ -70,7 +70,7 @@
 //! ```no_run
 //! # async fn demo() -> std::io::Result<()> {
 //! use std::time::Duration;
-//! use apiary_apiserver_sim::model::PodScript;
+//! use apiary_cluster_model::kubelet::PodScript;
 //! use apiary_apiserver_sim::{FaultAction, FaultRule, Matcher, Resource, SimOptions, Simulator, Verb};
 //!
 //! let sim = Simulator::start(SimOptions::default().with_time_scale(1000.0)).await?;
@@ -108,7 +108,6 @@ mod status;
 mod table;
 mod watch;
 
-pub use apiary_cluster_model as model;
 pub use clock::{ScaledClock, http_date};
 pub use faults::{
     Budget, DateMode, FaultAction, FaultAnswer, FaultRule, Faults, GARBLED_DATE, Matcher,

@@ -12,9 +12,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use apiary_cluster_model::{
-    ClusterModel, EventType, FieldSelector, Kind, LabelSelector, ListOptions, Object, WatchEvent,
-};
+use apiary_cluster_model::selector::{FieldSelector, LabelSelector};
+use apiary_cluster_model::{ClusterModel, EventType, Kind, ListOptions, Object, WatchEvent};
 use bytes::Bytes;
 use http::{HeaderValue, Response, StatusCode, header};
 use http_body_util::BodyExt;

@@ -11,8 +11,8 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use apiary_apiserver_sim::model::PodScript;
 use apiary_apiserver_sim::{SimOptions, Simulator};
+use apiary_cluster_model::kubelet::PodScript;
 use common::{
     IMAGE, call, call_raw, create_namespace, create_pod, get, get_table, parse_http_date, pod_body,
     poll,
@@ -649,7 +649,7 @@ async fn kubelet_scripts_by_image_and_by_api() {
             "pull",
             PodScript::PullFailure {
                 after: Duration::ZERO,
-                failure: apiary_apiserver_sim::model::PullFailure::Unauthorized,
+                failure: apiary_cluster_model::kubelet::PullFailure::Unauthorized,
             },
         );
     });

@@ -10,8 +10,8 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use apiary_apiserver_sim::model::PodScript;
 use apiary_apiserver_sim::{SimOptions, Simulator};
+use apiary_cluster_model::kubelet::PodScript;
 use common::{BROKEN, IMAGE, Watch, call, create_namespace, create_pod, get, pod_body};
 use serde_json::{Value, json};
 

@@ -12,8 +12,8 @@
 
 use std::time::Duration;
 
-use apiary_apiserver_sim::model::PodScript;
 use apiary_apiserver_sim::{Resource, SimOptions, Simulator, Verb};
+use apiary_cluster_model::kubelet::PodScript;
 use apiary_seeds::{Pods, Port};
 use apiary_substrate::config::{DeployConfig, ValidConfig};
 use apiary_substrate::env::Env;

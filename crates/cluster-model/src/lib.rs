@@ -46,6 +46,14 @@
 //!
 //! Errors are [`ModelError`]s whose `code`/`reason`/`message` are the apiserver's.
 //!
+//! # One path per item
+//!
+//! The model itself — [`ClusterModel`], the values its methods take and return, its errors — is
+//! at the crate root. The kubelet's vocabulary ([`kubelet`]: scripts, pull failures, status
+//! shapes, the shared sequencing) and the selector grammar ([`selector`]) are public modules
+//! whose items are reached only through them: the root re-exports nothing from a public module,
+//! and no other apiary crate re-exports this one.
+//!
 //! ```
 //! use std::time::Duration;
 //! use apiary_cluster_model::ClusterModel;
@@ -81,5 +89,3 @@ pub use model::{
     ClusterModel, DEFAULT_EPOCH_SECONDS, DEFAULT_EVENT_CAPACITY, EventType, ListOptions, ListPage,
     Object, PodDeletion, Preconditions, WatchEvent, add,
 };
-pub use kubelet::{PodScript, PullFailure};
-pub use selector::{FieldSelector, LabelSelector};

@@ -3,7 +3,8 @@
 //! (`=`, `==`, `!=`), set-based (`in`, `notin`), existence (`key`, `!key`) and integer (`>`, `<`)
 //! label requirements, and
 //! the field selectors `metadata.name`, `metadata.namespace` and (pods) `status.phase` /
-//! `spec.nodeName`, (Secrets) `type`. Parse errors are reported as [`ModelError::BadRequest`], as
+//! `spec.nodeName`, (Secrets) `type`. Parse errors are reported as
+//! [`ModelError::BadRequest`](crate::ModelError::BadRequest), as
 //! the apiserver answers a malformed selector with 400. Pure: performs no I/O.
 //!
 //! One path per item: the selector types live here, in `selector`; the files below are private.

@@ -1,7 +1,7 @@
 //! A fake kubelet for the real apiserver (like kwok): it registers a Ready `Node`, binds every
 //! unscheduled pod to it with a real `Binding`, and drives each pod's status through the real
 //! status subresource, step by step, the way a kubelet would — chosen by the same per-image
-//! scripts the simulator uses ([`apiary_cluster_model::PodScript::from_pod`]) and shaped and
+//! scripts the simulator uses ([`apiary_cluster_model::kubelet::PodScript::from_pod`]) and shaped and
 //! sequenced by the same pure code ([`apiary_cluster_model::kubelet::sequence::step`]). There
 //! is no second script table here.
 //!
@@ -56,7 +56,7 @@ use std::sync::{Arc, Mutex, MutexGuard, mpsc as std_mpsc};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use apiary_cluster_model::PodScript;
+use apiary_cluster_model::kubelet::PodScript;
 use tokio::sync::{mpsc, oneshot};
 
 pub use node::FAKE_NODE_LABEL;

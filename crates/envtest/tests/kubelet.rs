@@ -12,7 +12,8 @@
 
 use std::time::{Duration, Instant};
 
-use apiary_cluster_model::{ClusterModel, PullFailure};
+use apiary_cluster_model::ClusterModel;
+use apiary_cluster_model::kubelet::PullFailure;
 use apiary_envtest::kubelet::{
     Action, DEFAULT_NODE_NAME, FinishOutcome, Kubelet, Options, SIGTERM_EXIT_CODE,
 };

@@ -5,11 +5,11 @@
 
 use std::time::{Duration, Instant};
 
-use apiary_apiserver_sim::model::PodScript;
 use apiary_apiserver_sim::{
     DateMode, FaultAction, FaultRule, Matcher, Resource, SimOptions, Simulator, Verb,
 };
 use apiary_classify::verify::PodDeletion;
+use apiary_cluster_model::kubelet::PodScript;
 use apiary_substrate::fake::proof::{pod_deletion, secret_deletion};
 use apiary_substrate::{CreateOutcome, DeleteOutcome, NamespaceError, Substrate};
 use apiary_substrate_kube::Cluster;

@@ -5,10 +5,10 @@
 
 use std::time::{Duration, Instant};
 
-use apiary_apiserver_sim::model::PodScript;
 use apiary_apiserver_sim::{
     FaultAction, FaultRule, Matcher, Resource, SimOptions, Simulator, Verb,
 };
+use apiary_cluster_model::kubelet::PodScript;
 use apiary_substrate::Substrate;
 use apiary_substrate::config::{DeployConfig, ValidConfig};
 use apiary_substrate::driver::{DeployOptions, deploy};

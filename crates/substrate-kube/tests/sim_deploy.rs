@@ -12,9 +12,9 @@ mod sim_support;
 
 use std::time::{Duration, Instant};
 
-use apiary_apiserver_sim::model::PodScript;
 use apiary_apiserver_sim::{DateMode, FaultAction, FaultRule, Matcher, Resource, Verb};
 use apiary_classify::gc::OrphanSweep;
+use apiary_cluster_model::kubelet::PodScript;
 use apiary_substrate::driver::{self, DeployError};
 use apiary_substrate_kube::RetryPolicy;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;

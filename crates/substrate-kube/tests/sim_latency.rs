@@ -13,8 +13,8 @@ mod sim_support;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use apiary_apiserver_sim::model::PodScript;
 use apiary_apiserver_sim::{Resource, Verb};
+use apiary_cluster_model::kubelet::PodScript;
 use apiary_substrate::driver::{self, DEFAULT_POLL};
 use sim_support::{NS, POD, Sim, config, image, options, start};
 

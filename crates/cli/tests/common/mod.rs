@@ -27,6 +27,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use apiary_apiserver_sim::{LoggedRequest, Resource, SimOptions, Simulator, Verb};
+use apiary_cluster_model::kubelet::PodScript;
 use k8s_openapi::api::core::v1::{Pod, PodStatus, Secret};
 
 /// The namespace on the simulator fixture's kubeconfig context (the real server's is unique
@@ -348,10 +349,7 @@ impl Fixture {
     ///
     /// # Panics
     /// On the real backend.
-    pub fn with_model<R>(
-        &self,
-        f: impl FnOnce(&mut apiary_apiserver_sim::model::ClusterModel) -> R,
-    ) -> R {
+    pub fn with_model<R>(&self, f: impl FnOnce(&mut apiary_cluster_model::ClusterModel) -> R) -> R {
         self.sim().with_model(f)
     }
 
@@ -523,7 +521,7 @@ impl Fixture {
                     for name in names {
                         m.insert_pod_with_script(
                             seed_pod(name, app, 7000, NAMESPACE),
-                            apiary_apiserver_sim::model::PodScript::Start {
+                            PodScript::Start {
                                 after: Duration::ZERO,
                             },
                         )
@@ -562,7 +560,7 @@ impl Fixture {
                         ));
                 }
                 self.with_model(|m| {
-                    m.insert_pod_with_script(pod, apiary_apiserver_sim::model::PodScript::Inert)
+                    m.insert_pod_with_script(pod, PodScript::Inert)
                         .expect("inert pod inserted");
                 });
             }
@@ -586,12 +584,10 @@ impl Drop for Fixture {
 
 /// The simulator's script for an apiary-built pod: what the image convention selects, else a
 /// start without delay.
-fn script_for(pod: &Pod) -> apiary_apiserver_sim::model::PodScript {
-    apiary_apiserver_sim::model::PodScript::from_pod(pod, Duration::ZERO).unwrap_or(
-        apiary_apiserver_sim::model::PodScript::Start {
-            after: Duration::ZERO,
-        },
-    )
+fn script_for(pod: &Pod) -> PodScript {
+    PodScript::from_pod(pod, Duration::ZERO).unwrap_or(PodScript::Start {
+        after: Duration::ZERO,
+    })
 }
 
 /// The first container's state: `running`, `terminated`, `waiting:<reason>`, or `none`.

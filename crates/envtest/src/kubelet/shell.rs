@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, mpsc as std_mpsc};
 use std::time::{Duration, Instant};
 
-use apiary_cluster_model::PodScript;
+use apiary_cluster_model::kubelet::PodScript;
 use apiary_cluster_model::kubelet::sequence::{self, Moment, Outcome, Resources};
 use apiary_cluster_model::kubelet::{Placement, Stage, apply_terminated, required_secrets};
 use futures::future::LocalBoxFuture;

@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
-use apiary_cluster_model::PodScript;
+use apiary_cluster_model::kubelet::PodScript;
 use apiary_cluster_model::kubelet::Stage;
 use apiary_cluster_model::kubelet::sequence::Progress;
 use jiff::Timestamp;

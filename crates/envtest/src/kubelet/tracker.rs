@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use apiary_cluster_model::PodScript;
+use apiary_cluster_model::kubelet::PodScript;
 use apiary_cluster_model::kubelet::sequence::Progress;
 use apiary_cluster_model::kubelet::{Placement, Stage};
 use k8s_openapi::api::core::v1::Pod;
