@@ -48,199 +48,25 @@
 //! # drop(kubelet);
 //! ```
 
+mod feeds;
 mod node;
+mod options;
+mod protocol;
 mod shell;
 mod tracker;
+mod work;
 
-use std::sync::{Arc, Mutex, MutexGuard, mpsc as std_mpsc};
+use std::sync::{Arc, Mutex, mpsc as std_mpsc};
 use std::thread::JoinHandle;
-use std::time::Duration;
 
-use apiary_cluster_model::kubelet::PodScript;
 use tokio::sync::{mpsc, oneshot};
 
 pub use node::FAKE_NODE_LABEL;
-
-/// The node name of a kubelet started with [`Options::default`].
-pub const DEFAULT_NODE_NAME: &str = "apiary-envtest-node";
-
-/// The node's `InternalIP` address, and every pod's `hostIP`.
-pub const NODE_IP: &str = "127.0.0.1";
-
-/// The pod CIDR sandbox addresses come from (each pod gets its own, unique in the process).
-pub const POD_CIDR: &str = "10.244.0.0/16";
-
-/// The exit code a running container reports when its pod is deletion-marked (killed by
-/// SIGTERM: 128 + 15).
-pub const SIGTERM_EXIT_CODE: i32 = 143;
-
-/// Model seconds per real second by default: the model's 1 s start delay takes 100 ms and a
-/// 30 s grace period 3 s.
-pub const DEFAULT_TIME_SCALE: f64 = 10.0;
-
-/// Which pods (and Secrets) the kubelet watches.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Scope {
-    /// Every namespace.
-    AllNamespaces,
-    /// Only these namespaces (one watch each).
-    Namespaces(Vec<String>),
-}
-
-/// How a kubelet runs.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Options {
-    /// The Node it registers and binds pods to. Kubelets sharing a name share the Node.
-    pub node_name: String,
-    /// Which pods it runs.
-    pub scope: Scope,
-    /// Model seconds per real second (script delays, back-offs and grace periods are divided by
-    /// it). Not finite or not positive: real time.
-    pub time_scale: f64,
-    /// The delay (model time) of the image convention and of the default script, as
-    /// `ClusterModel::set_start_delay`.
-    pub start_delay: Duration,
-    /// The script for images the convention does not recognise (`None`: start after
-    /// [`Options::start_delay`]).
-    pub default_script: Option<PodScript>,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Self {
-            node_name: DEFAULT_NODE_NAME.to_owned(),
-            scope: Scope::AllNamespaces,
-            time_scale: DEFAULT_TIME_SCALE,
-            start_delay: Duration::from_secs(1),
-            default_script: None,
-        }
-    }
-}
-
-impl Options {
-    /// The defaults, watching only `namespace` (what a test sharing a control plane wants).
-    pub fn in_namespace(namespace: &str) -> Self {
-        Self {
-            scope: Scope::Namespaces(vec![namespace.to_owned()]),
-            ..Self::default()
-        }
-    }
-
-    /// With another time scale (model seconds per real second).
-    #[must_use]
-    pub fn with_time_scale(mut self, time_scale: f64) -> Self {
-        self.time_scale = time_scale;
-        self
-    }
-
-    /// With another node name.
-    #[must_use]
-    pub fn with_node_name(mut self, node_name: &str) -> Self {
-        node_name.clone_into(&mut self.node_name);
-        self
-    }
-
-    /// With another start delay (model time).
-    #[must_use]
-    pub fn with_start_delay(mut self, start_delay: Duration) -> Self {
-        self.start_delay = start_delay;
-        self
-    }
-
-    /// With a script for images the convention does not recognise.
-    #[must_use]
-    pub fn with_default_script(mut self, script: PodScript) -> Self {
-        self.default_script = Some(script);
-        self
-    }
-}
-
-/// How the kubelet's final delete of a deletion-marked (or vanishing) pod was answered.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FinishOutcome {
-    /// `200`: the pod is gone.
-    Deleted,
-    /// `404`: someone else removed it first.
-    AlreadyGone,
-    /// `409`: the uid precondition failed — the name now belongs to another pod, left alone.
-    PreconditionFailed,
-}
-
-/// One thing the kubelet did to the apiserver, in order (see [`Kubelet::actions`]). Carries
-/// names and status summaries only, never a pod spec.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Action {
-    /// The pod was bound to the node (`POST …/pods/NAME/binding`).
-    Bound {
-        /// Namespace.
-        namespace: String,
-        /// Pod name.
-        name: String,
-    },
-    /// A status was written (`PUT …/pods/NAME/status`).
-    StatusWritten {
-        /// Namespace.
-        namespace: String,
-        /// Pod name.
-        name: String,
-        /// Phase and the first container's state, e.g. `Pending/ContainerCreating`,
-        /// `Running/running`, `Failed/terminated(1)`.
-        summary: String,
-    },
-    /// A status write answered `409 Conflict`; the pod was re-read and the step computed again.
-    Conflict {
-        /// Namespace.
-        namespace: String,
-        /// Pod name.
-        name: String,
-    },
-    /// The final delete: `gracePeriodSeconds: 0` with `preconditions.uid`.
-    Finished {
-        /// Namespace.
-        namespace: String,
-        /// Pod name.
-        name: String,
-        /// The uid precondition the delete carried.
-        uid: String,
-        /// The grace period it carried (always 0).
-        grace_period_seconds: u32,
-        /// The answer.
-        outcome: FinishOutcome,
-    },
-}
-
-/// Why a kubelet did not start.
-#[derive(Debug, thiserror::Error)]
-pub enum KubeletError {
-    /// The OS refused a thread or the Tokio runtime could not be built.
-    #[error("cannot start the fake kubelet's thread: {0}")]
-    Thread(#[source] std::io::Error),
-    /// The kube client could not be built from the configuration given.
-    #[error("cannot build the fake kubelet's client: {0}")]
-    Client(#[source] kube::Error),
-    /// Creating the Node or writing its status failed (the apiserver is not reachable, or the
-    /// identity may not manage nodes: use the admin identity).
-    #[error("cannot register node {node}: {source}")]
-    Node {
-        /// The node name.
-        node: String,
-        /// The apiserver's answer.
-        #[source]
-        source: kube::Error,
-    },
-    /// The kubelet's thread ended before reporting (it panicked).
-    #[error("the fake kubelet's thread ended before registering its node")]
-    Stopped,
-}
-
-/// Commands from the handle to the kubelet's loop.
-enum Command {
-    /// Stop applying watch events and running due work; acknowledge once between two pieces of
-    /// work.
-    Pause(std_mpsc::Sender<()>),
-    /// Carry on: due work first (in due order), then the events that queued up.
-    Resume,
-}
+pub use options::{
+    DEFAULT_NODE_NAME, DEFAULT_TIME_SCALE, NODE_IP, Options, POD_CIDR, SIGTERM_EXIT_CODE, Scope,
+};
+pub use protocol::{Action, FinishOutcome, KubeletError};
+use protocol::{Command, lock};
 
 /// A running fake kubelet. Dropping it stops it (its thread is joined); the Node stays.
 pub struct Kubelet {
@@ -257,13 +83,6 @@ impl std::fmt::Debug for Kubelet {
             .field("node_name", &self.node_name)
             .finish_non_exhaustive()
     }
-}
-
-fn lock(actions: &Mutex<Vec<Action>>) -> MutexGuard<'_, Vec<Action>> {
-    // A panic while holding the lock leaves a complete Vec behind; keep using it.
-    actions
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Kubelet {

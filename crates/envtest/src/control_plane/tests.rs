@@ -1,7 +1,9 @@
 //! Unit tests of the control plane's pure helpers; the real-server tests live in
 //! `crates/envtest/tests/control_plane.rs`.
 
-use super::*;
+use super::lifecycle::*;
+use super::logs::log_tail;
+use super::options::Identity;
 
 /// The tail keeps the last lines in order, and says why when the file is missing.
 #[test]

@@ -11,7 +11,7 @@ use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Node, NodeSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use super::{NODE_IP, POD_CIDR};
+use super::options::{NODE_IP, POD_CIDR};
 
 /// The label that marks nodes registered by this fake kubelet.
 pub const FAKE_NODE_LABEL: &str = "apiary.dev/envtest-fake-kubelet";
