@@ -195,6 +195,9 @@ impl ClusterModel {
 }
 
 #[cfg(test)]
+mod test_support;
+
+#[cfg(test)]
 mod tests;
 
 #[cfg(test)]

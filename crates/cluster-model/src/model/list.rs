@@ -152,3 +152,6 @@ fn hex_decode(text: &str) -> Option<String> {
         .collect();
     String::from_utf8(bytes?).ok()
 }
+
+#[cfg(test)]
+mod tests;

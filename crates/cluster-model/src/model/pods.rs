@@ -255,3 +255,6 @@ fn is_graceful(pod: &Pod) -> bool {
         .is_some_and(|c| !c.is_empty());
     !terminal && (bound || reported)
 }
+
+#[cfg(test)]
+mod tests;

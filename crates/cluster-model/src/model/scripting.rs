@@ -218,3 +218,6 @@ fn is_bound(pod: &Pod) -> bool {
         .and_then(|s| s.node_name.as_ref())
         .is_some()
 }
+
+#[cfg(test)]
+mod tests;

@@ -120,3 +120,6 @@ impl EventLog {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
