@@ -321,11 +321,117 @@ proptest! {
         prop_assert_eq!(parse_imf_fixdate(&text), Some(time));
     }
 
-    /// Arbitrary text never panics the parser.
+    /// Well-formed IMF-fixdates and their near misses (one field, separator or character
+    /// perturbed) never panic the parser, and it accepts only the canonical text of the time it
+    /// returns: a well-formed date parses to itself, a wrong weekday, a length change or a
+    /// non-ASCII character to nothing, and anything it does accept formats back to the input.
+    /// Out-of-range fields (day 32, hour 24, second 60, year 0000) reach the calendar checks.
     #[test]
-    fn imf_fixdate_never_panics(text in ".{0,40}") {
-        let _ = parse_imf_fixdate(&text);
+    fn imf_fixdate_never_panics((time, near_miss) in imf_fixdate_near_misses()) {
+        let text = near_miss.apply(&imf_fixdate(time));
+        let parsed = parse_imf_fixdate(&text);
+        if let Some(parsed) = parsed {
+            prop_assert_eq!(imf_fixdate(parsed), text.clone(), "accepted a non-canonical date");
+        }
+        match near_miss {
+            NearMiss::None => prop_assert_eq!(parsed, Some(time)),
+            NearMiss::Insert(..) | NearMiss::Remove(_) | NearMiss::Weekday(_) => {
+                prop_assert_eq!(parsed, None, "{:?}", text);
+            }
+            NearMiss::Replace(_, with) if !with.is_ascii() => {
+                prop_assert_eq!(parsed, None, "{:?}", text);
+            }
+            NearMiss::Replace(..) | NearMiss::Field(..) => {}
+        }
     }
+}
+
+/// `time` as an IMF-fixdate (`Sun, 02 Aug 2026 04:00:00 GMT`).
+fn imf_fixdate(time: DateTime<Utc>) -> String {
+    time.format("%a, %d %b %Y %H:%M:%S GMT").to_string()
+}
+
+/// One perturbation of a well-formed 29-byte IMF-fixdate.
+#[derive(Debug, Clone, Copy)]
+enum NearMiss {
+    /// Left as it is.
+    None,
+    /// The character at a byte offset replaced (any separator, digit or letter).
+    Replace(usize, char),
+    /// A character inserted at a byte offset.
+    Insert(usize, char),
+    /// The character at a byte offset removed.
+    Remove(usize),
+    /// The weekday name moved on by 1 to 6 days (a real name, the wrong day).
+    Weekday(u8),
+    /// A numeric field (its byte range) rewritten with a value of the same width, in range
+    /// or not.
+    Field(usize, usize, u32),
+}
+
+/// Day names in `%a` order from Monday.
+const WEEKDAYS: [&str; 7] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
+
+impl NearMiss {
+    fn apply(self, text: &str) -> String {
+        let mut out = text.to_owned();
+        match self {
+            NearMiss::None => {}
+            NearMiss::Replace(at, with) => {
+                out.replace_range(at..=at, with.encode_utf8(&mut [0; 4]));
+            }
+            NearMiss::Insert(at, with) => out.insert(at, with),
+            NearMiss::Remove(at) => {
+                out.remove(at);
+            }
+            NearMiss::Weekday(shift) => {
+                let today = WEEKDAYS
+                    .iter()
+                    .position(|d| *d == &text[..3])
+                    .expect("a %a name");
+                out.replace_range(..3, WEEKDAYS[(today + usize::from(shift)) % 7]);
+            }
+            NearMiss::Field(start, end, value) => {
+                let width = end - start;
+                let value = value % 10u32.pow(u32::try_from(width).expect("small"));
+                out.replace_range(start..end, &format!("{value:0width$}"));
+            }
+        }
+        out
+    }
+}
+
+/// Times from year 1000 to 9999 (every weekday, month and second of the day), each with one
+/// near miss or none.
+fn imf_fixdate_near_misses() -> impl Strategy<Value = (DateTime<Utc>, NearMiss)> {
+    // 1000-01-01T00:00:00Z and 9999-12-31T23:59:59Z.
+    let time = (-30_610_224_000i64..=253_402_300_799)
+        .prop_map(|s| DateTime::from_timestamp(s, 0).expect("in range"));
+    let character = prop_oneof![
+        prop::char::range(' ', '~'),
+        prop::char::range('0', '9'),
+        Just(' '),
+        Just(','),
+        Just(':'),
+        prop::char::any(),
+    ];
+    // Day, year, hour, minute, second: (byte range, how far out of range to go).
+    let field = prop_oneof![
+        (Just(5usize), Just(7usize), 0u32..100),
+        (Just(12), Just(16), 0u32..10_000),
+        (Just(17), Just(19), 0u32..100),
+        (Just(20), Just(22), 0u32..100),
+        (Just(23), Just(25), 0u32..100),
+    ];
+    let near_miss = prop_oneof![
+        1 => Just(NearMiss::None),
+        4 => (0usize..29, character.clone()).prop_map(|(at, c)| NearMiss::Replace(at, c)),
+        1 => (0usize..=29, character).prop_map(|(at, c)| NearMiss::Insert(at, c)),
+        1 => (0usize..29).prop_map(NearMiss::Remove),
+        1 => (1u8..7).prop_map(NearMiss::Weekday),
+        3 => field.prop_map(|(start, end, value)| NearMiss::Field(start, end, value)),
+    ];
+    (time, near_miss)
 }
 
 #[derive(Debug)]
