@@ -391,7 +391,6 @@ async fn graceful_deletion_answers_before_the_pod_is_gone() {
         took >= Duration::from_millis(45),
         "gone after {took:?}, before its scaled grace"
     );
-    assert!(took < Duration::from_secs(2), "took {took:?}");
 }
 
 /// Terminal and unscheduled pods get their grace zeroed and vanish at once (deploy.md § Semantics

@@ -207,11 +207,9 @@ async fn timeout_ends_the_stream_with_a_final_bookmark() {
             Err(e) => panic!("{e}"),
         }
     }
+    // Not before its second (the upper end is only the hang guard of `next_within`).
     let took = began.elapsed();
-    assert!(
-        took >= Duration::from_millis(950) && took < Duration::from_secs(3),
-        "{took:?}"
-    );
+    assert!(took >= Duration::from_millis(950), "{took:?}");
     let last = last.expect("a final bookmark");
     assert_eq!(last["type"], "BOOKMARK");
     assert_eq!(last["object"]["kind"], "Pod");

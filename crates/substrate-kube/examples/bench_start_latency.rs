@@ -13,14 +13,12 @@
 #[path = "../tests/sim_support/mod.rs"]
 mod sim_support;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use apiary_apiserver_sim::model::PodScript;
 use apiary_apiserver_sim::{Resource, Verb};
 use apiary_substrate::driver::{self, DEFAULT_POLL};
-use sim_support::{NS, POD, config, image, options, start};
-
+use sim_support::{config, image, options, start, start_after_first_reread};
 
 /// One fresh deploy with the default poll; the container is started by hand right after the
 /// driver's first successful re-read of the created pod. Returns (start to return, requests).
@@ -29,28 +27,9 @@ async fn measure(watch: bool) -> (Duration, usize) {
     if !watch {
         s.sim.faults().deny(Verb::Watch, Some(Resource::Pods));
     }
-    s.sim
-        .with_model(|m| m.script_pods_named(NS, POD, PodScript::Inert));
     let s = Arc::new(s);
     let cluster = s.cluster().await;
-    let started_at: Arc<Mutex<Option<Instant>>> = Arc::default();
-    let kubelet = {
-        let s = Arc::clone(&s);
-        let started_at = Arc::clone(&started_at);
-        tokio::spawn(async move {
-            s.until("the driver re-read the created pod", |s| {
-                s.sim
-                    .requests()
-                    .iter()
-                    .any(|r| r.is(Verb::Get, Resource::Pods) && r.status == Some(200))
-            })
-            .await;
-            s.sim
-                .with_model(|m| m.start_pod(NS, POD).map(|_| ()))
-                .expect("started");
-            *started_at.lock().expect("lock") = Some(Instant::now());
-        })
-    };
+    let kubelet = start_after_first_reread(&s);
     driver::deploy(
         &cluster,
         &config(&image("")),
@@ -59,8 +38,7 @@ async fn measure(watch: bool) -> (Duration, usize) {
     .await
     .expect("deployed");
     let returned = Instant::now();
-    kubelet.await.expect("kubelet");
-    let started = started_at.lock().expect("lock").expect("started");
+    let (_, started) = kubelet.await.expect("kubelet");
     (
         returned.saturating_duration_since(started),
         s.sim.requests().len(),

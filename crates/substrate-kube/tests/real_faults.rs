@@ -22,22 +22,18 @@ use apiary_envtest::{ControlPlane, Identity};
 use apiary_seeds::{Pods, Port};
 use apiary_substrate::config::{DeployConfig, ValidConfig};
 use apiary_substrate::driver::{self, DeployOptions, UndeployOptions};
-use apiary_substrate::naming::AgentIdentity;
 use apiary_substrate_kube::{ClientOptions, Cluster, PodSeeds, SeedsMode, SeedsOptions, connect};
 use k8s_openapi::api::core::v1::{Pod, Secret};
 use kube::api::{Api, ListParams, PostParams};
 
-const AGENT: &str = "Research Bot #1";
+mod fixtures;
+
+use fixtures::{agent, image, secret_ref, transient_weather};
+
 /// Model seconds per real second for the fake kubelet: the pod's 60 s grace period takes 60 ms.
 const KUBELET_SCALE: f64 = 1000.0;
-const IMAGE: &str = "registry.example.com/team/agent@sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
-
-fn agent() -> AgentIdentity {
-    AgentIdentity::new(AGENT).expect("a valid agent name")
-}
-
 fn config(namespace: &str) -> ValidConfig {
-    DeployConfig::new(namespace, IMAGE)
+    DeployConfig::new(namespace, image(""))
         .validate(&agent())
         .expect("a valid configuration")
 }
@@ -155,15 +151,6 @@ fn name<K: kube::Resource>(object: &K) -> String {
     object.meta().name.clone().unwrap_or_default()
 }
 
-fn secret_ref(pod: &Pod) -> Option<String> {
-    pod.spec
-        .as_ref()?
-        .containers
-        .iter()
-        .flat_map(|c| c.env_from.iter().flatten())
-        .find_map(|e| e.secret_ref.as_ref().map(|s| s.name.clone()))
-}
-
 /// Exactly one pod (running) and one Secret, the one the pod references: what a converged deploy
 /// leaves.
 async fn assert_one_pod_and_its_secret(s: &Stage<'_>, pod_name: &str) {
@@ -205,20 +192,7 @@ fn storm(proxy: &FaultProxy) {
         Matcher::verb(Verb::Create, Resource::Pods),
         FaultAction::DropConnection,
     ));
-    f.add(FaultRule::fraction(
-        0.03,
-        Matcher::any(),
-        FaultAction::TooManyRequests {
-            retry_after_seconds: 1,
-        },
-    ));
-    for action in [
-        FaultAction::InternalError,
-        FaultAction::ServiceUnavailable,
-        FaultAction::DropConnection,
-    ] {
-        f.add(FaultRule::fraction(0.05, Matcher::any(), action));
-    }
+    transient_weather(f, 0.05);
 }
 
 /// A deploy through 500, 503, 429 + `Retry-After` and resets converges on the real server: one

@@ -19,8 +19,8 @@ use apiary_substrate::driver::{self, DeployError};
 use apiary_substrate_kube::RetryPolicy;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use sim_support::{
-    FAST, NS, POD, Sim, Weather, agent, attempt, config, config_with, image, options, secret_ref,
-    start,
+    FAST, NS, POD, Sim, Weather, agent, attempt, config, config_with, delete_fence, image, options,
+    secret_ref, start,
 };
 
 /// A generous deadline for scenarios that end well before it.
@@ -90,23 +90,6 @@ fn assert_weather(s: &Sim, weather: Weather) {
     if weather == Weather::Stormy {
         assert!(s.sim.faults().injected() > 0, "no fault was injected");
     }
-}
-
-/// The `{uid, resourceVersion}` preconditions of a logged pod DELETE.
-fn delete_fence(request: &apiary_apiserver_sim::LoggedRequest) -> (String, String) {
-    let body = request.body_json().expect("a delete body");
-    assert!(
-        body.get("gracePeriodSeconds").is_none(),
-        "no grace override: {body}"
-    );
-    let preconditions = &body["preconditions"];
-    (
-        preconditions["uid"].as_str().expect("uid").to_owned(),
-        preconditions["resourceVersion"]
-            .as_str()
-            .expect("resourceVersion")
-            .to_owned(),
-    )
 }
 
 /// Index in the request log of the first 2xx-answered `verb` on `resource`.
@@ -236,11 +219,10 @@ in_both_weathers!(
 async fn r16_crash_reported_once(weather: Weather) {
     let s = stage(weather).await;
     let cluster = s.cluster().await;
-    let started = Instant::now();
+    // The error is not DeadlineExceeded: it was reported before the deadline.
     let error = driver::deploy(&cluster, &config(&image("crash")), &options(LONG, POLL))
         .await
         .expect_err("the pod crashes");
-    assert!(started.elapsed() < LONG);
     assert!(
         matches!(error, DeployError::CreatedPodFailed { ref pod, .. } if pod == POD),
         "{error:?}"
@@ -269,11 +251,10 @@ async fn r10_pull_failure_reported_without_delete(weather: Weather) {
     let s = stage(weather).await;
     let cluster = s.cluster().await;
     let image = image("pullfail-manifest");
-    let started = Instant::now();
+    // The error is not DeadlineExceeded: it was reported before the deadline.
     let error = driver::deploy(&cluster, &config(&image), &options(LONG, POLL))
         .await
         .expect_err("the pull fails");
-    assert!(started.elapsed() < LONG);
     assert!(
         matches!(error, DeployError::PullFailing { ref pod, .. } if pod == POD),
         "{error:?}"
@@ -458,8 +439,9 @@ async fn r29_deadline_expiry_cleans_nothing(weather: Weather) {
     .await
     .expect_err("never starts");
     let elapsed = started.elapsed();
+    // Not before the deadline; that it is overrun by at most one request is the deploy
+    // machine's property test (classify's machine_props), not a clock reading here.
     assert!(elapsed >= deadline, "{elapsed:?}");
-    assert!(elapsed < deadline + Duration::from_secs(10), "{elapsed:?}");
     assert!(
         matches!(error, DeployError::DeadlineExceeded { ref pod, .. } if pod == POD),
         "{error:?}"

@@ -14,9 +14,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use apiary_apiserver_sim::{Resource, Verb};
-use apiary_cluster_model::kubelet::PodScript;
 use apiary_substrate::driver;
-use sim_support::{NS, POD, Sim, config, image, options, start};
+use sim_support::{POD, Sim, config, image, options, start, start_after_first_reread};
 
 const GET: Option<(Resource, Verb)> = Some((Resource::Pods, Verb::Get));
 const WATCH: Option<(Resource, Verb)> = Some((Resource::Pods, Verb::Watch));
@@ -36,26 +35,8 @@ const CREATE_SEQUENCE: [Option<(Resource, Verb)>; 6] = [
 /// successful re-read of the created pod (so the deploy is waiting when it starts). Returns the
 /// number of requests logged when the container started.
 async fn deploy_starting_after_first_reread(s: &Arc<Sim>, poll: Duration) -> usize {
-    s.sim
-        .with_model(|m| m.script_pods_named(NS, POD, PodScript::Inert));
     let cluster = s.cluster().await;
-    let kubelet = {
-        let s = Arc::clone(s);
-        tokio::spawn(async move {
-            s.until("the driver re-read the created pod", |s| {
-                s.sim
-                    .requests()
-                    .iter()
-                    .any(|r| r.is(Verb::Get, Resource::Pods) && r.status == Some(200))
-            })
-            .await;
-            let logged = s.sim.requests().len();
-            s.sim
-                .with_model(|m| m.start_pod(NS, POD).map(|_| ()))
-                .expect("started");
-            logged
-        })
-    };
+    let kubelet = start_after_first_reread(s);
     let deployed = driver::deploy(
         &cluster,
         &config(&image("")),
@@ -64,7 +45,7 @@ async fn deploy_starting_after_first_reread(s: &Arc<Sim>, poll: Duration) -> usi
     .await
     .expect("deployed");
     assert_eq!(deployed.pod, POD);
-    kubelet.await.expect("kubelet")
+    kubelet.await.expect("kubelet").0
 }
 
 /// Issue 3 § 2: with watching, the container start wakes the wait. The poll is an hour, so only

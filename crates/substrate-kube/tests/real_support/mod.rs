@@ -36,12 +36,16 @@ use kube::api::{Api, DeleteParams, ListParams, PostParams};
 
 pub use tap::Tap;
 
+#[path = "../fixtures/mod.rs"]
+mod fixtures;
+#[allow(
+    unused_imports,
+    reason = "each test binary uses a different subset of the shared fixtures"
+)]
+pub use fixtures::{POD, agent, delete_fence, image, secret_ref};
+
 /// How long any wait may take before a test fails as hung (not a performance bound).
 pub const HANG: Duration = Duration::from_secs(60);
-/// The agent under test.
-pub const AGENT: &str = "Research Bot #1";
-/// Its pod name (deploy.md § Names, the vectors).
-pub const POD: &str = "apiary-research-bot-1-72bea12366a3";
 /// Model seconds per real second on the simulator: a 60 s grace period passes in 60 ms.
 pub const SIM_SCALE: f64 = 1000.0;
 /// Model seconds per real second for the fake kubelet: a 60 s grace period passes in 0.6 s.
@@ -355,25 +359,6 @@ pub fn succeeded(log: &[LoggedRequest], verb: Verb, resource: Resource) -> Vec<L
         .collect()
 }
 
-/// The identity of [`AGENT`].
-pub fn agent() -> AgentIdentity {
-    AgentIdentity::new(AGENT).expect("valid agent name")
-}
-
-/// A digest-pinned image; `keyword` selects a kubelet script by the shared image convention
-/// (`crash`, `never-starts`, `pullfail-manifest`, …), `""` the default (starts).
-pub fn image(keyword: &str) -> String {
-    let repository = if keyword.is_empty() {
-        "agent".to_owned()
-    } else {
-        format!("agent-{keyword}")
-    };
-    format!(
-        "registry.example.com/team/{repository}@sha256:{}",
-        "a".repeat(64)
-    )
-}
-
 /// Deploy options with `deadline` and a 200 ms poll, preflight GC on.
 pub fn options(deadline: Duration) -> DeployOptions {
     DeployOptions {
@@ -388,16 +373,6 @@ pub fn attempt(config: &ValidConfig, generation: u32) -> (Pod, Secret) {
     (attempt.pod, attempt.secret)
 }
 
-/// The name of the Secret a pod references through `envFrom`.
-pub fn secret_ref(pod: &Pod) -> Option<String> {
-    pod.spec
-        .as_ref()?
-        .containers
-        .iter()
-        .flat_map(|c| c.env_from.iter().flatten())
-        .find_map(|e| e.secret_ref.as_ref().map(|s| s.name.clone()))
-}
-
 /// The `{uid, resourceVersion}` of a pod.
 pub fn fence_of(pod: &Pod) -> (String, String) {
     (
@@ -406,24 +381,6 @@ pub fn fence_of(pod: &Pod) -> (String, String) {
             .resource_version
             .clone()
             .expect("resourceVersion"),
-    )
-}
-
-/// The `{uid, resourceVersion}` preconditions of a logged pod DELETE (and that it overrides no
-/// grace period).
-pub fn delete_fence(request: &LoggedRequest) -> (String, String) {
-    let body = request.body_json().expect("a delete body");
-    assert!(
-        body.get("gracePeriodSeconds").is_none(),
-        "no grace override: {body}"
-    );
-    let preconditions = &body["preconditions"];
-    (
-        preconditions["uid"].as_str().expect("uid").to_owned(),
-        preconditions["resourceVersion"]
-            .as_str()
-            .expect("resourceVersion")
-            .to_owned(),
     )
 }
 

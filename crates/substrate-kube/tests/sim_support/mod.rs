@@ -13,25 +13,30 @@
 )]
 
 use std::path::PathBuf;
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use apiary_apiserver_sim::{
-    FaultAction, FaultRule, LoggedRequest, Matcher, Resource, SimOptions, Simulator, Verb,
-};
+use apiary_apiserver_sim::{LoggedRequest, Resource, SimOptions, Simulator, Verb};
+use apiary_cluster_model::kubelet::PodScript;
 use apiary_substrate::build::build_attempt;
 use apiary_substrate::config::{DeployConfig, ValidConfig};
 use apiary_substrate::driver::DeployOptions;
-use apiary_substrate::naming::{AgentIdentity, Generation};
+use apiary_substrate::naming::Generation;
 use apiary_substrate_kube::Cluster;
 use apiary_substrate_kube::{ClientOptions, ConfigSource, connect_with};
 use k8s_openapi::api::core::v1::{Pod, Secret};
+use tokio::task::JoinHandle;
+
+#[path = "../fixtures/mod.rs"]
+mod fixtures;
+#[allow(
+    unused_imports,
+    reason = "each test binary uses a different subset of the shared fixtures"
+)]
+pub use fixtures::{POD, agent, delete_fence, image, secret_ref};
 
 /// The namespace of every scenario.
 pub const NS: &str = "agents";
-/// The agent under test.
-pub const AGENT: &str = "Research Bot #1";
-/// Its pod name (deploy.md § Names, the vectors).
-pub const POD: &str = "apiary-research-bot-1-72bea12366a3";
 /// Model seconds per real second in most scenarios: a 60 s grace period passes in 60 ms and the
 /// kubelet's 1 s start delay in 1 ms.
 pub const FAST: f64 = 1000.0;
@@ -102,21 +107,7 @@ impl Sim {
         if weather == Weather::Calm {
             return;
         }
-        let faults = self.sim.faults();
-        faults.add(FaultRule::fraction(
-            0.03,
-            Matcher::any(),
-            FaultAction::TooManyRequests {
-                retry_after_seconds: 1,
-            },
-        ));
-        for action in [
-            FaultAction::InternalError,
-            FaultAction::ServiceUnavailable,
-            FaultAction::DropConnection,
-        ] {
-            faults.add(FaultRule::fraction(0.06, Matcher::any(), action));
-        }
+        fixtures::transient_weather(self.sim.faults(), 0.06);
     }
 
     /// Every request that reached the model (not answered by an injected fault).
@@ -196,25 +187,6 @@ impl Sim {
     }
 }
 
-/// The identity of [`AGENT`].
-pub fn agent() -> AgentIdentity {
-    AgentIdentity::new(AGENT).expect("valid agent name")
-}
-
-/// A digest-pinned image; `keyword` selects a kubelet script by the model's image convention
-/// (`crash`, `never-starts`, `pullfail-manifest`, ...), `""` the default (starts).
-pub fn image(keyword: &str) -> String {
-    let repository = if keyword.is_empty() {
-        "agent".to_owned()
-    } else {
-        format!("agent-{keyword}")
-    };
-    format!(
-        "registry.example.com/team/{repository}@sha256:{}",
-        "a".repeat(64)
-    )
-}
-
 /// The default configuration for `image`, edited by `edit`.
 pub fn config_with(image: &str, edit: impl FnOnce(&mut DeployConfig)) -> ValidConfig {
     let mut config = DeployConfig::new(NS, image);
@@ -229,10 +201,7 @@ pub fn config(image: &str) -> ValidConfig {
 
 /// Deploy options with a short `deadline` and `poll`, preflight GC on.
 pub fn options(deadline: Duration, poll: Duration) -> DeployOptions {
-    DeployOptions {
-        deadline,
-        poll,
-    }
+    DeployOptions { deadline, poll }
 }
 
 /// The pod and Secret of the attempt with `generation` of `config`, built by the real builder,
@@ -244,12 +213,25 @@ pub fn attempt(config: &ValidConfig, generation: u32) -> (Pod, Secret) {
     (attempt.pod, attempt.secret)
 }
 
-/// The name of the Secret a pod references through `envFrom`.
-pub fn secret_ref(pod: &Pod) -> Option<String> {
-    pod.spec
-        .as_ref()?
-        .containers
-        .iter()
-        .flat_map(|c| c.env_from.iter().flatten())
-        .find_map(|e| e.secret_ref.as_ref().map(|s| s.name.clone()))
+/// Starts the container of [`POD`] (scripted inert from now on) right after the driver's first
+/// successful read of it, i.e. once a deploy is waiting on the created pod. The task answers
+/// how many requests were logged at the start, and when it was.
+pub fn start_after_first_reread(s: &Arc<Sim>) -> JoinHandle<(usize, Instant)> {
+    s.sim
+        .with_model(|m| m.script_pods_named(NS, POD, PodScript::Inert));
+    let s = Arc::clone(s);
+    tokio::spawn(async move {
+        s.until("the driver re-read the created pod", |s| {
+            s.sim
+                .requests()
+                .iter()
+                .any(|r| r.is(Verb::Get, Resource::Pods) && r.status == Some(200))
+        })
+        .await;
+        let logged = s.sim.requests().len();
+        s.sim
+            .with_model(|m| m.start_pod(NS, POD).map(|_| ()))
+            .expect("started");
+        (logged, Instant::now())
+    })
 }
