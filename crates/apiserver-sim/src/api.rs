@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use apiary_cluster_model::{Kind, ListOptions, ListPage, ModelError, PodDeletion, Preconditions};
+use apiary_cluster_model::{ListPage, ModelError, PodDeletion, Preconditions};
 use bytes::Bytes;
 use http::{Response, StatusCode};
 use k8s_openapi::ByteString;
@@ -17,9 +17,11 @@ use k8s_openapi::api::core::v1::{Namespace, Pod, Secret, ServiceAccount};
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use crate::response::{SimBody, error_response, json_response};
 use crate::route::{Query, Resource, ResourceRequest, Verb};
-use crate::server::{Shared, SimBody, error_response, json_response};
-use crate::status::{ApiError, success_deleted};
+use crate::selection::list_options;
+use crate::shared::Shared;
+use crate::status::{ApiError, model_error, success_deleted};
 use crate::{protobuf, table, watch};
 
 /// The most bytes a Secret's values may sum to (deploy.md § Semantics relied on, item 9).
@@ -82,24 +84,6 @@ fn as_table(shared: &Shared, resource: Resource, accept: Option<&str>, value: Va
     }
 }
 
-/// The model's refusal as the apiserver's `Status` answer.
-pub(crate) fn model_error(e: &ModelError) -> ApiError {
-    ApiError {
-        code: e.code(),
-        body: to_json(&e.to_status()),
-    }
-}
-
-/// The model kind of a resource.
-pub(crate) fn kind_of(resource: Resource) -> Kind {
-    match resource {
-        Resource::Namespaces => Kind::Namespace,
-        Resource::Pods => Kind::Pod,
-        Resource::Secrets => Kind::Secret,
-        Resource::ServiceAccounts => Kind::ServiceAccount,
-    }
-}
-
 pub(crate) fn to_json<T: Serialize>(value: &T) -> Value {
     // k8s-openapi types serialize infallibly (maps, strings, numbers); Null is never reached.
     serde_json::to_value(value).unwrap_or(Value::Null)
@@ -126,24 +110,6 @@ fn get(shared: &Shared, req: &ResourceRequest) -> Answer {
         ),
     };
     Ok((StatusCode::OK, value))
-}
-
-/// The list options of a list or watch query.
-pub(crate) fn list_options(query: &Query) -> Result<ListOptions, ApiError> {
-    let limit = match query.non_empty("limit") {
-        None => None,
-        Some(l) => Some(l.parse::<u64>().map_err(|_| {
-            ApiError::bad_request(format!(
-                "invalid value for limit: {l:?} is not a non-negative integer"
-            ))
-        })?),
-    };
-    Ok(ListOptions {
-        label_selector: query.non_empty("labelSelector").map(str::to_owned),
-        field_selector: query.non_empty("fieldSelector").map(str::to_owned),
-        limit,
-        continue_token: query.non_empty("continue").map(str::to_owned),
-    })
 }
 
 fn list(shared: &Shared, req: &ResourceRequest, query: &Query) -> Answer {

@@ -1,163 +1,34 @@
-//! The HTTP shell: the hyper 1 server on `127.0.0.1:0`, the per-request pipeline (log → fault →
-//! route → answer → `Date` header) and the background task that advances the model clock.
+//! The HTTP shell: the `Simulator` handle, the hyper 1 server on `127.0.0.1:0`, the per-request
+//! pipeline (log → fault → route → answer → `Date` header) and the background task that advances
+//! the model clock.
 //!
 //! Layer: imperative shell. It performs the network I/O and reads the scaled clock; every answer
-//! about objects comes from the shared cluster model (via `api`) and every error body from
-//! `status`. It must not keep any object state of its own.
+//! about objects comes from the shared cluster model (via `api`), every error body from `status`
+//! and every response shape from `response`; the state it shares lives in `shared`. It must not
+//! keep any object state of its own.
 
-use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::pin::Pin;
-use std::sync::{Arc, Mutex, MutexGuard};
-use std::task::{Context, Poll};
+use std::sync::{Arc, MutexGuard};
 use std::time::Duration;
 
 use apiary_cluster_model::ClusterModel;
-use bytes::Bytes;
 use http::{HeaderValue, Request, Response, StatusCode, header};
-use http_body_util::combinators::BoxBody;
-use http_body_util::{BodyExt, Full};
-use hyper::body::{Body, Frame, Incoming};
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
 use jiff::Timestamp;
-use serde_json::Value;
 use tokio::net::TcpListener;
-use tokio::sync::mpsc;
 use tokio::task::{JoinHandle, JoinSet};
 
 use crate::clock::{ScaledClock, http_date};
 use crate::faults::{DateMode, FaultAction, Faults, GARBLED_DATE, RequestFacts};
-use crate::log::{LoggedRequest, RequestLog};
+use crate::log::LoggedRequest;
+use crate::options::SimOptions;
+use crate::response::{SimBody, error_response, json_response};
 use crate::route::{Query, Route, route};
+use crate::shared::{Shared, WatchEnd};
 use crate::status::ApiError;
 use crate::{api, discovery};
-
-/// The response body type: a whole body or a stream of watch lines.
-pub(crate) type SimBody = BoxBody<Bytes, StreamBroken>;
-
-/// The error a watch body yields to make hyper abort the connection mid-stream.
-#[derive(Debug)]
-pub(crate) struct StreamBroken;
-
-impl std::fmt::Display for StreamBroken {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("watch stream broken by the simulator")
-    }
-}
-
-impl std::error::Error for StreamBroken {}
-
-/// How [`Simulator::end_watches`] and [`Simulator::break_watches`] end open watch streams.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum WatchEnd {
-    /// The stream ends normally (as after `timeoutSeconds`).
-    Close,
-    /// The connection is aborted mid-stream.
-    Break,
-}
-
-/// How the simulator runs.
-#[derive(Debug, Clone)]
-pub struct SimOptions {
-    /// Model seconds per real second: 1000 makes a 60 s grace period pass in 60 ms. Default 1.
-    pub time_scale: f64,
-    /// The model time when the simulator starts; `None` (the default) means the real time now.
-    pub start_time: Option<Timestamp>,
-    /// Real interval at which the background task advances the model clock (default 5 ms). The
-    /// clock is also advanced before every request.
-    pub tick: Duration,
-    /// Real interval between BOOKMARK events on watches that allow them (default 1 s).
-    pub bookmark_interval: Duration,
-    /// Seed of the fault-injection random generator (default 0).
-    pub fault_seed: u64,
-}
-
-impl Default for SimOptions {
-    fn default() -> Self {
-        SimOptions {
-            time_scale: 1.0,
-            start_time: None,
-            tick: Duration::from_millis(5),
-            bookmark_interval: Duration::from_secs(1),
-            fault_seed: 0,
-        }
-    }
-}
-
-impl SimOptions {
-    /// Sets [`SimOptions::time_scale`].
-    #[must_use]
-    pub fn with_time_scale(mut self, scale: f64) -> Self {
-        self.time_scale = scale;
-        self
-    }
-
-    /// Sets [`SimOptions::start_time`].
-    #[must_use]
-    pub fn with_start_time(mut self, start: Timestamp) -> Self {
-        self.start_time = Some(start);
-        self
-    }
-
-    /// Sets [`SimOptions::fault_seed`].
-    #[must_use]
-    pub fn with_fault_seed(mut self, seed: u64) -> Self {
-        self.fault_seed = seed;
-        self
-    }
-
-    /// Sets [`SimOptions::tick`].
-    #[must_use]
-    pub fn with_tick(mut self, tick: Duration) -> Self {
-        self.tick = tick;
-        self
-    }
-
-    /// Sets [`SimOptions::bookmark_interval`].
-    #[must_use]
-    pub fn with_bookmark_interval(mut self, interval: Duration) -> Self {
-        self.bookmark_interval = interval;
-        self
-    }
-}
-
-/// State shared by the accept loop, the connections, the clock task and the [`Simulator`] handle.
-pub(crate) struct Shared {
-    model: Mutex<ClusterModel>,
-    pub(crate) clock: ScaledClock,
-    pub(crate) faults: Faults,
-    pub(crate) log: RequestLog,
-    /// The model's resourceVersion as last published; watches wait on it.
-    pub(crate) changes: tokio::sync::watch::Sender<u64>,
-    /// Orders to end every open watch stream.
-    pub(crate) watch_ends: tokio::sync::broadcast::Sender<WatchEnd>,
-    pub(crate) options: SimOptions,
-    pub(crate) addr: SocketAddr,
-}
-
-impl Shared {
-    /// Locks the model after advancing its clock to now.
-    pub(crate) fn model(&self) -> MutexGuard<'_, ClusterModel> {
-        // A panic while holding the lock leaves the model as it was between two whole operations.
-        let mut m = self.model.lock().unwrap_or_else(|p| p.into_inner());
-        m.advance_to(self.clock.now());
-        m
-    }
-
-    /// Wakes every watch when the model's resourceVersion moved since the last wake-up.
-    pub(crate) fn publish(&self) {
-        let rv = self.model().resource_version();
-        self.publish_rv(rv);
-    }
-
-    fn publish_rv(&self, rv: u64) {
-        self.changes.send_if_modified(|last| {
-            let moved = *last != rv;
-            *last = rv;
-            moved
-        });
-    }
-}
 
 /// Exclusive access to the simulator's model; see [`Simulator::model`].
 pub struct ModelGuard<'a> {
@@ -223,18 +94,7 @@ impl Simulator {
     ) -> std::io::Result<Simulator> {
         let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
         let addr = listener.local_addr()?;
-        let (changes, _) = tokio::sync::watch::channel(0u64);
-        let (watch_ends, _) = tokio::sync::broadcast::channel(8);
-        let shared = Arc::new(Shared {
-            model: Mutex::new(model),
-            clock,
-            faults: Faults::new(options.fault_seed),
-            log: RequestLog::default(),
-            changes,
-            watch_ends,
-            options,
-            addr,
-        });
+        let shared = Arc::new(Shared::new(model, clock, options, addr));
         let accept = tokio::spawn(accept_loop(listener, Arc::clone(&shared)));
         let ticker = tokio::spawn(tick_loop(Arc::clone(&shared)));
         Ok(Simulator {
@@ -503,54 +363,4 @@ fn fault_response(action: &FaultAction, routed: &Route) -> Response<SimBody> {
             .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
     }
     r
-}
-
-/// A JSON response with `Content-Type: application/json`.
-pub(crate) fn json_response(status: StatusCode, body: &Value) -> Response<SimBody> {
-    let bytes = Bytes::from(body.to_string());
-    let mut r = Response::new(
-        Full::new(bytes)
-            .map_err(|never: Infallible| match never {})
-            .boxed(),
-    );
-    *r.status_mut() = status;
-    r.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    r
-}
-
-/// A failure `Status` response.
-pub(crate) fn error_response(e: &ApiError) -> Response<SimBody> {
-    json_response(
-        StatusCode::from_u16(e.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
-        &e.body,
-    )
-}
-
-/// A streaming body fed line by line from a channel; it ends when the sender is dropped.
-/// A chunk that fails makes hyper abort the connection.
-pub(crate) struct ChannelBody {
-    rx: mpsc::Receiver<Result<Bytes, StreamBroken>>,
-}
-
-impl ChannelBody {
-    pub(crate) fn new(rx: mpsc::Receiver<Result<Bytes, StreamBroken>>) -> ChannelBody {
-        ChannelBody { rx }
-    }
-}
-
-impl Body for ChannelBody {
-    type Data = Bytes;
-    type Error = StreamBroken;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, StreamBroken>>> {
-        self.rx
-            .poll_recv(cx)
-            .map(|o| o.map(|chunk| chunk.map(Frame::data)))
-    }
 }

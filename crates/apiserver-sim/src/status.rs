@@ -5,6 +5,7 @@
 //! `Expired`, `Gone`, …) are spelled in exactly one place. This module performs no I/O and must not
 //! decide *when* an error happens, only what it looks like on the wire.
 
+use apiary_cluster_model::ModelError;
 use serde_json::{Value, json};
 
 /// A failure answer: the HTTP status code and the `Status` object sent as its body.
@@ -251,6 +252,15 @@ fn cause_reason(detail: &str) -> &'static str {
         .iter()
         .find(|(words, _)| detail.starts_with(words))
         .map_or("FieldValueInvalid", |(_, reason)| reason)
+}
+
+/// The model's refusal as the apiserver's `Status` answer.
+pub(crate) fn model_error(e: &ModelError) -> ApiError {
+    ApiError {
+        code: e.code(),
+        // A k8s-openapi Status serializes infallibly (strings and numbers); Null is never reached.
+        body: serde_json::to_value(e.to_status()).unwrap_or(Value::Null),
+    }
 }
 
 #[cfg(test)]

@@ -21,10 +21,11 @@ use serde_json::{Value, json};
 use tokio::sync::{broadcast, mpsc};
 use tokio::time::Instant;
 
-use crate::api::{kind_of, list_options, model_error};
+use crate::response::{ChannelBody, SimBody, StreamBroken, error_response};
 use crate::route::{Query, ResourceRequest};
-use crate::server::{ChannelBody, Shared, SimBody, StreamBroken, WatchEnd, error_response};
-use crate::status::ApiError;
+use crate::selection::{kind_of, list_options};
+use crate::shared::{Shared, WatchEnd};
+use crate::status::{ApiError, model_error};
 
 /// How long a watch without `timeoutSeconds` stays open (the apiserver's minimum request
 /// timeout).
