@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use crate::env::{AgentEnv, Env, EnvError};
 use crate::image::{ImageError, ImageRef};
-use crate::intent::CreateIntent;
+use crate::intent::{CreateIntent, PodShape};
 use crate::naming::AgentIdentity;
 
 /// Default `cpu_request`.
@@ -436,8 +436,7 @@ impl DeployConfig {
         }
         let timeout = validate_timeout(self.timeout)?;
         let env = AgentEnv::build(&self.env, agent)?;
-        Ok(ValidConfig {
-            agent: agent.clone(),
+        let shape = PodShape {
             namespace: self.namespace.clone(),
             image,
             cpu_request: self.cpu_request.clone(),
@@ -446,10 +445,15 @@ impl DeployConfig {
             memory_limit: self.memory_limit.clone(),
             service_account: self.service_account.clone(),
             command: self.command.clone(),
-            args: self.args.clone(),
+            args: (!self.args.is_empty()).then(|| self.args.clone()),
+            env_keys: env.keys(),
             workspace_mount_path: self.workspace_mount_path.clone(),
             run_as_user: self.run_as_user,
             run_as_group: self.run_as_group,
+        };
+        Ok(ValidConfig {
+            agent: agent.clone(),
+            shape,
             timeout,
             env,
         })
@@ -461,18 +465,7 @@ impl DeployConfig {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ValidConfig {
     agent: AgentIdentity,
-    namespace: String,
-    image: ImageRef,
-    cpu_request: String,
-    memory_request: String,
-    cpu_limit: String,
-    memory_limit: String,
-    service_account: Option<String>,
-    command: Option<Vec<String>>,
-    args: Vec<String>,
-    workspace_mount_path: String,
-    run_as_user: i64,
-    run_as_group: i64,
+    shape: PodShape,
     timeout: Duration,
     env: AgentEnv,
 }
@@ -493,73 +486,73 @@ impl ValidConfig {
     /// The namespace.
     #[must_use]
     pub fn namespace(&self) -> &str {
-        &self.namespace
+        &self.shape.namespace
     }
 
     /// The normalized image reference.
     #[must_use]
     pub fn image(&self) -> &ImageRef {
-        &self.image
+        &self.shape.image
     }
 
     /// The CPU request.
     #[must_use]
     pub fn cpu_request(&self) -> &str {
-        &self.cpu_request
+        &self.shape.cpu_request
     }
 
     /// The memory request.
     #[must_use]
     pub fn memory_request(&self) -> &str {
-        &self.memory_request
+        &self.shape.memory_request
     }
 
     /// The CPU limit.
     #[must_use]
     pub fn cpu_limit(&self) -> &str {
-        &self.cpu_limit
+        &self.shape.cpu_limit
     }
 
     /// The memory limit.
     #[must_use]
     pub fn memory_limit(&self) -> &str {
-        &self.memory_limit
+        &self.shape.memory_limit
     }
 
     /// The service account, when configured.
     #[must_use]
     pub fn service_account(&self) -> Option<&str> {
-        self.service_account.as_deref()
+        self.shape.service_account.as_deref()
     }
 
     /// The command, when configured (never empty).
     #[must_use]
     pub fn command(&self) -> Option<&[String]> {
-        self.command.as_deref()
+        self.shape.command.as_deref()
     }
 
     /// The args, when configured: `None` for an empty list (Kubernetes cannot tell them apart).
     #[must_use]
     pub fn args(&self) -> Option<&[String]> {
-        (!self.args.is_empty()).then_some(self.args.as_slice())
+        self.shape.args.as_deref()
     }
 
     /// The workspace mount path.
     #[must_use]
     pub fn workspace_mount_path(&self) -> &str {
-        &self.workspace_mount_path
+        &self.shape.workspace_mount_path
     }
 
     /// The container UID.
     #[must_use]
     pub fn run_as_user(&self) -> i64 {
-        self.run_as_user
+        self.shape.run_as_user
     }
 
     /// The container GID, also the pod's fsGroup.
     #[must_use]
     pub fn run_as_group(&self) -> i64 {
-        self.run_as_group
+        self.shape.run_as_group
     }
 
     /// The operation deadline.
@@ -580,10 +573,16 @@ impl ValidConfig {
         self.env.removed_keys()
     }
 
+    /// What this configuration asks of its pod, computed once at validation.
+    #[must_use]
+    pub fn shape(&self) -> &PodShape {
+        &self.shape
+    }
+
     /// The create-intent template of this configuration (deploy.md § Create-intent fingerprint).
     #[must_use]
     pub fn intent(&self) -> CreateIntent<'_> {
-        CreateIntent::of(self)
+        CreateIntent::of(&self.shape)
     }
 
     /// The 64-hex create-intent fingerprint of this configuration.

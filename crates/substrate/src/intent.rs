@@ -1,14 +1,16 @@
 //! The create-intent fingerprint (deploy.md § Create-intent fingerprint): the template of the
 //! pod shape, serialized as compact JSON in a fixed field order and hashed with SHA-256.
 //!
-//! Pure. The template structurally cannot hold an environment value, the Secret name or the
-//! generation: it holds env *keys* and a fixed placeholder. The constants below are the same
-//! definitions the pod builder uses, so the template cannot describe a different pod.
+//! Pure. The template is read from a [`PodShape`], the plain value validation computes once and
+//! the validated configuration carries, so this module knows nothing about configuration. The
+//! template structurally cannot hold an environment value, the Secret name or the generation: it
+//! holds env *keys* and a fixed placeholder. The constants below are the same definitions the pod
+//! builder uses, so the template cannot describe a different pod.
 
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use crate::config::ValidConfig;
+use crate::image::ImageRef;
 use crate::naming::hex;
 
 /// The template version. Any change to the pod shape must bump it, re-keying every pod.
@@ -19,6 +21,40 @@ pub const RESTART_POLICY: &str = "Never";
 pub const TERMINATION_GRACE_PERIOD_SECONDS: i64 = 60;
 /// What the template records in place of the per-attempt Secret name.
 pub const ENV_FROM_SECRET_PLACEHOLDER: &str = "<per-attempt-secret>";
+
+/// What a validated configuration asks of its pod, as plain values: everything the create-intent
+/// template varies on, and nothing it must not see (no environment value, no timeout, no agent).
+/// Computed once by `DeployConfig::validate`; the fingerprint and the configuration's accessors
+/// both read it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PodShape {
+    /// The namespace.
+    pub namespace: String,
+    /// The normalized, digest-pinned image reference.
+    pub image: ImageRef,
+    /// The CPU request, verbatim.
+    pub cpu_request: String,
+    /// The memory request, verbatim.
+    pub memory_request: String,
+    /// The CPU limit, verbatim.
+    pub cpu_limit: String,
+    /// The memory limit, verbatim.
+    pub memory_limit: String,
+    /// The service account, when configured.
+    pub service_account: Option<String>,
+    /// The command, when configured (never empty).
+    pub command: Option<Vec<String>>,
+    /// The args, when configured: `None` for an empty list (Kubernetes cannot tell them apart).
+    pub args: Option<Vec<String>>,
+    /// The environment's keys (authoritative included), sorted bytewise; never values.
+    pub env_keys: Vec<String>,
+    /// The workspace mount path.
+    pub workspace_mount_path: String,
+    /// The container UID.
+    pub run_as_user: i64,
+    /// The container GID, also the pod's fsGroup.
+    pub run_as_group: i64,
+}
 
 /// The create-intent template of one configuration. Field order is the serialization order.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -35,7 +71,7 @@ pub struct CreateIntent<'a> {
     args: Option<&'a [String]>,
     restart_policy: &'static str,
     termination_grace_period_seconds: i64,
-    env_keys: Vec<String>,
+    env_keys: Vec<&'a str>,
     env_from_secret: &'static str,
     workspace_mount_path: &'a str,
     run_as_user: i64,
@@ -43,28 +79,27 @@ pub struct CreateIntent<'a> {
 }
 
 impl<'a> CreateIntent<'a> {
-    /// The template of `config`: env keys (authoritative included, sorted bytewise), never
-    /// values; empty args as null.
+    /// The template of `shape`: its env keys, never values; empty args as null.
     #[must_use]
-    pub fn of(config: &'a ValidConfig) -> Self {
+    pub fn of(shape: &'a PodShape) -> Self {
         Self {
             template_version: TEMPLATE_VERSION,
-            namespace: config.namespace(),
-            image: config.image().as_str(),
-            cpu_request: config.cpu_request(),
-            memory_request: config.memory_request(),
-            cpu_limit: config.cpu_limit(),
-            memory_limit: config.memory_limit(),
-            service_account: config.service_account(),
-            command: config.command(),
-            args: config.args(),
+            namespace: &shape.namespace,
+            image: shape.image.as_str(),
+            cpu_request: &shape.cpu_request,
+            memory_request: &shape.memory_request,
+            cpu_limit: &shape.cpu_limit,
+            memory_limit: &shape.memory_limit,
+            service_account: shape.service_account.as_deref(),
+            command: shape.command.as_deref(),
+            args: shape.args.as_deref(),
             restart_policy: RESTART_POLICY,
             termination_grace_period_seconds: TERMINATION_GRACE_PERIOD_SECONDS,
-            env_keys: config.env().keys(),
+            env_keys: shape.env_keys.iter().map(String::as_str).collect(),
             env_from_secret: ENV_FROM_SECRET_PLACEHOLDER,
-            workspace_mount_path: config.workspace_mount_path(),
-            run_as_user: config.run_as_user(),
-            run_as_group: config.run_as_group(),
+            workspace_mount_path: &shape.workspace_mount_path,
+            run_as_user: shape.run_as_user,
+            run_as_group: shape.run_as_group,
         }
     }
 
