@@ -80,16 +80,17 @@ pub fn failure(error: &SeedsError, namespace: &str) -> Failure {
             failure
         }
         SeedsError::Config(e) => Failure::refused(e.to_string()),
-        SeedsError::Client(e) if error.status_code() == Some(403) => Failure::failed(format!(
-            "listing pods in namespace {namespace} was forbidden: {e}; the caller needs `list` \
+        // `{error}`, not the inner kube error: kube's own Display appends the Status's Debug form.
+        SeedsError::Client(_) if error.status_code() == Some(403) => Failure::failed(format!(
+            "listing pods in namespace {namespace} was forbidden: {error}; the caller needs `list` \
              (and for --watch `watch`) on pods in {namespace}: apply rbac/apiary-seeds.yaml with \
              `kubectl apply -n {namespace} -f rbac/apiary-seeds.yaml` and bind it with `kubectl \
              create rolebinding apiary-seeds -n {namespace} --role=apiary-seeds \
              --serviceaccount=<sa-namespace>:<sa>`"
         )),
-        SeedsError::Client(e) => {
-            Failure::failed(format!("could not list pods in namespace {namespace}: {e}"))
-        }
+        SeedsError::Client(_) => Failure::failed(format!(
+            "could not list pods in namespace {namespace}: {error}"
+        )),
     }
 }
 

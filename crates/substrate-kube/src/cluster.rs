@@ -1,9 +1,10 @@
 //! `Cluster`: the kube-rs implementation of `apiary_substrate::Substrate`
 //! (deploy.md § Cluster interface and requests).
 //!
-//! Layer: the imperative shell. It builds each request, sends it through `kube::Client::send`
-//! (so every answer's status, headers and body are visible), retries transient failures inside
-//! the operation's budget, and hands the answer to the pure `mapping` and `retry` modules, which
+//! Layer: the imperative shell. It builds each request and sends it through the crate's one
+//! exchange layer (`crate::exchange`: `kube::Client::send`, so every answer's status, headers and
+//! body are visible; transient failures retried inside the operation's budget; refusals described
+//! by its quoting rule), and hands the answer to the pure `mapping` and `retry` modules, which
 //! decide everything. It must not decide anything itself, must never send a `resourceVersion` on
 //! a read, a grace period or propagation policy on a delete, and must never put a request or
 //! response body (Secret values) into an error, a log line or `Debug` output.
@@ -32,6 +33,7 @@ use kube::core::{ObjectList, Request, WatchEvent};
 use serde::de::DeserializeOwned;
 use tokio::time::Instant;
 
+use crate::exchange::{self, Exchanged, Reply};
 use mapping::{AfterNamespaceCreate, AfterNamespaceGet, Failure, TransportKind};
 pub use retry::RetryPolicy;
 
@@ -60,17 +62,28 @@ impl std::fmt::Debug for Cluster {
     }
 }
 
-/// A 2xx answer.
-struct Reply {
-    headers: http::HeaderMap,
-    body: Vec<u8>,
+/// One operation on one object, as its errors name it (`could not get pod/x: …`).
+struct Call {
+    operation: Operation,
+    object: String,
 }
 
-/// The end of an exchange: the last attempt's result, and whether any attempt was retried.
-struct Exchanged {
-    result: Result<Reply, Failure>,
-    retried: bool,
+impl Call {
+    fn new(operation: Operation, object: impl Into<String>) -> Self {
+        Self {
+            operation,
+            object: object.into(),
+        }
+    }
+
+    /// The caller's error for a failure of this call.
+    fn error(&self, failure: Failure) -> SubstrateError {
+        failure.into_error(self.operation, self.object.clone())
+    }
 }
+
+/// A request as kube's builders return it.
+type Built = Result<http::Request<Vec<u8>>, kube::core::request::Error>;
 
 impl Cluster {
     /// A `Cluster` working in `namespace` through `client`, with the default retry policy
@@ -126,13 +139,8 @@ impl Cluster {
         hasher.finish()
     }
 
-    /// Send `request` until it succeeds, fails finally, or the budget is spent.
-    async fn exchange(
-        &self,
-        request: Result<http::Request<Vec<u8>>, kube::core::request::Error>,
-        operation: Operation,
-        object: &str,
-    ) -> Exchanged {
+    /// Send `request` through the exchange layer, retried within the budget.
+    async fn exchange(&self, call: &Call, request: Built) -> Exchanged {
         let request = match request {
             Ok(request) => request,
             Err(error) => {
@@ -148,85 +156,50 @@ impl Cluster {
                 };
             }
         };
-        let started = Instant::now();
-        let mut retry = 0u32;
-        let mut last: Option<Failure> = None;
-        loop {
-            let failure = match retry::attempt_limit(&self.policy, started.elapsed()) {
-                // The budget ran out while waiting: the last real failure says more.
-                None => last.take().unwrap_or_else(|| budget_spent(&self.policy)),
-                Some(limit) => match tokio::time::timeout(limit, self.attempt(&request)).await {
-                    Ok(Ok(reply)) => {
-                        return Exchanged {
-                            result: Ok(reply),
-                            retried: retry > 0,
-                        };
-                    }
-                    Ok(Err(failure)) => failure,
-                    Err(_elapsed) => Failure::Transport {
-                        kind: TransportKind::Timeout,
-                        message: format!("no answer within {} ms", limit.as_millis()),
-                    },
-                },
-            };
-            let delay = retry::next_delay(
-                &self.policy,
-                retry,
-                &failure,
-                started.elapsed(),
-                self.jitter(),
-            );
-            let Some(delay) = delay else {
-                return Exchanged {
-                    result: Err(failure),
-                    retried: retry > 0,
-                };
-            };
-            tracing::debug!(
-                %operation,
-                object,
-                retry,
-                delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
-                failure = %describe_failure(&failure),
-                "transient failure, retrying"
-            );
-            tokio::time::sleep(delay).await;
-            last = Some(failure);
-            retry += 1;
+        let jitter = || self.jitter();
+        exchange::retrying(
+            &self.client,
+            &self.policy,
+            jitter,
+            &request,
+            call.operation,
+            &call.object,
+        )
+        .await
+    }
+
+    /// A request that must answer 2xx: its reply, or the call's error.
+    async fn fetch(&self, call: &Call, request: Built) -> Result<Reply, SubstrateError> {
+        self.exchange(call, request)
+            .await
+            .result
+            .map_err(|failure| call.error(failure))
+    }
+
+    /// A read that may confirm absence: `None` for a `NotFound` refusal.
+    async fn read(&self, call: &Call, request: Built) -> Result<Option<Reply>, SubstrateError> {
+        match self.exchange(call, request).await.result {
+            Ok(reply) => Ok(Some(reply)),
+            Err(failure) if mapping::is_absent(&failure) => Ok(None),
+            Err(failure) => Err(call.error(failure)),
         }
     }
 
-    /// One attempt: send, read the whole body, split success from refusal.
-    async fn attempt(&self, request: &http::Request<Vec<u8>>) -> Result<Reply, Failure> {
-        let response = self
-            .client
-            .send(copy_request(request))
-            .await
-            .map_err(|error| mapping::classify_kube_error(&error))?;
-        let (parts, body) = response.into_parts();
-        let body = body
-            .collect_bytes()
-            .await
-            .map_err(|error| mapping::classify_kube_error(&error))?;
-        if parts.status.is_success() {
-            Ok(Reply {
-                headers: parts.headers,
-                body: body.to_vec(),
-            })
-        } else {
-            Err(Failure::Refused {
-                refusal: mapping::decode_refusal(parts.status.as_u16(), &body),
-                retry_after: parts
-                    .headers
-                    .get(http::header::RETRY_AFTER)
-                    .and_then(|value| value.to_str().ok())
-                    .and_then(retry::parse_retry_after),
-            })
+    /// A request whose refusal may be an outcome: `done` for a 2xx, `outcome`'s answer for a
+    /// refusal it recognises, else the call's error.
+    async fn decide<T>(
+        &self,
+        call: &Call,
+        request: Built,
+        done: T,
+        outcome: impl Fn(&Failure) -> Option<T>,
+    ) -> Result<T, SubstrateError> {
+        match self.exchange(call, request).await.result {
+            Ok(_) => Ok(done),
+            Err(failure) => outcome(&failure).ok_or_else(|| call.error(failure)),
         }
     }
 
-    /// Watch the pod `name` from `resource_version`; `true` as soon as an object event arrives,
-    /// `false` when the watch could not start, failed, or ended without one.
     /// The pod's current resourceVersion by a quorum read; `None` when it is absent or the
     /// read failed (the watch then starts from "now", which costs at most an early wake-up).
     async fn current_resource_version(&self, name: &str) -> Option<String> {
@@ -240,6 +213,8 @@ impl Cluster {
         }
     }
 
+    /// Watch the pod `name` from `resource_version`; `true` as soon as an object event arrives,
+    /// `false` when the watch could not start, failed, or ended without one.
     async fn watch_for_change(
         &self,
         name: &str,
@@ -299,36 +274,6 @@ impl Cluster {
     }
 }
 
-/// The failure reported when the budget ran out before an attempt could start.
-fn budget_spent(policy: &RetryPolicy) -> Failure {
-    Failure::Transport {
-        kind: TransportKind::Timeout,
-        message: format!(
-            "no answer within the {} ms request budget",
-            policy.budget.as_millis()
-        ),
-    }
-}
-
-/// A failure in words for logs (no bodies: `Refusal.message` is the apiserver's own message).
-fn describe_failure(failure: &Failure) -> String {
-    match failure {
-        Failure::Refused { refusal, .. } => {
-            format!("{} {}: {}", refusal.code, refusal.reason, refusal.message)
-        }
-        Failure::Transport { message, .. } => message.clone(),
-    }
-}
-
-/// A copy of `request` with kube's body type, for one attempt.
-fn copy_request(request: &http::Request<Vec<u8>>) -> http::Request<kube::client::Body> {
-    let mut copy = http::Request::new(kube::client::Body::from(request.body().clone()));
-    *copy.method_mut() = request.method().clone();
-    *copy.uri_mut() = request.uri().clone();
-    *copy.headers_mut() = request.headers().clone();
-    copy
-}
-
 /// kube's watch builder always appends `resourceVersion`; with none observed, drop the empty
 /// parameter instead of sending `resourceVersion=`.
 fn without_empty_resource_version(mut request: http::Request<Vec<u8>>) -> http::Request<Vec<u8>> {
@@ -362,19 +307,6 @@ fn encode<T: serde::Serialize>(value: &T) -> Result<Vec<u8>, Failure> {
     })
 }
 
-/// A failure's error, or the outcome the mapping found in it.
-fn outcome_or_error<T>(
-    failure: Failure,
-    outcome: Option<T>,
-    operation: Operation,
-    object: &str,
-) -> Result<T, SubstrateError> {
-    match outcome {
-        Some(outcome) => Ok(outcome),
-        None => Err(failure.into_error(operation, object)),
-    }
-}
-
 impl Substrate for Cluster {
     fn namespace(&self) -> &str {
         &self.namespace
@@ -382,26 +314,22 @@ impl Substrate for Cluster {
 
     async fn ensure_namespace(&self) -> Result<(), NamespaceError> {
         let namespace = self.namespace.clone();
-        let object = format!("namespace/{namespace}");
-        let failed = |failure: Failure, operation| NamespaceError::Failed {
+        let get = Call::new(Operation::GetNamespace, format!("namespace/{namespace}"));
+        let create = Call::new(Operation::CreateNamespace, get.object.clone());
+        let failed = |call: &Call, failure: Failure| NamespaceError::Failed {
             namespace: namespace.clone(),
-            source: failure.into_error(operation, object.clone()),
+            source: call.error(failure),
         };
-        let get =
+        let request =
             Request::new(Namespace::url_path(&(), None)).get(&namespace, &GetParams::default());
-        let got = self
-            .exchange(get, Operation::GetNamespace, &object)
-            .await
-            .result;
+        let got = self.exchange(&get, request).await.result;
         match mapping::after_namespace_get(got.map(|_| ())) {
             AfterNamespaceGet::Exists => return Ok(()),
             AfterNamespaceGet::Continue => {
                 tracing::debug!(%namespace, "reading the namespace is forbidden; continuing without ensuring it");
                 return Ok(());
             }
-            AfterNamespaceGet::Fail(failure) => {
-                return Err(failed(failure, Operation::GetNamespace));
-            }
+            AfterNamespaceGet::Fail(failure) => return Err(failed(&get, failure)),
             AfterNamespaceGet::Create => {}
         }
         let body = Namespace {
@@ -411,35 +339,28 @@ impl Substrate for Cluster {
             },
             ..Namespace::default()
         };
-        let body = encode(&body).map_err(|failure| failed(failure, Operation::CreateNamespace))?;
-        let create =
+        let body = encode(&body).map_err(|failure| failed(&create, failure))?;
+        let request =
             Request::new(Namespace::url_path(&(), None)).create(&PostParams::default(), body);
-        let created = self
-            .exchange(create, Operation::CreateNamespace, &object)
-            .await
-            .result;
+        let created = self.exchange(&create, request).await.result;
         match mapping::after_namespace_create(created.map(|_| ())) {
             AfterNamespaceCreate::Done => Ok(()),
             AfterNamespaceCreate::Forbidden => Err(NamespaceError::CreateForbidden { namespace }),
-            AfterNamespaceCreate::Fail(failure) => Err(failed(failure, Operation::CreateNamespace)),
+            AfterNamespaceCreate::Fail(failure) => Err(failed(&create, failure)),
         }
     }
 
     async fn list_pods(&self, selector: &str) -> Result<Listed<Pod>, SubstrateError> {
-        let object = self.list_object(selector);
+        let call = Call::new(Operation::ListPods, self.list_object(selector));
         let request = Request::new(self.pods_path()).list(&ListParams::default().labels(selector));
-        let reply = self
-            .exchange(request, Operation::ListPods, &object)
-            .await
-            .result
-            .map_err(|failure| failure.into_error(Operation::ListPods, &object))?;
+        let reply = self.fetch(&call, request).await?;
         let server_now = reply
             .headers
             .get(http::header::DATE)
             .and_then(|value| value.to_str().ok())
             .and_then(mapping::parse_imf_fixdate);
-        let list: ObjectList<Pod> = decode(&reply.body, "a pod list")
-            .map_err(|failure| failure.into_error(Operation::ListPods, &object))?;
+        let list: ObjectList<Pod> =
+            decode(&reply.body, "a pod list").map_err(|failure| call.error(failure))?;
         Ok(Listed {
             items: list.items,
             server_now,
@@ -447,107 +368,76 @@ impl Substrate for Cluster {
     }
 
     async fn list_secrets(&self, selector: &str) -> Result<Vec<Secret>, SubstrateError> {
-        let object = self.list_object(selector);
+        let call = Call::new(Operation::ListSecrets, self.list_object(selector));
         let request =
             Request::new(self.secrets_path()).list(&ListParams::default().labels(selector));
-        let reply = self
-            .exchange(request, Operation::ListSecrets, &object)
-            .await
-            .result
-            .map_err(|failure| failure.into_error(Operation::ListSecrets, &object))?;
-        let list: ObjectList<Secret> = decode(&reply.body, "a secret list")
-            .map_err(|failure| failure.into_error(Operation::ListSecrets, &object))?;
+        let reply = self.fetch(&call, request).await?;
+        let list: ObjectList<Secret> =
+            decode(&reply.body, "a secret list").map_err(|failure| call.error(failure))?;
         Ok(list.items)
     }
 
     async fn get_pod(&self, name: &str) -> Result<Option<Pod>, SubstrateError> {
-        let object = format!("pod/{name}");
+        let call = Call::new(Operation::GetPod, format!("pod/{name}"));
         let request = Request::new(self.pods_path()).get(name, &GetParams::default());
-        match self
-            .exchange(request, Operation::GetPod, &object)
-            .await
-            .result
-        {
-            Ok(reply) => decode(&reply.body, "a pod")
+        match self.read(&call, request).await? {
+            Some(reply) => decode(&reply.body, "a pod")
                 .map(Some)
-                .map_err(|failure| failure.into_error(Operation::GetPod, &object)),
-            Err(failure) if mapping::is_absent(&failure) => Ok(None),
-            Err(failure) => Err(failure.into_error(Operation::GetPod, &object)),
+                .map_err(|failure| call.error(failure)),
+            None => Ok(None),
         }
     }
 
     async fn secret_exists(&self, name: &str) -> Result<bool, SubstrateError> {
-        let object = format!("secret/{name}");
+        let call = Call::new(Operation::GetSecret, format!("secret/{name}"));
         let request = Request::new(self.secrets_path()).get(name, &GetParams::default());
         // The body (the Secret's values) is not decoded: a 2xx is the proof of existence.
-        match self
-            .exchange(request, Operation::GetSecret, &object)
-            .await
-            .result
-        {
-            Ok(_) => Ok(true),
-            Err(failure) if mapping::is_absent(&failure) => Ok(false),
-            Err(failure) => Err(failure.into_error(Operation::GetSecret, &object)),
-        }
+        Ok(self.read(&call, request).await?.is_some())
     }
 
     async fn service_account_exists(&self, name: &str) -> Result<bool, SubstrateError> {
-        let object = format!("serviceaccount/{name}");
+        let call = Call::new(
+            Operation::GetServiceAccount,
+            format!("serviceaccount/{name}"),
+        );
         let path = ServiceAccount::url_path(&(), Some(&self.namespace));
         let request = Request::new(path).get(name, &GetParams::default());
         // A 2xx is the proof of existence; the body (token references) is not decoded.
-        match self
-            .exchange(request, Operation::GetServiceAccount, &object)
-            .await
-            .result
-        {
-            Ok(_) => Ok(true),
-            Err(failure) if mapping::is_absent(&failure) => Ok(false),
-            Err(failure) => Err(failure.into_error(Operation::GetServiceAccount, &object)),
-        }
+        Ok(self.read(&call, request).await?.is_some())
     }
 
     async fn create_secret(&self, secret: &Secret) -> Result<CreateOutcome, SubstrateError> {
         let name = secret.metadata.name.as_deref().unwrap_or("<unnamed>");
-        let object = format!("secret/{name}");
-        let body = encode(secret).map_err(|f| f.into_error(Operation::CreateSecret, &object))?;
+        let call = Call::new(Operation::CreateSecret, format!("secret/{name}"));
+        let body = encode(secret).map_err(|failure| call.error(failure))?;
         let request = Request::new(self.secrets_path()).create(&PostParams::default(), body);
-        let exchanged = self
-            .exchange(request, Operation::CreateSecret, &object)
-            .await;
+        let exchanged = self.exchange(&call, request).await;
         let outcome = match exchanged.result {
             Ok(_) => CreateOutcome::Created,
-            Err(failure) => {
-                let outcome = mapping::create_outcome(&failure);
-                outcome_or_error(failure, outcome, Operation::CreateSecret, &object)?
-            }
+            Err(failure) => mapping::create_outcome(&failure).ok_or_else(|| call.error(failure))?,
         };
         Ok(mapping::secret_create_outcome(outcome, exchanged.retried))
     }
 
     async fn create_pod(&self, pod: &Pod) -> Result<CreateOutcome, SubstrateError> {
         let name = pod.metadata.name.as_deref().unwrap_or("<unnamed>");
-        let object = format!("pod/{name}");
-        let body = encode(pod).map_err(|f| f.into_error(Operation::CreatePod, &object))?;
+        let call = Call::new(Operation::CreatePod, format!("pod/{name}"));
+        let body = encode(pod).map_err(|failure| call.error(failure))?;
         let request = Request::new(self.pods_path()).create(&PostParams::default(), body);
         // A retried create that answers AlreadyExists goes through the normal adopt path: the
         // lost-race path verifies whatever holds the name before adopting it.
-        match self
-            .exchange(request, Operation::CreatePod, &object)
-            .await
-            .result
-        {
+        match self.exchange(&call, request).await.result {
             Ok(_) => Ok(CreateOutcome::Created),
             Err(failure) => match mapping::create_outcome(&failure) {
                 Some(outcome) => Ok(outcome),
-                None => Err(mapping::pod_create_error(failure, &object)),
+                None => Err(mapping::pod_create_error(failure, &call.object)),
             },
         }
     }
 
     async fn delete_pod(&self, deletion: &PodDeletion) -> Result<DeleteOutcome, SubstrateError> {
         let (name, fence) = (deletion.name(), deletion.fence());
-        let object = format!("pod/{name}");
+        let call = Call::new(Operation::DeletePod, format!("pod/{name}"));
         // Preconditions only: no gracePeriodSeconds (the pod's own 60 s applies; 0 would be a
         // force kill) and no propagation policy (deploy.md § Semantics relied on, items 3 and 5).
         let params = DeleteParams {
@@ -558,17 +448,13 @@ impl Substrate for Cluster {
             ..DeleteParams::default()
         };
         let request = Request::new(self.pods_path()).delete(name, &params);
-        match self
-            .exchange(request, Operation::DeletePod, &object)
-            .await
-            .result
-        {
-            Ok(_) => Ok(DeleteOutcome::Accepted),
-            Err(failure) => {
-                let outcome = mapping::delete_outcome(&failure);
-                outcome_or_error(failure, outcome, Operation::DeletePod, &object)
-            }
-        }
+        self.decide(
+            &call,
+            request,
+            DeleteOutcome::Accepted,
+            mapping::delete_outcome,
+        )
+        .await
     }
 
     async fn delete_secret(
@@ -576,7 +462,7 @@ impl Substrate for Cluster {
         deletion: &SecretDeletion,
     ) -> Result<DeleteOutcome, SubstrateError> {
         let (name, uid) = (deletion.name(), deletion.uid());
-        let object = format!("secret/{name}");
+        let call = Call::new(Operation::DeleteSecret, format!("secret/{name}"));
         let params = DeleteParams {
             preconditions: Some(Preconditions {
                 uid: Some(uid.to_owned()),
@@ -585,17 +471,13 @@ impl Substrate for Cluster {
             ..DeleteParams::default()
         };
         let request = Request::new(self.secrets_path()).delete(name, &params);
-        match self
-            .exchange(request, Operation::DeleteSecret, &object)
-            .await
-            .result
-        {
-            Ok(_) => Ok(DeleteOutcome::Accepted),
-            Err(failure) => {
-                let outcome = mapping::delete_outcome(&failure);
-                outcome_or_error(failure, outcome, Operation::DeleteSecret, &object)
-            }
-        }
+        self.decide(
+            &call,
+            request,
+            DeleteOutcome::Accepted,
+            mapping::delete_outcome,
+        )
+        .await
     }
 
     async fn sleep(&self, duration: Duration) {

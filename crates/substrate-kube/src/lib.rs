@@ -9,6 +9,7 @@
 #![deny(missing_docs)]
 
 mod cluster;
+mod exchange;
 mod pod_seeds;
 
 pub use cluster::client::{

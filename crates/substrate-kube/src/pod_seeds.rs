@@ -2,8 +2,10 @@
 //! § Resolving, § Watch mode), in list mode (a paginated quorum LIST per resolve) or watch mode
 //! (one LIST, then a WATCH keeping a view current so a resolve costs no request).
 //!
-//! I/O shell: it only performs requests and feeds the response bytes to `apiary-seeds`, which
-//! decodes and decides. It must never turn "could not look" into an empty list, never answer
+//! I/O shell: it only performs requests (through the crate's one exchange layer,
+//! `crate::exchange`, whose quoting rule its errors follow) and feeds the response bytes to
+//! `apiary-seeds`, which decodes and decides. Each resolve runs in a `seeds_resolve` tracing span
+//! carrying the namespace, the selector and the mode. It must never turn "could not look" into an empty list, never answer
 //! from a stale view, and never print the client.
 
 mod list;
@@ -18,7 +20,9 @@ use std::sync::{Arc, Mutex};
 
 use apiary_seeds::{Extraction, Extractor, InvalidPods, NoAddresses, Pods, Report, WarnOnce};
 use kube::Client;
+use tracing::Instrument;
 
+use crate::exchange;
 use watch::{View, WatchTask};
 
 /// How `resolve` reads the pods.
@@ -60,7 +64,11 @@ pub enum SeedsError {
     /// The apiserver refused (401, 403, 400 for a bad selector, 5xx, the third `410 Expired`),
     /// could not be reached or timed out, the body did not decode, or (in `new`) no client
     /// configuration exists. Always surfaced: "could not look" never reads as "no peers".
-    #[error(transparent)]
+    ///
+    /// Its message is the apiserver's own (`the apiserver answered 403 Forbidden: pods is
+    /// forbidden: …`), by the quoting rule of the crate's exchange layer: never the `Debug` form
+    /// kube's own `Display` appends, and never a body that is not a `Status`.
+    #[error("{}", exchange::describe_kube_error(.0))]
     Client(#[from] kube::Error),
     /// The listing succeeded but no pod contributed an address; carries the report.
     #[error(transparent)]
@@ -186,6 +194,18 @@ impl PodSeeds {
     /// # Errors
     /// As [`PodSeeds::resolve`]; `NoAddresses` carries the report.
     pub async fn resolve_detailed(&mut self) -> Result<SeedsResolution, SeedsError> {
+        // One span per resolve, so `-v` output filters per operation; events inside it do not
+        // repeat the namespace or the selector.
+        let span = tracing::info_span!(
+            "seeds_resolve",
+            namespace = %self.namespace,
+            selector = %self.pods.label_selector,
+            mode = ?self.options.mode,
+        );
+        self.resolve_in_span().instrument(span).await
+    }
+
+    async fn resolve_in_span(&mut self) -> Result<SeedsResolution, SeedsError> {
         let (extraction, pages) = match self.options.mode {
             SeedsMode::List => self.list_extraction().await?,
             SeedsMode::Watch => self.watch_extraction().await?,

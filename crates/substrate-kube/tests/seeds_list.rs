@@ -203,14 +203,19 @@ async fn k20_k21_k24_refusals_are_client_errors() {
     }
 }
 
-/// A refusal whose body is not a Status keeps the HTTP status.
+/// A refusal whose body is not a Status keeps the HTTP status and is never quoted (the quoting
+/// rule of the crate's exchange layer, the same as `Cluster`'s).
 #[tokio::test]
 async fn non_status_refusal_keeps_the_http_status() {
     let api = MockApi::new(|_| Reply::Json(502, "<html>bad gateway</html>".to_owned()));
     let mut seeds = PodSeeds::with_client(pods(Some("ring"), gossip()), api.client()).unwrap();
     let error = seeds.resolve().await.unwrap_err();
     assert_eq!(error.status_code(), Some(502));
-    assert!(error.to_string().contains("bad gateway"), "{error}");
+    assert_eq!(
+        error.to_string(),
+        "the apiserver answered 502 Bad Gateway: the response carried no Status body (24 bytes)"
+    );
+    assert!(!format!("{error:?}").contains("bad gateway"), "{error:?}");
 }
 
 /// K22: connection refused on loopback is a `Client` error.

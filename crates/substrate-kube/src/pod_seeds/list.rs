@@ -1,6 +1,6 @@
 //! The paginated quorum LIST (seeds.md § The request): `limit`/`continue` pagination, no
 //! `resourceVersion`, restart on a `410 Expired` continue token (at most three starts), a 30 s
-//! bound on every request, and non-2xx answers mapped to `kube::Error::Api`.
+//! bound on every request, and non-2xx answers mapped to `kube::Error::Api` by the crate's exchange layer.
 //!
 //! I/O shell: it sends requests and hands each decoded page to a collector; it never interprets
 //! pods, and never mixes pages of two snapshots.
@@ -14,6 +14,8 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::Client;
 use kube::api::ListParams;
 use kube::core::{Request, Status};
+
+use crate::exchange::{self, Miss};
 
 /// Every request other than a watch stream must finish within this (seeds.md § The request).
 pub(crate) const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
@@ -114,44 +116,19 @@ fn is_expired(status: &Status) -> bool {
     status.code == 410 && status.reason == "Expired"
 }
 
-/// Sends a request bounded by [`REQUEST_TIMEOUT`] and returns the body of a 2xx answer.
+/// Sends a request bounded by [`REQUEST_TIMEOUT`] through the crate's exchange layer and
+/// returns the body of a 2xx answer.
 ///
 /// # Errors
-/// `Api` with the decoded `Status` (or one built from the HTTP status) for a non-2xx answer;
-/// `Service` for a timeout; the client's own error when the apiserver cannot be reached.
+/// `Api` with the refusal's `Status` fields (a body that is no `Status` is never quoted: see
+/// `crate::exchange`); `Service` for a timeout; the client's own error when the apiserver cannot
+/// be reached.
 pub(crate) async fn send_for_bytes(
     client: &Client,
     request: http::Request<Vec<u8>>,
 ) -> Result<Bytes, kube::Error> {
-    let exchange = async {
-        let response = client.send(request.map(kube::client::Body::from)).await?;
-        let code = response.status();
-        let body = response.into_body().collect_bytes().await?;
-        if code.is_success() {
-            Ok(body)
-        } else {
-            Err(kube::Error::Api(status_of(code, &body).boxed()))
-        }
-    };
-    match tokio::time::timeout(REQUEST_TIMEOUT, exchange).await {
-        Ok(result) => result,
-        Err(elapsed) => Err(kube::Error::Service(Box::new(elapsed))),
-    }
-}
-
-/// The `Status` of a refusal: the body's when it is one, else one built from the HTTP status.
-pub(crate) fn status_of(code: http::StatusCode, body: &[u8]) -> Status {
-    match serde_json::from_slice::<Status>(body) {
-        Ok(mut status) => {
-            if status.code == 0 {
-                status.code = code.as_u16();
-            }
-            status
-        }
-        Err(_) => {
-            let text = String::from_utf8_lossy(body);
-            let reason = code.canonical_reason().unwrap_or("Unknown");
-            Status::failure(text.trim(), reason).with_code(code.as_u16())
-        }
-    }
+    exchange::fetch(client, &request, REQUEST_TIMEOUT)
+        .await
+        .map(|reply| reply.body)
+        .map_err(Miss::into_kube_error)
 }

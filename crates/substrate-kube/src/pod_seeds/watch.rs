@@ -20,6 +20,7 @@ use kube::api::WatchParams;
 use kube::core::Status;
 
 use super::list::{self, Lister, REQUEST_TIMEOUT};
+use crate::exchange::{self, Miss};
 
 /// The server-side bound of one watch request (at most 300 s by seeds.md).
 pub(crate) const WATCH_TIMEOUT_SECONDS: u32 = 290;
@@ -188,26 +189,11 @@ impl Watcher {
             Ok(request) => request,
             Err(error) => return WatchEnd::Failed(kube::Error::BuildRequest(error)),
         };
-        let opened = tokio::time::timeout(
-            REQUEST_TIMEOUT,
-            self.client.send(request.map(kube::client::Body::from)),
-        );
-        let response = match opened.await {
-            Ok(Ok(response)) => response,
-            Ok(Err(error)) => return WatchEnd::Failed(error),
-            Err(elapsed) => return WatchEnd::Failed(kube::Error::Service(Box::new(elapsed))),
+        let response = match exchange::open(&self.client, &request, REQUEST_TIMEOUT).await {
+            Ok(response) => response,
+            Err(Miss::Refused { refusal, .. }) if refusal.code == 410 => return WatchEnd::Gone,
+            Err(miss) => return WatchEnd::Failed(miss.into_kube_error()),
         };
-        let code = response.status();
-        if !code.is_success() {
-            let body =
-                tokio::time::timeout(REQUEST_TIMEOUT, response.into_body().collect_bytes()).await;
-            let body = body.ok().and_then(Result::ok).unwrap_or_default();
-            let status = list::status_of(code, &body);
-            if status.code == 410 {
-                return WatchEnd::Gone;
-            }
-            return WatchEnd::Failed(kube::Error::Api(status.boxed()));
-        }
         lock(view).synced = true;
         let mut body = response.into_body();
         let mut buffer: Vec<u8> = Vec::new();
