@@ -7,6 +7,7 @@
 //! and exits non-zero on the first failing step.
 
 mod citations;
+mod cycles;
 mod downstream;
 mod tidy;
 

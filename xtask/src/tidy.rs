@@ -4,7 +4,8 @@
 //! Rules: every `.rs` file starts with a `//!` doc comment; `apiary-classify` has no normal
 //! dependencies; only `apiary-substrate-kube` and `apiary` (the CLI) depend on `kube`;
 //! `apiary-seeds` depends on no apiary crate; no doctest is ignored; no library chooses a
-//! k8s-openapi version feature for its normal dependencies (`k8s_version_problems`).
+//! k8s-openapi version feature for its normal dependencies (`k8s_version_problems`); no crate's
+//! module imports form a cycle (`cycles`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -35,6 +36,7 @@ pub fn check(root: &Path) -> Result<(), Vec<String>> {
         Ok(json) => {
             problems.extend(dependency_problems(&json));
             problems.extend(k8s_version_problems(&json));
+            problems.extend(crate::cycles::check(root, &json));
         }
         Err(e) => problems.push(e),
     }
