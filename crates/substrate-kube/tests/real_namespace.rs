@@ -10,6 +10,8 @@
 //! once after one stderr line (`APIARY_ENVTEST_REQUIRED=1` turns that into a failure).
 //! Assertions are on outcomes and on what the real server holds, never on timings.
 
+mod fixtures;
+
 use std::time::Duration;
 
 use apiary_envtest::kubelet::{Kubelet, Options as KubeletOptions};
@@ -17,19 +19,16 @@ use apiary_envtest::{ControlPlane, Identity, Options};
 use apiary_substrate::Substrate;
 use apiary_substrate::config::{DeployConfig, ValidConfig};
 use apiary_substrate::driver::{self, DeployError, DeployOptions};
-use apiary_substrate::naming::AgentIdentity;
 use apiary_substrate_kube::{ClientOptions, Cluster, ConfigSource, connect_with};
 use k8s_openapi::api::core::v1::{Pod, Secret, ServiceAccount};
 use kube::api::{Api, ListParams};
+
+use fixtures::{agent, image};
 
 /// The controller stand-in's delay before `default` appears in a new namespace.
 const ACCOUNT_DELAY: Duration = Duration::from_secs(2);
 /// Far beyond what either scenario needs; only turns a hang into a failure.
 const DEADLINE: Duration = Duration::from_secs(120);
-/// The agent under test.
-const AGENT: &str = "Research Bot #1";
-/// An image the fake kubelet starts after its start delay.
-const IMAGE: &str = "registry.example.com/team/agent@sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
 
 /// A control plane with ServiceAccount admission and the 2 s stand-in; `None` = tier skipped.
 fn plane() -> Option<ControlPlane> {
@@ -45,10 +44,10 @@ fn fresh_name(prefix: &str) -> String {
 }
 
 fn config(namespace: &str, service_account: Option<&str>) -> ValidConfig {
-    let mut config = DeployConfig::new(namespace, IMAGE);
+    // The default image: the fake kubelet starts it after its start delay.
+    let mut config = DeployConfig::new(namespace, image(""));
     config.service_account = service_account.map(str::to_owned);
-    let agent = AgentIdentity::new(AGENT).expect("valid agent name");
-    config.validate(&agent).expect("valid configuration")
+    config.validate(&agent()).expect("valid configuration")
 }
 
 fn options() -> DeployOptions {
