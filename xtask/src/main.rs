@@ -9,6 +9,7 @@
 mod citations;
 mod cycles;
 mod downstream;
+mod lengths;
 mod tidy;
 
 use std::path::{Path, PathBuf};

@@ -5,7 +5,8 @@
 //! dependencies; only `apiary-substrate-kube` and `apiary` (the CLI) depend on `kube`;
 //! `apiary-seeds` depends on no apiary crate; no doctest is ignored; no library chooses a
 //! k8s-openapi version feature for its normal dependencies (`k8s_version_problems`); no crate's
-//! module imports form a cycle (`cycles`).
+//! module imports form a cycle (`cycles`); no non-test source file is longer than 600 lines
+//! (`lengths`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -17,7 +18,9 @@ const KUBE_USERS: &[&str] = &["apiary-substrate-kube", "apiary", "apiary-envtest
 /// Run every rule; `Err` lists every problem found, one per line.
 pub fn check(root: &Path) -> Result<(), Vec<String>> {
     let mut problems = Vec::new();
-    for file in rust_files(root) {
+    let files = rust_files(root);
+    problems.extend(crate::lengths::check(root, &files));
+    for file in files {
         let text = match std::fs::read_to_string(&file) {
             Ok(text) => text,
             Err(e) => {
