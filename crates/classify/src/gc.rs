@@ -1,10 +1,12 @@
 //! The garbage-collection plan (deploy.md § Plan, § Age gate, § Execution): which
 //! terminated pods and which Secrets one GC pass may delete, and the decision on re-reading a
-//! planned pod just before deleting it.
+//! planned pod just before deleting it; and one pass as a machine (`pass`).
 //!
 //! Pure. The only clock is the apiserver's own (`Date` of the pod list, as Unix seconds) against
 //! the server-assigned `creationTimestamp`; without it the orphan sweep is skipped. Unverified
 //! pods protect nothing and are never doomed; unverified Secrets are never planned.
+
+mod pass;
 
 use std::collections::BTreeSet;
 
@@ -147,6 +149,8 @@ pub fn decide_gc_reread(view: &PodView) -> GcPodDecision {
         PodView::Settled(_) | PodView::Pending(_) => GcPodDecision::SkipNotTerminated,
     }
 }
+
+pub use pass::{GcEffect, GcEvent, GcListing, GcMachine, GcReport, GcSpec};
 
 #[cfg(test)]
 mod tests;

@@ -5,6 +5,8 @@
 //! same mapping is the progress every operation's machine reports (deploy.md § Loop: one line per
 //! change of observed state), so the shell renders it and never re-derives it.
 
+mod read;
+
 use crate::condition::condition_text;
 use crate::facts::ObservedPod;
 use crate::pull::pull_failure_text;
@@ -173,6 +175,8 @@ impl ProgressLog {
         self.pending.take()
     }
 }
+
+pub use read::{SecretStatus, StatusEffect, StatusEvent, StatusMachine, StatusReport, StatusSpec};
 
 #[cfg(test)]
 mod tests;

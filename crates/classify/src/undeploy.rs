@@ -1,10 +1,14 @@
-//! The undeploy decisions (deploy.md § undeploy): what to do with the
-//! pod, when the wait for it is over, and which Secrets an explicit removal deletes.
+//! The undeploy operation (deploy.md § undeploy): what to do with the pod, which Secrets an
+//! explicit removal deletes, and the whole operation as a sans-IO machine in the deploy machine's
+//! style (`crate::machine`: the same deadline, the same disappearance wait, the same capped poll).
 //!
 //! Pure. An unverified pod stops undeploy before anything is touched (E8), Secrets included. A
 //! delete carries the fence of the observation that authorised it; after a failed precondition
-//! the caller re-observes and decides again, never reusing the fence. The age gate does not
-//! apply: undeploy is an explicit removal instruction.
+//! the machine waits one poll, re-observes and decides again, never reusing the fence. The age
+//! gate does not apply: undeploy is an explicit removal instruction, but no Secret a listed pod
+//! references is ever deleted.
+
+mod operation;
 
 use std::collections::BTreeSet;
 
@@ -45,26 +49,6 @@ pub fn undeploy_pod_step(pod: Option<&ObservedPod>, agent_id: &str) -> UndeployP
     }
 }
 
-/// Where the wait for a deleted pod stands after one re-read.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Disappearance {
-    /// The name is free.
-    Gone,
-    /// The awaited uid is still there.
-    Present,
-    /// A different uid holds the name: a concurrent deploy created a new pod. Leave it.
-    Replaced,
-}
-
-/// Compare a re-read of the pod name with the awaited uid.
-pub fn disappearance(awaited_uid: &str, reread: Option<&ObservedPod>) -> Disappearance {
-    match reread {
-        None => Disappearance::Gone,
-        Some(pod) if pod.marks.uid.as_deref() == Some(awaited_uid) => Disappearance::Present,
-        Some(_) => Disappearance::Replaced,
-    }
-}
-
 /// The Secret part of undeploy.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SecretsPlan {
@@ -99,6 +83,10 @@ pub fn undeploy_secrets(
     }
     plan
 }
+
+pub use operation::{
+    UndeployEffect, UndeployError, UndeployEvent, UndeployMachine, UndeployReport, UndeploySpec,
+};
 
 #[cfg(test)]
 mod tests;

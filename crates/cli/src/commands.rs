@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use crate::outcome::{CommandResult, Failure, Report};
 use crate::progress::Progress;
-use crate::watched::Watched;
+use crate::watched::describe;
 
 /// `apiary deploy`: run the driver with progress; the pod name on success.
 pub async fn deploy<S: Substrate>(
@@ -24,14 +24,15 @@ pub async fn deploy<S: Substrate>(
     progress: &Progress,
 ) -> CommandResult {
     let agent = config.agent();
-    let watched = Watched::new(
+    let result = driver::deploy_watching(
         substrate,
-        progress,
-        config.pod_name(),
-        agent.id().to_owned(),
-        "no pod yet",
-    );
-    let result = driver::deploy(&watched, config, &DeployOptions::for_config(config)).await;
+        config,
+        &DeployOptions::for_config(config),
+        &mut |p| {
+            progress.update(&describe(p, "no pod yet"));
+        },
+    )
+    .await;
     progress.finish();
     let deployed = result.map_err(|e| Failure::failed(e.to_string()))?;
     if !deployed.intent_matches {
@@ -124,18 +125,14 @@ pub async fn undeploy<S: Substrate>(
     wait: bool,
     progress: &Progress,
 ) -> CommandResult {
-    let watched = Watched::new(
-        substrate,
-        progress,
-        agent.pod_name(),
-        agent.id().to_owned(),
-        "the pod is gone",
-    );
     let options = UndeployOptions {
         wait,
         ..UndeployOptions::default()
     };
-    let result = driver::undeploy(&watched, agent, &options).await;
+    let result = driver::undeploy_watching(substrate, agent, &options, &mut |p| {
+        progress.update(&describe(p, "the pod is gone"));
+    })
+    .await;
     progress.finish();
     match result {
         Ok(report) => Ok(undeploy_report(agent, substrate.namespace(), &report)),

@@ -152,7 +152,10 @@ fn r7_started_between_read_and_delete_is_preserved() {
         preflight_gc: false,
         ..spec_for(&config, &options(&config))
     };
-    assert_eq!(run(deploy_spec(&fake, &config, spec)), ok(POD, true));
+    assert_eq!(
+        run(deploy_spec(&fake, &config, spec, &mut |_| {})),
+        ok(POD, true)
+    );
     let deletes = fake.pod_deletes();
     assert_eq!(deletes.len(), 1);
     assert_eq!(deletes[0].1.resource_version(), rv);

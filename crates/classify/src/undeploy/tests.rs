@@ -59,15 +59,6 @@ fn s7_new_observation_new_fence() {
     }
 }
 
-/// Waiting: gone, still there, replaced by a different uid.
-#[test]
-fn disappearance_by_uid() {
-    let pod = own_pod(running());
-    assert_eq!(disappearance("u1", None), Disappearance::Gone);
-    assert_eq!(disappearance("u1", Some(&pod)), Disappearance::Present);
-    assert_eq!(disappearance("u0", Some(&pod)), Disappearance::Replaced);
-}
-
 /// S4/S6: unreferenced verified Secrets are deleted without an age gate; referenced ones kept;
 /// foreign ones untouched.
 #[test]

@@ -1,0 +1,150 @@
+//! Tests of the GC pass machine (deploy.md § Execution; scenarios S8, S9 as far as they are
+//! pure): the order of effects, the re-read fence, and what aborts the pass and what does not.
+
+use super::*;
+use crate::testkit::{AGENT_ID, POD, marks, own_pod, own_secret, running, terminated};
+
+fn spec(dry_run: bool) -> GcSpec {
+    GcSpec {
+        agent_id: AGENT_ID.into(),
+        dry_run,
+    }
+}
+
+fn dead(rv: &str) -> ObservedPod {
+    let mut pod = own_pod(terminated(1, Some("Error")));
+    pod.marks = marks(POD, "u1", rv);
+    pod
+}
+
+fn listing(server_now: Option<i64>) -> GcEvent {
+    GcEvent::Listed(Ok(GcListing {
+        pods: vec![dead("100")],
+        secrets: vec![
+            own_secret(&format!("{POD}-0000abcd"), Some(0)),
+            own_secret("orphan", Some(0)),
+        ],
+        server_now,
+    }))
+}
+
+fn boom() -> RequestFailure {
+    RequestFailure::api(500, "InternalError", "boom")
+}
+
+fn finished(effect: GcEffect) -> GcReport {
+    match effect {
+        GcEffect::Finish(Ok(report)) => report,
+        other => panic!("expected a report, got {other:?}"),
+    }
+}
+
+/// The full pass: list, re-read, delete with the **re-read** fence, then the planned Secrets
+/// (the doomed pod's and, with a server clock, the old orphan).
+#[test]
+fn list_reread_delete_with_the_reread_fence_then_secrets() {
+    let mut gc = GcMachine::new(spec(false));
+    assert_eq!(gc.step(GcEvent::Start), GcEffect::List);
+    assert_eq!(
+        gc.step(listing(Some(5_000))),
+        GcEffect::GetPod { name: POD.into() }
+    );
+    match gc.step(GcEvent::PodRead(Ok(Some(dead("205"))))) {
+        GcEffect::DeletePod(d) => assert_eq!(d.fence().resource_version(), "205"),
+        other => panic!("{other:?}"),
+    }
+    let first = gc.step(GcEvent::PodDeleted(Ok(DeleteAnswer::Accepted)));
+    assert!(matches!(first, GcEffect::DeleteSecret(ref d) if d.name().ends_with("0000abcd")));
+    let second = gc.step(GcEvent::SecretDeleted(Ok(DeleteAnswer::Accepted)));
+    assert!(matches!(second, GcEffect::DeleteSecret(ref d) if d.name() == "orphan"));
+    let report = finished(gc.step(GcEvent::SecretDeleted(Ok(DeleteAnswer::NotFound))));
+    assert_eq!(report.pods, [POD]);
+    assert_eq!(report.secrets, [format!("{POD}-0000abcd")]);
+    assert_eq!(report.orphan_sweep, Some(OrphanSweep::Ran));
+    assert!(report.failures.is_empty() && !report.dry_run);
+}
+
+/// S8: a dry run ends after the list with the plan, no re-read and no delete.
+#[test]
+fn s8_dry_run_reports_the_plan() {
+    let mut gc = GcMachine::new(spec(true));
+    gc.step(GcEvent::Start);
+    let report = finished(gc.step(listing(None)));
+    assert!(report.dry_run);
+    assert_eq!(report.pods, [POD]);
+    assert_eq!(report.secrets, [format!("{POD}-0000abcd")]);
+    assert_eq!(report.orphan_sweep, Some(OrphanSweep::Skipped));
+}
+
+/// A pod started since the listing is skipped at re-read; its Secret is still deleted.
+#[test]
+fn a_pod_no_longer_terminated_is_skipped() {
+    let mut gc = GcMachine::new(spec(false));
+    gc.step(GcEvent::Start);
+    gc.step(listing(None));
+    let next = gc.step(GcEvent::PodRead(Ok(Some(own_pod(running())))));
+    assert!(matches!(next, GcEffect::DeleteSecret(_)), "{next:?}");
+    let next = gc.step(GcEvent::SecretDeleted(Ok(DeleteAnswer::PreconditionFailed)));
+    let report = finished(next);
+    assert!(report.pods.is_empty() && report.secrets.is_empty());
+}
+
+/// Delete failures are collected and every other deletion still attempted; a silent
+/// PreconditionFailed or NotFound on the pod is no failure.
+#[test]
+fn delete_failures_are_collected() {
+    let mut gc = GcMachine::new(spec(false));
+    gc.step(GcEvent::Start);
+    gc.step(listing(None));
+    gc.step(GcEvent::PodRead(Ok(Some(dead("100")))));
+    let next = gc.step(GcEvent::PodDeleted(Err(boom())));
+    assert!(matches!(next, GcEffect::DeleteSecret(_)));
+    let report = finished(gc.step(GcEvent::SecretDeleted(Err(boom()))));
+    assert_eq!(report.failures, [boom(), boom()]);
+    for answer in [DeleteAnswer::NotFound, DeleteAnswer::PreconditionFailed] {
+        let mut gc = GcMachine::new(spec(false));
+        gc.step(GcEvent::Start);
+        gc.step(listing(None));
+        gc.step(GcEvent::PodRead(Ok(Some(dead("100")))));
+        gc.step(GcEvent::PodDeleted(Ok(answer)));
+        let report = finished(gc.step(GcEvent::SecretDeleted(Ok(DeleteAnswer::Accepted))));
+        assert!(report.pods.is_empty() && report.failures.is_empty());
+    }
+}
+
+/// A list or re-read failure aborts the pass; an unasked answer is an internal error; a
+/// finished pass repeats its result.
+#[test]
+fn list_and_reread_failures_abort() {
+    let mut gc = GcMachine::new(spec(false));
+    gc.step(GcEvent::Start);
+    assert_eq!(
+        gc.step(GcEvent::Listed(Err(boom()))),
+        GcEffect::Finish(Err(boom()))
+    );
+    assert_eq!(gc.step(GcEvent::Start), GcEffect::Finish(Err(boom())));
+    let mut gc = GcMachine::new(spec(false));
+    gc.step(GcEvent::Start);
+    gc.step(listing(None));
+    assert_eq!(
+        gc.step(GcEvent::PodRead(Err(boom()))),
+        GcEffect::Finish(Err(boom()))
+    );
+    let mut gc = GcMachine::new(spec(false));
+    match gc.step(GcEvent::PodRead(Ok(None))) {
+        GcEffect::Finish(Err(failure)) => assert!(failure.message().contains("internal")),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// A pod gone at re-read is skipped (G18) and the pass goes on.
+#[test]
+fn a_pod_gone_at_reread_is_skipped() {
+    let mut gc = GcMachine::new(spec(false));
+    gc.step(GcEvent::Start);
+    gc.step(listing(None));
+    assert!(matches!(
+        gc.step(GcEvent::PodRead(Ok(None))),
+        GcEffect::DeleteSecret(_)
+    ));
+}

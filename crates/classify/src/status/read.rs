@@ -1,0 +1,217 @@
+//! The `status` operation (deploy.md § status) as a sans-IO machine: read the pod, settle a
+//! pending Secret check, check the referenced Secret, and map — with one rule for intent
+//! matching, the verified pod's own (`VerifiedPod::intent_matches`), as deploy uses.
+//!
+//! Pure and read-only: the only effects are quorum reads. A foreign pod reports nothing of
+//! itself, so no Secret of it is read.
+
+use super::{PodStatus, StatusState, pod_status};
+use crate::facts::ObservedPod;
+use crate::failure::RequestFailure;
+use crate::verify::{PodView, view_pod};
+
+/// What one status call reports on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StatusSpec {
+    /// The deterministic pod name.
+    pub pod_name: String,
+    /// The full agent id verification compares against.
+    pub agent_id: String,
+    /// The configured (normalized) image, when a configuration was given; otherwise the pod's own.
+    pub image: Option<String>,
+    /// The configuration's create-intent fingerprint, when one was given.
+    pub desired_intent: Option<String>,
+}
+
+/// The Secret a verified pod references, and whether a quorum GET found it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SecretStatus {
+    /// The Secret name.
+    pub name: String,
+    /// Whether it exists.
+    pub exists: bool,
+}
+
+/// What `status` reports (deploy.md § status).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StatusReport {
+    /// The pod name.
+    pub pod: String,
+    /// The state.
+    pub state: StatusState,
+    /// The condition text, when any.
+    pub condition: Option<String>,
+    /// The referenced Secret of a verified pod, when any.
+    pub secret: Option<SecretStatus>,
+    /// Whether the recorded intent equals the given configuration's; `None` without a
+    /// configuration or a verified pod.
+    pub intent_matches: Option<bool>,
+}
+
+/// The answer to the previous effect.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "one event per apiserver request, as the deploy machine's"
+)]
+pub enum StatusEvent {
+    /// Begin (the first event).
+    Start,
+    /// Answer to [`StatusEffect::GetPod`] (`Ok(None)` = confirmed absent).
+    PodRead(Result<Option<ObservedPod>, RequestFailure>),
+    /// Answer to [`StatusEffect::CheckSecret`].
+    SecretChecked(Result<bool, RequestFailure>),
+}
+
+/// The next thing the driver must do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StatusEffect {
+    /// Quorum GET of the pod `name`.
+    GetPod {
+        /// The pod name.
+        name: String,
+    },
+    /// Quorum GET of the Secret `name`.
+    CheckSecret {
+        /// The Secret name.
+        name: String,
+    },
+    /// The report, or the read that failed.
+    Finish(Result<StatusReport, RequestFailure>),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Phase {
+    Start,
+    Read,
+    /// Settling a pending view: the pod and the Secret asked about.
+    Settle(PodView, String),
+    /// Checking the referenced Secret of a settled view.
+    Check(PodView, String),
+    Done(Result<StatusReport, RequestFailure>),
+}
+
+/// One status call. Feed it [`StatusEvent::Start`] first, then the answer to each effect.
+#[derive(Clone, Debug)]
+pub struct StatusMachine {
+    spec: StatusSpec,
+    phase: Phase,
+    /// The image named in pull-failure text: the configuration's, else the pod's own.
+    image: Option<String>,
+}
+
+impl StatusMachine {
+    /// A machine for one status call.
+    pub fn new(spec: StatusSpec) -> StatusMachine {
+        StatusMachine {
+            spec,
+            phase: Phase::Start,
+            image: None,
+        }
+    }
+
+    /// Feed the answer to the previous effect; get the next effect. Once finished, every further
+    /// step repeats the `Finish`.
+    pub fn step(&mut self, event: StatusEvent) -> StatusEffect {
+        let phase = std::mem::replace(&mut self.phase, Phase::Start);
+        let effect = self.transition(phase, event);
+        if let StatusEffect::Finish(result) = &effect {
+            self.phase = Phase::Done(result.clone());
+        }
+        effect
+    }
+
+    fn transition(&mut self, phase: Phase, event: StatusEvent) -> StatusEffect {
+        match (phase, event) {
+            (Phase::Done(result), _) => StatusEffect::Finish(result),
+            (Phase::Start, StatusEvent::Start) => {
+                self.phase = Phase::Read;
+                StatusEffect::GetPod {
+                    name: self.spec.pod_name.clone(),
+                }
+            }
+            (Phase::Read, StatusEvent::PodRead(read)) => match read {
+                Ok(pod) => {
+                    let image = self
+                        .spec
+                        .image
+                        .clone()
+                        .or_else(|| pod.as_ref().and_then(|p| p.facts.image.clone()));
+                    let view = view_pod(pod.as_ref(), &self.spec.agent_id);
+                    self.image = image;
+                    match view {
+                        PodView::Pending(pending) => {
+                            let name = pending.secret.clone();
+                            self.phase = Phase::Settle(PodView::Pending(pending), name.clone());
+                            StatusEffect::CheckSecret { name }
+                        }
+                        view => self.check(view),
+                    }
+                }
+                Err(failure) => StatusEffect::Finish(Err(failure)),
+            },
+            (
+                Phase::Settle(PodView::Pending(pending), name),
+                StatusEvent::SecretChecked(answer),
+            ) => match answer {
+                Ok(exists) => {
+                    let view = match pending.pod.settle(Some(exists)) {
+                        Ok(settled) => PodView::Settled(settled),
+                        Err(pending) => PodView::Pending(pending),
+                    };
+                    self.finish(&view, Some(SecretStatus { name, exists }))
+                }
+                Err(failure) => StatusEffect::Finish(Err(failure)),
+            },
+            (Phase::Check(view, name), StatusEvent::SecretChecked(answer)) => match answer {
+                Ok(exists) => self.finish(&view, Some(SecretStatus { name, exists })),
+                Err(failure) => StatusEffect::Finish(Err(failure)),
+            },
+            (_, _) => StatusEffect::Finish(Err(RequestFailure::unsent(
+                "internal error in apiary: the driver answered a status effect that was not \
+                 asked for",
+            ))),
+        }
+    }
+
+    /// deploy.md § status, step 3: check the Secret a verified pod references.
+    fn check(&mut self, view: PodView) -> StatusEffect {
+        match self.mapped(&view).secret {
+            Some(name) => {
+                self.phase = Phase::Check(view, name.clone());
+                StatusEffect::CheckSecret { name }
+            }
+            None => self.finish(&view, None),
+        }
+    }
+
+    fn mapped(&self, view: &PodView) -> PodStatus {
+        let image = self.image.as_deref().unwrap_or("the pod's image");
+        pod_status(view, image)
+    }
+
+    fn finish(&self, view: &PodView, secret: Option<SecretStatus>) -> StatusEffect {
+        let mapped = self.mapped(view);
+        let verified = match view {
+            PodView::Settled(settled) => Some(settled.pod()),
+            PodView::Pending(pending) => Some(&pending.pod),
+            PodView::Absent | PodView::Foreign => None,
+        };
+        let intent_matches = self
+            .spec
+            .desired_intent
+            .as_deref()
+            .zip(verified)
+            .map(|(desired, pod)| pod.intent_matches(desired));
+        StatusEffect::Finish(Ok(StatusReport {
+            pod: self.spec.pod_name.clone(),
+            state: mapped.state,
+            condition: mapped.condition,
+            secret,
+            intent_matches,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests;

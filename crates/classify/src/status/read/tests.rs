@@ -1,0 +1,151 @@
+//! Tests of the status machine (deploy.md § status; S1, S2): the reads it makes and the report.
+
+use super::*;
+use crate::testkit::{
+    AGENT_ID, INTENT, OTHER_AGENT_ID, OTHER_INTENT, POD, own_pod, running, waiting,
+};
+
+const SECRET: &str = "apiary-research-bot-1-72bea12366a3-0000abcd";
+
+fn spec(desired_intent: Option<&str>) -> StatusSpec {
+    StatusSpec {
+        pod_name: POD.into(),
+        agent_id: AGENT_ID.into(),
+        image: None,
+        desired_intent: desired_intent.map(str::to_owned),
+    }
+}
+
+fn report(effect: StatusEffect) -> StatusReport {
+    match effect {
+        StatusEffect::Finish(Ok(report)) => report,
+        other => panic!("expected a report, got {other:?}"),
+    }
+}
+
+/// A started pod: one read, one Secret check, the report with the intent compared by the
+/// verified pod's own rule.
+#[test]
+fn s1_s2_started_pod_reads_its_secret_and_compares_intent() {
+    for (desired, matches) in [
+        (Some(INTENT), Some(true)),
+        (Some(OTHER_INTENT), Some(false)),
+        (None, None),
+    ] {
+        let mut status = StatusMachine::new(spec(desired));
+        assert_eq!(
+            status.step(StatusEvent::Start),
+            StatusEffect::GetPod { name: POD.into() }
+        );
+        assert_eq!(
+            status.step(StatusEvent::PodRead(Ok(Some(own_pod(running()))))),
+            StatusEffect::CheckSecret {
+                name: SECRET.into()
+            }
+        );
+        let done = report(status.step(StatusEvent::SecretChecked(Ok(true))));
+        assert_eq!(done.state, StatusState::Started);
+        assert_eq!(
+            done.secret,
+            Some(SecretStatus {
+                name: SECRET.into(),
+                exists: true
+            })
+        );
+        assert_eq!(done.intent_matches, matches);
+    }
+}
+
+/// Absent and foreign: one read, no Secret, nothing of a foreign pod reported.
+#[test]
+fn s1_absent_and_foreign_read_nothing_more() {
+    let mut status = StatusMachine::new(spec(Some(INTENT)));
+    status.step(StatusEvent::Start);
+    let done = report(status.step(StatusEvent::PodRead(Ok(None))));
+    assert_eq!(
+        (done.state, done.secret, done.intent_matches),
+        (StatusState::Absent, None, None)
+    );
+    let mut status = StatusMachine::new(spec(Some(INTENT)));
+    status.step(StatusEvent::Start);
+    let mut foreign = own_pod(running());
+    foreign.marks.agent_id = Some(OTHER_AGENT_ID.into());
+    let done = report(status.step(StatusEvent::PodRead(Ok(Some(foreign)))));
+    assert_eq!(done.state, StatusState::Foreign);
+    assert_eq!(
+        (done.condition, done.secret, done.intent_matches),
+        (None, None, None)
+    );
+}
+
+/// A pod pending its Secret check is settled by the one check, which is also the report's
+/// Secret: a missing Secret settles as broken.
+#[test]
+fn a_pending_pod_is_settled_by_one_check() {
+    let mut status = StatusMachine::new(spec(None));
+    status.step(StatusEvent::Start);
+    let pending = own_pod(waiting(Some("CreateContainerConfigError"), None));
+    assert_eq!(
+        status.step(StatusEvent::PodRead(Ok(Some(pending)))),
+        StatusEffect::CheckSecret {
+            name: SECRET.into()
+        }
+    );
+    let done = report(status.step(StatusEvent::SecretChecked(Ok(false))));
+    assert_eq!(done.state, StatusState::Broken);
+    assert_eq!(done.secret.map(|s| s.exists), Some(false));
+}
+
+/// Pull-failure text names the configured image, else the pod's own.
+#[test]
+fn pull_failure_names_the_image() {
+    for (configured, expected) in [
+        (Some("registry.example.com/x:1"), "registry.example.com/x:1"),
+        (None, crate::testkit::IMAGE),
+    ] {
+        let mut status = StatusMachine::new(StatusSpec {
+            image: configured.map(str::to_owned),
+            ..spec(None)
+        });
+        status.step(StatusEvent::Start);
+        let pulling = own_pod(waiting(Some("ErrImagePull"), Some("manifest unknown")));
+        status.step(StatusEvent::PodRead(Ok(Some(pulling))));
+        let done = report(status.step(StatusEvent::SecretChecked(Ok(true))));
+        assert_eq!(done.state, StatusState::PullFailing);
+        assert!(
+            done.condition
+                .as_deref()
+                .is_some_and(|c| c.contains(expected)),
+            "{:?}",
+            done.condition
+        );
+    }
+}
+
+/// A failed read fails the report; an unasked answer is an internal error; finish repeats.
+#[test]
+fn failures_and_unasked_answers() {
+    let failure = RequestFailure::api(403, "Forbidden", "no");
+    let mut status = StatusMachine::new(spec(None));
+    status.step(StatusEvent::Start);
+    assert_eq!(
+        status.step(StatusEvent::PodRead(Err(failure.clone()))),
+        StatusEffect::Finish(Err(failure.clone()))
+    );
+    assert_eq!(
+        status.step(StatusEvent::Start),
+        StatusEffect::Finish(Err(failure.clone()))
+    );
+    let mut status = StatusMachine::new(spec(None));
+    status.step(StatusEvent::Start);
+    status.step(StatusEvent::PodRead(Ok(Some(own_pod(running())))));
+    assert_eq!(
+        status.step(StatusEvent::SecretChecked(Err(failure.clone()))),
+        StatusEffect::Finish(Err(failure))
+    );
+    let mut status = StatusMachine::new(spec(None));
+    assert!(matches!(
+        status.step(StatusEvent::SecretChecked(Ok(true))),
+        StatusEffect::Finish(Err(f)) if f.message().contains("internal")
+    ));
+}

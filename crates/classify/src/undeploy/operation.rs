@@ -1,0 +1,433 @@
+//! The undeploy operation (deploy.md § undeploy) as a sans-IO machine: fed the answer to each
+//! effect with a monotonic `now`, it returns the next effect, like the deploy machine.
+//!
+//! Pure. The order is the spec's: read the pod; a foreign pod ends it with nothing touched; a
+//! verified pod gets a fenced delete (a deletion-marked one is only awaited); a failed precondition
+//! waits one poll and re-observes; unless told not to wait, the observed uid is awaited to the
+//! deadline (E4 deletes no Secret); then the listed, unreferenced verified Secrets are deleted one
+//! by one. The report and the progress are outputs; the driver only executes.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::time::Duration;
+
+use super::{SecretsPlan, UndeployPodStep, undeploy_pod_step, undeploy_secrets};
+use crate::facts::ObservedPod;
+use crate::failure::RequestFailure;
+use crate::machine::{DeleteAnswer, Listing};
+use crate::status::{Progress, ProgressLog};
+use crate::verify::{PodDeletion, SecretDeletion};
+use crate::wait::{Deadline, Disappearance, disappearance};
+
+/// What one undeploy works towards.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UndeploySpec {
+    /// The deterministic pod name.
+    pub pod_name: String,
+    /// The full agent id verification compares against.
+    pub agent_id: String,
+    /// Wait for the pod to disappear before deleting Secrets (`--no-wait` turns it off).
+    pub wait: bool,
+    /// The bound of the operation.
+    pub deadline: Duration,
+    /// The poll interval.
+    pub poll: Duration,
+}
+
+/// What undeploy did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct UndeployReport {
+    /// The pod name when a pod of ours was found.
+    pub pod: Option<String>,
+    /// Whether this call's delete of the pod was accepted.
+    pub pod_deleted: bool,
+    /// Whether the pod was waited for until gone.
+    pub waited: bool,
+    /// Secrets deleted.
+    pub secrets: Vec<String>,
+    /// Secrets kept because a listed pod still references them (or changed since listing).
+    pub kept_secrets: Vec<String>,
+}
+
+/// Why undeploy failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum UndeployError {
+    /// E8: the pod name holds an object that is not apiary's for this agent; nothing touched.
+    ForeignPod {
+        /// The pod name.
+        pod: String,
+    },
+    /// E4: the pod did not disappear in time; no Secret was deleted.
+    Timeout {
+        /// The pod name.
+        pod: String,
+        /// The bound.
+        deadline: Duration,
+    },
+    /// A concurrent deploy created a new pod under the name; it was left untouched.
+    Replaced {
+        /// The pod name.
+        pod: String,
+        /// What was done before and after noticing.
+        report: UndeployReport,
+    },
+    /// E12: a read or delete failed (for Secret deletes: the first failure, after every other
+    /// planned Secret was still attempted).
+    Failed(RequestFailure),
+    /// The driver answered an effect the machine did not ask for: a bug in apiary.
+    Internal {
+        /// What disagreed (names only).
+        detail: String,
+    },
+}
+
+impl fmt::Display for UndeployError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            UndeployError::ForeignPod { pod } => write!(
+                f,
+                "pod {pod} exists but is not managed by apiary for this agent (missing marker, \
+                 different agent identity, or different binding version); remove it or use \
+                 another namespace"
+            ),
+            UndeployError::Timeout { pod, deadline } => write!(
+                f,
+                "timed out after {}s waiting for pod {pod} to finish terminating",
+                deadline.as_secs()
+            ),
+            UndeployError::Replaced { pod, .. } => write!(
+                f,
+                "a concurrent deploy created a new pod {pod} while undeploying; it was left \
+                 untouched"
+            ),
+            UndeployError::Failed(failure) => write!(f, "{failure}"),
+            UndeployError::Internal { detail } => {
+                write!(f, "internal error in apiary (please report it): {detail}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for UndeployError {}
+
+/// The answer to the previous effect.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "one event per apiserver request, as the deploy machine's"
+)]
+pub enum UndeployEvent {
+    /// Begin the operation (the first event).
+    Start,
+    /// Answer to [`UndeployEffect::GetPod`] (`Ok(None)` = confirmed absent).
+    PodRead(Result<Option<ObservedPod>, RequestFailure>),
+    /// Answer to [`UndeployEffect::DeletePod`].
+    PodDeleted(Result<DeleteAnswer, RequestFailure>),
+    /// Answer to [`UndeployEffect::List`].
+    Listed(Result<Listing, RequestFailure>),
+    /// Answer to [`UndeployEffect::DeleteSecret`].
+    SecretDeleted(Result<DeleteAnswer, RequestFailure>),
+    /// Answer to [`UndeployEffect::Wait`].
+    Waited,
+}
+
+/// The next thing the driver must do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum UndeployEffect {
+    /// Quorum GET of the pod `name`.
+    GetPod {
+        /// The pod name.
+        name: String,
+    },
+    /// Fenced pod delete with the fence of the observation that authorised it.
+    DeletePod(PodDeletion),
+    /// Wait up to `max` for the pod to change (watch from `resource_version`), or just sleep.
+    Wait {
+        /// The longest wait (never past the deadline).
+        max: Duration,
+        /// The pod to watch.
+        pod: String,
+        /// The last observed resourceVersion, when any.
+        resource_version: Option<String>,
+    },
+    /// Quorum-list pods, then Secrets, by the agent's selector.
+    List,
+    /// uid-fenced delete of a verified Secret no listed pod references.
+    DeleteSecret(SecretDeletion),
+    /// The operation is over.
+    Finish(Result<UndeployReport, UndeployError>),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Phase {
+    Start,
+    Observe,
+    Deleting { uid: String },
+    RetryWait,
+    DisappearRead { uid: String },
+    DisappearWait { uid: String },
+    Listing,
+    DeletingSecret { current: SecretDeletion },
+    Done(Result<UndeployReport, UndeployError>),
+}
+
+/// One undeploy call. Feed it [`UndeployEvent::Start`] first, then the answer to each effect.
+#[derive(Clone, Debug)]
+pub struct UndeployMachine {
+    spec: UndeploySpec,
+    phase: Phase,
+    deadline: Deadline,
+    report: UndeployReport,
+    replaced: bool,
+    queue: VecDeque<SecretDeletion>,
+    first_failure: Option<RequestFailure>,
+    last_resource_version: Option<String>,
+    progress: ProgressLog,
+}
+
+impl UndeployMachine {
+    /// A machine for one undeploy call.
+    pub fn new(spec: UndeploySpec) -> UndeployMachine {
+        UndeployMachine {
+            deadline: Deadline::new(spec.deadline, spec.poll),
+            spec,
+            phase: Phase::Start,
+            report: UndeployReport::default(),
+            replaced: false,
+            queue: VecDeque::new(),
+            first_failure: None,
+            last_resource_version: None,
+            progress: ProgressLog::default(),
+        }
+    }
+
+    /// The change of observed state since the last call, if any.
+    pub fn poll_progress(&mut self) -> Option<Progress> {
+        self.progress.poll()
+    }
+
+    /// Feed the answer to the previous effect with a monotonic reading `now`; get the next
+    /// effect. Once finished, every further step repeats the `Finish`.
+    pub fn step(&mut self, now: Duration, event: UndeployEvent) -> UndeployEffect {
+        self.deadline.anchor(now);
+        let phase = std::mem::replace(&mut self.phase, Phase::Start);
+        let effect = self.transition(phase, now, event);
+        if let UndeployEffect::Finish(result) = &effect {
+            self.phase = Phase::Done(result.clone());
+        }
+        effect
+    }
+
+    fn transition(&mut self, phase: Phase, now: Duration, event: UndeployEvent) -> UndeployEffect {
+        match (phase, event) {
+            (Phase::Done(result), _) => UndeployEffect::Finish(result),
+            (Phase::Start, UndeployEvent::Start) | (Phase::RetryWait, UndeployEvent::Waited) => {
+                self.observe(now)
+            }
+            (Phase::Observe, UndeployEvent::PodRead(read)) => match self.read(read) {
+                Err(effect) => effect,
+                Ok(pod) => match undeploy_pod_step(pod.as_ref(), &self.spec.agent_id) {
+                    UndeployPodStep::Absent => self.list(),
+                    UndeployPodStep::Foreign => finish(Err(UndeployError::ForeignPod {
+                        pod: self.spec.pod_name.clone(),
+                    })),
+                    UndeployPodStep::AwaitOnly { name, uid } => {
+                        self.report.pod = Some(name);
+                        self.await_uid(now, uid)
+                    }
+                    UndeployPodStep::Delete(deletion) => {
+                        self.report.pod = Some(deletion.name().to_owned());
+                        let uid = deletion.fence().uid().to_owned();
+                        self.go(Phase::Deleting { uid }, UndeployEffect::DeletePod(deletion))
+                    }
+                },
+            },
+            (Phase::Deleting { uid }, UndeployEvent::PodDeleted(answer)) => match answer {
+                Ok(DeleteAnswer::Accepted) => {
+                    self.report.pod_deleted = true;
+                    self.await_uid(now, uid)
+                }
+                Ok(DeleteAnswer::NotFound) => self.list(),
+                // The pod changed since the observation: wait one poll as the deploy loop does,
+                // then re-observe and decide again; never retry with a fresher fence.
+                Ok(DeleteAnswer::PreconditionFailed) => self.wait(now, Phase::RetryWait),
+                Err(failure) => finish(Err(UndeployError::Failed(failure))),
+            },
+            (Phase::DisappearRead { uid }, UndeployEvent::PodRead(read)) => match self.read(read) {
+                Err(effect) => effect,
+                Ok(pod) => match disappearance(&uid, pod.as_ref()) {
+                    Disappearance::Gone => {
+                        self.report.waited = true;
+                        self.list()
+                    }
+                    // A concurrent deploy's pod: leave it, still delete what no pod references.
+                    Disappearance::Replaced => {
+                        self.replaced = true;
+                        self.list()
+                    }
+                    Disappearance::Present => self.wait(now, Phase::DisappearWait { uid }),
+                },
+            },
+            (Phase::DisappearWait { uid }, UndeployEvent::Waited) => self.disappear_top(now, uid),
+            (Phase::Listing, UndeployEvent::Listed(listed)) => match listed {
+                Ok(listing) => {
+                    let SecretsPlan { delete, kept } =
+                        undeploy_secrets(&listing.pods, &listing.secrets, &self.spec.agent_id);
+                    self.report.kept_secrets = kept;
+                    self.queue = delete.into();
+                    self.next_secret()
+                }
+                Err(failure) => finish(Err(UndeployError::Failed(failure))),
+            },
+            (Phase::DeletingSecret { current }, UndeployEvent::SecretDeleted(answer)) => {
+                let name = current.name().to_owned();
+                match answer {
+                    Ok(DeleteAnswer::Accepted | DeleteAnswer::NotFound) => {
+                        self.report.secrets.push(name);
+                    }
+                    // Changed since listing (a new object under the name): kept and reported.
+                    Ok(DeleteAnswer::PreconditionFailed) => self.report.kept_secrets.push(name),
+                    Err(failure) => {
+                        self.first_failure.get_or_insert(failure);
+                    }
+                }
+                self.next_secret()
+            }
+            (phase, event) => finish(Err(UndeployError::Internal {
+                detail: format!(
+                    "the driver answered {} while undeploy waited for {}",
+                    event_name(&event),
+                    phase_name(&phase)
+                ),
+            })),
+        }
+    }
+
+    fn go(&mut self, phase: Phase, effect: UndeployEffect) -> UndeployEffect {
+        self.phase = phase;
+        effect
+    }
+
+    fn get_pod(&mut self, phase: Phase) -> UndeployEffect {
+        let name = self.spec.pod_name.clone();
+        self.go(phase, UndeployEffect::GetPod { name })
+    }
+
+    fn timeout(&self) -> UndeployEffect {
+        finish(Err(UndeployError::Timeout {
+            pod: self.spec.pod_name.clone(),
+            deadline: self.deadline.limit(),
+        }))
+    }
+
+    /// deploy.md § undeploy, step 1 (again after a failed precondition): deadline, then read.
+    fn observe(&mut self, now: Duration) -> UndeployEffect {
+        if self.deadline.expired(now) {
+            return self.timeout();
+        }
+        self.get_pod(Phase::Observe)
+    }
+
+    /// deploy.md § undeploy, step 3: wait for the uid unless told not to.
+    fn await_uid(&mut self, now: Duration, uid: String) -> UndeployEffect {
+        if self.spec.wait {
+            self.disappear_top(now, uid)
+        } else {
+            self.list()
+        }
+    }
+
+    fn disappear_top(&mut self, now: Duration, uid: String) -> UndeployEffect {
+        if self.deadline.expired(now) {
+            return self.timeout();
+        }
+        self.get_pod(Phase::DisappearRead { uid })
+    }
+
+    /// One poll, never past the deadline; with no time left, continue at once (the next step
+    /// then fails on the deadline).
+    fn wait(&mut self, now: Duration, then: Phase) -> UndeployEffect {
+        let max = self.deadline.wait_max(now);
+        if max.is_zero() {
+            return self.transition(then, now, UndeployEvent::Waited);
+        }
+        self.phase = then;
+        UndeployEffect::Wait {
+            max,
+            pod: self.spec.pod_name.clone(),
+            resource_version: self.last_resource_version.clone(),
+        }
+    }
+
+    fn read(
+        &mut self,
+        read: Result<Option<ObservedPod>, RequestFailure>,
+    ) -> Result<Option<ObservedPod>, UndeployEffect> {
+        match read {
+            Ok(pod) => {
+                self.progress.observe(pod.as_ref(), &self.spec.agent_id);
+                self.last_resource_version =
+                    pod.as_ref().and_then(|p| p.marks.resource_version.clone());
+                Ok(pod)
+            }
+            Err(failure) => Err(finish(Err(UndeployError::Failed(failure)))),
+        }
+    }
+
+    /// deploy.md § undeploy, step 4.
+    fn list(&mut self) -> UndeployEffect {
+        self.go(Phase::Listing, UndeployEffect::List)
+    }
+
+    fn next_secret(&mut self) -> UndeployEffect {
+        if let Some(current) = self.queue.pop_front() {
+            return self.go(
+                Phase::DeletingSecret {
+                    current: current.clone(),
+                },
+                UndeployEffect::DeleteSecret(current),
+            );
+        }
+        let report = std::mem::take(&mut self.report);
+        if let Some(failure) = self.first_failure.take() {
+            return finish(Err(UndeployError::Failed(failure)));
+        }
+        if self.replaced {
+            return finish(Err(UndeployError::Replaced {
+                pod: self.spec.pod_name.clone(),
+                report,
+            }));
+        }
+        finish(Ok(report))
+    }
+}
+
+fn finish(result: Result<UndeployReport, UndeployError>) -> UndeployEffect {
+    UndeployEffect::Finish(result)
+}
+
+fn event_name(event: &UndeployEvent) -> &'static str {
+    match event {
+        UndeployEvent::Start => "Start",
+        UndeployEvent::PodRead(_) => "PodRead",
+        UndeployEvent::PodDeleted(_) => "PodDeleted",
+        UndeployEvent::Listed(_) => "Listed",
+        UndeployEvent::SecretDeleted(_) => "SecretDeleted",
+        UndeployEvent::Waited => "Waited",
+    }
+}
+
+fn phase_name(phase: &Phase) -> &'static str {
+    match phase {
+        Phase::Start => "Start",
+        Phase::Observe | Phase::DisappearRead { .. } => "PodRead",
+        Phase::Deleting { .. } => "PodDeleted",
+        Phase::RetryWait | Phase::DisappearWait { .. } => "Waited",
+        Phase::Listing => "Listed",
+        Phase::DeletingSecret { .. } => "SecretDeleted",
+        Phase::Done(_) => "nothing",
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,376 @@
+//! Tests of the undeploy machine (deploy.md § undeploy; scenarios S3–S7), one per transition,
+//! driven step by step. The property tests over arbitrary answer sequences are in
+//! `tests/undeploy_props.rs`.
+
+use super::*;
+use crate::status::StatusState;
+use crate::testkit::{AGENT_ID, OTHER_AGENT_ID, POD, own_pod, own_secret, running};
+
+const S: fn(u64) -> Duration = Duration::from_secs;
+const SECRET: &str = "apiary-research-bot-1-72bea12366a3-0000abcd";
+
+fn spec(wait: bool) -> UndeploySpec {
+    UndeploySpec {
+        pod_name: POD.into(),
+        agent_id: AGENT_ID.into(),
+        wait,
+        deadline: S(600),
+        poll: S(2),
+    }
+}
+
+struct Run {
+    machine: UndeployMachine,
+    now: Duration,
+}
+
+impl Run {
+    fn new(wait: bool) -> Run {
+        // A reading far from zero: the deadline counts from the first step, not from zero.
+        Run {
+            machine: UndeployMachine::new(spec(wait)),
+            now: S(1_000),
+        }
+    }
+
+    fn step(&mut self, event: UndeployEvent) -> UndeployEffect {
+        self.machine.step(self.now, event)
+    }
+
+    fn wait(&mut self, effect: &UndeployEffect) -> UndeployEffect {
+        match effect {
+            UndeployEffect::Wait { max, .. } => {
+                self.now += *max;
+                self.step(UndeployEvent::Waited)
+            }
+            other => panic!("expected a wait, got {other:?}"),
+        }
+    }
+}
+
+fn get() -> UndeployEffect {
+    UndeployEffect::GetPod { name: POD.into() }
+}
+
+fn read(pod: Option<ObservedPod>) -> UndeployEvent {
+    UndeployEvent::PodRead(Ok(pod))
+}
+
+fn with_rv(mut pod: ObservedPod, uid: &str, rv: &str) -> ObservedPod {
+    pod.marks.uid = Some(uid.into());
+    pod.marks.resource_version = Some(rv.into());
+    pod
+}
+
+fn listing(secrets: &[&str], pods: Vec<ObservedPod>) -> UndeployEvent {
+    UndeployEvent::Listed(Ok(Listing {
+        pods,
+        secrets: secrets.iter().map(|s| own_secret(s, Some(0))).collect(),
+    }))
+}
+
+fn report(effect: UndeployEffect) -> UndeployReport {
+    match effect {
+        UndeployEffect::Finish(Ok(report)) => report,
+        other => panic!("expected a report, got {other:?}"),
+    }
+}
+
+fn error(effect: UndeployEffect) -> UndeployError {
+    match effect {
+        UndeployEffect::Finish(Err(error)) => error,
+        other => panic!("expected an error, got {other:?}"),
+    }
+}
+
+fn boom() -> RequestFailure {
+    RequestFailure::api(500, "InternalError", "could not delete")
+}
+
+/// S3: a started pod gets one fenced delete with the observed fence, is awaited until gone,
+/// then its Secret is deleted.
+#[test]
+fn s3_delete_wait_then_secrets() {
+    let mut run = Run::new(true);
+    assert_eq!(run.step(UndeployEvent::Start), get());
+    let pod = with_rv(own_pod(running()), "u1", "100");
+    let deletion = match run.step(read(Some(pod.clone()))) {
+        UndeployEffect::DeletePod(d) => d,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        (deletion.fence().uid(), deletion.fence().resource_version()),
+        ("u1", "100")
+    );
+    assert_eq!(
+        run.step(UndeployEvent::PodDeleted(Ok(DeleteAnswer::Accepted))),
+        get()
+    );
+    let effect = run.step(read(Some(pod)));
+    assert!(matches!(effect, UndeployEffect::Wait { max, .. } if max == S(2)));
+    assert_eq!(run.wait(&effect), get());
+    assert_eq!(run.step(read(None)), UndeployEffect::List);
+    let effect = run.step(listing(&[SECRET], vec![]));
+    assert!(matches!(effect, UndeployEffect::DeleteSecret(ref d) if d.name() == SECRET));
+    let done = report(run.step(UndeployEvent::SecretDeleted(Ok(DeleteAnswer::Accepted))));
+    assert_eq!(
+        done,
+        UndeployReport {
+            pod: Some(POD.into()),
+            pod_deleted: true,
+            waited: true,
+            secrets: vec![SECRET.into()],
+            kept_secrets: vec![],
+        }
+    );
+}
+
+/// S4: no pod and no Secrets: a read, a list, success with nothing done.
+#[test]
+fn s4_absent_lists_and_succeeds() {
+    let mut run = Run::new(true);
+    run.step(UndeployEvent::Start);
+    assert_eq!(run.step(read(None)), UndeployEffect::List);
+    assert_eq!(
+        report(run.step(listing(&[], vec![]))),
+        UndeployReport::default()
+    );
+}
+
+/// S5: a foreign pod ends undeploy at once: no delete, no list.
+#[test]
+fn s5_foreign_touches_nothing() {
+    let mut run = Run::new(true);
+    run.step(UndeployEvent::Start);
+    let mut pod = own_pod(running());
+    pod.marks.agent_id = Some(OTHER_AGENT_ID.into());
+    assert_eq!(
+        error(run.step(read(Some(pod)))),
+        UndeployError::ForeignPod { pod: POD.into() }
+    );
+}
+
+/// S6: without waiting, the deleting pod still references its Secret, which is kept.
+#[test]
+fn s6_no_wait_keeps_the_referenced_secret() {
+    let mut run = Run::new(false);
+    run.step(UndeployEvent::Start);
+    let pod = own_pod(running());
+    run.step(read(Some(pod.clone())));
+    assert_eq!(
+        run.step(UndeployEvent::PodDeleted(Ok(DeleteAnswer::Accepted))),
+        UndeployEffect::List
+    );
+    let mut marked = pod;
+    marked.marks.deletion_marked = true;
+    let done = report(run.step(listing(&[SECRET], vec![marked])));
+    assert!(done.pod_deleted && !done.waited);
+    assert_eq!(done.kept_secrets, [SECRET]);
+    assert!(done.secrets.is_empty());
+}
+
+/// S7: PreconditionFailed waits one poll, re-observes, and deletes with the new fence.
+#[test]
+fn s7_precondition_failed_waits_and_uses_the_new_fence() {
+    let mut run = Run::new(true);
+    run.step(UndeployEvent::Start);
+    run.step(read(Some(with_rv(own_pod(running()), "u1", "100"))));
+    let effect = run.step(UndeployEvent::PodDeleted(Ok(
+        DeleteAnswer::PreconditionFailed,
+    )));
+    assert!(
+        matches!(effect, UndeployEffect::Wait { .. }),
+        "no re-read without a wait: {effect:?}"
+    );
+    assert_eq!(run.wait(&effect), get());
+    match run.step(read(Some(with_rv(own_pod(running()), "u1", "200")))) {
+        UndeployEffect::DeletePod(d) => assert_eq!(d.fence().resource_version(), "200"),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// A deletion-marked pod is only awaited: no delete.
+#[test]
+fn a_deletion_marked_pod_is_only_awaited() {
+    let mut run = Run::new(true);
+    run.step(UndeployEvent::Start);
+    let mut pod = own_pod(running());
+    pod.marks.deletion_marked = true;
+    assert_eq!(run.step(read(Some(pod))), get());
+    assert_eq!(run.step(read(None)), UndeployEffect::List);
+    let done = report(run.step(listing(&[], vec![])));
+    assert_eq!(done.pod.as_deref(), Some(POD));
+    assert!(!done.pod_deleted && done.waited);
+}
+
+/// A delete answered NotFound goes straight to the Secrets (nothing to await).
+#[test]
+fn not_found_goes_to_the_secrets() {
+    let mut run = Run::new(true);
+    run.step(UndeployEvent::Start);
+    run.step(read(Some(own_pod(running()))));
+    assert_eq!(
+        run.step(UndeployEvent::PodDeleted(Ok(DeleteAnswer::NotFound))),
+        UndeployEffect::List
+    );
+}
+
+/// E4: the uid still there at the deadline: Timeout, and no list, so no Secret is deleted.
+#[test]
+fn e4_timeout_deletes_no_secret() {
+    let mut run = Run::new(true);
+    run.step(UndeployEvent::Start);
+    let pod = own_pod(running());
+    run.step(read(Some(pod.clone())));
+    let mut effect = run.step(UndeployEvent::PodDeleted(Ok(DeleteAnswer::Accepted)));
+    let mut waits = 0;
+    let last_max = loop {
+        effect = match effect {
+            UndeployEffect::GetPod { .. } => run.step(read(Some(pod.clone()))),
+            UndeployEffect::Wait { max, .. } => {
+                waits += 1;
+                assert!(waits < 1_000, "never expired");
+                let effect = UndeployEffect::Wait {
+                    max,
+                    pod: POD.into(),
+                    resource_version: None,
+                };
+                let next = run.wait(&effect);
+                if !matches!(next, UndeployEffect::GetPod { .. }) {
+                    break max;
+                }
+                next
+            }
+            UndeployEffect::Finish(_) => break Duration::ZERO,
+            other => panic!("{other:?}"),
+        };
+    };
+    assert_eq!(
+        error(run.step(UndeployEvent::Waited)),
+        UndeployError::Timeout {
+            pod: POD.into(),
+            deadline: S(600)
+        }
+    );
+    assert!(last_max <= S(2));
+    assert_eq!(run.now, S(1_600), "waits end exactly at the deadline");
+}
+
+/// A different uid under the name: the new pod is left alone, the Secrets still planned (its
+/// reference protects its own), and the result says a concurrent deploy replaced it.
+#[test]
+fn a_replacement_is_left_and_reported() {
+    let mut run = Run::new(true);
+    run.step(UndeployEvent::Start);
+    run.step(read(Some(with_rv(own_pod(running()), "u1", "100"))));
+    run.step(UndeployEvent::PodDeleted(Ok(DeleteAnswer::Accepted)));
+    let newer = with_rv(own_pod(running()), "u2", "300");
+    assert_eq!(run.step(read(Some(newer.clone()))), UndeployEffect::List);
+    match error(run.step(listing(&[SECRET], vec![newer]))) {
+        UndeployError::Replaced { pod, report } => {
+            assert_eq!(pod, POD);
+            assert_eq!(report.kept_secrets, [SECRET]);
+            assert!(report.pod_deleted && !report.waited);
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Every planned Secret is attempted; the first failure is the result, a changed one is kept.
+#[test]
+fn every_secret_is_attempted_and_the_first_failure_reported() {
+    let mut run = Run::new(true);
+    run.step(UndeployEvent::Start);
+    run.step(read(None));
+    let first = run.step(listing(&["a", "b", "c"], vec![]));
+    assert!(matches!(first, UndeployEffect::DeleteSecret(ref d) if d.name() == "a"));
+    let second = run.step(UndeployEvent::SecretDeleted(Err(boom())));
+    assert!(matches!(second, UndeployEffect::DeleteSecret(ref d) if d.name() == "b"));
+    let third = run.step(UndeployEvent::SecretDeleted(Ok(
+        DeleteAnswer::PreconditionFailed,
+    )));
+    assert!(matches!(third, UndeployEffect::DeleteSecret(ref d) if d.name() == "c"));
+    let e = error(run.step(UndeployEvent::SecretDeleted(Err(
+        RequestFailure::transport("later"),
+    ))));
+    assert_eq!(e, UndeployError::Failed(boom()));
+}
+
+/// Read, delete and list failures end the operation with that failure.
+#[test]
+fn request_failures_end_the_operation() {
+    let mut run = Run::new(true);
+    run.step(UndeployEvent::Start);
+    assert_eq!(
+        error(run.step(UndeployEvent::PodRead(Err(boom())))),
+        UndeployError::Failed(boom())
+    );
+    let mut run = Run::new(true);
+    run.step(UndeployEvent::Start);
+    run.step(read(Some(own_pod(running()))));
+    assert_eq!(
+        error(run.step(UndeployEvent::PodDeleted(Err(boom())))),
+        UndeployError::Failed(boom())
+    );
+    let mut run = Run::new(true);
+    run.step(UndeployEvent::Start);
+    run.step(read(None));
+    assert_eq!(
+        error(run.step(UndeployEvent::Listed(Err(boom())))),
+        UndeployError::Failed(boom())
+    );
+}
+
+/// An answer to an effect the machine did not ask for is an internal error, by name; once
+/// finished the machine repeats its result.
+#[test]
+fn an_unasked_answer_is_internal_and_finish_repeats() {
+    let mut run = Run::new(true);
+    run.step(UndeployEvent::Start);
+    let e = error(run.step(UndeployEvent::Waited));
+    assert!(
+        e.to_string()
+            .contains("answered Waited while undeploy waited for PodRead"),
+        "{e}"
+    );
+    assert!(matches!(
+        run.step(UndeployEvent::Start),
+        UndeployEffect::Finish(Err(UndeployError::Internal { .. }))
+    ));
+}
+
+/// Progress reports each read of the pod name once per change, and the texts name the pod.
+#[test]
+fn progress_and_texts() {
+    let mut run = Run::new(true);
+    run.step(UndeployEvent::Start);
+    run.step(read(Some(own_pod(running()))));
+    assert_eq!(
+        run.machine.poll_progress().map(|p| p.state),
+        Some(StatusState::Started)
+    );
+    assert_eq!(run.machine.poll_progress(), None);
+    for (error, needle) in [
+        (
+            UndeployError::ForeignPod { pod: "p".into() },
+            "not managed by apiary",
+        ),
+        (
+            UndeployError::Timeout {
+                pod: "p".into(),
+                deadline: S(600),
+            },
+            "timed out after 600s",
+        ),
+        (
+            UndeployError::Replaced {
+                pod: "p".into(),
+                report: UndeployReport::default(),
+            },
+            "concurrent deploy created a new pod p",
+        ),
+        (UndeployError::Failed(boom()), "could not delete"),
+    ] {
+        assert!(error.to_string().contains(needle), "{error}");
+    }
+}

@@ -1,0 +1,273 @@
+//! Executes the deploy machine (deploy.md § The deploy operation): mints the generation, builds
+//! this attempt's Secret and rebuilds its pod from the generation the machine holds, and maps
+//! every answer back. Shell only: every decision is `apiary-classify`'s `DeployMachine`'s.
+
+use apiary_classify::failure::RequestFailure;
+use apiary_classify::machine::{
+    DeployError, DeployMachine, DeploySpec, Deployed, Effect, Event, Listing, NamespaceFailure,
+    OwnSecret, PodCreateOutcome, SecretCreateFailure,
+};
+use std::time::Duration;
+use tracing::Instrument;
+
+use super::{
+    DEFAULT_POLL, OnProgress, delete_answer, gc, ignore, list_both, read_pod, report_progress,
+};
+use crate::build::{build_pod, build_secret};
+use crate::config::ValidConfig;
+use crate::naming::Generation;
+use crate::substrate::{CreateOutcome, NamespaceError, Substrate, SubstrateError};
+
+/// How one deploy runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeployOptions {
+    /// The operation deadline (the validated timeout, at most 600 s).
+    pub deadline: Duration,
+    /// The poll interval.
+    pub poll: Duration,
+}
+
+impl DeployOptions {
+    /// The options a validated configuration asks for: its timeout and a 2 s poll.
+    pub fn for_config(config: &ValidConfig) -> DeployOptions {
+        DeployOptions {
+            deadline: config.timeout(),
+            poll: DEFAULT_POLL,
+        }
+    }
+}
+
+/// The machine's spec for deploying `config` with `options`, preflight GC on. A test that must
+/// reach classification row 4 directly switches `preflight_gc` off and calls [`deploy_spec`].
+pub fn spec_for(config: &ValidConfig, options: &DeployOptions) -> DeploySpec {
+    DeploySpec {
+        namespace: config.namespace().to_owned(),
+        pod_name: config.pod_name(),
+        agent_id: config.agent().id().to_owned(),
+        image: config.image().as_str().to_owned(),
+        desired_intent: config.fingerprint(),
+        deadline: options.deadline,
+        poll: options.poll,
+        service_account: config.service_account().map(str::to_owned),
+        preflight_gc: true,
+    }
+}
+
+/// Deploy the agent of `config`: converge the namespace to exactly one started pod (deploy.md
+/// § The deploy operation). Returns the started pod's name and whether its recorded intent
+/// matches this configuration.
+///
+/// # Errors
+/// Every failure row E1–E12 of deploy.md § Errors, as decided by the deploy state machine.
+pub async fn deploy<S: Substrate>(
+    substrate: &S,
+    config: &ValidConfig,
+    options: &DeployOptions,
+) -> Result<Deployed, DeployError> {
+    deploy_spec(substrate, config, spec_for(config, options), &mut ignore).await
+}
+
+/// [`deploy`], handing each change of observed state to `on_progress`.
+///
+/// # Errors
+/// As [`deploy`].
+pub async fn deploy_watching<S: Substrate>(
+    substrate: &S,
+    config: &ValidConfig,
+    options: &DeployOptions,
+    on_progress: OnProgress<'_>,
+) -> Result<Deployed, DeployError> {
+    deploy_spec(substrate, config, spec_for(config, options), on_progress).await
+}
+
+/// [`deploy`] with the machine's spec given (see [`spec_for`]); `spec` must describe `config`.
+///
+/// # Errors
+/// As [`deploy`].
+pub async fn deploy_spec<S: Substrate>(
+    substrate: &S,
+    config: &ValidConfig,
+    spec: DeploySpec,
+    on_progress: OnProgress<'_>,
+) -> Result<Deployed, DeployError> {
+    let agent = config.agent();
+    let span = tracing::info_span!("deploy", agent = %agent.name(), pod = %spec.pod_name);
+    run(substrate, config, spec, on_progress)
+        .instrument(span)
+        .await
+}
+
+async fn run<S: Substrate>(
+    substrate: &S,
+    config: &ValidConfig,
+    spec: DeploySpec,
+    on_progress: OnProgress<'_>,
+) -> Result<Deployed, DeployError> {
+    let agent = config.agent();
+    let mut machine = DeployMachine::new(spec);
+    let mut event = Event::Start;
+    loop {
+        let effect = machine.step(substrate.now(), event);
+        while let Some(progress) = machine.poll_progress() {
+            report_progress(progress, on_progress);
+        }
+        event = match effect {
+            Effect::Finish(result) => return result,
+            Effect::EnsureNamespace => {
+                Event::NamespaceEnsured(substrate.ensure_namespace().await.map_err(|error| {
+                    match error {
+                        NamespaceError::CreateForbidden { .. } => NamespaceFailure::CreateForbidden,
+                        NamespaceError::Failed { source, .. } => {
+                            NamespaceFailure::Failed(source.failure())
+                        }
+                    }
+                }))
+            }
+            Effect::RunGc => {
+                // GC is hygiene: a problem that matters resurfaces at create with a precise
+                // message (deploy.md § Sequence step 4).
+                match gc::run(substrate, agent, false).await {
+                    Ok(report) => {
+                        for error in &report.failures {
+                            tracing::warn!("preflight gc: {error}");
+                        }
+                    }
+                    Err(error) => tracing::warn!("preflight gc skipped: {error}"),
+                }
+                Event::GcDone
+            }
+            Effect::GetPod { name } | Effect::ReadLatestCondition { name } => {
+                Event::PodRead(read_pod(substrate, &name).await)
+            }
+            Effect::GetServiceAccount { name } => Event::ServiceAccountRead(
+                substrate
+                    .service_account_exists(&name)
+                    .await
+                    .map_err(|e| e.failure()),
+            ),
+            Effect::CheckSecret { name } => Event::SecretChecked(
+                substrate
+                    .secret_exists(&name)
+                    .await
+                    .map_err(|e| e.failure()),
+            ),
+            Effect::CreateSecret => Event::SecretCreated(create_secret(substrate, config).await),
+            Effect::CreatePod { secret } => {
+                let Ok(generation) = secret.generation.parse::<Generation>() else {
+                    return Err(DeployError::Internal {
+                        detail: format!(
+                            "the machine asked for the pod of secret {}, whose generation this \
+                             driver did not mint",
+                            secret.name
+                        ),
+                    });
+                };
+                Event::PodCreated(create_pod(substrate, config, generation, &secret).await)
+            }
+            Effect::DeletePod(deletion) => {
+                tracing::info!(
+                    uid = deletion.fence().uid(),
+                    resource_version = deletion.fence().resource_version(),
+                    "deleting the pod"
+                );
+                Event::PodDeleted(
+                    substrate
+                        .delete_pod(&deletion)
+                        .await
+                        .map(delete_answer)
+                        .map_err(|e| e.failure()),
+                )
+            }
+            Effect::ListForDrop { secret } => {
+                let listed = list_both(substrate, &agent.selector()).await;
+                if let Err(error) = &listed {
+                    tracing::warn!("secret {secret} left for later collection: {error}");
+                }
+                Event::Listed(
+                    listed
+                        .map(|(pods, secrets, _)| Listing { pods, secrets })
+                        .map_err(|e| e.failure()),
+                )
+            }
+            Effect::DeleteSecret(deletion) => {
+                let answer = substrate.delete_secret(&deletion).await;
+                if let Err(error) = &answer {
+                    tracing::warn!(
+                        "secret {} left for later collection: {error}",
+                        deletion.name()
+                    );
+                }
+                Event::SecretDeleted(answer.map(delete_answer).map_err(|e| e.failure()))
+            }
+            Effect::Wait {
+                max,
+                pod,
+                resource_version,
+            } => {
+                substrate
+                    .wait_for_pod_change(&pod, resource_version.as_deref(), max)
+                    .await;
+                Event::Waited
+            }
+        };
+    }
+}
+
+/// Mint a generation, build this attempt's Secret from it and create it.
+async fn create_secret<S: Substrate>(
+    substrate: &S,
+    config: &ValidConfig,
+) -> Result<OwnSecret, SecretCreateFailure> {
+    let generation = Generation::mint().map_err(|error| SecretCreateFailure {
+        name: format!("{}-<generation>", config.pod_name()),
+        failure: RequestFailure::unsent(error.to_string()),
+    })?;
+    let name = config.agent().secret_name(generation);
+    let failed = |failure| SecretCreateFailure {
+        name: name.clone(),
+        failure,
+    };
+    match substrate
+        .create_secret(&build_secret(config, generation))
+        .await
+    {
+        Ok(CreateOutcome::Created) => Ok(OwnSecret {
+            generation: generation.to_string(),
+            name,
+        }),
+        Ok(CreateOutcome::AlreadyExists) => Err(failed(RequestFailure::api(
+            409,
+            "AlreadyExists",
+            "a secret with this freshly minted name already exists",
+        ))),
+        Err(error) => Err(failed(error.failure())),
+    }
+}
+
+/// Rebuild this attempt's pod from its generation and create it.
+async fn create_pod<S: Substrate>(
+    substrate: &S,
+    config: &ValidConfig,
+    generation: Generation,
+    secret: &OwnSecret,
+) -> PodCreateOutcome {
+    match substrate.create_pod(&build_pod(config, generation)).await {
+        Ok(CreateOutcome::Created) => {
+            tracing::info!(secret = %secret.name, "created the pod");
+            PodCreateOutcome::Created
+        }
+        Ok(CreateOutcome::AlreadyExists) => PodCreateOutcome::AlreadyExists,
+        Err(error) => match &error {
+            // The machine decides whether to wait for the account (deploy.md § Namespace ensure,
+            // item 4); the driver only passes it on.
+            SubstrateError::ServiceAccountMissing { account, .. } => {
+                PodCreateOutcome::ServiceAccountMissing {
+                    account: account.clone(),
+                    failure: error.failure(),
+                }
+            }
+            _ if error.is_api() => PodCreateOutcome::Refused(error.failure()),
+            _ => PodCreateOutcome::TransportFailed(error.failure()),
+        },
+    }
+}

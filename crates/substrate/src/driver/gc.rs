@@ -1,0 +1,68 @@
+//! Executes one GC pass (deploy.md § Execution): the effects of `apiary-classify`'s GC machine.
+//! Shell only: the plan, the re-read decision and what counts as a failure are the machine's.
+
+use apiary_classify::failure::RequestFailure;
+use apiary_classify::gc::{GcEffect, GcEvent, GcListing, GcMachine, GcReport, GcSpec};
+use tracing::Instrument;
+
+use super::{delete_answer, list_both, read_pod};
+use crate::naming::AgentIdentity;
+use crate::substrate::Substrate;
+
+/// Run one GC pass for `agent` (deploy.md § Execution). With `dry_run`, only the reads happen
+/// and the plan is reported.
+///
+/// # Errors
+/// A list or re-read failure aborts the pass. Individual delete failures do not: they are in
+/// [`GcReport::failures`].
+pub async fn gc<S: Substrate>(
+    substrate: &S,
+    agent: &AgentIdentity,
+    dry_run: bool,
+) -> Result<GcReport, RequestFailure> {
+    let span = tracing::info_span!("gc", agent = %agent.name(), pod = %agent.pod_name());
+    run(substrate, agent, dry_run).instrument(span).await
+}
+
+/// The pass itself, in the caller's span (preflight GC runs inside the deploy's).
+pub(super) async fn run<S: Substrate>(
+    substrate: &S,
+    agent: &AgentIdentity,
+    dry_run: bool,
+) -> Result<GcReport, RequestFailure> {
+    let mut machine = GcMachine::new(GcSpec {
+        agent_id: agent.id().to_owned(),
+        dry_run,
+    });
+    let mut event = GcEvent::Start;
+    loop {
+        event = match machine.step(event) {
+            GcEffect::Finish(result) => return result,
+            GcEffect::List => GcEvent::Listed(
+                list_both(substrate, &agent.selector())
+                    .await
+                    .map(|(pods, secrets, server_now)| GcListing {
+                        pods,
+                        secrets,
+                        server_now,
+                    })
+                    .map_err(|e| e.failure()),
+            ),
+            GcEffect::GetPod { name } => GcEvent::PodRead(read_pod(substrate, &name).await),
+            GcEffect::DeletePod(deletion) => GcEvent::PodDeleted(
+                substrate
+                    .delete_pod(&deletion)
+                    .await
+                    .map(delete_answer)
+                    .map_err(|e| e.failure()),
+            ),
+            GcEffect::DeleteSecret(deletion) => GcEvent::SecretDeleted(
+                substrate
+                    .delete_secret(&deletion)
+                    .await
+                    .map(delete_answer)
+                    .map_err(|e| e.failure()),
+            ),
+        };
+    }
+}

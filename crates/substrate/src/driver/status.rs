@@ -1,0 +1,41 @@
+//! Executes `status` (deploy.md § status): the quorum reads `apiary-classify`'s status machine
+//! asks for. Shell only, and read-only.
+
+use apiary_classify::failure::RequestFailure;
+use apiary_classify::status::{StatusEffect, StatusEvent, StatusMachine, StatusReport, StatusSpec};
+
+use super::read_pod;
+use crate::config::ValidConfig;
+use crate::naming::AgentIdentity;
+use crate::substrate::Substrate;
+
+/// Report the status of `agent`'s pod (read-only). With `config`, also whether the pod's
+/// recorded intent matches it.
+///
+/// # Errors
+/// A failed read of the pod or of its Secret.
+pub async fn status<S: Substrate>(
+    substrate: &S,
+    agent: &AgentIdentity,
+    config: Option<&ValidConfig>,
+) -> Result<StatusReport, RequestFailure> {
+    let mut machine = StatusMachine::new(StatusSpec {
+        pod_name: agent.pod_name(),
+        agent_id: agent.id().to_owned(),
+        image: config.map(|c| c.image().as_str().to_owned()),
+        desired_intent: config.map(ValidConfig::fingerprint),
+    });
+    let mut event = StatusEvent::Start;
+    loop {
+        event = match machine.step(event) {
+            StatusEffect::Finish(result) => return result,
+            StatusEffect::GetPod { name } => StatusEvent::PodRead(read_pod(substrate, &name).await),
+            StatusEffect::CheckSecret { name } => StatusEvent::SecretChecked(
+                substrate
+                    .secret_exists(&name)
+                    .await
+                    .map_err(|e| e.failure()),
+            ),
+        };
+    }
+}

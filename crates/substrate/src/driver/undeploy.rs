@@ -1,0 +1,125 @@
+//! Executes undeploy (deploy.md § undeploy): the effects of `apiary-classify`'s undeploy machine.
+//! Shell only: the delete, its fence, the wait and which Secrets go are the machine's.
+
+use std::time::Duration;
+
+use apiary_classify::machine::Listing;
+use apiary_classify::undeploy::{
+    UndeployEffect, UndeployError, UndeployEvent, UndeployMachine, UndeployReport, UndeploySpec,
+};
+use tracing::Instrument;
+
+use super::{
+    DEFAULT_POLL, OnProgress, delete_answer, ignore, list_both, read_pod, report_progress,
+};
+use crate::naming::AgentIdentity;
+use crate::substrate::Substrate;
+
+/// How undeploy runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UndeployOptions {
+    /// Wait for the pod to disappear before deleting Secrets (`--no-wait` turns it off).
+    pub wait: bool,
+    /// The bound of the wait.
+    pub deadline: Duration,
+    /// The poll interval.
+    pub poll: Duration,
+}
+
+impl Default for UndeployOptions {
+    fn default() -> UndeployOptions {
+        UndeployOptions {
+            wait: true,
+            deadline: apiary_classify::machine::DEFAULT_DEADLINE,
+            poll: DEFAULT_POLL,
+        }
+    }
+}
+
+/// Undeploy `agent` (deploy.md § undeploy): fenced delete of a verified pod, optional wait for
+/// its uid to go, then delete every verified Secret no listed pod references.
+///
+/// # Errors
+/// [`UndeployError`]: a foreign pod (nothing touched), a timeout, a concurrent replacement, or
+/// a failed request.
+pub async fn undeploy<S: Substrate>(
+    substrate: &S,
+    agent: &AgentIdentity,
+    options: &UndeployOptions,
+) -> Result<UndeployReport, UndeployError> {
+    undeploy_watching(substrate, agent, options, &mut ignore).await
+}
+
+/// [`undeploy`], handing each change of observed state to `on_progress`.
+///
+/// # Errors
+/// As [`undeploy`].
+pub async fn undeploy_watching<S: Substrate>(
+    substrate: &S,
+    agent: &AgentIdentity,
+    options: &UndeployOptions,
+    on_progress: OnProgress<'_>,
+) -> Result<UndeployReport, UndeployError> {
+    let span = tracing::info_span!("undeploy", agent = %agent.name(), pod = %agent.pod_name());
+    run(substrate, agent, options, on_progress)
+        .instrument(span)
+        .await
+}
+
+async fn run<S: Substrate>(
+    substrate: &S,
+    agent: &AgentIdentity,
+    options: &UndeployOptions,
+    on_progress: OnProgress<'_>,
+) -> Result<UndeployReport, UndeployError> {
+    let mut machine = UndeployMachine::new(UndeploySpec {
+        pod_name: agent.pod_name(),
+        agent_id: agent.id().to_owned(),
+        wait: options.wait,
+        deadline: options.deadline,
+        poll: options.poll,
+    });
+    let mut event = UndeployEvent::Start;
+    loop {
+        let effect = machine.step(substrate.now(), event);
+        while let Some(progress) = machine.poll_progress() {
+            report_progress(progress, on_progress);
+        }
+        event = match effect {
+            UndeployEffect::Finish(result) => return result,
+            UndeployEffect::GetPod { name } => {
+                UndeployEvent::PodRead(read_pod(substrate, &name).await)
+            }
+            UndeployEffect::DeletePod(deletion) => UndeployEvent::PodDeleted(
+                substrate
+                    .delete_pod(&deletion)
+                    .await
+                    .map(delete_answer)
+                    .map_err(|e| e.failure()),
+            ),
+            UndeployEffect::Wait {
+                max,
+                pod,
+                resource_version,
+            } => {
+                substrate
+                    .wait_for_pod_change(&pod, resource_version.as_deref(), max)
+                    .await;
+                UndeployEvent::Waited
+            }
+            UndeployEffect::List => UndeployEvent::Listed(
+                list_both(substrate, &agent.selector())
+                    .await
+                    .map(|(pods, secrets, _)| Listing { pods, secrets })
+                    .map_err(|e| e.failure()),
+            ),
+            UndeployEffect::DeleteSecret(deletion) => {
+                let answer = substrate.delete_secret(&deletion).await;
+                if let Err(error) = &answer {
+                    tracing::warn!("{error}");
+                }
+                UndeployEvent::SecretDeleted(answer.map(delete_answer).map_err(|e| e.failure()))
+            }
+        };
+    }
+}
