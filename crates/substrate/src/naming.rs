@@ -11,24 +11,12 @@ use std::str::FromStr;
 
 use sha2::{Digest, Sha256};
 
-/// Label `app.kubernetes.io/managed-by`: apiary's ownership marker.
-pub const LABEL_MANAGED_BY: &str = "app.kubernetes.io/managed-by";
-/// The value of [`LABEL_MANAGED_BY`] on apiary's objects.
-pub const MANAGED_BY: &str = "apiary";
-/// Label `apiary.dev/binding-version`: the object schema apiary wrote.
-pub const LABEL_BINDING_VERSION: &str = "apiary.dev/binding-version";
-/// The value of [`LABEL_BINDING_VERSION`] this build writes and verifies.
-pub const BINDING_VERSION: &str = "1";
-/// Label `apiary.dev/agent`: the first 32 hex of the agent_id, used by the selector.
-pub const LABEL_AGENT: &str = "apiary.dev/agent";
-/// Annotation `apiary.dev/agent-id`: the full 64-hex agent_id, the proof of ownership.
-pub const ANNOTATION_AGENT_ID: &str = "apiary.dev/agent-id";
-/// Annotation `apiary.dev/agent-name`: AGENT verbatim, for humans only.
-pub const ANNOTATION_AGENT_NAME: &str = "apiary.dev/agent-name";
-/// Annotation `apiary.dev/create-intent`: the 64-hex create-intent fingerprint (pods only).
-pub const ANNOTATION_CREATE_INTENT: &str = "apiary.dev/create-intent";
-/// Annotation `apiary.dev/image`: the normalized image reference (pods only).
-pub const ANNOTATION_IMAGE: &str = "apiary.dev/image";
+// The marker label and annotation names are defined once, by verification (the decisions read
+// them); the builders and observation use them from there.
+pub use apiary_classify::verify::{
+    ANNOTATION_AGENT_ID, ANNOTATION_AGENT_NAME, ANNOTATION_CREATE_INTENT, ANNOTATION_IMAGE,
+    BINDING_VERSION, LABEL_AGENT, LABEL_BINDING_VERSION, LABEL_MANAGED_BY, MANAGED_BY,
+};
 
 /// The longest AGENT accepted, in UTF-8 bytes.
 pub const MAX_AGENT_BYTES: usize = 253;
