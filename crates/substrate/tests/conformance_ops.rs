@@ -12,11 +12,11 @@ use std::time::Duration;
 
 use apiary_classify::gc::OrphanSweep;
 use apiary_classify::status::StatusState;
+use apiary_substrate::DeleteOutcome;
 use apiary_substrate::driver::{
     SecretStatus, UndeployError, UndeployOptions, gc, status, undeploy,
 };
 use apiary_substrate::fake::{FakeCluster, Op, ServerClock};
-use apiary_substrate::DeleteOutcome;
 use conformance_support::*;
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;

@@ -9,7 +9,7 @@
 
 use std::collections::VecDeque;
 
-use super::{GcPlan, GcPodDecision, OrphanSweep, decide_gc_reread, plan_gc};
+use super::plan::{GcPlan, GcPodDecision, OrphanSweep, decide_gc_reread, plan_gc};
 use crate::facts::{ObservedPod, ObservedSecret};
 use crate::failure::RequestFailure;
 use crate::machine::DeleteAnswer;

@@ -5,7 +5,7 @@
 //! Pure and read-only: the only effects are quorum reads. A foreign pod reports nothing of
 //! itself, so no Secret of it is read.
 
-use super::{PodStatus, StatusState, pod_status};
+use super::mapping::{PodStatus, StatusState, pod_status};
 use crate::facts::ObservedPod;
 use crate::failure::RequestFailure;
 use crate::verify::{PodView, view_pod};

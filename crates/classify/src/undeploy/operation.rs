@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::time::Duration;
 
-use super::{SecretsPlan, UndeployPodStep, undeploy_pod_step, undeploy_secrets};
+use super::decide::{SecretsPlan, UndeployPodStep, undeploy_pod_step, undeploy_secrets};
 use crate::facts::ObservedPod;
 use crate::failure::RequestFailure;
 use crate::machine::{DeleteAnswer, Listing};

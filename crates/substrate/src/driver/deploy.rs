@@ -10,8 +10,9 @@ use apiary_classify::machine::{
 use std::time::Duration;
 use tracing::Instrument;
 
-use super::{
-    DEFAULT_POLL, OnProgress, delete_answer, gc, ignore, list_both, read_pod, report_progress,
+use super::gc;
+use super::shared::{
+    DEFAULT_POLL, OnProgress, delete_answer, ignore, list_both, read_pod, report_progress,
 };
 use crate::build::{build_pod, build_secret};
 use crate::config::ValidConfig;

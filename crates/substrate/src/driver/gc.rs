@@ -5,7 +5,7 @@ use apiary_classify::failure::RequestFailure;
 use apiary_classify::gc::{GcEffect, GcEvent, GcListing, GcMachine, GcReport, GcSpec};
 use tracing::Instrument;
 
-use super::{delete_answer, list_both, read_pod};
+use super::shared::{delete_answer, list_both, read_pod};
 use crate::naming::AgentIdentity;
 use crate::substrate::Substrate;
 

@@ -4,7 +4,7 @@
 use apiary_classify::failure::RequestFailure;
 use apiary_classify::status::{StatusEffect, StatusEvent, StatusMachine, StatusReport, StatusSpec};
 
-use super::read_pod;
+use super::shared::read_pod;
 use crate::config::ValidConfig;
 use crate::naming::AgentIdentity;
 use crate::substrate::Substrate;

@@ -9,7 +9,7 @@ use apiary_classify::undeploy::{
 };
 use tracing::Instrument;
 
-use super::{
+use super::shared::{
     DEFAULT_POLL, OnProgress, delete_answer, ignore, list_both, read_pod, report_progress,
 };
 use crate::naming::AgentIdentity;
