@@ -5,6 +5,7 @@
 //! only choices here are wording and document shape. Must not: print an env value (nothing
 //! here ever holds one: results carry names and redacted conditions only).
 
+use apiary_classify::failure::RequestFailure;
 use apiary_substrate::Substrate;
 use apiary_substrate::config::ValidConfig;
 use apiary_substrate::driver::{
@@ -34,7 +35,13 @@ pub async fn deploy<S: Substrate>(
     )
     .await;
     progress.finish();
-    let deployed = result.map_err(|e| Failure::failed(e.to_string()))?;
+    let deployed = result.map_err(|e| {
+        Failure::failed(with_rbac_hint(
+            e.to_string(),
+            e.request_failure(),
+            config.namespace(),
+        ))
+    })?;
     if !deployed.intent_matches {
         tracing::warn!(
             "pod {} was already running with a different configuration; it keeps its old \
@@ -43,6 +50,31 @@ pub async fn deploy<S: Substrate>(
         );
     }
     Ok(deploy_report(agent, config.namespace(), &deployed.pod))
+}
+
+/// A failed request of a deploy-side command as exit 1, with the RBAC hint when it was a 403.
+fn refused(failure: &RequestFailure, namespace: &str) -> Failure {
+    Failure::failed(with_rbac_hint(
+        failure.to_string(),
+        Some(failure),
+        namespace,
+    ))
+}
+
+/// `message`, and when the request behind it was refused with `403 Forbidden`, what grants the
+/// right (deploy.md § RBAC): the server's message already names the verb and the resource, so
+/// the hint names the manifest and the binding that carries them. Any other failure is left as it
+/// is.
+fn with_rbac_hint(message: String, failure: Option<&RequestFailure>, namespace: &str) -> String {
+    if !failure.is_some_and(RequestFailure::is_forbidden) {
+        return message;
+    }
+    format!(
+        "{message}; the caller needs the rights in rbac/apiary-deployer.yaml: apply it with \
+         `kubectl apply -f rbac/apiary-deployer.yaml` and bind it with `kubectl create \
+         rolebinding apiary -n {namespace} --clusterrole=apiary-deployer --user=<you>` (or \
+         --serviceaccount=<sa-namespace>:<sa>)"
+    )
 }
 
 /// The deploy result: text is the pod name alone.
@@ -67,7 +99,7 @@ pub async fn status<S: Substrate>(
 ) -> CommandResult {
     let report = driver::status(substrate, agent, config)
         .await
-        .map_err(|e| Failure::failed(e.to_string()))?;
+        .map_err(|e| refused(&e, substrate.namespace()))?;
     Ok(status_report(agent, substrate.namespace(), &report))
 }
 
@@ -144,6 +176,7 @@ pub async fn undeploy<S: Substrate>(
             ))
             .with_detail("undeploy", done.json))
         }
+        Err(UndeployError::Failed(failure)) => Err(refused(&failure, substrate.namespace())),
         Err(error) => Err(Failure::failed(error.to_string())),
     }
 }
@@ -186,7 +219,7 @@ pub async fn gc<S: Substrate>(
 ) -> CommandResult {
     let report = driver::gc(substrate, agent, dry_run)
         .await
-        .map_err(|e| Failure::failed(e.to_string()))?;
+        .map_err(|e| refused(&e, substrate.namespace()))?;
     if report.orphan_sweep.is_some_and(|s| s.as_str() == "skipped") {
         tracing::warn!(
             "orphan sweep skipped: the apiserver's answer carried no usable Date header, so no \
@@ -203,7 +236,7 @@ pub async fn gc<S: Substrate>(
     let first = report
         .failures
         .first()
-        .map(ToString::to_string)
+        .map(|f| with_rbac_hint(f.to_string(), Some(f), substrate.namespace()))
         .unwrap_or_default();
     Err(Failure::failed(format!(
         "{} deletion(s) failed; the others were attempted. First failure: {first}",

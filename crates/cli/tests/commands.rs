@@ -135,6 +135,30 @@ on_both_backends! {
         );
     }
 
+    /// A deploy whose pod create is refused (403) names the refused verb and resource (the
+    /// server's message) and the manifest that grants it (deploy.md § RBAC).
+    fn forbidden_pod_create_names_the_deployer_role(mut fx) {
+        fx.deny(Verb::Create, Some(Resource::Pods));
+        let run = fx.apiary(&["deploy", AGENT, "--image", IMAGE, "--timeout", "60"]);
+        assert_eq!(run.code, 1, "{run:?}");
+        assert!(run.stderr.contains("rbac/apiary-deployer.yaml"), "{}", run.stderr);
+        assert!(run.stderr.contains("create"), "{}", run.stderr);
+    }
+
+    /// status and undeploy whose pod read is refused (403) name the deployer role as deploy does.
+    fn forbidden_pod_read_names_the_deployer_role(mut fx) {
+        fx.deny(Verb::Get, Some(Resource::Pods));
+        for args in [&["status", AGENT][..], &["undeploy", AGENT][..]] {
+            let run = fx.apiary(args);
+            assert_eq!(run.code, 1, "{args:?}: {run:?}");
+            assert!(
+                run.stderr.contains("rbac/apiary-deployer.yaml"),
+                "{args:?}: {}",
+                run.stderr
+            );
+        }
+    }
+
     /// Eight concurrent `apiary deploy` processes of one agent: one pod, the same output from all.
     fn eight_concurrent_deploys_make_one_pod_and_agree(fx) {
         let children: Vec<_> = (0..8)

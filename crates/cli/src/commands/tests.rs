@@ -226,3 +226,32 @@ fn gc_lines_and_document() {
         "skipped"
     );
 }
+
+/// A 403 of any deploy-side request names the manifest and the binding that grant the right,
+/// once, after the server's own message; other failures and no failure are left alone.
+#[test]
+fn forbidden_requests_get_the_deployer_rbac_hint() {
+    let denied = RequestFailure::api(
+        403,
+        "Forbidden",
+        "could not create pod agents/p: pods is forbidden: User \"u\" cannot create resource \
+         \"pods\"",
+    );
+    let hinted = with_rbac_hint(denied.to_string(), Some(&denied), "agents");
+    assert!(hinted.starts_with(&denied.to_string()), "{hinted}");
+    assert!(hinted.contains("rbac/apiary-deployer.yaml"), "{hinted}");
+    assert!(
+        hinted
+            .contains("kubectl create rolebinding apiary -n agents --clusterrole=apiary-deployer"),
+        "{hinted}"
+    );
+    assert_eq!(hinted.matches("rbac/apiary-deployer.yaml").count(), 2);
+    let busy = RequestFailure::api(503, "ServiceUnavailable", "busy");
+    assert_eq!(with_rbac_hint("busy".into(), Some(&busy), "agents"), "busy");
+    let lost = RequestFailure::transport("connection refused");
+    assert_eq!(
+        with_rbac_hint("connection refused".into(), Some(&lost), "agents"),
+        "connection refused"
+    );
+    assert_eq!(with_rbac_hint("timeout".into(), None, "agents"), "timeout");
+}
