@@ -1269,3 +1269,42 @@ fn an_unasked_account_read_is_a_driver_error() {
         "{text}"
     );
 }
+
+/// Without preflight GC the machine goes from the namespace straight to the first observation
+/// (the knob tests use to reach classification directly); with it, GC runs first.
+#[test]
+fn preflight_gc_off_goes_straight_to_the_first_read() {
+    let mut run = Run::with(DeploySpec {
+        preflight_gc: false,
+        ..spec()
+    });
+    assert_eq!(run.step(Event::Start), Effect::EnsureNamespace);
+    assert_eq!(run.step(Event::NamespaceEnsured(Ok(()))), get());
+    let mut with_gc = Run::new();
+    assert_eq!(with_gc.step(Event::Start), Effect::EnsureNamespace);
+    assert_eq!(with_gc.step(Event::NamespaceEnsured(Ok(()))), Effect::RunGc);
+}
+
+/// Progress is an output of the machine: one value per change of observed state, polled after
+/// a step, and nothing more until the state changes again (deploy.md § Loop).
+#[test]
+fn progress_is_reported_once_per_change_of_state() {
+    use crate::status::StatusState;
+    let mut run = Run::new();
+    run.reach_first_get();
+    assert_eq!(run.machine.poll_progress(), None, "nothing observed yet");
+    let _ = run.step(read(recoverable()));
+    let first = run
+        .machine
+        .poll_progress()
+        .expect("the first observation is a change");
+    assert_eq!(first.state, StatusState::Starting);
+    assert_eq!(run.machine.poll_progress(), None, "polled once");
+    let _ = run.step(Event::Waited);
+    let _ = run.step(read(own_pod(running())));
+    assert_eq!(
+        run.machine.poll_progress().map(|p| p.state),
+        Some(StatusState::Started)
+    );
+    assert_eq!(run.machine.poll_progress(), None);
+}
