@@ -12,8 +12,19 @@ use std::task::{Context, Poll, Waker};
 use k8s_openapi::api::core::v1::{Container, EnvFromSource, PodSpec, PodStatus, SecretEnvSource};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 
+use std::sync::Mutex;
+use std::time::Duration;
+
+use apiary_classify::verify::PodDeletion;
+use apiary_cluster_model::kubelet::PodScript;
+use chrono::DateTime;
+use k8s_openapi::api::core::v1::{Pod, Secret};
+
 use super::*;
 use crate::fake::proof::{pod_deletion, secret_deletion};
+use crate::substrate::{
+    CreateOutcome, DeleteOutcome, NamespaceError, Operation, Substrate, SubstrateError,
+};
 
 const NS: &str = "agents";
 const SELECTOR: &str = "apiary.dev/agent=abc,app.kubernetes.io/managed-by=apiary";
