@@ -1,0 +1,101 @@
+//! The fake substrate's errors: ready-made apiserver refusals ([`api_error`], [`server_error`],
+//! [`transport_failure`]) worded like the real apiserver's, and the translation of model errors
+//! into [`SubstrateError`]. Pure functions, test-only; no state, and no environment value ever
+//! enters a message.
+
+use apiary_cluster_model::ModelError;
+
+use crate::substrate::{Operation, SubstrateError};
+
+/// An apiserver refusal with a chosen status.
+pub fn api_error(
+    operation: Operation,
+    object: &str,
+    code: u16,
+    reason: &str,
+    message: &str,
+) -> SubstrateError {
+    SubstrateError::Api {
+        operation,
+        object: object.to_owned(),
+        code,
+        reason: reason.to_owned(),
+        message: message.to_owned(),
+    }
+}
+
+/// No answer at all (`connection reset by peer`): a transport failure carries no reason.
+pub fn transport_failure(operation: Operation, object: &str) -> SubstrateError {
+    SubstrateError::Transport {
+        operation,
+        object: object.to_owned(),
+        message: "error trying to connect: connection reset by peer".to_owned(),
+    }
+}
+
+/// 500 `InternalError`.
+pub fn server_error(operation: Operation, object: &str) -> SubstrateError {
+    api_error(
+        operation,
+        object,
+        500,
+        "InternalError",
+        "Internal error occurred: etcdserver: request timed out",
+    )
+}
+
+pub(crate) fn verb_of(operation: Operation) -> &'static str {
+    match operation {
+        Operation::GetNamespace
+        | Operation::GetPod
+        | Operation::GetSecret
+        | Operation::GetServiceAccount => "get",
+        Operation::CreateNamespace | Operation::CreateSecret | Operation::CreatePod => "create",
+        Operation::ListPods | Operation::ListSecrets => "list",
+        Operation::DeletePod | Operation::DeleteSecret => "delete",
+        Operation::WatchPod => "watch",
+    }
+}
+
+pub(crate) fn resource_of(operation: Operation) -> &'static str {
+    match operation {
+        Operation::GetNamespace | Operation::CreateNamespace => "namespaces",
+        Operation::ListPods
+        | Operation::GetPod
+        | Operation::CreatePod
+        | Operation::DeletePod
+        | Operation::WatchPod => "pods",
+        Operation::ListSecrets
+        | Operation::GetSecret
+        | Operation::CreateSecret
+        | Operation::DeleteSecret => "secrets",
+        Operation::GetServiceAccount => "serviceaccounts",
+    }
+}
+
+pub(crate) fn object_name(object: &str) -> &str {
+    object.split_once('/').map_or("", |(_, n)| n)
+}
+
+pub(crate) fn model_error(
+    operation: Operation,
+    object: &str,
+    error: &ModelError,
+) -> SubstrateError {
+    if let ModelError::ServiceAccountMissing { account, .. } = error {
+        return SubstrateError::ServiceAccountMissing {
+            operation,
+            object: object.to_owned(),
+            code: error.code(),
+            account: account.clone(),
+            message: error.to_string(),
+        };
+    }
+    api_error(
+        operation,
+        object,
+        error.code(),
+        error.reason(),
+        &error.to_string(),
+    )
+}

@@ -1,0 +1,378 @@
+//! The [`Substrate`] impl of [`FakeCluster`]: each call is logged, takes its scripted [`Step`],
+//! and is answered from the model as the module docs of `fake` tabulate; polls advance the
+//! virtual clock and run their hooks. Test-only; no I/O, no real clock.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use apiary_classify::verify::{PodDeletion, SecretDeletion};
+use apiary_cluster_model::{ClusterModel, ListOptions, ModelError, Preconditions, add};
+use chrono::{DateTime, Utc};
+use k8s_openapi::api::core::v1::{Pod, Secret};
+
+use crate::fake::call::Call;
+use crate::fake::clock::{ServerClock, to_chrono};
+use crate::fake::cluster::{FakeCluster, lock};
+use crate::fake::errors::model_error;
+use crate::fake::step::Step;
+use crate::substrate::{
+    CreateOutcome, DeleteOutcome, Listed, NamespaceError, Operation, Substrate, SubstrateError,
+};
+
+fn list_options(selector: &str) -> ListOptions {
+    ListOptions {
+        label_selector: Some(selector.to_owned()),
+        ..ListOptions::default()
+    }
+}
+
+/// What a write answers when it does not fail: the one difference between a create and a delete
+/// for [`FakeCluster::write`].
+trait WriteOutcome: Sized {
+    /// The outcome a scripted step answers in place of the model, if the step carries one.
+    fn scripted(step: &Step) -> Option<Self>;
+    /// The outcome a model result means, or the model error that stays a failure.
+    fn of(result: Result<(), ModelError>) -> Result<Self, ModelError>;
+}
+
+impl WriteOutcome for CreateOutcome {
+    fn scripted(step: &Step) -> Option<Self> {
+        match step {
+            Step::Create(outcome) => Some(*outcome),
+            _ => None,
+        }
+    }
+
+    fn of(result: Result<(), ModelError>) -> Result<Self, ModelError> {
+        match result {
+            Ok(()) => Ok(Self::Created),
+            Err(ModelError::AlreadyExists { .. }) => Ok(Self::AlreadyExists),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+impl WriteOutcome for DeleteOutcome {
+    fn scripted(step: &Step) -> Option<Self> {
+        match step {
+            Step::Delete(outcome) => Some(*outcome),
+            _ => None,
+        }
+    }
+
+    fn of(result: Result<(), ModelError>) -> Result<Self, ModelError> {
+        match result {
+            Ok(()) => Ok(Self::Accepted),
+            Err(ModelError::NotFound { .. }) => Ok(Self::NotFound),
+            Err(ModelError::Conflict { .. }) => Ok(Self::PreconditionFailed),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+impl FakeCluster {
+    /// Log `call`, apply the request latency, and take the next scripted step of its kind.
+    fn begin(&self, call: Call) -> Step {
+        let (latency, step) = {
+            let mut state = lock(&self.state);
+            let op = call.op();
+            state.calls.push(call);
+            let step = op
+                .and_then(|op| state.steps.get_mut(&op).and_then(VecDeque::pop_front))
+                .unwrap_or(Step::Pass);
+            (state.latency, step)
+        };
+        self.model().advance(latency);
+        if let Step::Before(hook) = step {
+            hook(&mut self.model());
+            Step::Pass
+        } else {
+            step
+        }
+    }
+
+    /// Count a poll and run its hooks (after the clock advance).
+    fn end_poll(&self) {
+        let (n, hooks, mut every) = {
+            let mut state = lock(&self.state);
+            state.polls += 1;
+            let n = state.polls;
+            let hooks = state.poll_hooks.remove(&n).unwrap_or_default();
+            (n, hooks, std::mem::take(&mut state.every_poll))
+        };
+        {
+            let mut model = self.model();
+            for hook in hooks {
+                hook(&mut model);
+            }
+            for hook in &mut every {
+                hook(n, &mut model);
+            }
+        }
+        let mut state = lock(&self.state);
+        every.append(&mut state.every_poll);
+        state.every_poll = every;
+    }
+
+    fn pod_object(name: &str) -> String {
+        format!("pod/{name}")
+    }
+
+    fn secret_object(name: &str) -> String {
+        format!("secret/{name}")
+    }
+
+    fn server_now(&self) -> Option<DateTime<Utc>> {
+        let clock = lock(&self.state).server_clock;
+        let now = self.model().now();
+        match clock {
+            ServerClock::None => None,
+            ServerClock::Model => Some(to_chrono(now)),
+            ServerClock::ModelOffset(seconds) => {
+                Some(to_chrono(now) + chrono::Duration::seconds(seconds))
+            }
+            ServerClock::Fixed(at) => Some(at),
+        }
+    }
+
+    fn pod_version(&self, name: &str) -> Option<String> {
+        self.model()
+            .get_pod(&self.namespace, name)
+            .ok()
+            .and_then(|p| p.metadata.resource_version)
+    }
+
+    /// Perform a write (create or delete), honouring `Fail`, the step's scripted outcome
+    /// (model untouched) and `LandThenFail` (performed, then failed); otherwise the model's
+    /// result is the answer.
+    fn write<O: WriteOutcome>(
+        &self,
+        step: Step,
+        operation: Operation,
+        object: &str,
+        perform: impl FnOnce(&mut ClusterModel) -> Result<(), ModelError>,
+    ) -> Result<O, SubstrateError> {
+        let landed_error = match step {
+            Step::Fail(error) => return Err(error),
+            Step::LandThenFail(error) => Some(error),
+            other => {
+                if let Some(outcome) = O::scripted(&other) {
+                    return Ok(outcome);
+                }
+                None
+            }
+        };
+        let result = perform(&mut self.model());
+        if let Some(error) = landed_error {
+            return Err(error);
+        }
+        O::of(result).map_err(|e| model_error(operation, object, &e))
+    }
+
+    /// Perform a read, honouring `Fail` and `LandThenFail` (which, for a read, is a failure).
+    fn read<T>(
+        &self,
+        step: Step,
+        read: impl FnOnce(&ClusterModel) -> Result<T, SubstrateError>,
+    ) -> Result<T, SubstrateError> {
+        match step {
+            Step::Fail(error) | Step::LandThenFail(error) => Err(error),
+            _ => read(&self.model()),
+        }
+    }
+}
+
+impl Substrate for FakeCluster {
+    fn namespace(&self) -> &str {
+        &self.namespace
+    }
+
+    async fn ensure_namespace(&self) -> Result<(), NamespaceError> {
+        let step = self.begin(Call::EnsureNamespace {
+            namespace: self.namespace.clone(),
+        });
+        match step {
+            Step::Namespace(error) => Err(error),
+            Step::Fail(source) => Err(NamespaceError::Failed {
+                namespace: self.namespace.clone(),
+                source,
+            }),
+            Step::LandThenFail(source) => {
+                self.model().ensure_namespace(&self.namespace);
+                Err(NamespaceError::Failed {
+                    namespace: self.namespace.clone(),
+                    source,
+                })
+            }
+            _ => {
+                self.model().ensure_namespace(&self.namespace);
+                Ok(())
+            }
+        }
+    }
+
+    async fn list_pods(&self, selector: &str) -> Result<Listed<Pod>, SubstrateError> {
+        let step = self.begin(Call::ListPods {
+            selector: selector.to_owned(),
+        });
+        let items = self.read(step, |m| {
+            m.list_pods(Some(&self.namespace), &list_options(selector))
+                .map(|p| p.items)
+                .map_err(|e| model_error(Operation::ListPods, "pods", &e))
+        })?;
+        Ok(Listed {
+            items,
+            server_now: self.server_now(),
+        })
+    }
+
+    async fn list_secrets(&self, selector: &str) -> Result<Vec<Secret>, SubstrateError> {
+        let step = self.begin(Call::ListSecrets {
+            selector: selector.to_owned(),
+        });
+        self.read(step, |m| {
+            m.list_secrets(Some(&self.namespace), &list_options(selector))
+                .map(|p| p.items)
+                .map_err(|e| model_error(Operation::ListSecrets, "secrets", &e))
+        })
+    }
+
+    async fn get_pod(&self, name: &str) -> Result<Option<Pod>, SubstrateError> {
+        let step = self.begin(Call::GetPod {
+            name: name.to_owned(),
+        });
+        self.read(step, |m| match m.get_pod(&self.namespace, name) {
+            Ok(pod) => Ok(Some(pod)),
+            Err(ModelError::NotFound { .. }) => Ok(None),
+            Err(e) => Err(model_error(Operation::GetPod, &Self::pod_object(name), &e)),
+        })
+    }
+
+    async fn secret_exists(&self, name: &str) -> Result<bool, SubstrateError> {
+        let step = self.begin(Call::SecretExists {
+            name: name.to_owned(),
+        });
+        self.read(step, |m| match m.get_secret(&self.namespace, name) {
+            Ok(_) => Ok(true),
+            Err(ModelError::NotFound { .. }) => Ok(false),
+            Err(e) => Err(model_error(
+                Operation::GetSecret,
+                &Self::secret_object(name),
+                &e,
+            )),
+        })
+    }
+
+    async fn service_account_exists(&self, name: &str) -> Result<bool, SubstrateError> {
+        let step = self.begin(Call::ServiceAccountExists {
+            name: name.to_owned(),
+        });
+        self.read(step, |m| {
+            match m.get_service_account(&self.namespace, name) {
+                Ok(_) => Ok(true),
+                Err(ModelError::NotFound { .. }) => Ok(false),
+                Err(e) => Err(model_error(
+                    Operation::GetServiceAccount,
+                    &format!("serviceaccount/{name}"),
+                    &e,
+                )),
+            }
+        })
+    }
+
+    async fn create_secret(&self, secret: &Secret) -> Result<CreateOutcome, SubstrateError> {
+        let step = self.begin(Call::CreateSecret {
+            secret: secret.clone(),
+        });
+        let object = Self::secret_object(secret.metadata.name.as_deref().unwrap_or(""));
+        self.write(step, Operation::CreateSecret, &object, |m| {
+            m.create_secret(&self.namespace, secret.clone()).map(|_| ())
+        })
+    }
+
+    async fn create_pod(&self, pod: &Pod) -> Result<CreateOutcome, SubstrateError> {
+        let step = self.begin(Call::CreatePod { pod: pod.clone() });
+        let object = Self::pod_object(pod.metadata.name.as_deref().unwrap_or(""));
+        self.write(step, Operation::CreatePod, &object, |m| {
+            m.create_pod(&self.namespace, pod.clone()).map(|_| ())
+        })
+    }
+
+    async fn delete_pod(&self, deletion: &PodDeletion) -> Result<DeleteOutcome, SubstrateError> {
+        let (name, fence) = (deletion.name(), deletion.fence());
+        let step = self.begin(Call::DeletePod {
+            name: name.to_owned(),
+            fence: fence.clone(),
+        });
+        let preconditions = Preconditions {
+            uid: Some(fence.uid().to_owned()),
+            resource_version: Some(fence.resource_version().to_owned()),
+        };
+        self.write(step, Operation::DeletePod, &Self::pod_object(name), |m| {
+            m.delete_pod(&self.namespace, name, &preconditions, None)
+                .map(|_| ())
+        })
+    }
+
+    async fn delete_secret(
+        &self,
+        deletion: &SecretDeletion,
+    ) -> Result<DeleteOutcome, SubstrateError> {
+        let (name, uid) = (deletion.name(), deletion.uid());
+        let step = self.begin(Call::DeleteSecret {
+            name: name.to_owned(),
+            uid: uid.to_owned(),
+        });
+        let preconditions = Preconditions {
+            uid: Some(uid.to_owned()),
+            resource_version: None,
+        };
+        self.write(
+            step,
+            Operation::DeleteSecret,
+            &Self::secret_object(name),
+            |m| {
+                m.delete_secret(&self.namespace, name, &preconditions)
+                    .map(|_| ())
+            },
+        )
+    }
+
+    async fn sleep(&self, duration: Duration) {
+        lock(&self.state).calls.push(Call::Sleep { duration });
+        self.model().advance(duration);
+        self.end_poll();
+    }
+
+    async fn wait_for_pod_change(&self, name: &str, resource_version: Option<&str>, max: Duration) {
+        lock(&self.state).calls.push(Call::WaitForPodChange {
+            name: name.to_owned(),
+            resource_version: resource_version.map(str::to_owned),
+            max,
+        });
+        let baseline = match resource_version {
+            Some(rv) => Some(rv.to_owned()),
+            None => self.pod_version(name),
+        };
+        let limit = add(self.model().now(), max);
+        loop {
+            if self.pod_version(name) != baseline {
+                break;
+            }
+            let mut model = self.model();
+            match model.next_due() {
+                Some(due) if due <= limit => model.advance_to(due),
+                _ => {
+                    model.advance_to(limit);
+                    break;
+                }
+            }
+        }
+        self.end_poll();
+    }
+
+    fn now(&self) -> Duration {
+        let origin = lock(&self.state).constructed;
+        self.since(origin)
+    }
+}
