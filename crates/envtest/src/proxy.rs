@@ -4,8 +4,8 @@
 //! and per response, and counts requests and bytes.
 //!
 //! Layer: test infrastructure (imperative shell). Which fault a request gets is decided by the
-//! simulator's own [`Faults`] and answered with the simulator's own Status bodies
-//! ([`FaultAction::answer`]), and requests are parsed into verb and resource by the simulator's
+//! simulator's own [`Faults`](apiary_apiserver_sim::Faults) and answered with the simulator's own Status bodies
+//! ([`FaultAction::answer`](apiary_apiserver_sim::FaultAction::answer)), and requests are parsed into verb and resource by the simulator's
 //! router, so a rule means the same thing in front of the model and in front of the real server.
 //! The proxy never decodes or buffers a response body (watch streams pass through chunk by chunk,
 //! compressed bodies stay compressed), never lets a faulted request reach the upstream, and never

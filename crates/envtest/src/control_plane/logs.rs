@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 const LOG_TAIL_LINES: usize = 200;
 
 /// Prints the end of the control plane's logs when dropped during a panic (see
-/// [`ControlPlane::log_guard`]).
+/// [`ControlPlane::log_guard`](crate::ControlPlane::log_guard)).
 #[derive(Debug)]
 pub struct LogGuard {
     pub(super) logs: Vec<(&'static str, PathBuf)>,

@@ -40,7 +40,7 @@ pub struct Options {
     /// gets its `default` account this long after it appears. `None` starts no stand-in.
     pub default_service_account_delay: Option<Duration>,
     /// Keep the apiserver's watch cache on. Off by default so that a watch from a
-    /// resourceVersion older than the last [`ControlPlane::compact_etcd`] is answered by etcd
+    /// resourceVersion older than the last [`ControlPlane::compact_etcd`](crate::ControlPlane::compact_etcd) is answered by etcd
     /// itself with a real `410 Gone`; with the cache on, only the cache's window decides that
     /// (and a restarted apiserver's cache starts at the current revision). Other differences
     /// with the cache off: every watch and list goes to etcd (`resourceVersion=0` included), and

@@ -33,7 +33,7 @@ impl Latency {
     }
 }
 
-/// Totals since start or the last [`FaultProxy::clear`].
+/// Totals since start or the last [`FaultProxy::clear`](crate::proxy::FaultProxy::clear).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Counts {
     /// Requests received from clients.

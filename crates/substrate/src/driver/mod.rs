@@ -1,4 +1,4 @@
-//! The driver: executes the machines of `apiary-classify` against any [`Substrate`] — deploy
+//! The driver: executes the machines of `apiary-classify` against any [`Substrate`](crate::Substrate) — deploy
 //! (deploy.md § The deploy operation), undeploy and status (§ status, undeploy, gc) and the GC
 //! pass (§ Execution), one file each.
 //!
