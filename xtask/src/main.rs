@@ -179,7 +179,7 @@ fn ci(root: &Path) -> Result<(), String> {
         &[],
     )?;
     downstream::check_all(root)?;
-    for features in FEATURE_COMBINATIONS {
+    for features in TEST_COMBINATIONS {
         // The real-server tier does not depend on these features and runs in the workspace run
         // below; each of its tests starts a control plane, so it is not repeated per combination.
         let mut args = vec!["nextest", "run", "--no-tests=pass", "-E", NOT_REAL_TIER];
@@ -222,6 +222,15 @@ const FEATURE_COMBINATIONS: &[&[&str]] = &[
         "--features",
         "tellus-cluster-test,apiary-seeds/serde",
     ],
+];
+
+/// The combinations whose tests run: every lint combination but `tellus` alone, whose tests all
+/// run again in the `tellus-cluster-test` combination (it enables `tellus`), so building
+/// substrate-kube's test binaries a third time bought nothing but CI minutes.
+const TEST_COMBINATIONS: &[&[&str]] = &[
+    FEATURE_COMBINATIONS[0],
+    FEATURE_COMBINATIONS[1],
+    FEATURE_COMBINATIONS[3],
 ];
 
 /// Mutation testing of the pure code; fails on any missed or timed-out mutant, or none found.
@@ -435,6 +444,42 @@ mod tests {
         if let Err(problems) = tidy::check(&workspace_root()) {
             panic!("tidy found problems:\n{}", problems.join("\n"));
         }
+    }
+
+    /// Every lint combination whose tests are not run is covered by one that is: the same
+    /// package, and every feature it names is named (or implied, `tellus` by
+    /// `tellus-cluster-test`) by the tested one.
+    #[test]
+    fn every_untested_combination_is_covered_by_a_tested_one() {
+        fn package_and_features(combo: &[&str]) -> (String, Vec<String>) {
+            let package = combo[combo.iter().position(|a| *a == "-p").expect("-p") + 1];
+            let features = combo
+                .iter()
+                .position(|a| *a == "--features")
+                .map(|i| combo[i + 1].split(',').map(str::to_owned).collect())
+                .unwrap_or_default();
+            (package.to_owned(), features)
+        }
+        let implied = |feature: &str| -> Vec<String> {
+            match feature {
+                "tellus-cluster-test" => vec!["tellus-cluster-test".into(), "tellus".into()],
+                other => vec![other.to_owned()],
+            }
+        };
+        for combo in FEATURE_COMBINATIONS {
+            if TEST_COMBINATIONS.contains(combo) {
+                continue;
+            }
+            let (package, features) = package_and_features(combo);
+            let covered = TEST_COMBINATIONS.iter().any(|tested| {
+                let (tested_package, tested_features) = package_and_features(tested);
+                let enabled: Vec<String> =
+                    tested_features.iter().flat_map(|f| implied(f)).collect();
+                tested_package == package && features.iter().all(|f| enabled.contains(f))
+            });
+            assert!(covered, "{combo:?} is linted but its tests never run");
+        }
+        assert!(TEST_COMBINATIONS.len() < FEATURE_COMBINATIONS.len());
     }
 
     /// cargo-mutants never inherits a shared target directory: both environment spellings are
