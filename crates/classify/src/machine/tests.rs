@@ -1308,3 +1308,41 @@ fn progress_is_reported_once_per_change_of_state() {
     );
     assert_eq!(run.machine.poll_progress(), None);
 }
+
+/// The failed request behind E9, E10 and E12 is handed to the shell (its status code picks the
+/// RBAC hint); errors with no request behind them have none.
+#[test]
+fn request_failure_is_exposed_for_e9_e10_and_e12_only() {
+    let denied = RequestFailure::api(403, "Forbidden", "pods is forbidden");
+    let with_failure = [
+        DeployError::Namespace {
+            namespace: "agents".into(),
+            failure: denied.clone(),
+        },
+        DeployError::CreateFailed {
+            kind: ObjectKind::Pod,
+            name: POD.into(),
+            failure: denied.clone(),
+            secret: SecretFate::Left(SECRET.into()),
+        },
+        DeployError::Failed {
+            operation: "read pod".into(),
+            object: POD.into(),
+            failure: denied.clone(),
+        },
+    ];
+    for error in &with_failure {
+        assert_eq!(error.request_failure(), Some(&denied), "{error:?}");
+    }
+    let without = [
+        DeployError::NamespaceMissing {
+            namespace: "agents".into(),
+        },
+        DeployError::Internal {
+            detail: "no attempt".into(),
+        },
+    ];
+    for error in &without {
+        assert_eq!(error.request_failure(), None, "{error:?}");
+    }
+}
