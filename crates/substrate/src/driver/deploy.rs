@@ -4,15 +4,15 @@
 
 use apiary_classify::failure::RequestFailure;
 use apiary_classify::machine::{
-    DeployError, DeployMachine, DeploySpec, Deployed, Effect, Event, Listing, NamespaceFailure,
-    OwnSecret, PodCreateOutcome, SecretCreateFailure,
+    DeployError, DeployMachine, DeploySpec, Deployed, Effect, Event, NamespaceFailure, OwnSecret,
+    PodCreateOutcome, SecretCreateFailure,
 };
 use std::time::Duration;
-use tracing::Instrument;
 
 use super::gc;
 use super::shared::{
-    DEFAULT_POLL, OnProgress, delete_answer, ignore, list_both, read_pod, report_progress,
+    DEFAULT_POLL, OnProgress, Operation, delete_pod, drop_secret, ignore, in_span, listing,
+    read_pod, report_progress,
 };
 use crate::build::{build_pod, build_secret};
 use crate::config::ValidConfig;
@@ -91,11 +91,14 @@ pub async fn deploy_spec<S: Substrate>(
     spec: DeploySpec,
     on_progress: OnProgress<'_>,
 ) -> Result<Deployed, DeployError> {
-    let agent = config.agent();
-    let span = tracing::info_span!("deploy", agent = %agent.name(), pod = %spec.pod_name);
-    run(substrate, config, spec, on_progress)
-        .instrument(span)
-        .await
+    let pod = spec.pod_name.clone();
+    in_span(
+        Operation::Deploy,
+        config.agent(),
+        &pod,
+        run(substrate, config, spec, on_progress),
+    )
+    .await
 }
 
 async fn run<S: Substrate>(
@@ -171,34 +174,17 @@ async fn run<S: Substrate>(
                     resource_version = deletion.fence().resource_version(),
                     "deleting the pod"
                 );
-                Event::PodDeleted(
-                    substrate
-                        .delete_pod(&deletion)
-                        .await
-                        .map(delete_answer)
-                        .map_err(|e| e.failure()),
-                )
+                Event::PodDeleted(delete_pod(substrate, &deletion).await)
             }
             Effect::ListForDrop { secret } => {
-                let listed = list_both(substrate, &agent.selector()).await;
+                let listed = listing(substrate, agent).await;
                 if let Err(error) = &listed {
                     tracing::warn!("secret {secret} left for later collection: {error}");
                 }
-                Event::Listed(
-                    listed
-                        .map(|(pods, secrets, _)| Listing { pods, secrets })
-                        .map_err(|e| e.failure()),
-                )
+                Event::Listed(listed.map_err(|e| e.failure()))
             }
             Effect::DeleteSecret(deletion) => {
-                let answer = substrate.delete_secret(&deletion).await;
-                if let Err(error) = &answer {
-                    tracing::warn!(
-                        "secret {} left for later collection: {error}",
-                        deletion.name()
-                    );
-                }
-                Event::SecretDeleted(answer.map(delete_answer).map_err(|e| e.failure()))
+                Event::SecretDeleted(drop_secret(substrate, &deletion).await)
             }
             Effect::Wait {
                 max,

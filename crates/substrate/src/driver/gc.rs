@@ -1,13 +1,11 @@
 //! Executes one GC pass (deploy.md § Execution): the effects of `apiary-classify`'s GC machine.
 //! Shell only: the plan, the re-read decision and what counts as a failure are the machine's.
 
-use apiary_classify::failure::RequestFailure;
-use apiary_classify::gc::{GcEffect, GcEvent, GcListing, GcMachine, GcReport, GcSpec};
-use tracing::Instrument;
-
-use super::shared::{delete_answer, list_both, read_pod};
+use super::shared::{Operation, delete_pod, delete_secret, in_span, list_both, read_pod};
 use crate::naming::AgentIdentity;
 use crate::substrate::Substrate;
+use apiary_classify::failure::RequestFailure;
+use apiary_classify::gc::{GcEffect, GcEvent, GcListing, GcMachine, GcReport, GcSpec};
 
 /// Run one GC pass for `agent` (deploy.md § Execution). With `dry_run`, only the reads happen
 /// and the plan is reported.
@@ -20,8 +18,13 @@ pub async fn gc<S: Substrate>(
     agent: &AgentIdentity,
     dry_run: bool,
 ) -> Result<GcReport, RequestFailure> {
-    let span = tracing::info_span!("gc", agent = %agent.name(), pod = %agent.pod_name());
-    run(substrate, agent, dry_run).instrument(span).await
+    in_span(
+        Operation::Gc,
+        agent,
+        &agent.pod_name(),
+        run(substrate, agent, dry_run),
+    )
+    .await
 }
 
 /// The pass itself, in the caller's span (preflight GC runs inside the deploy's).
@@ -49,20 +52,12 @@ pub(super) async fn run<S: Substrate>(
                     .map_err(|e| e.failure()),
             ),
             GcEffect::GetPod { name } => GcEvent::PodRead(read_pod(substrate, &name).await),
-            GcEffect::DeletePod(deletion) => GcEvent::PodDeleted(
-                substrate
-                    .delete_pod(&deletion)
-                    .await
-                    .map(delete_answer)
-                    .map_err(|e| e.failure()),
-            ),
-            GcEffect::DeleteSecret(deletion) => GcEvent::SecretDeleted(
-                substrate
-                    .delete_secret(&deletion)
-                    .await
-                    .map(delete_answer)
-                    .map_err(|e| e.failure()),
-            ),
+            GcEffect::DeletePod(deletion) => {
+                GcEvent::PodDeleted(delete_pod(substrate, &deletion).await)
+            }
+            GcEffect::DeleteSecret(deletion) => {
+                GcEvent::SecretDeleted(delete_secret(substrate, &deletion).await)
+            }
         };
     }
 }

@@ -1,16 +1,55 @@
-//! The requests and helpers every operation of the driver shares: quorum reads mapped onto the
-//! classify vocabulary, delete answers, the paired listing, and the progress sink. Imperative
-//! shell; it decides nothing.
+//! The requests and helpers every operation of the driver shares: the operation's tracing span,
+//! quorum reads mapped onto the classify vocabulary, fenced deletes and their answers, the
+//! paired listing, and the progress sink. Imperative shell; it decides nothing (which pod or
+//! Secret to delete, with which fence, and how long to wait all arrive from a machine).
 
 use std::time::Duration;
 
 use apiary_classify::facts::{ObservedPod, ObservedSecret};
 use apiary_classify::failure::RequestFailure;
-use apiary_classify::machine::DeleteAnswer;
+use apiary_classify::machine::{DeleteAnswer, Listing};
 use apiary_classify::status::Progress;
+use apiary_classify::verify::{PodDeletion, SecretDeletion};
+use tracing::Instrument;
+use tracing::instrument::Instrumented;
 
+use crate::naming::AgentIdentity;
 use crate::observe::{observe_pod, observe_secret};
 use crate::substrate::{DeleteOutcome, Substrate, SubstrateError};
+
+/// The operations that run in a span of their own (status is one read and has none).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Operation {
+    /// `deploy`.
+    Deploy,
+    /// `undeploy`.
+    Undeploy,
+    /// One GC pass (`gc`; preflight GC runs inside the deploy's span instead).
+    Gc,
+}
+
+/// `future` inside the span of `operation`, named after it and carrying the agent and the pod
+/// as fields, so `-v` output can be filtered per operation and the messages name neither.
+pub(super) fn in_span<F: Future>(
+    operation: Operation,
+    agent: &AgentIdentity,
+    pod: &str,
+    future: F,
+) -> Instrumented<F> {
+    // A span's name is static metadata, so each operation has its own literal; the fields are
+    // written once.
+    macro_rules! span {
+        ($name:literal) => {
+            tracing::info_span!($name, agent = %agent.name(), pod = %pod)
+        };
+    }
+    let span = match operation {
+        Operation::Deploy => span!("deploy"),
+        Operation::Undeploy => span!("undeploy"),
+        Operation::Gc => span!("gc"),
+    };
+    future.instrument(span)
+}
 
 /// The default poll interval (deploy.md § Loop).
 pub const DEFAULT_POLL: Duration = apiary_classify::machine::DEFAULT_POLL;
@@ -39,7 +78,57 @@ pub(super) async fn read_pod<S: Substrate>(
         .map_err(|e| e.failure())
 }
 
-pub(super) fn delete_answer(outcome: DeleteOutcome) -> DeleteAnswer {
+/// The fenced pod delete a machine asked for, its answer mapped back.
+pub(super) async fn delete_pod<S: Substrate>(
+    substrate: &S,
+    deletion: &PodDeletion,
+) -> Result<DeleteAnswer, RequestFailure> {
+    substrate
+        .delete_pod(deletion)
+        .await
+        .map(delete_answer)
+        .map_err(|e| e.failure())
+}
+
+/// The fenced Secret delete a machine asked for, its answer mapped back.
+pub(super) async fn delete_secret<S: Substrate>(
+    substrate: &S,
+    deletion: &SecretDeletion,
+) -> Result<DeleteAnswer, RequestFailure> {
+    substrate
+        .delete_secret(deletion)
+        .await
+        .map(delete_answer)
+        .map_err(|e| e.failure())
+}
+
+/// [`delete_secret`] for deploy and undeploy, whose reports do not list failed Secret deletes:
+/// a failure is also a warning (the Secret stays for a later GC pass to collect).
+pub(super) async fn drop_secret<S: Substrate>(
+    substrate: &S,
+    deletion: &SecretDeletion,
+) -> Result<DeleteAnswer, RequestFailure> {
+    let answer = delete_secret(substrate, deletion).await;
+    if let Err(failure) = &answer {
+        tracing::warn!(
+            "secret {} left for later collection: {failure}",
+            deletion.name()
+        );
+    }
+    answer
+}
+
+/// The agent's pods and Secrets as the machines' [`Listing`] (without the server clock).
+pub(super) async fn listing<S: Substrate>(
+    substrate: &S,
+    agent: &AgentIdentity,
+) -> Result<Listing, SubstrateError> {
+    list_both(substrate, &agent.selector())
+        .await
+        .map(|(pods, secrets, _)| Listing { pods, secrets })
+}
+
+fn delete_answer(outcome: DeleteOutcome) -> DeleteAnswer {
     match outcome {
         DeleteOutcome::Accepted => DeleteAnswer::Accepted,
         DeleteOutcome::NotFound => DeleteAnswer::NotFound,

@@ -3,14 +3,13 @@
 
 use std::time::Duration;
 
-use apiary_classify::machine::Listing;
 use apiary_classify::undeploy::{
     UndeployEffect, UndeployError, UndeployEvent, UndeployMachine, UndeployReport, UndeploySpec,
 };
-use tracing::Instrument;
 
 use super::shared::{
-    DEFAULT_POLL, OnProgress, delete_answer, ignore, list_both, read_pod, report_progress,
+    DEFAULT_POLL, OnProgress, Operation, delete_pod, drop_secret, ignore, in_span, listing,
+    read_pod, report_progress,
 };
 use crate::naming::AgentIdentity;
 use crate::substrate::Substrate;
@@ -60,10 +59,13 @@ pub async fn undeploy_watching<S: Substrate>(
     options: &UndeployOptions,
     on_progress: OnProgress<'_>,
 ) -> Result<UndeployReport, UndeployError> {
-    let span = tracing::info_span!("undeploy", agent = %agent.name(), pod = %agent.pod_name());
-    run(substrate, agent, options, on_progress)
-        .instrument(span)
-        .await
+    in_span(
+        Operation::Undeploy,
+        agent,
+        &agent.pod_name(),
+        run(substrate, agent, options, on_progress),
+    )
+    .await
 }
 
 async fn run<S: Substrate>(
@@ -90,13 +92,9 @@ async fn run<S: Substrate>(
             UndeployEffect::GetPod { name } => {
                 UndeployEvent::PodRead(read_pod(substrate, &name).await)
             }
-            UndeployEffect::DeletePod(deletion) => UndeployEvent::PodDeleted(
-                substrate
-                    .delete_pod(&deletion)
-                    .await
-                    .map(delete_answer)
-                    .map_err(|e| e.failure()),
-            ),
+            UndeployEffect::DeletePod(deletion) => {
+                UndeployEvent::PodDeleted(delete_pod(substrate, &deletion).await)
+            }
             UndeployEffect::Wait {
                 max,
                 pod,
@@ -107,18 +105,11 @@ async fn run<S: Substrate>(
                     .await;
                 UndeployEvent::Waited
             }
-            UndeployEffect::List => UndeployEvent::Listed(
-                list_both(substrate, &agent.selector())
-                    .await
-                    .map(|(pods, secrets, _)| Listing { pods, secrets })
-                    .map_err(|e| e.failure()),
-            ),
+            UndeployEffect::List => {
+                UndeployEvent::Listed(listing(substrate, agent).await.map_err(|e| e.failure()))
+            }
             UndeployEffect::DeleteSecret(deletion) => {
-                let answer = substrate.delete_secret(&deletion).await;
-                if let Err(error) = &answer {
-                    tracing::warn!("{error}");
-                }
-                UndeployEvent::SecretDeleted(answer.map(delete_answer).map_err(|e| e.failure()))
+                UndeployEvent::SecretDeleted(drop_secret(substrate, &deletion).await)
             }
         };
     }
