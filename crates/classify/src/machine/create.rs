@@ -9,21 +9,11 @@ use std::time::Duration;
 
 use super::error::{DeployError, ObjectKind, SecretFate};
 use super::io::{DeleteAnswer, Effect, Event, OwnSecret, PodCreateOutcome};
-use super::{DEFAULT_SERVICE_ACCOUNT, DeployMachine, Phase, fail};
+use super::spec::DEFAULT_SERVICE_ACCOUNT;
+use super::state::{AfterDrop, DeployMachine, Phase, fail};
 use crate::failure::RequestFailure;
 use crate::reference::own_secret_deletion;
 use crate::verify::verify_pod;
-
-/// Where to go once this attempt's own Secret has been dealt with.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) enum AfterDrop {
-    /// The race winner is foreign: E8.
-    Foreign,
-    /// Observe the race winner.
-    Race,
-    /// The pod create was refused: E10.
-    Refused(RequestFailure),
-}
 
 impl DeployMachine {
     pub(super) fn transition_create(

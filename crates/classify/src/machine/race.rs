@@ -9,19 +9,10 @@ use std::time::Duration;
 
 use super::error::{DeployError, Deployed};
 use super::io::{Effect, Event};
-use super::{DeployMachine, Phase, fail, read_secret_failed};
+use super::state::{DeployMachine, Failing, Phase, fail, read_secret_failed};
 use crate::condition::LatestCondition;
 use crate::startup::StartupState;
 use crate::verify::{SettledPod, VerifiedPod, verify_pod};
-
-/// Which error a latest-condition read completes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Failing {
-    Deadline,
-    CreatedPodFailed,
-    RaceDeadline,
-    WinnerFailed,
-}
 
 impl DeployMachine {
     pub(super) fn transition_race(&mut self, phase: Phase, now: Duration, event: Event) -> Effect {

@@ -2,6 +2,8 @@
 //! driven step by step. The property tests over arbitrary answer sequences live in
 //! `tests/machine_props.rs`.
 
+use std::time::Duration;
+
 use super::*;
 use crate::condition::LatestCondition;
 use crate::facts::ObservedPod;

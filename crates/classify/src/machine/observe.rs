@@ -1,0 +1,224 @@
+//! The deploy machine's main loop (deploy.md § Loop) and the wait for a deleted pod's
+//! disappearance (§ Delete and waiting for disappearance): observe, classify, act.
+//!
+//! Pure. Every pod delete here carries the fence of the verified observation that authorised it;
+//! after this call's own create a delete is reported instead (E2).
+
+use std::time::Duration;
+
+use super::error::{DeployError, Deployed};
+use super::io::{self, DeleteAnswer, Effect, Event, NamespaceFailure};
+use super::state::{DeployMachine, Failing, Phase, fail, phase_name, read_secret_failed};
+use crate::action::{Action, classify};
+use crate::facts::ObservedPod;
+use crate::failure::RequestFailure;
+use crate::verify::{VerifiedPod, verify_pod};
+use crate::wait::{Disappearance, disappearance};
+
+impl DeployMachine {
+    pub(super) fn transition(&mut self, phase: Phase, now: Duration, event: Event) -> Effect {
+        match (phase, event) {
+            (Phase::Done(result), _) => Effect::Finish(result),
+            (Phase::Start, Event::Start) => self.go(Phase::Namespace, Effect::EnsureNamespace),
+            (Phase::Namespace, Event::NamespaceEnsured(result)) => match result {
+                Ok(()) if self.spec.preflight_gc => self.go(Phase::Gc, Effect::RunGc),
+                Ok(()) => self.loop_top(now),
+                Err(NamespaceFailure::CreateForbidden) => self.namespace_missing(),
+                Err(NamespaceFailure::Failed(failure)) => fail(DeployError::Namespace {
+                    namespace: self.spec.namespace.clone(),
+                    failure,
+                }),
+            },
+            (Phase::Gc, Event::GcDone) | (Phase::PollWait, Event::Waited) => self.loop_top(now),
+            (Phase::Observe, Event::PodRead(read)) => match self.read(read) {
+                Err(effect) => effect,
+                Ok(None) => self.act(now, Action::Create),
+                Ok(Some(pod)) => match verify_pod(&pod, &self.spec.agent_id) {
+                    None => self.foreign(),
+                    Some(verified) => self.settle_main(now, verified, None),
+                },
+            },
+            (Phase::SecretCheck(pod), Event::SecretChecked(answer)) => match answer {
+                Ok(exists) => self.settle_main(now, pod, Some(exists)),
+                Err(failure) => read_secret_failed(&pod, failure),
+            },
+            (Phase::Deleting { uid }, Event::PodDeleted(answer)) => match answer {
+                Ok(DeleteAnswer::Accepted | DeleteAnswer::NotFound) => self.disappear_top(now, uid),
+                // The object changed since the observation: discard the action and re-classify
+                // what exists now; never retry with a fresher fence.
+                Ok(DeleteAnswer::PreconditionFailed) => self.wait(now, Phase::PollWait),
+                Err(failure) => self.failed("delete pod", failure),
+            },
+            (Phase::DisappearRead { uid }, Event::PodRead(read)) => match self.read(read) {
+                Err(effect) => effect,
+                Ok(pod) => match disappearance(&uid, pod.as_ref()) {
+                    Disappearance::Present => self.wait(now, Phase::DisappearWait { uid }),
+                    // Gone, or a different object now holds the name: re-classify it.
+                    Disappearance::Gone | Disappearance::Replaced => self.loop_top(now),
+                },
+            },
+            (Phase::DisappearWait { uid }, Event::Waited) => self.disappear_top(now, uid),
+            (phase, event) => self.transition_create(phase, now, event),
+        }
+    }
+
+    pub(super) fn go(&mut self, phase: Phase, effect: Effect) -> Effect {
+        self.phase = phase;
+        effect
+    }
+
+    pub(super) fn expired(&self, now: Duration) -> bool {
+        self.deadline.expired(now)
+    }
+
+    pub(super) fn get_pod(&mut self, phase: Phase) -> Effect {
+        let name = self.spec.pod_name.clone();
+        self.go(phase, Effect::GetPod { name })
+    }
+
+    /// deploy.md § Loop, steps 1 and 2: deadline check, then observe.
+    pub(super) fn loop_top(&mut self, now: Duration) -> Effect {
+        if self.expired(now) {
+            return self.latest_condition(Failing::Deadline);
+        }
+        self.get_pod(Phase::Observe)
+    }
+
+    /// deploy.md § Delete and waiting for disappearance: poll until the observed uid is gone.
+    pub(super) fn disappear_top(&mut self, now: Duration, uid: String) -> Effect {
+        if self.expired(now) {
+            return fail(DeployError::DisappearanceTimeout {
+                pod: self.spec.pod_name.clone(),
+                deadline: self.deadline.limit(),
+            });
+        }
+        self.get_pod(Phase::DisappearRead { uid })
+    }
+
+    /// Wait one poll interval, never past the deadline; with no time left, continue at once
+    /// (the next step then fails on the deadline).
+    pub(super) fn wait(&mut self, now: Duration, then: Phase) -> Effect {
+        let max = self.deadline.wait_max(now);
+        if max.is_zero() {
+            return self.transition(then, now, Event::Waited);
+        }
+        self.phase = then;
+        Effect::Wait {
+            max,
+            pod: self.spec.pod_name.clone(),
+            resource_version: self.last_resource_version.clone(),
+        }
+    }
+
+    pub(super) fn latest_condition(&mut self, failing: Failing) -> Effect {
+        let name = self.spec.pod_name.clone();
+        self.go(
+            Phase::Condition(failing),
+            Effect::ReadLatestCondition { name },
+        )
+    }
+
+    /// Unwrap a pod read, remembering its resourceVersion for the next watch and reporting it
+    /// as progress.
+    #[allow(
+        clippy::result_large_err,
+        reason = "the error is the next effect itself, returned at once by every caller"
+    )]
+    pub(super) fn read(
+        &mut self,
+        read: Result<Option<ObservedPod>, RequestFailure>,
+    ) -> Result<Option<ObservedPod>, Effect> {
+        match read {
+            Ok(pod) => {
+                self.progress.observe(pod.as_ref(), &self.spec.agent_id);
+                self.last_resource_version =
+                    pod.as_ref().and_then(|p| p.marks.resource_version.clone());
+                Ok(pod)
+            }
+            Err(failure) => Err(self.failed("read pod", failure)),
+        }
+    }
+
+    pub(super) fn failed(&self, operation: &str, failure: RequestFailure) -> Effect {
+        fail(DeployError::Failed {
+            operation: operation.to_owned(),
+            object: format!("pod {}", self.spec.pod_name),
+            failure,
+        })
+    }
+
+    pub(super) fn foreign(&self) -> Effect {
+        fail(DeployError::ForeignPod {
+            pod: self.spec.pod_name.clone(),
+        })
+    }
+
+    pub(super) fn namespace_missing(&self) -> Effect {
+        fail(DeployError::NamespaceMissing {
+            namespace: self.spec.namespace.clone(),
+        })
+    }
+
+    pub(super) fn settle_main(
+        &mut self,
+        now: Duration,
+        pod: VerifiedPod,
+        exists: Option<bool>,
+    ) -> Effect {
+        match pod.settle(exists) {
+            Ok(settled) => {
+                let action = classify(Some(&settled), &self.spec.desired_intent);
+                self.act(now, action)
+            }
+            Err(pending) => self.go(
+                Phase::SecretCheck(pending.pod),
+                Effect::CheckSecret {
+                    name: pending.secret,
+                },
+            ),
+        }
+    }
+
+    /// deploy.md § Loop, step 3: act on the classification.
+    pub(super) fn act(&mut self, now: Duration, action: Action) -> Effect {
+        match action {
+            Action::Create => self.go(Phase::CreatingSecret, Effect::CreateSecret),
+            Action::NoOp {
+                name,
+                intent_matches,
+            } => Effect::Finish(Ok(Deployed {
+                pod: name,
+                intent_matches,
+            })),
+            Action::Observe { .. } => self.wait(now, Phase::PollWait),
+            Action::Report { name, kind } => fail(DeployError::PullFailing {
+                pod: name,
+                image: self.spec.image.clone(),
+                kind,
+            }),
+            Action::AwaitDisappearance { uid, .. } => self.disappear_top(now, uid),
+            // deploy.md § One create attempt per call: report instead of replacing this call's own
+            // pod.
+            Action::Delete(_) if self.created_this_call => {
+                self.latest_condition(Failing::CreatedPodFailed)
+            }
+            Action::Delete(deletion) => {
+                let uid = deletion.fence().uid().to_owned();
+                self.go(Phase::Deleting { uid }, Effect::DeletePod(deletion))
+            }
+        }
+    }
+
+    /// An event the current phase does not wait for: the driver is out of step with the
+    /// machine, an internal inconsistency, never disguised as a cluster answer.
+    pub(super) fn out_of_step(&self, phase: &Phase, event: &Event) -> Effect {
+        fail(DeployError::Internal {
+            detail: format!(
+                "the driver answered {} while the machine waited for {} (deploy of pod {})",
+                io::event_name(event),
+                phase_name(phase),
+                self.spec.pod_name
+            ),
+        })
+    }
+}

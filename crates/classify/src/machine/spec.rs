@@ -1,0 +1,39 @@
+//! What one deploy works towards ([`DeploySpec`]) and the defaults it starts from (deploy.md §
+//! Timeout, § Namespace ensure).
+//!
+//! Pure data. Configuration validates the values before a spec is built; nothing here checks them.
+
+use std::time::Duration;
+
+/// The default operation deadline (deploy.md § Timeout).
+pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(600);
+/// The default poll interval.
+pub const DEFAULT_POLL: Duration = Duration::from_secs(2);
+
+/// What one deploy works towards: identity, desired intent and timing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeploySpec {
+    /// The namespace (for messages).
+    pub namespace: String,
+    /// The deterministic pod name.
+    pub pod_name: String,
+    /// The full 64-hex agent id verification compares against.
+    pub agent_id: String,
+    /// The normalized image (for pull-failure reports).
+    pub image: String,
+    /// The desired create-intent fingerprint.
+    pub desired_intent: String,
+    /// The operation deadline (at most 600 s; validated by configuration).
+    pub deadline: Duration,
+    /// The poll interval.
+    pub poll: Duration,
+    /// The service account the pod names (`--service-account`); `None` runs it as `default`.
+    pub service_account: Option<String>,
+    /// Whether to run preflight GC (deploy.md § Sequence, step 4). Always on for a deploy; a
+    /// test switches it off to reach classification row 4 directly.
+    pub preflight_gc: bool,
+}
+
+/// The account a pod runs as when it names none, and the one the ServiceAccount controller
+/// creates in every new namespace.
+pub const DEFAULT_SERVICE_ACCOUNT: &str = "default";

@@ -1,0 +1,160 @@
+//! The deploy machine's state: [`DeployMachine`], the [`Phase`] it waits in, and the entry points
+//! (`new`, `step`, `poll_progress`). The transitions live beside it, by path: the main loop and the
+//! disappearance wait in `observe`, the create path in `create`, the lost race and failing reads
+//! in `race`; each imports from here, never the other way.
+//!
+//! Pure: no I/O, no clock, no randomness.
+
+use std::time::Duration;
+
+use super::error::{DeployError, Deployed};
+use super::io::{Effect, Event, OwnSecret};
+use super::spec::DeploySpec;
+use crate::failure::RequestFailure;
+use crate::status::{Progress, ProgressLog};
+use crate::verify::VerifiedPod;
+use crate::wait::Deadline;
+
+/// Where to go once this attempt's own Secret has been dealt with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum AfterDrop {
+    /// The race winner is foreign: E8.
+    Foreign,
+    /// Observe the race winner.
+    Race,
+    /// The pod create was refused: E10.
+    Refused(RequestFailure),
+}
+
+/// Which error a latest-condition read completes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Failing {
+    Deadline,
+    CreatedPodFailed,
+    RaceDeadline,
+    WinnerFailed,
+}
+
+/// What the machine waits for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Phase {
+    Start,
+    Namespace,
+    Gc,
+    Observe,
+    SecretCheck(VerifiedPod),
+    CreatingSecret,
+    CreatingPod { secret: OwnSecret },
+    Deleting { uid: String },
+    DisappearRead { uid: String },
+    DisappearWait { uid: String },
+    PollWait,
+    RaceVerify { secret: OwnSecret },
+    DropList { secret: OwnSecret, then: AfterDrop },
+    DropDelete { secret: OwnSecret, then: AfterDrop },
+    RaceRead,
+    RaceSecretCheck(VerifiedPod),
+    RaceWait,
+    AccountRead { secret: OwnSecret, after_wait: bool },
+    AccountWait { secret: OwnSecret },
+    Condition(Failing),
+    Done(Result<Deployed, DeployError>),
+}
+
+/// The deploy loop of one call. Feed it [`Event::Start`] first, then the answer to each effect.
+#[derive(Clone, Debug)]
+pub struct DeployMachine {
+    pub(super) spec: DeploySpec,
+    pub(super) phase: Phase,
+    pub(super) deadline: Deadline,
+    pub(super) created_this_call: bool,
+    pub(super) last_resource_version: Option<String>,
+    /// The account a refused pod create waits for (deploy.md § Namespace ensure, item 4).
+    pub(super) missing_account: Option<String>,
+    /// Whether the one immediate create retry after an account refusal has been spent: every
+    /// later retry follows a wait, so a lagging admission cache cannot make the loop hot-spin.
+    pub(super) account_retried_at_once: bool,
+    pub(super) progress: ProgressLog,
+}
+
+impl DeployMachine {
+    /// A machine for one deploy call.
+    pub fn new(spec: DeploySpec) -> DeployMachine {
+        DeployMachine {
+            deadline: Deadline::new(spec.deadline, spec.poll),
+            spec,
+            phase: Phase::Start,
+            created_this_call: false,
+            last_resource_version: None,
+            missing_account: None,
+            account_retried_at_once: false,
+            progress: ProgressLog::default(),
+        }
+    }
+
+    /// The spec this machine works towards.
+    pub fn spec(&self) -> &DeploySpec {
+        &self.spec
+    }
+
+    /// Whether this call's own pod create was accepted.
+    pub fn created_this_call(&self) -> bool {
+        self.created_this_call
+    }
+
+    /// The change of observed state since the last call, if any (deploy.md § Loop: progress is
+    /// one line per change). Poll it after each step, as quinn-proto's events are polled.
+    pub fn poll_progress(&mut self) -> Option<Progress> {
+        self.progress.poll()
+    }
+
+    /// Feed the answer to the previous effect, with a monotonic reading `now` (the deadline is
+    /// anchored at the first step), and get the next effect. Once finished, every further step
+    /// repeats the `Finish`.
+    pub fn step(&mut self, now: Duration, event: Event) -> Effect {
+        self.deadline.anchor(now);
+        let phase = std::mem::replace(&mut self.phase, Phase::Start);
+        let effect = self.transition(phase, now, event);
+        if let Effect::Finish(result) = &effect {
+            self.phase = Phase::Done(result.clone());
+        }
+        effect
+    }
+}
+
+pub(super) fn read_secret_failed(pod: &VerifiedPod, failure: RequestFailure) -> Effect {
+    fail(DeployError::Failed {
+        operation: "read secret".to_owned(),
+        object: pod.facts().env_from_secret.clone().unwrap_or_default(),
+        failure,
+    })
+}
+
+pub(super) fn phase_name(phase: &Phase) -> &'static str {
+    match phase {
+        Phase::Start => "Start",
+        Phase::Namespace => "NamespaceEnsured",
+        Phase::Gc => "GcDone",
+        Phase::Observe
+        | Phase::DisappearRead { .. }
+        | Phase::RaceVerify { .. }
+        | Phase::RaceRead
+        | Phase::Condition(_) => "PodRead",
+        Phase::SecretCheck(_) | Phase::RaceSecretCheck(_) => "SecretChecked",
+        Phase::CreatingSecret => "SecretCreated",
+        Phase::CreatingPod { .. } => "PodCreated",
+        Phase::Deleting { .. } => "PodDeleted",
+        Phase::DisappearWait { .. }
+        | Phase::PollWait
+        | Phase::RaceWait
+        | Phase::AccountWait { .. } => "Waited",
+        Phase::AccountRead { .. } => "ServiceAccountRead",
+        Phase::DropList { .. } => "Listed",
+        Phase::DropDelete { .. } => "SecretDeleted",
+        Phase::Done(_) => "nothing",
+    }
+}
+
+pub(super) fn fail(error: DeployError) -> Effect {
+    Effect::Finish(Err(error))
+}
