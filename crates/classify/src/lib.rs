@@ -14,10 +14,12 @@
 
 pub mod action;
 pub mod condition;
+pub mod expiry;
 pub mod facts;
 pub mod failure;
 pub mod fence;
 pub mod gc;
+pub mod inventory;
 pub mod machine;
 pub mod pull;
 pub mod reference;
