@@ -78,6 +78,8 @@ pub struct ObjectMarks {
     pub deletion_marked: bool,
     /// `metadata.creationTimestamp` as whole seconds since the Unix epoch (server clock).
     pub created_at_unix: Option<i64>,
+    /// Annotation `apiary.dev/expires-at` verbatim (pods only; `expiry::expiry_of` parses it).
+    pub expires_at: Option<String>,
 }
 
 /// A pod as observed: its marks and its facts.

@@ -31,6 +31,7 @@ pub fn marks(name: &str, uid: &str, rv: &str) -> ObjectMarks {
         create_intent: Some(INTENT.to_owned()),
         deletion_marked: false,
         created_at_unix: Some(1_000),
+        expires_at: None,
     }
 }
 
@@ -95,6 +96,7 @@ pub fn own_secret(name: &str, created: Option<i64>) -> ObservedSecret {
             create_intent: None,
             deletion_marked: false,
             created_at_unix: created,
+            expires_at: None,
         },
     }
 }

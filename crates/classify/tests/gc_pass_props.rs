@@ -29,6 +29,7 @@ fn marks(name: &str, uid: String, rv: &str, own: bool, created: Option<i64>) -> 
         create_intent: None,
         deletion_marked: false,
         created_at_unix: created,
+        expires_at: None,
     }
 }
 

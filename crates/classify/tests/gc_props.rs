@@ -25,6 +25,7 @@ fn marks(name: String, own: bool, created: Option<i64>) -> ObjectMarks {
         create_intent: None,
         deletion_marked: false,
         created_at_unix: created,
+        expires_at: None,
     }
 }
 

@@ -88,6 +88,7 @@ fn arbitrary_pod(c: &mut Choices, secrets: &[&str]) -> ObservedPod {
         create_intent: intent.map(str::to_owned),
         deletion_marked: c.pick(5) == 0,
         created_at_unix: Some(1_000),
+        expires_at: None,
     };
     let secret = secrets[usize::from(c.pick(secrets.len() as u16))];
     ObservedPod {
@@ -114,6 +115,7 @@ fn secret(name: &str, agent: &str) -> ObservedSecret {
             create_intent: None,
             deletion_marked: false,
             created_at_unix: Some(1),
+            expires_at: None,
         },
     }
 }

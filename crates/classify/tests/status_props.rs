@@ -37,6 +37,7 @@ fn pod_strategy() -> impl Strategy<Value = Option<ObservedPod>> {
                     create_intent: intent.map(|i| INTENTS[i].to_owned()),
                     deletion_marked: marked,
                     created_at_unix: Some(0),
+                    expires_at: None,
                 },
                 facts: PodFacts {
                     phase: Some(if state == 1 { "Failed" } else { "Running" }.into()),

@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 
+use apiary_classify::expiry::ANNOTATION_EXPIRES_AT;
 use apiary_classify::facts::{
     ConditionFacts, ContainerState, ObjectMarks, ObservedPod, ObservedSecret, PodFacts,
 };
@@ -20,7 +21,7 @@ use crate::naming::{
 };
 
 /// The identity marks of `meta`: name, uid, resourceVersion, the two marker labels, the
-/// agent-id and create-intent annotations, the deletion mark and the creation time.
+/// agent-id, create-intent and expiry annotations, the deletion mark and the creation time.
 #[must_use]
 pub fn object_marks(meta: &ObjectMeta) -> ObjectMarks {
     let label = |key: &str| lookup(meta.labels.as_ref(), key);
@@ -35,6 +36,7 @@ pub fn object_marks(meta: &ObjectMeta) -> ObjectMarks {
         create_intent: annotation(ANNOTATION_CREATE_INTENT),
         deletion_marked: meta.deletion_timestamp.is_some(),
         created_at_unix: meta.creation_timestamp.as_ref().map(|t| t.0.as_second()),
+        expires_at: annotation(ANNOTATION_EXPIRES_AT),
     }
 }
 

@@ -1,0 +1,326 @@
+//! `apiary renew` as a sans-IO machine (deploy.md § Expiry): observe the agent's pod and the
+//! apiserver's clock in one quorum list, then write the new expiry guarded by the
+//! `resourceVersion` of that very observation; a conflict re-observes and tries again within the
+//! deadline.
+//!
+//! Pure. The write ([`ExpiryWrite`]) can only be built here, from a verified observation, and
+//! carries that observation's `resourceVersion`: the machine never writes with a version it has
+//! not just seen, so it never overwrites a change it has not seen. The new instant is the
+//! observation's server clock plus the TTL, never a local clock.
+
+use std::time::Duration;
+
+use super::{expires_at, expiry_of};
+use crate::facts::ObservedPod;
+use crate::failure::RequestFailure;
+use crate::startup::{Decoded, StartupState};
+use crate::verify::verify_pod;
+use crate::wait::Deadline;
+
+/// What one renew works with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RenewSpec {
+    /// The agent's pod name.
+    pub pod_name: String,
+    /// The full agent id verification compares against.
+    pub agent_id: String,
+    /// The new TTL, counted from the server clock of the observation that authorises the write.
+    pub ttl_secs: u64,
+    /// The operation deadline (conflict retries stop there).
+    pub deadline: Duration,
+    /// The pause before re-observing after a second or later conflict in a row.
+    pub backoff: Duration,
+}
+
+/// The guarded annotation write: the pod, the `resourceVersion` of the observation that
+/// authorised it, and the new instant. Only [`RenewMachine`] builds one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExpiryWrite {
+    name: String,
+    resource_version: String,
+    expires_at: i64,
+}
+
+impl ExpiryWrite {
+    /// The pod to write.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The `resourceVersion` the write must carry (`metadata.resourceVersion` of the update):
+    /// the apiserver refuses it with 409 `Conflict` if the pod changed since.
+    pub fn resource_version(&self) -> &str {
+        &self.resource_version
+    }
+
+    /// The new expiry instant (apiserver clock, Unix seconds).
+    pub fn expires_at(&self) -> i64 {
+        self.expires_at
+    }
+
+    /// The annotation value to write ([`super::ANNOTATION_EXPIRES_AT`]).
+    pub fn annotation_value(&self) -> String {
+        super::format_instant(self.expires_at)
+    }
+}
+
+/// What a guarded write answered when it did not fail.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteAnswer {
+    /// The apiserver applied it.
+    Written,
+    /// 409 `Conflict`: the pod changed since the observation.
+    Conflict,
+    /// 404: the pod is gone.
+    NotFound,
+}
+
+/// The pods listed by the agent's selector, with the list's server clock.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RenewListing {
+    /// The listed pods.
+    pub pods: Vec<ObservedPod>,
+    /// The list's `Date` in Unix seconds; `None` when absent or malformed.
+    pub server_now: Option<i64>,
+}
+
+/// The answer to the previous effect.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RenewEvent {
+    /// Begin (the first event).
+    Start,
+    /// Answer to [`RenewEffect::Observe`].
+    Observed(Result<RenewListing, RequestFailure>),
+    /// Answer to [`RenewEffect::Write`].
+    Written(Result<WriteAnswer, RequestFailure>),
+    /// A [`RenewEffect::Wait`] ended.
+    Waited,
+}
+
+/// The next thing the driver must do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RenewEffect {
+    /// Quorum-list pods by the agent's selector, keeping the `Date` clock.
+    Observe,
+    /// The guarded write.
+    Write(ExpiryWrite),
+    /// Sleep this long, then answer [`RenewEvent::Waited`].
+    Wait(Duration),
+    /// Done.
+    Finish(Result<Renewed, RenewError>),
+}
+
+/// A renew that landed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Renewed {
+    /// The pod renewed.
+    pub pod: String,
+    /// The expiry before, when the pod had a well-formed one.
+    pub previous: Option<i64>,
+    /// The new expiry (apiserver clock, Unix seconds).
+    pub expires_at: i64,
+    /// The server clock it was computed from.
+    pub server_now: i64,
+    /// How many conflicts were retried.
+    pub conflicts: u32,
+}
+
+/// Why a renew did not land. Nothing was written in any of these cases.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RenewError {
+    /// No pod of this agent.
+    Absent {
+        /// The pod name.
+        pod: String,
+    },
+    /// The name holds a pod apiary cannot verify as this agent's.
+    Foreign {
+        /// The pod name.
+        pod: String,
+    },
+    /// The pod is being deleted.
+    Deleting {
+        /// The pod name.
+        pod: String,
+    },
+    /// The agent's container has terminated: GC collects it whatever its expiry.
+    Terminated {
+        /// The pod name.
+        pod: String,
+    },
+    /// The list answer had no usable `Date` header: no server clock to count from.
+    NoServerClock,
+    /// Conflicts kept coming until the deadline.
+    Deadline {
+        /// The pod name.
+        pod: String,
+        /// The deadline.
+        deadline: Duration,
+        /// How many conflicts were met.
+        conflicts: u32,
+    },
+    /// A request failed.
+    Request(RequestFailure),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Phase {
+    Start,
+    Observing,
+    Writing {
+        previous: Option<i64>,
+        server_now: i64,
+    },
+    Waiting,
+    Done(Result<Renewed, RenewError>),
+}
+
+/// One renew. Feed [`RenewEvent::Start`] first, then the answer to each effect, with a monotonic
+/// `now` at every step (the deadline counts from the first).
+#[derive(Clone, Debug)]
+pub struct RenewMachine {
+    spec: RenewSpec,
+    phase: Phase,
+    deadline: Deadline,
+    conflicts: u32,
+}
+
+impl RenewMachine {
+    /// A machine for one renew.
+    pub fn new(spec: RenewSpec) -> RenewMachine {
+        RenewMachine {
+            deadline: Deadline::new(spec.deadline, spec.backoff),
+            spec,
+            phase: Phase::Start,
+            conflicts: 0,
+        }
+    }
+
+    /// Feed the answer to the previous effect; get the next effect. Once finished, every further
+    /// step repeats the `Finish`.
+    pub fn step(&mut self, now: Duration, event: RenewEvent) -> RenewEffect {
+        self.deadline.anchor(now);
+        let phase = std::mem::replace(&mut self.phase, Phase::Start);
+        let effect = self.transition(now, phase, event);
+        if let RenewEffect::Finish(result) = &effect {
+            self.phase = Phase::Done(result.clone());
+        }
+        effect
+    }
+
+    fn transition(&mut self, now: Duration, phase: Phase, event: RenewEvent) -> RenewEffect {
+        match (phase, event) {
+            (Phase::Done(result), _) => RenewEffect::Finish(result),
+            (Phase::Start, RenewEvent::Start) | (Phase::Waiting, RenewEvent::Waited) => {
+                self.observe(now)
+            }
+            (Phase::Observing, RenewEvent::Observed(listed)) => match listed {
+                Ok(listing) => self.decide(&listing),
+                Err(failure) => RenewEffect::Finish(Err(RenewError::Request(failure))),
+            },
+            (
+                Phase::Writing {
+                    previous,
+                    server_now,
+                },
+                RenewEvent::Written(answer),
+            ) => match answer {
+                Ok(WriteAnswer::Written) => {
+                    // The instant written is the one computed from that observation.
+                    let expires_at = expires_at(server_now, self.spec.ttl_secs);
+                    RenewEffect::Finish(Ok(Renewed {
+                        pod: self.spec.pod_name.clone(),
+                        previous,
+                        expires_at,
+                        server_now,
+                        conflicts: self.conflicts,
+                    }))
+                }
+                // Someone changed the pod since the observation: never overwrite it blind,
+                // observe again (the first time at once, then after a pause).
+                Ok(WriteAnswer::Conflict) => {
+                    self.conflicts += 1;
+                    if self.conflicts == 1 {
+                        self.observe(now)
+                    } else {
+                        self.wait(now)
+                    }
+                }
+                // Gone since the observation: the next observation reports it.
+                Ok(WriteAnswer::NotFound) => self.observe(now),
+                Err(failure) => RenewEffect::Finish(Err(RenewError::Request(failure))),
+            },
+            (_, _) => RenewEffect::Finish(Err(RenewError::Request(RequestFailure::unsent(
+                "internal error in apiary: the driver answered a renew effect that was not \
+                 asked for",
+            )))),
+        }
+    }
+
+    fn observe(&mut self, now: Duration) -> RenewEffect {
+        if self.deadline.expired(now) {
+            return RenewEffect::Finish(Err(RenewError::Deadline {
+                pod: self.spec.pod_name.clone(),
+                deadline: self.deadline.limit(),
+                conflicts: self.conflicts,
+            }));
+        }
+        self.phase = Phase::Observing;
+        RenewEffect::Observe
+    }
+
+    fn wait(&mut self, now: Duration) -> RenewEffect {
+        let max = self.deadline.wait_max(now);
+        if max.is_zero() {
+            return self.observe(now);
+        }
+        self.phase = Phase::Waiting;
+        RenewEffect::Wait(max)
+    }
+
+    /// Decide from one observation: write guarded by its `resourceVersion`, or fail.
+    fn decide(&mut self, listing: &RenewListing) -> RenewEffect {
+        let pod_name = &self.spec.pod_name;
+        let fail = |error| RenewEffect::Finish(Err(error));
+        let Some(pod) = listing
+            .pods
+            .iter()
+            .find(|p| p.marks.name.as_deref() == Some(pod_name.as_str()))
+        else {
+            return fail(RenewError::Absent {
+                pod: pod_name.clone(),
+            });
+        };
+        let Some(verified) = verify_pod(pod, &self.spec.agent_id) else {
+            return fail(RenewError::Foreign {
+                pod: pod_name.clone(),
+            });
+        };
+        if verified.deletion_marked() {
+            return fail(RenewError::Deleting {
+                pod: pod_name.clone(),
+            });
+        }
+        if verified.decode() == Decoded::Settled(StartupState::Terminated) {
+            return fail(RenewError::Terminated {
+                pod: pod_name.clone(),
+            });
+        }
+        let Some(server_now) = listing.server_now else {
+            return fail(RenewError::NoServerClock);
+        };
+        let write = ExpiryWrite {
+            name: verified.name().to_owned(),
+            resource_version: verified.fence().resource_version().to_owned(),
+            expires_at: expires_at(server_now, self.spec.ttl_secs),
+        };
+        self.phase = Phase::Writing {
+            previous: expiry_of(&pod.marks),
+            server_now,
+        };
+        RenewEffect::Write(write)
+    }
+}
+
+#[cfg(test)]
+mod tests;
