@@ -21,6 +21,7 @@ pub mod fence;
 pub mod gc;
 pub mod inventory;
 pub mod machine;
+mod progress;
 pub mod pull;
 pub mod reference;
 pub mod startup;

@@ -13,6 +13,7 @@ use super::plan::{GcPlan, GcPodDecision, OrphanSweep, decide_gc_reread, plan_gc}
 use crate::facts::{ObservedPod, ObservedSecret};
 use crate::failure::RequestFailure;
 use crate::machine::DeleteAnswer;
+use crate::progress::{self, Machine};
 use crate::verify::{PodDeletion, SecretDeletion, view_pod};
 
 /// What one pass works with.
@@ -87,8 +88,9 @@ pub enum GcEffect {
     Finish(Result<GcReport, RequestFailure>),
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Phase {
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Phase {
+    #[default]
     Start,
     Listing,
     Rereading(String),
@@ -125,12 +127,7 @@ impl GcMachine {
     /// Feed the answer to the previous effect; get the next effect. Once finished, every further
     /// step repeats the `Finish`.
     pub fn step(&mut self, event: GcEvent) -> GcEffect {
-        let phase = std::mem::replace(&mut self.phase, Phase::Start);
-        let effect = self.transition(phase, event);
-        if let GcEffect::Finish(result) = &effect {
-            self.phase = Phase::Done(result.clone());
-        }
-        effect
+        progress::step(self, event)
     }
 
     fn transition(&mut self, phase: Phase, event: GcEvent) -> GcEffect {
@@ -217,6 +214,27 @@ impl GcMachine {
             );
         }
         GcEffect::Finish(Ok(std::mem::take(&mut self.report)))
+    }
+}
+
+impl Machine for GcMachine {
+    type Phase = Phase;
+    type Input = GcEvent;
+    type Effect = GcEffect;
+
+    fn phase_mut(&mut self) -> &mut Phase {
+        &mut self.phase
+    }
+
+    fn apply(&mut self, phase: Phase, event: GcEvent) -> GcEffect {
+        self.transition(phase, event)
+    }
+
+    fn finished(effect: &GcEffect) -> Option<Phase> {
+        match effect {
+            GcEffect::Finish(result) => Some(Phase::Done(result.clone())),
+            _ => None,
+        }
     }
 }
 

@@ -44,7 +44,7 @@ impl DeployMachine {
             (Phase::CreatingPod { secret }, Event::PodCreated(outcome)) => match outcome {
                 PodCreateOutcome::Created => {
                     self.created_this_call = true;
-                    self.last_resource_version = None;
+                    self.watch.forget_version();
                     // A just-created pod cannot have started; re-observing at once would
                     // hot-spin (deploy.md § Create).
                     self.wait(now, Phase::PollWait)

@@ -106,7 +106,7 @@ impl DeployMachine {
         Effect::Wait {
             max,
             pod: self.spec.pod_name.clone(),
-            resource_version: self.last_resource_version.clone(),
+            resource_version: self.watch.resource_version(),
         }
     }
 
@@ -130,9 +130,7 @@ impl DeployMachine {
     ) -> Result<Option<ObservedPod>, Effect> {
         match read {
             Ok(pod) => {
-                self.progress.observe(pod.as_ref(), &self.spec.agent_id);
-                self.last_resource_version =
-                    pod.as_ref().and_then(|p| p.marks.resource_version.clone());
+                self.watch.observe(pod.as_ref(), &self.spec.agent_id);
                 Ok(pod)
             }
             Err(failure) => Err(self.failed("read pod", failure)),

@@ -33,7 +33,7 @@ impl DeployMachine {
             (Phase::Condition(failing), Event::PodRead(read)) => {
                 let condition = match read {
                     Ok(pod) => {
-                        self.progress.observe(pod.as_ref(), &self.spec.agent_id);
+                        self.watch.observe(pod.as_ref(), &self.spec.agent_id);
                         LatestCondition::from_read(pod.as_ref().map(|p| &p.facts))
                     }
                     Err(failure) => LatestCondition::Unreadable(failure.to_string()),

@@ -11,13 +11,14 @@ use super::error::{DeployError, Deployed};
 use super::io::{Effect, Event, OwnSecret};
 use super::spec::DeploySpec;
 use crate::failure::RequestFailure;
-use crate::status::{Progress, ProgressLog};
+use crate::progress::{self, Machine, PodWatch};
+use crate::status::Progress;
 use crate::verify::VerifiedPod;
 use crate::wait::Deadline;
 
 /// Where to go once this attempt's own Secret has been dealt with.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) enum AfterDrop {
+pub(crate) enum AfterDrop {
     /// The race winner is foreign: E8.
     Foreign,
     /// Observe the race winner.
@@ -28,7 +29,7 @@ pub(super) enum AfterDrop {
 
 /// Which error a latest-condition read completes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Failing {
+pub(crate) enum Failing {
     Deadline,
     CreatedPodFailed,
     RaceDeadline,
@@ -36,27 +37,49 @@ pub(super) enum Failing {
 }
 
 /// What the machine waits for.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) enum Phase {
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Phase {
+    #[default]
     Start,
     Namespace,
     Gc,
     Observe,
     SecretCheck(VerifiedPod),
     CreatingSecret,
-    CreatingPod { secret: OwnSecret },
-    Deleting { uid: String },
-    DisappearRead { uid: String },
-    DisappearWait { uid: String },
+    CreatingPod {
+        secret: OwnSecret,
+    },
+    Deleting {
+        uid: String,
+    },
+    DisappearRead {
+        uid: String,
+    },
+    DisappearWait {
+        uid: String,
+    },
     PollWait,
-    RaceVerify { secret: OwnSecret },
-    DropList { secret: OwnSecret, then: AfterDrop },
-    DropDelete { secret: OwnSecret, then: AfterDrop },
+    RaceVerify {
+        secret: OwnSecret,
+    },
+    DropList {
+        secret: OwnSecret,
+        then: AfterDrop,
+    },
+    DropDelete {
+        secret: OwnSecret,
+        then: AfterDrop,
+    },
     RaceRead,
     RaceSecretCheck(VerifiedPod),
     RaceWait,
-    AccountRead { secret: OwnSecret, after_wait: bool },
-    AccountWait { secret: OwnSecret },
+    AccountRead {
+        secret: OwnSecret,
+        after_wait: bool,
+    },
+    AccountWait {
+        secret: OwnSecret,
+    },
     Condition(Failing),
     Done(Result<Deployed, DeployError>),
 }
@@ -68,13 +91,13 @@ pub struct DeployMachine {
     pub(super) phase: Phase,
     pub(super) deadline: Deadline,
     pub(super) created_this_call: bool,
-    pub(super) last_resource_version: Option<String>,
     /// The account a refused pod create waits for (deploy.md § Namespace ensure, item 4).
     pub(super) missing_account: Option<String>,
     /// Whether the one immediate create retry after an account refusal has been spent: every
     /// later retry follows a wait, so a lagging admission cache cannot make the loop hot-spin.
     pub(super) account_retried_at_once: bool,
-    pub(super) progress: ProgressLog,
+    /// The reads of the pod name: progress and the resourceVersion the next wait watches from.
+    pub(super) watch: PodWatch,
 }
 
 impl DeployMachine {
@@ -85,10 +108,9 @@ impl DeployMachine {
             spec,
             phase: Phase::Start,
             created_this_call: false,
-            last_resource_version: None,
             missing_account: None,
             account_retried_at_once: false,
-            progress: ProgressLog::default(),
+            watch: PodWatch::default(),
         }
     }
 
@@ -105,7 +127,7 @@ impl DeployMachine {
     /// The change of observed state since the last call, if any (deploy.md § Loop: progress is
     /// one line per change). Poll it after each step, as quinn-proto's events are polled.
     pub fn poll_progress(&mut self) -> Option<Progress> {
-        self.progress.poll()
+        self.watch.poll()
     }
 
     /// Feed the answer to the previous effect, with a monotonic reading `now` (the deadline is
@@ -113,12 +135,28 @@ impl DeployMachine {
     /// repeats the `Finish`.
     pub fn step(&mut self, now: Duration, event: Event) -> Effect {
         self.deadline.anchor(now);
-        let phase = std::mem::replace(&mut self.phase, Phase::Start);
-        let effect = self.transition(phase, now, event);
-        if let Effect::Finish(result) = &effect {
-            self.phase = Phase::Done(result.clone());
+        progress::step(self, (now, event))
+    }
+}
+
+impl Machine for DeployMachine {
+    type Phase = Phase;
+    type Input = (Duration, Event);
+    type Effect = Effect;
+
+    fn phase_mut(&mut self) -> &mut Phase {
+        &mut self.phase
+    }
+
+    fn apply(&mut self, phase: Phase, (now, event): (Duration, Event)) -> Effect {
+        self.transition(phase, now, event)
+    }
+
+    fn finished(effect: &Effect) -> Option<Phase> {
+        match effect {
+            Effect::Finish(result) => Some(Phase::Done(result.clone())),
+            _ => None,
         }
-        effect
     }
 }
 

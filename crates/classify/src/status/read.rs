@@ -8,6 +8,7 @@
 use super::mapping::{PodStatus, StatusState, pod_status};
 use crate::facts::ObservedPod;
 use crate::failure::RequestFailure;
+use crate::progress::{self, Machine};
 use crate::verify::{PodView, view_pod};
 
 /// What one status call reports on.
@@ -80,8 +81,9 @@ pub enum StatusEffect {
     Finish(Result<StatusReport, RequestFailure>),
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Phase {
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Phase {
+    #[default]
     Start,
     Read,
     /// Settling a pending view: the pod and the Secret asked about.
@@ -113,12 +115,7 @@ impl StatusMachine {
     /// Feed the answer to the previous effect; get the next effect. Once finished, every further
     /// step repeats the `Finish`.
     pub fn step(&mut self, event: StatusEvent) -> StatusEffect {
-        let phase = std::mem::replace(&mut self.phase, Phase::Start);
-        let effect = self.transition(phase, event);
-        if let StatusEffect::Finish(result) = &effect {
-            self.phase = Phase::Done(result.clone());
-        }
-        effect
+        progress::step(self, event)
     }
 
     fn transition(&mut self, phase: Phase, event: StatusEvent) -> StatusEffect {
@@ -210,6 +207,27 @@ impl StatusMachine {
             secret,
             intent_matches,
         }))
+    }
+}
+
+impl Machine for StatusMachine {
+    type Phase = Phase;
+    type Input = StatusEvent;
+    type Effect = StatusEffect;
+
+    fn phase_mut(&mut self) -> &mut Phase {
+        &mut self.phase
+    }
+
+    fn apply(&mut self, phase: Phase, event: StatusEvent) -> StatusEffect {
+        self.transition(phase, event)
+    }
+
+    fn finished(effect: &StatusEffect) -> Option<Phase> {
+        match effect {
+            StatusEffect::Finish(result) => Some(Phase::Done(result.clone())),
+            _ => None,
+        }
     }
 }
 

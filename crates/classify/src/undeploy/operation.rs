@@ -15,7 +15,8 @@ use super::decide::{SecretsPlan, UndeployPodStep, undeploy_pod_step, undeploy_se
 use crate::facts::ObservedPod;
 use crate::failure::RequestFailure;
 use crate::machine::{DeleteAnswer, Listing};
-use crate::status::{Progress, ProgressLog};
+use crate::progress::{self, Machine, PodWatch};
+use crate::status::Progress;
 use crate::verify::{PodDeletion, SecretDeletion};
 use crate::wait::{Deadline, Disappearance, disappearance};
 
@@ -158,16 +159,25 @@ pub enum UndeployEffect {
     Finish(Result<UndeployReport, UndeployError>),
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Phase {
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Phase {
+    #[default]
     Start,
     Observe,
-    Deleting { uid: String },
+    Deleting {
+        uid: String,
+    },
     RetryWait,
-    DisappearRead { uid: String },
-    DisappearWait { uid: String },
+    DisappearRead {
+        uid: String,
+    },
+    DisappearWait {
+        uid: String,
+    },
     Listing,
-    DeletingSecret { current: SecretDeletion },
+    DeletingSecret {
+        current: SecretDeletion,
+    },
     Done(Result<UndeployReport, UndeployError>),
 }
 
@@ -181,8 +191,7 @@ pub struct UndeployMachine {
     replaced: bool,
     queue: VecDeque<SecretDeletion>,
     first_failure: Option<RequestFailure>,
-    last_resource_version: Option<String>,
-    progress: ProgressLog,
+    watch: PodWatch,
 }
 
 impl UndeployMachine {
@@ -196,26 +205,20 @@ impl UndeployMachine {
             replaced: false,
             queue: VecDeque::new(),
             first_failure: None,
-            last_resource_version: None,
-            progress: ProgressLog::default(),
+            watch: PodWatch::default(),
         }
     }
 
     /// The change of observed state since the last call, if any.
     pub fn poll_progress(&mut self) -> Option<Progress> {
-        self.progress.poll()
+        self.watch.poll()
     }
 
     /// Feed the answer to the previous effect with a monotonic reading `now`; get the next
     /// effect. Once finished, every further step repeats the `Finish`.
     pub fn step(&mut self, now: Duration, event: UndeployEvent) -> UndeployEffect {
         self.deadline.anchor(now);
-        let phase = std::mem::replace(&mut self.phase, Phase::Start);
-        let effect = self.transition(phase, now, event);
-        if let UndeployEffect::Finish(result) = &effect {
-            self.phase = Phase::Done(result.clone());
-        }
-        effect
+        progress::step(self, (now, event))
     }
 
     fn transition(&mut self, phase: Phase, now: Duration, event: UndeployEvent) -> UndeployEffect {
@@ -355,7 +358,7 @@ impl UndeployMachine {
         UndeployEffect::Wait {
             max,
             pod: self.spec.pod_name.clone(),
-            resource_version: self.last_resource_version.clone(),
+            resource_version: self.watch.resource_version(),
         }
     }
 
@@ -365,9 +368,7 @@ impl UndeployMachine {
     ) -> Result<Option<ObservedPod>, UndeployEffect> {
         match read {
             Ok(pod) => {
-                self.progress.observe(pod.as_ref(), &self.spec.agent_id);
-                self.last_resource_version =
-                    pod.as_ref().and_then(|p| p.marks.resource_version.clone());
+                self.watch.observe(pod.as_ref(), &self.spec.agent_id);
                 Ok(pod)
             }
             Err(failure) => Err(finish(Err(UndeployError::Failed(failure)))),
@@ -399,6 +400,27 @@ impl UndeployMachine {
             }));
         }
         finish(Ok(report))
+    }
+}
+
+impl Machine for UndeployMachine {
+    type Phase = Phase;
+    type Input = (Duration, UndeployEvent);
+    type Effect = UndeployEffect;
+
+    fn phase_mut(&mut self) -> &mut Phase {
+        &mut self.phase
+    }
+
+    fn apply(&mut self, phase: Phase, (now, event): (Duration, UndeployEvent)) -> UndeployEffect {
+        self.transition(phase, now, event)
+    }
+
+    fn finished(effect: &UndeployEffect) -> Option<Phase> {
+        match effect {
+            UndeployEffect::Finish(result) => Some(Phase::Done(result.clone())),
+            _ => None,
+        }
     }
 }
 
