@@ -18,25 +18,12 @@ use apiary_classify::machine::{
 use apiary_classify::verify::verify_pod;
 use proptest::prelude::*;
 
-const AGENT_ID: &str = "72bea12366a35432ab394024ae44c214b8cee51a8e1c04be8797a1dc17805c98";
-const OTHER_ID: &str = "f9b32d5e68dde69e024b9bb5268f0b7a00000000000000000000000000000000";
-const POD: &str = "apiary-research-bot-1-72bea12366a3";
+mod common;
+
+use common::{AGENT_ID, Choices, OTHER_ID, POD};
+
 const INTENT: &str = "26b2e7d49baf628b5f55de9996ac144c27fac0e1c85766ed2f3db5e136202c43";
 const SECRET_WORD: &str = "SUPERSECRET";
-
-/// An endless stream of choices cycled from the generated vector.
-struct Choices {
-    values: Vec<u16>,
-    next: usize,
-}
-
-impl Choices {
-    fn pick(&mut self, n: u16) -> u16 {
-        let v = self.values[self.next % self.values.len()];
-        self.next += 1;
-        v % n
-    }
-}
 
 fn agent_state(kind: u16) -> (Option<ContainerState>, Option<&'static str>) {
     let waiting = |reason: &str, message: Option<&str>| {
@@ -180,7 +167,7 @@ fn run(
         // Preflight GC on or off: the safety rules hold either way.
         preflight_gc: poll_secs.is_multiple_of(2),
     });
-    let mut c = Choices { values, next: 0 };
+    let mut c = Choices::new(values);
     let mut elapsed = Duration::ZERO;
     let mut seen = Seen::default();
     let mut generation = 0u32;

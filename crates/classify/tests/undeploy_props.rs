@@ -15,24 +15,12 @@ use apiary_classify::undeploy::{UndeployEffect, UndeployEvent, UndeployMachine, 
 use apiary_classify::verify::verify_pod;
 use proptest::prelude::*;
 
-const AGENT_ID: &str = "72bea12366a35432ab394024ae44c214b8cee51a8e1c04be8797a1dc17805c98";
-const OTHER_ID: &str = "f9b32d5e68dde69e024b9bb5268f0b7a00000000000000000000000000000000";
-const POD: &str = "apiary-research-bot-1-72bea12366a3";
+mod common;
+
+use common::{AGENT_ID, Choices, OTHER_ID, POD};
+
 /// Every request takes this long on the simulated clock.
 const LATENCY: Duration = Duration::from_millis(700);
-
-struct Choices {
-    values: Vec<u16>,
-    next: usize,
-}
-
-impl Choices {
-    fn pick(&mut self, n: u16) -> u16 {
-        let v = self.values[self.next % self.values.len()];
-        self.next += 1;
-        v % n
-    }
-}
 
 fn marks(name: &str, uid: String, rv: Option<String>, own: bool) -> ObjectMarks {
     ObjectMarks {
@@ -80,7 +68,7 @@ fn run(values: Vec<u16>, wait: bool, deadline_secs: u64) -> Result<(), TestCaseE
         deadline,
         poll: Duration::from_secs(2),
     });
-    let mut c = Choices { values, next: 0 };
+    let mut c = Choices::new(values);
     let start = Duration::from_secs(77);
     let mut now = start;
     let mut last_read: Option<ObservedPod> = None;
