@@ -1,14 +1,20 @@
 //! Expiry without a controller (deploy.md § Expiry): the `apiary.dev/expires-at` annotation, the
 //! `--ttl` duration syntax, the instant's wire form, and whether a pod has expired by the
-//! apiserver's clock; and the renew write as a machine (`renew`).
+//! apiserver's clock; the renew write as a machine (`renew`), and the collection of an expired
+//! agent as another (`collect`).
 //!
 //! Pure. Every instant here is Unix seconds **on the apiserver's clock**: the `Date` header of a
 //! response, or a server-assigned timestamp. Nothing here reads a clock; the shell passes the
 //! server's time in, never the local one (a fast laptop clock must not expire a live agent). An
 //! annotation that does not parse is no expiry at all: ambiguity never makes a pod collectable.
 
+mod collect;
 mod renew;
 
+pub use collect::{
+    ExpireEffect, ExpireError, ExpireEvent, ExpireListing, ExpireMachine, ExpireReport, ExpireSpec,
+    ExpiryDecision, decide_expiry, secrets_after_collection,
+};
 pub use renew::{
     ExpiryWrite, RenewEffect, RenewError, RenewEvent, RenewListing, RenewMachine, RenewSpec,
     Renewed, WriteAnswer,

@@ -1,0 +1,293 @@
+//! The expiry decision and the collection machine: fence of the listing, the wait for
+//! disappearance, the Secret only afterwards.
+
+use std::time::Duration;
+
+use super::*;
+use crate::testkit::{AGENT_ID, OTHER_AGENT_ID, POD, own_pod, own_secret, running, terminated};
+
+const S: fn(u64) -> Duration = Duration::from_secs;
+const EXPIRY: &str = "2026-08-02T04:00:00Z";
+const AT: i64 = 1_785_643_200;
+
+fn expiring(rv: &str) -> ObservedPod {
+    let mut pod = own_pod(running());
+    pod.marks.resource_version = Some(rv.to_owned());
+    pod.marks.expires_at = Some(EXPIRY.to_owned());
+    pod
+}
+
+fn spec(dry_run: bool) -> ExpireSpec {
+    ExpireSpec {
+        pod_name: POD.to_owned(),
+        agent_id: AGENT_ID.to_owned(),
+        dry_run,
+        deadline: S(120),
+        poll: S(2),
+    }
+}
+
+fn listed(pods: Vec<ObservedPod>, secrets: Vec<ObservedSecret>, now: Option<i64>) -> ExpireEvent {
+    ExpireEvent::Listed(Ok(ExpireListing {
+        pods,
+        secrets,
+        server_now: now,
+    }))
+}
+
+/// Expired exactly at the instant on the server clock; alive one second before; a missing
+/// clock, a missing or malformed annotation, a foreign pod decide nothing.
+#[test]
+fn expiry_is_decided_on_the_server_clock_only() {
+    let pod = expiring("100");
+    assert_eq!(
+        decide_expiry(std::slice::from_ref(&pod), POD, AGENT_ID, Some(AT - 1)),
+        ExpiryDecision::Alive { expires_at: AT }
+    );
+    let ExpiryDecision::Collect {
+        deletion,
+        secret,
+        expires_at,
+    } = decide_expiry(std::slice::from_ref(&pod), POD, AGENT_ID, Some(AT))
+    else {
+        panic!("collectable at the instant")
+    };
+    assert_eq!(deletion.fence().resource_version(), "100");
+    assert_eq!(secret, pod.facts.env_from_secret);
+    assert_eq!(expires_at, AT);
+    assert_eq!(
+        decide_expiry(std::slice::from_ref(&pod), POD, AGENT_ID, None),
+        ExpiryDecision::NoClock { expires_at: AT }
+    );
+    let mut malformed = pod.clone();
+    malformed.marks.expires_at = Some("soon".into());
+    assert_eq!(
+        decide_expiry(&[malformed], POD, AGENT_ID, Some(AT * 2)),
+        ExpiryDecision::NoExpiry
+    );
+    assert_eq!(
+        decide_expiry(&[own_pod(running())], POD, AGENT_ID, Some(AT * 2)),
+        ExpiryDecision::NoExpiry
+    );
+    let mut foreign = pod.clone();
+    foreign.marks.agent_id = Some(OTHER_AGENT_ID.into());
+    assert_eq!(
+        decide_expiry(&[foreign], POD, AGENT_ID, Some(AT * 2)),
+        ExpiryDecision::Foreign
+    );
+    assert_eq!(
+        decide_expiry(&[], POD, AGENT_ID, Some(AT)),
+        ExpiryDecision::Absent
+    );
+    let mut deleting = pod.clone();
+    deleting.marks.deletion_marked = true;
+    assert_eq!(
+        decide_expiry(&[deleting], POD, AGENT_ID, Some(AT)),
+        ExpiryDecision::Deleting
+    );
+    let mut dead = own_pod(terminated(1, Some("Error")));
+    dead.marks.expires_at = Some(EXPIRY.into());
+    assert_eq!(
+        decide_expiry(&[dead], POD, AGENT_ID, Some(AT)),
+        ExpiryDecision::Terminated
+    );
+}
+
+/// The whole collection: fenced delete with the listing's fence, wait, re-read until gone,
+/// then the Secret, uid-fenced, only after the pod is gone.
+#[test]
+fn collects_pod_then_waits_then_its_secret() {
+    let pod = expiring("100");
+    let secret_name = pod.facts.env_from_secret.clone().expect("references one");
+    let mut m = ExpireMachine::new(spec(false));
+    assert_eq!(m.step(S(0), ExpireEvent::Start), ExpireEffect::ListPods);
+    let ExpireEffect::DeletePod(deletion) =
+        m.step(S(0), listed(vec![pod.clone()], vec![], Some(AT)))
+    else {
+        panic!("delete")
+    };
+    assert_eq!(deletion.fence().uid(), "u1");
+    assert_eq!(deletion.fence().resource_version(), "100");
+    assert_eq!(
+        m.step(S(1), ExpireEvent::PodDeleted(Ok(DeleteAnswer::Accepted))),
+        ExpireEffect::Wait {
+            pod: POD.into(),
+            resource_version: None,
+            max: S(2)
+        }
+    );
+    assert_eq!(
+        m.step(S(3), ExpireEvent::Waited),
+        ExpireEffect::GetPod { name: POD.into() }
+    );
+    let mut marked = pod.clone();
+    marked.marks.deletion_marked = true;
+    marked.marks.resource_version = Some("101".into());
+    assert_eq!(
+        m.step(S(3), ExpireEvent::PodRead(Ok(Some(marked)))),
+        ExpireEffect::Wait {
+            pod: POD.into(),
+            resource_version: Some("101".into()),
+            max: S(2)
+        }
+    );
+    m.step(S(5), ExpireEvent::Waited);
+    assert_eq!(
+        m.step(S(5), ExpireEvent::PodRead(Ok(None))),
+        ExpireEffect::ListBoth
+    );
+    let ExpireEffect::DeleteSecret(secret) = m.step(
+        S(5),
+        listed(vec![], vec![own_secret(&secret_name, Some(1))], Some(AT)),
+    ) else {
+        panic!("secret delete")
+    };
+    assert_eq!(secret.name(), secret_name);
+    let done = m.step(S(5), ExpireEvent::SecretDeleted(Ok(DeleteAnswer::Accepted)));
+    assert_eq!(
+        done,
+        ExpireEffect::Finish(Ok(ExpireReport {
+            dry_run: false,
+            pod: Some(POD.into()),
+            expired_at: Some(AT),
+            secrets: vec![secret_name],
+            replaced: false,
+            failures: vec![],
+        }))
+    );
+}
+
+/// A dry run plans the pod and its Secret and performs nothing after the listing.
+#[test]
+fn dry_run_only_lists() {
+    let pod = expiring("100");
+    let mut m = ExpireMachine::new(spec(true));
+    m.step(S(0), ExpireEvent::Start);
+    let ExpireEffect::Finish(Ok(report)) =
+        m.step(S(0), listed(vec![pod.clone()], vec![], Some(AT)))
+    else {
+        panic!("finished")
+    };
+    assert!(report.dry_run);
+    assert_eq!(report.pod.as_deref(), Some(POD));
+    assert_eq!(
+        report.secrets,
+        pod.facts.env_from_secret.into_iter().collect::<Vec<_>>()
+    );
+}
+
+/// An alive or clockless agent is left alone: the pass finishes with nothing collected.
+#[test]
+fn alive_agents_are_left_alone() {
+    for now in [Some(AT - 1), None] {
+        let mut m = ExpireMachine::new(spec(false));
+        m.step(S(0), ExpireEvent::Start);
+        assert_eq!(
+            m.step(S(0), listed(vec![expiring("100")], vec![], now)),
+            ExpireEffect::Finish(Ok(ExpireReport::default()))
+        );
+    }
+}
+
+/// A failed precondition (renewed since the listing) lists again and decides afresh: a renewed
+/// pod is kept, never deleted with the old fence.
+#[test]
+fn precondition_failed_decides_again() {
+    let mut m = ExpireMachine::new(spec(false));
+    m.step(S(0), ExpireEvent::Start);
+    m.step(S(0), listed(vec![expiring("100")], vec![], Some(AT)));
+    assert_eq!(
+        m.step(
+            S(0),
+            ExpireEvent::PodDeleted(Ok(DeleteAnswer::PreconditionFailed))
+        ),
+        ExpireEffect::ListPods
+    );
+    let mut renewed = expiring("102");
+    renewed.marks.expires_at = Some("2026-08-02T06:00:00Z".into());
+    assert_eq!(
+        m.step(S(1), listed(vec![renewed], vec![], Some(AT + 1))),
+        ExpireEffect::Finish(Ok(ExpireReport::default()))
+    );
+}
+
+/// The wait ends at the deadline and then no Secret is deleted.
+#[test]
+fn timeout_keeps_the_secret() {
+    let mut m = ExpireMachine::new(spec(false));
+    m.step(S(0), ExpireEvent::Start);
+    m.step(S(0), listed(vec![expiring("100")], vec![], Some(AT)));
+    m.step(S(0), ExpireEvent::PodDeleted(Ok(DeleteAnswer::Accepted)));
+    m.step(S(119), ExpireEvent::Waited);
+    assert_eq!(
+        m.step(S(120), ExpireEvent::PodRead(Ok(Some(expiring("101"))))),
+        ExpireEffect::Finish(Err(ExpireError::Timeout {
+            pod: POD.into(),
+            deadline: S(120)
+        }))
+    );
+}
+
+/// A new pod under the name (a concurrent deploy) ends the wait; it references its own Secret,
+/// and a listed pod still referencing the old Secret protects it.
+#[test]
+fn replaced_pod_is_left_and_references_protect() {
+    let pod = expiring("100");
+    let secret_name = pod.facts.env_from_secret.clone().expect("references one");
+    let mut m = ExpireMachine::new(spec(false));
+    m.step(S(0), ExpireEvent::Start);
+    m.step(S(0), listed(vec![pod.clone()], vec![], Some(AT)));
+    m.step(S(0), ExpireEvent::PodDeleted(Ok(DeleteAnswer::Accepted)));
+    m.step(S(2), ExpireEvent::Waited);
+    let mut new = own_pod(running());
+    new.marks.uid = Some("u2".into());
+    assert_eq!(
+        m.step(S(2), ExpireEvent::PodRead(Ok(Some(new.clone())))),
+        ExpireEffect::ListBoth
+    );
+    let ExpireEffect::Finish(Ok(report)) = m.step(
+        S(2),
+        listed(vec![new], vec![own_secret(&secret_name, Some(1))], Some(AT)),
+    ) else {
+        panic!("finished")
+    };
+    assert!(report.replaced);
+    assert!(report.secrets.is_empty(), "the new pod references it");
+}
+
+/// Pod gone before the delete: straight to the Secret; failures of reads end it; Secret delete
+/// failures are reported.
+#[test]
+fn not_found_and_failures() {
+    let pod = expiring("100");
+    let secret_name = pod.facts.env_from_secret.clone().expect("references one");
+    let failure = RequestFailure::api(500, "InternalError", "boom");
+    let mut m = ExpireMachine::new(spec(false));
+    m.step(S(0), ExpireEvent::Start);
+    m.step(S(0), listed(vec![pod.clone()], vec![], Some(AT)));
+    assert_eq!(
+        m.step(S(0), ExpireEvent::PodDeleted(Ok(DeleteAnswer::NotFound))),
+        ExpireEffect::ListBoth
+    );
+    m.step(
+        S(0),
+        listed(vec![], vec![own_secret(&secret_name, Some(1))], Some(AT)),
+    );
+    let ExpireEffect::Finish(Ok(report)) =
+        m.step(S(0), ExpireEvent::SecretDeleted(Err(failure.clone())))
+    else {
+        panic!("finished")
+    };
+    assert_eq!(report.failures, vec![failure.clone()]);
+    let mut m = ExpireMachine::new(spec(false));
+    m.step(S(0), ExpireEvent::Start);
+    assert_eq!(
+        m.step(S(0), ExpireEvent::Listed(Err(failure.clone()))),
+        ExpireEffect::Finish(Err(ExpireError::Failed(failure)))
+    );
+    let mut m = ExpireMachine::new(spec(false));
+    assert!(matches!(
+        m.step(S(0), ExpireEvent::Waited),
+        ExpireEffect::Finish(Err(ExpireError::Failed(_)))
+    ));
+}
