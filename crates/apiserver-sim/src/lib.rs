@@ -18,7 +18,8 @@
 //! | `GET /api/v1/{pods,secrets}` | lists and watches across namespaces |
 //! | `POST …/serviceaccounts`, `GET …/serviceaccounts/<name>` | ServiceAccounts (other verbs 405); with the model's ServiceAccount admission on, a pod create without its account gets the real 403 (`with_model(\|m\| m.set_service_account_admission(true))`) |
 //! | `…?watch=true` (or `watch=1`) | a stream of `{"type":…,"object":…}` lines |
-//! | `PUT`/`PATCH` on an object | 422 `Invalid` on an immutable Secret, else 405 (no update verb) |
+//! | `PATCH …/pods/<name>` (`application/merge-patch+json`) | changes `metadata.annotations` only, guarded by `metadata.resourceVersion` (409 `Conflict` when stale); other fields 422, other patch types 415 |
+//! | any other `PUT`/`PATCH` on an object | 422 `Invalid` on an immutable Secret, else 405 (no update verb) |
 //! | anything else | 404 `NotFound` Status, as the apiserver words it |
 //!
 //! Answers follow the apiserver: create 201 (409 `AlreadyExists`; a missing namespace 404

@@ -26,6 +26,7 @@ pub use self::time::{DEFAULT_EPOCH_SECONDS, add};
 pub use self::watch::{DEFAULT_EVENT_CAPACITY, EventType, WatchEvent};
 
 mod accounts;
+mod annotate;
 mod clock;
 mod list;
 mod namespaces;
