@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use apiary_classify::expiry::{ANNOTATION_EXPIRES_AT, format_instant};
 use k8s_openapi::api::core::v1::{
     Capabilities, Container, EmptyDirVolumeSource, EnvFromSource, Pod, PodSecurityContext, PodSpec,
     ResourceRequirements, SeccompProfile, Secret, SecretEnvSource, SecurityContext, Volume,
@@ -91,7 +92,7 @@ pub fn build_secret(config: &ValidConfig, generation: Generation) -> Secret {
 }
 
 /// The pod of one attempt (deploy.md § Pod): one container `agent` with `envFrom` of this
-/// attempt's Secret, the hardening fields, and the four annotations.
+/// attempt's Secret, the hardening fields, and the four annotations (five with an expiry).
 #[must_use]
 pub fn build_pod(config: &ValidConfig, generation: Generation) -> Pod {
     let agent = config.agent();
@@ -101,6 +102,10 @@ pub fn build_pod(config: &ValidConfig, generation: Generation) -> Pod {
         ANNOTATION_IMAGE.to_owned(),
         config.image().as_str().to_owned(),
     );
+    // The expiry instant (server clock) when `--ttl` asked for one; outside the fingerprint.
+    if let Some(at) = config.expires_at() {
+        annotations.insert(ANNOTATION_EXPIRES_AT.to_owned(), format_instant(at));
+    }
     let quantities = |cpu: &str, memory: &str| {
         BTreeMap::from([
             ("cpu".to_owned(), Quantity(cpu.to_owned())),

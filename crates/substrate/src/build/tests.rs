@@ -389,3 +389,48 @@ fn v11_values_only_in_secret() {
             .contains(SECRET)
     );
 }
+
+/// `--ttl` records the expiry instant (server clock) as the fifth annotation, and only on the
+/// pod; the fingerprint is unchanged (a different TTL is not a different configuration), and
+/// observation reads it back.
+#[test]
+fn expiry_annotation_is_outside_the_fingerprint() {
+    let plain = valid(&config());
+    let expiring = plain.clone().expiring_at(1_785_643_200);
+    let pod = build_pod(&expiring, g(1));
+    let annotations = pod.metadata.annotations.clone().unwrap();
+    assert_eq!(
+        annotations.get("apiary.dev/expires-at").map(String::as_str),
+        Some("2026-08-02T04:00:00Z")
+    );
+    assert_eq!(annotations.len(), 5);
+    assert_eq!(expiring.fingerprint(), plain.fingerprint());
+    assert_eq!(
+        annotations.get(ANNOTATION_CREATE_INTENT),
+        build_pod(&plain, g(1))
+            .metadata
+            .annotations
+            .unwrap()
+            .get(ANNOTATION_CREATE_INTENT)
+    );
+    let secret = build_secret(&expiring, g(1));
+    assert!(
+        !secret
+            .metadata
+            .annotations
+            .unwrap_or_default()
+            .contains_key("apiary.dev/expires-at")
+    );
+    assert_eq!(
+        observe_pod(&pod).marks.expires_at.as_deref(),
+        Some("2026-08-02T04:00:00Z")
+    );
+    assert!(
+        build_pod(&plain, g(1))
+            .metadata
+            .annotations
+            .unwrap()
+            .get("apiary.dev/expires-at")
+            .is_none()
+    );
+}
