@@ -31,6 +31,7 @@ mod error;
 mod io;
 mod observe;
 mod race;
+mod replace;
 mod spec;
 mod state;
 

@@ -3,7 +3,8 @@
 //! safety rules hold — no delete without the fence of the observation that authorised it, no
 //! delete after this call's own create, no mutation of an unverified pod, no second create in
 //! one call except after this call's pod vanished, no deletion of a referenced or foreign
-//! Secret, and the machine finishes within the deadline plus one poll and a bounded number of
+//! Secret, no delete of a started pod but `--replace`'s one delete of the pod it first observed
+//! (never two deletes with one observation's fence), and the machine finishes within the deadline plus one poll and a bounded number of
 //! requests. Pure: a simulated clock, no I/O.
 
 use std::collections::BTreeSet;
@@ -50,6 +51,7 @@ fn agent_state(kind: u16) -> (Option<ContainerState>, Option<&'static str>) {
             Some(INTENT),
         ),
         7 => (waiting("CreateContainerConfigError", None), Some(INTENT)),
+        8 => (Some(ContainerState::Running), Some("other-intent")),
         _ => (
             waiting(
                 "ImagePullBackOff",
@@ -62,7 +64,7 @@ fn agent_state(kind: u16) -> (Option<ContainerState>, Option<&'static str>) {
 
 /// A pod under the name: own or foreign, in any startup state, any fence, maybe dying.
 fn arbitrary_pod(c: &mut Choices, secrets: &[&str]) -> ObservedPod {
-    let (agent, intent) = agent_state(c.pick(9));
+    let (agent, intent) = agent_state(c.pick(10));
     let foreign = c.pick(6) == 0;
     let no_rv = c.pick(12) == 0;
     let marks = ObjectMarks {
@@ -145,6 +147,12 @@ struct Seen {
     named_account_refused: bool,
     /// Pod creates since the last wait.
     creates_since_wait: usize,
+    /// Whether the first read of the name was answered, and the uid it showed.
+    first_read: Option<Option<String>>,
+    /// Deletes of a started pod (only `--replace` asks for them).
+    started_deletes: usize,
+    /// Whether the name was read since the last pod delete.
+    read_since_delete: bool,
 }
 
 fn run(
@@ -152,6 +160,7 @@ fn run(
     deadline_secs: u64,
     poll_secs: u64,
     named_account: bool,
+    replace: bool,
 ) -> Result<(), TestCaseError> {
     let deadline = Duration::from_secs(deadline_secs);
     let poll = Duration::from_secs(poll_secs);
@@ -166,6 +175,7 @@ fn run(
         service_account: named_account.then(|| "runner".to_owned()),
         // Preflight GC on or off: the safety rules hold either way.
         preflight_gc: poll_secs.is_multiple_of(2),
+        replace,
     });
     let mut c = Choices::new(values);
     let mut elapsed = Duration::ZERO;
@@ -230,6 +240,14 @@ fn run(
                         Event::PodRead(Ok(pod)) => pod.clone(),
                         _ => None,
                     };
+                    seen.read_since_delete = true;
+                    if seen.first_read.is_none() {
+                        seen.first_read = Some(
+                            seen.last_read
+                                .as_ref()
+                                .and_then(|pod| pod.marks.uid.clone()),
+                        );
+                    }
                     if matches!(event, Event::PodRead(Ok(None))) && seen.created {
                         seen.absent_since_created = true;
                     }
@@ -323,6 +341,29 @@ fn run(
                     Some(deletion.fence().resource_version()),
                     observed.marks.resource_version.as_deref()
                 );
+                // Never more than one delete per observation: each delete is authorised by a
+                // read of its own.
+                prop_assert!(
+                    std::mem::take(&mut seen.read_since_delete),
+                    "a second delete authorised by one observation"
+                );
+                if observed.facts.agent == Some(ContainerState::Running) {
+                    // deploy.md § Replacing a live agent: only with --replace, only the pod the
+                    // first read showed, only once.
+                    prop_assert!(replace, "a started pod deleted without --replace");
+                    prop_assert_eq!(
+                        seen.first_read.clone().flatten(),
+                        Some(deletion.fence().uid().to_owned()),
+                        "a replace delete of a pod this call did not first observe"
+                    );
+                    prop_assert_eq!(
+                        observed.marks.create_intent.as_deref() == Some(INTENT),
+                        false,
+                        "a replace delete of a pod whose intent matches"
+                    );
+                    seen.started_deletes += 1;
+                    prop_assert!(seen.started_deletes <= 1, "a second replace delete");
+                }
                 Event::PodDeleted(delete_answer(&mut c))
             }
             Effect::ListForDrop { secret: s } => {
@@ -450,7 +491,8 @@ proptest! {
         deadline_secs in prop_oneof![Just(5u64), Just(60), Just(600)],
         poll_secs in 1u64..=3,
         named_account in any::<bool>(),
+        replace in any::<bool>(),
     ) {
-        run(values, deadline_secs, poll_secs, named_account)?;
+        run(values, deadline_secs, poll_secs, named_account, replace)?;
     }
 }

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use super::error::{DeployError, Deployed};
 use super::io::{self, DeleteAnswer, Effect, Event, NamespaceFailure};
+use super::replace::Replace;
 use super::state::{DeployMachine, Failing, Phase, fail, phase_name, read_secret_failed};
 use crate::action::{Action, classify};
 use crate::facts::ObservedPod;
@@ -32,6 +33,11 @@ impl DeployMachine {
             (Phase::Gc, Event::GcDone) | (Phase::PollWait, Event::Waited) => self.loop_top(now),
             (Phase::Observe, Event::PodRead(read)) => match self.read(read) {
                 Err(effect) => effect,
+                Ok(pod) if self.replace == Replace::Unread => {
+                    self.replace
+                        .observe(pod.as_ref().and_then(|p| p.marks.uid.as_deref()));
+                    self.transition(Phase::Observe, now, Event::PodRead(Ok(pod)))
+                }
                 Ok(None) => self.act(now, Action::Create),
                 Ok(Some(pod)) => match verify_pod(&pod, &self.spec.agent_id) {
                     None => self.foreign(),
@@ -166,6 +172,11 @@ impl DeployMachine {
         match pod.settle(exists) {
             Ok(settled) => {
                 let action = classify(Some(&settled), &self.spec.desired_intent);
+                let action = if self.spec.replace {
+                    self.replace.amend(action, &settled)
+                } else {
+                    action
+                };
                 self.act(now, action)
             }
             Err(pending) => self.go(

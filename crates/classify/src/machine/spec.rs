@@ -32,6 +32,9 @@ pub struct DeploySpec {
     /// Whether to run preflight GC (deploy.md § Sequence, step 4). Always on for a deploy; a
     /// test switches it off to reach classification row 4 directly.
     pub preflight_gc: bool,
+    /// `--replace` (deploy.md § Replacing a live agent): delete the started pod this call first
+    /// observes when its intent differs, await its disappearance, then create as usual.
+    pub replace: bool,
 }
 
 /// The account a pod runs as when it names none, and the one the ServiceAccount controller

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use super::error::{DeployError, Deployed};
 use super::io::{Effect, Event, OwnSecret};
+use super::replace::Replace;
 use super::spec::DeploySpec;
 use crate::failure::RequestFailure;
 use crate::progress::{self, Machine, PodWatch};
@@ -98,6 +99,8 @@ pub struct DeployMachine {
     pub(super) account_retried_at_once: bool,
     /// The reads of the pod name: progress and the resourceVersion the next wait watches from.
     pub(super) watch: PodWatch,
+    /// What `--replace` may still delete (deploy.md § Replacing a live agent).
+    pub(super) replace: Replace,
 }
 
 impl DeployMachine {
@@ -111,6 +114,7 @@ impl DeployMachine {
             missing_account: None,
             account_retried_at_once: false,
             watch: PodWatch::default(),
+            replace: Replace::default(),
         }
     }
 

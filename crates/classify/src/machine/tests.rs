@@ -28,6 +28,7 @@ fn spec() -> DeploySpec {
         poll: DEFAULT_POLL,
         service_account: None,
         preflight_gc: true,
+        replace: false,
     }
 }
 
@@ -1347,4 +1348,126 @@ fn request_failure_is_exposed_for_e9_e10_and_e12_only() {
     for error in &without {
         assert_eq!(error.request_failure(), None, "{error:?}");
     }
+}
+
+fn replacing() -> Run {
+    Run::with(DeploySpec {
+        replace: true,
+        ..spec()
+    })
+}
+
+fn started_other_intent(uid: &str, rv: &str) -> ObservedPod {
+    let mut pod = with_rv(own_pod(running()), uid, rv);
+    pod.marks.create_intent = Some(OTHER_INTENT.into());
+    pod
+}
+
+/// `--replace`: a started pod of another intent is deleted with the fence of the observation that
+/// authorised it, its disappearance awaited, then the normal create follows.
+#[test]
+fn replace_deletes_the_started_pod_of_another_intent_then_creates() {
+    let mut run = replacing();
+    run.reach_first_get();
+    let old = started_other_intent("u1", "7");
+    let effect = run.step(read(old.clone()));
+    let Effect::DeletePod(deletion) = effect else {
+        panic!("expected a delete, got {effect:?}");
+    };
+    assert_eq!(deletion.name(), POD);
+    assert_eq!(deletion.fence().uid(), "u1");
+    assert_eq!(deletion.fence().resource_version(), "7");
+    assert_eq!(
+        run.step(Event::PodDeleted(Ok(DeleteAnswer::Accepted))),
+        get()
+    );
+    let effect = run.step(read(marked(old)));
+    let effect = run.wait(&effect);
+    assert_eq!(effect, get(), "the disappearance is awaited");
+    assert_eq!(run.step(absent()), get(), "gone: back to the loop top");
+    let after_absent = run.step(absent());
+    create(&mut run, after_absent);
+    let effect = run.step(Event::PodCreated(PodCreateOutcome::Created));
+    let effect = run.wait(&effect);
+    assert_eq!(effect, get());
+    assert_eq!(run.step(read(own_pod(running()))), ok(POD, true));
+}
+
+/// `--replace` is a no-op when the intent matches: zero mutation, as without it.
+#[test]
+fn replace_is_a_noop_when_the_intent_matches() {
+    let mut run = replacing();
+    run.reach_first_get();
+    assert_eq!(run.step(read(own_pod(running()))), ok(POD, true));
+}
+
+/// Without `--replace` the same pod is kept and reported as differing (R3).
+#[test]
+fn without_replace_a_started_pod_of_another_intent_is_kept() {
+    let mut run = Run::new();
+    run.reach_first_get();
+    assert_eq!(
+        run.step(read(started_other_intent("u1", "7"))),
+        ok(POD, false)
+    );
+}
+
+/// Concurrent replaces: a started pod of another intent that this call did not first observe (a
+/// concurrent replace's new pod) is adopted, never deleted: no delete loop.
+#[test]
+fn replace_never_deletes_a_pod_it_did_not_first_observe() {
+    let mut run = replacing();
+    run.reach_first_get();
+    let effect = run.step(read(started_other_intent("u1", "7")));
+    assert!(matches!(effect, Effect::DeletePod(_)));
+    // Another replacer got there first: the precondition fails; re-observe after one poll.
+    let effect = run.step(Event::PodDeleted(Ok(DeleteAnswer::PreconditionFailed)));
+    let effect = run.wait(&effect);
+    assert_eq!(effect, get());
+    // The other replacer's pod, pending with its (different) intent: observed, not deleted.
+    let mut pending = with_rv(recoverable(), "u2", "9");
+    pending.marks.create_intent = Some(OTHER_INTENT.into());
+    let effect = run.step(read(pending));
+    let started = started_other_intent("u2", "10");
+    let (effect, polls) = observe_until(&mut run, effect, &started);
+    assert!(polls >= 1);
+    assert_eq!(effect, ok(POD, false), "adopted, its intent reported");
+}
+
+/// The first observation spends the authorisation: after one replace delete, the same pod seen
+/// again (re-observed after a failed precondition) is not deleted a second time.
+#[test]
+fn replace_deletes_the_first_observed_pod_at_most_once() {
+    let mut run = replacing();
+    run.reach_first_get();
+    let effect = run.step(read(started_other_intent("u1", "7")));
+    assert!(matches!(effect, Effect::DeletePod(_)));
+    let effect = run.step(Event::PodDeleted(Ok(DeleteAnswer::PreconditionFailed)));
+    let effect = run.wait(&effect);
+    assert_eq!(effect, get());
+    assert_eq!(
+        run.step(read(started_other_intent("u1", "8"))),
+        ok(POD, false),
+        "one delete per observed pod"
+    );
+}
+
+/// A first read that finds nothing leaves nothing to replace.
+#[test]
+fn replace_after_an_absent_first_read_replaces_nothing() {
+    let mut run = replacing();
+    run.reach_first_get();
+    let after_absent = run.step(absent());
+    create(&mut run, after_absent);
+    assert_eq!(
+        run.step(Event::PodCreated(PodCreateOutcome::AlreadyExists)),
+        get()
+    );
+    // The race winner, started with another intent: adopted (the race path has no delete).
+    assert_eq!(
+        run.step(read(started_other_intent("u5", "3"))),
+        Effect::ListForDrop {
+            secret: SECRET.into()
+        }
+    );
 }

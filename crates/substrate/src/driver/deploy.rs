@@ -26,15 +26,25 @@ pub struct DeployOptions {
     pub deadline: Duration,
     /// The poll interval.
     pub poll: Duration,
+    /// `--replace` (deploy.md § Replacing a live agent): replace the started pod first observed
+    /// when its intent differs, instead of keeping it.
+    pub replace: bool,
 }
 
 impl DeployOptions {
-    /// The options a validated configuration asks for: its timeout and a 2 s poll.
+    /// The options a validated configuration asks for: its timeout, a 2 s poll, and a started
+    /// pod kept whatever its intent.
     pub fn for_config(config: &ValidConfig) -> DeployOptions {
         DeployOptions {
             deadline: config.timeout(),
             poll: DEFAULT_POLL,
+            replace: false,
         }
+    }
+
+    /// These options with `--replace` set to `replace`.
+    pub fn replacing(self, replace: bool) -> DeployOptions {
+        DeployOptions { replace, ..self }
     }
 }
 
@@ -51,6 +61,7 @@ pub fn spec_for(config: &ValidConfig, options: &DeployOptions) -> DeploySpec {
         poll: options.poll,
         service_account: config.service_account().map(str::to_owned),
         preflight_gc: true,
+        replace: options.replace,
     }
 }
 

@@ -1,0 +1,160 @@
+//! `deploy --replace` (deploy.md § Replacing a live agent): how a replacing deploy amends the
+//! classification of what it observes.
+//!
+//! Pure. The rule that keeps concurrent replaces from deleting each other's pods in turn: a
+//! replacing call deletes a pod of another intent only when it is the pod this call *first*
+//! observed, and at most once. A started pod of another intent is then deleted (fenced by the
+//! observation that authorised it, graceful), awaited, and the normal create follows; a pod of
+//! another intent that appeared later (a concurrent deploy's) is left alone: observed until it
+//! starts and then adopted, its differing intent reported. Nothing changes for a pod whose intent
+//! matches, or for terminated and provably broken pods (rows 4 and 5 never run again).
+
+use crate::action::Action;
+use crate::startup::StartupState;
+use crate::verify::SettledPod;
+
+/// The replace authorisation of one call: the pod its first read of the name showed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Replace {
+    /// The name has not been read yet.
+    #[default]
+    Unread,
+    /// The uid the first read showed; a pod of another intent under it may be deleted once.
+    First(String),
+    /// The first read showed no pod, or the one delete it allowed was asked for.
+    Spent,
+}
+
+impl Replace {
+    /// Record a read of the name (its uid, `None` = confirmed absent); only the first counts.
+    pub(crate) fn observe(&mut self, uid: Option<&str>) {
+        if *self == Replace::Unread {
+            *self = uid.map_or(Replace::Spent, |uid| Replace::First(uid.to_owned()));
+        }
+    }
+
+    /// Whether `uid` is the first observed pod, not yet deleted by this call.
+    fn allows(&self, uid: &str) -> bool {
+        matches!(self, Replace::First(first) if first == uid)
+    }
+
+    /// Amend `action`, classified from `settled`, for a replacing call; a delete it returns
+    /// spends the authorisation.
+    pub(crate) fn amend(&mut self, action: Action, settled: &SettledPod) -> Action {
+        let pod = settled.pod();
+        let first = self.allows(pod.fence().uid());
+        let amended = match action {
+            Action::NoOp {
+                intent_matches: false,
+                ..
+            } if first => Action::Delete(pod.deletion()),
+            // Row 8 (the wedge escape) for a pod this call did not first observe: a concurrent
+            // deploy's fresh pod; deleting it would start a delete loop between the two.
+            Action::Delete(_)
+                if !first && settled.startup() == StartupState::NeverStartedRecoverable =>
+            {
+                Action::Observe {
+                    name: pod.name().to_owned(),
+                }
+            }
+            action => action,
+        };
+        if first && matches!(amended, Action::Delete(_)) {
+            *self = Replace::Spent;
+        }
+        amended
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The replace rule, one test per case.
+
+    use super::*;
+    use crate::action::classify;
+    use crate::testkit::{
+        INTENT, OTHER_INTENT, marks, own_pod, running, settled, terminated, waiting,
+    };
+
+    fn other_intent(uid: &str, agent: Option<crate::facts::ContainerState>) -> SettledPod {
+        let mut pod = own_pod(agent);
+        pod.marks = marks(crate::testkit::POD, uid, "7");
+        pod.marks.create_intent = Some(OTHER_INTENT.to_owned());
+        settled(&pod)
+    }
+
+    fn amend(replace: &mut Replace, pod: &SettledPod) -> Action {
+        replace.amend(classify(Some(pod), INTENT), pod)
+    }
+
+    /// The first observed started pod of another intent is deleted with its own fence, once.
+    #[test]
+    fn the_first_observed_started_pod_of_another_intent_is_deleted_once() {
+        let mut replace = Replace::default();
+        replace.observe(Some("u1"));
+        replace.observe(Some("u2"));
+        let pod = other_intent("u1", running());
+        match amend(&mut replace, &pod) {
+            Action::Delete(deletion) => {
+                assert_eq!(deletion.fence().uid(), "u1");
+                assert_eq!(deletion.fence().resource_version(), "7");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(replace, Replace::Spent);
+        assert!(matches!(
+            amend(&mut replace, &pod),
+            Action::NoOp {
+                intent_matches: false,
+                ..
+            }
+        ));
+    }
+
+    /// A started pod of another intent that this call did not first observe is kept.
+    #[test]
+    fn a_later_pod_of_another_intent_is_kept() {
+        let mut replace = Replace::default();
+        replace.observe(None);
+        replace.observe(Some("u2"));
+        let started = other_intent("u2", running());
+        assert!(matches!(
+            amend(&mut replace, &started),
+            Action::NoOp {
+                intent_matches: false,
+                ..
+            }
+        ));
+        let mut replace = Replace::First("u1".into());
+        let pending = other_intent("u2", waiting(Some("ContainerCreating"), None));
+        assert!(
+            matches!(amend(&mut replace, &pending), Action::Observe { .. }),
+            "row 8 of a concurrent deploy's pod: observed, not deleted"
+        );
+        assert_eq!(replace, Replace::First("u1".into()));
+    }
+
+    /// Row 8 for the first observed pod stays a delete and spends the authorisation; rows 4
+    /// and 5 are deletes whoever created the pod; a matching intent is a no-op.
+    #[test]
+    fn other_rows_are_unchanged() {
+        let mut replace = Replace::First("u1".into());
+        let pending = other_intent("u1", waiting(Some("ContainerCreating"), None));
+        assert!(matches!(amend(&mut replace, &pending), Action::Delete(_)));
+        assert_eq!(replace, Replace::Spent);
+        let dead = other_intent("u9", terminated(1, Some("Error")));
+        assert!(matches!(amend(&mut replace, &dead), Action::Delete(_)));
+        let mut replace = Replace::First("u1".into());
+        let same = settled(&own_pod(running()));
+        assert!(matches!(
+            amend(&mut replace, &same),
+            Action::NoOp {
+                intent_matches: true,
+                ..
+            }
+        ));
+        assert_eq!(replace, Replace::First("u1".into()), "nothing spent");
+        let unread = Replace::default();
+        assert!(!unread.allows("u1"));
+    }
+}
