@@ -42,6 +42,7 @@ fn deploy_options(deadline: Duration) -> DeployOptions {
     DeployOptions {
         deadline,
         poll: Duration::from_millis(200),
+        replace: false,
     }
 }
 

@@ -54,6 +54,7 @@ fn options() -> DeployOptions {
     DeployOptions {
         deadline: DEADLINE,
         poll: Duration::from_millis(200),
+        replace: false,
     }
 }
 

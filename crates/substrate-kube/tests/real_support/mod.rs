@@ -364,6 +364,7 @@ pub fn options(deadline: Duration) -> DeployOptions {
     DeployOptions {
         deadline,
         poll: Duration::from_millis(200),
+        replace: false,
     }
 }
 

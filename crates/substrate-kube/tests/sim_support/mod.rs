@@ -201,7 +201,11 @@ pub fn config(image: &str) -> ValidConfig {
 
 /// Deploy options with a short `deadline` and `poll`, preflight GC on.
 pub fn options(deadline: Duration, poll: Duration) -> DeployOptions {
-    DeployOptions { deadline, poll }
+    DeployOptions {
+        deadline,
+        poll,
+        replace: false,
+    }
 }
 
 /// The pod and Secret of the attempt with `generation` of `config`, built by the real builder,
