@@ -1,6 +1,7 @@
 //! Pods in the model: create (defaults, `Pending` status, a kubelet script attached), insert (a
-//! test hook that keeps what the pod carries), get, list, graceful deletion on the model clock,
-//! removal, and direct changes (test hooks). Every change takes the next resourceVersion and is
+//! test hook that keeps what the pod carries), get, list, graceful deletion on the model clock
+//! (finalizers keep a deleted pod until they are removed), removal, and direct changes (test
+//! hooks). Every change takes the next resourceVersion and is
 //! logged.
 //!
 //! Layer: part of the pure model; performs no I/O and reads no clock.
@@ -153,8 +154,13 @@ impl ClusterModel {
             };
             pod.metadata.deletion_timestamp = Some(Time(requested_at));
             pod.metadata.deletion_grace_period_seconds = Some(0);
-            self.store_modified(&key, pod.clone());
-            let removed = self.remove_pod_key(&key).unwrap_or(pod);
+            let marked = self.store_modified(&key, pod);
+            if has_finalizers(&marked) {
+                // Finalizers keep the object (as the apiserver does) until they are removed.
+                self.kubelet.forget(&key);
+                return Ok(PodDeletion::Marked(marked));
+            }
+            let removed = self.remove_pod_key(&key).unwrap_or(marked);
             return Ok(PodDeletion::Removed(removed));
         }
         let delete_at = add(self.now, Duration::from_secs(grace.unsigned_abs()));
@@ -209,7 +215,34 @@ impl ClusterModel {
         change(&mut pod);
         pod.metadata.namespace = Some(key.0.clone());
         pod.metadata.name = Some(key.1.clone());
-        Ok(self.store_modified(&key, pod))
+        let stored = self.store_modified(&key, pod);
+        if self.held_only_by_finalizers(&key, &stored) {
+            // The last finalizer of a pod whose graceful deletion has ended went: the apiserver
+            // removes it at once.
+            return Ok(self.remove_pod_key(&key).unwrap_or(stored));
+        }
+        Ok(stored)
+    }
+
+    /// Hold a pod whose graceful removal fell due but which still has finalizers: its kubelet
+    /// is done (the containers stopped, as the kubelet's final zero-grace delete says), and it
+    /// stays, `deletionGracePeriodSeconds: 0`, until its finalizers are removed
+    /// ([`ClusterModel::modify_pod`]).
+    pub(super) fn hold_for_finalizers(&mut self, key: &Key) {
+        self.kubelet.forget(key);
+        if let Some(mut pod) = self.pods.get(key).cloned() {
+            pod.metadata.deletion_timestamp = Some(Time(self.now));
+            pod.metadata.deletion_grace_period_seconds = Some(0);
+            self.store_modified(key, pod);
+        }
+    }
+
+    /// Whether `pod` is deletion-marked with no finalizers left and no kubelet removal pending:
+    /// only its finalizers were keeping it.
+    fn held_only_by_finalizers(&self, key: &Key, pod: &Pod) -> bool {
+        pod.metadata.deletion_timestamp.is_some()
+            && !has_finalizers(pod)
+            && self.kubelet.runtime(key).is_none()
     }
 
     /// Replace a pod's `status` (a test hook); as [`ClusterModel::modify_pod`].
@@ -236,6 +269,15 @@ impl ClusterModel {
         self.record(EventType::Modified, rv, &pod);
         pod
     }
+}
+
+/// Whether `metadata.finalizers` names any finalizer: the apiserver keeps a deleted object until
+/// they are all removed.
+pub(super) fn has_finalizers(pod: &Pod) -> bool {
+    pod.metadata
+        .finalizers
+        .as_ref()
+        .is_some_and(|f| !f.is_empty())
 }
 
 /// Whether deleting this pod waits for its grace period: it is not terminal and a kubelet has

@@ -11,6 +11,7 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::Pod;
 
 use super::ClusterModel;
+use super::pods::has_finalizers;
 use super::runtime::inferred_stage;
 use super::store::{Key, key};
 use crate::error::{Kind, ModelError};
@@ -86,7 +87,11 @@ impl ClusterModel {
             return;
         };
         if runtime.removal_due(self.now) {
-            self.remove_pod_key(key);
+            if self.pods.get(key).is_some_and(has_finalizers) {
+                self.hold_for_finalizers(key);
+            } else {
+                self.remove_pod_key(key);
+            }
             return;
         }
         let Some(mut pod) = self.pods.get(key).cloned() else {

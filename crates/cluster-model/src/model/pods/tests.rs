@@ -190,3 +190,88 @@ fn marked_pod_is_not_started() {
     m.advance(secs(1));
     assert!(m.get_pod(NS, "p").is_err());
 }
+
+/// `pod_named("p")` with a finalizer, in [`NS`].
+fn finalized(name: &str) -> k8s_openapi::api::core::v1::Pod {
+    let mut pod = pod_named(name, IMAGE, None);
+    pod.metadata.finalizers = Some(vec!["example.com/hold".into()]);
+    pod
+}
+
+/// A finalizer keeps a gracefully deleted pod past its grace (its kubelet done, the grace
+/// written down to 0, the deletion mark kept); removing the finalizer removes it at once, with
+/// a DELETED event.
+#[test]
+fn finalizer_keeps_a_deleted_pod_until_removed() {
+    let mut m = model();
+    m.create_pod(NS, finalized("p")).unwrap();
+    m.advance(secs(2));
+    let running = m.get_pod(NS, "p").unwrap();
+    assert!(agent_state(&running).running.is_some());
+    let answer = m.delete_pod(NS, "p", &fence(&running), None).unwrap();
+    assert!(matches!(answer, PodDeletion::Marked(_)), "{answer:?}");
+    m.advance(secs(60));
+    let held = m.get_pod(NS, "p").expect("a finalizer keeps the pod");
+    assert!(held.metadata.deletion_timestamp.is_some());
+    assert_eq!(held.metadata.deletion_grace_period_seconds, Some(0));
+    m.advance(secs(3600));
+    assert!(
+        m.get_pod(NS, "p").is_ok(),
+        "kept for as long as the finalizer"
+    );
+    let before = m.resource_version();
+    m.modify_pod(NS, "p", |pod| pod.metadata.finalizers = None)
+        .unwrap();
+    assert_eq!(m.get_pod(NS, "p").unwrap_err().reason(), "NotFound");
+    let types: Vec<EventType> = m
+        .events_since(before)
+        .unwrap()
+        .iter()
+        .map(|e| e.event_type)
+        .collect();
+    assert_eq!(types, [EventType::Modified, EventType::Deleted]);
+}
+
+/// A finalizer keeps even a pod that would vanish at once (never bound, or deleted with grace
+/// 0): it is marked, not removed, and goes when the finalizer does.
+#[test]
+fn finalizer_keeps_a_pod_that_would_vanish_at_once() {
+    let mut m = model();
+    m.script_pods_named(NS, "pending", PodScript::Unschedulable);
+    m.create_pod(NS, finalized("pending")).unwrap();
+    m.advance(secs(2));
+    let pod = m.get_pod(NS, "pending").unwrap();
+    let answer = m.delete_pod(NS, "pending", &fence(&pod), None).unwrap();
+    let PodDeletion::Marked(marked) = answer else {
+        panic!("a finalizer keeps it: {answer:?}");
+    };
+    assert_eq!(marked.metadata.deletion_grace_period_seconds, Some(0));
+    m.advance(secs(600));
+    assert!(m.get_pod(NS, "pending").is_ok());
+    let forced = m
+        .delete_pod(NS, "pending", &Preconditions::default(), Some(0))
+        .unwrap();
+    assert!(matches!(forced, PodDeletion::Marked(_)), "{forced:?}");
+    assert!(
+        m.get_pod(NS, "pending").is_ok(),
+        "no force removes it either"
+    );
+    m.modify_pod(NS, "pending", |pod| pod.metadata.finalizers = Some(vec![]))
+        .unwrap();
+    assert!(m.get_pod(NS, "pending").is_err());
+}
+
+/// Changing a finalizer-free pod that is still in its grace does not remove it early.
+#[test]
+fn modifying_a_pod_in_its_grace_keeps_it() {
+    let mut m = model();
+    m.create_pod(NS, pod_named("p", IMAGE, None)).unwrap();
+    m.advance(secs(2));
+    let pod = m.get_pod(NS, "p").unwrap();
+    m.delete_pod(NS, "p", &fence(&pod), None).unwrap();
+    m.modify_pod(NS, "p", |pod| pod.metadata.finalizers = None)
+        .unwrap();
+    assert!(m.get_pod(NS, "p").is_ok());
+    m.advance(secs(60));
+    assert!(m.get_pod(NS, "p").is_err());
+}
