@@ -163,6 +163,38 @@ pub enum RenewError {
     Request(RequestFailure),
 }
 
+impl std::fmt::Display for RenewError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RenewError::Absent { pod } => write!(f, "pod {pod} does not exist: nothing to renew"),
+            RenewError::Foreign { pod } => {
+                write!(
+                    f,
+                    "pod {pod} is not apiary's pod for this agent: not changed"
+                )
+            }
+            RenewError::Deleting { pod } => write!(f, "pod {pod} is being deleted"),
+            RenewError::Terminated { pod } => {
+                write!(f, "the agent container of pod {pod} has terminated")
+            }
+            RenewError::NoServerClock => f.write_str(
+                "the apiserver's answer carried no usable Date header: no server clock to count \
+                 the ttl from",
+            ),
+            RenewError::Deadline {
+                pod,
+                deadline,
+                conflicts,
+            } => write!(
+                f,
+                "pod {pod} kept changing: {conflicts} conflict(s) within {}s, nothing overwritten",
+                deadline.as_secs()
+            ),
+            RenewError::Request(failure) => write!(f, "{failure}"),
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Phase {
     Start,

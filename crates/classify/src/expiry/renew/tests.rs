@@ -222,3 +222,32 @@ fn failures_end_it() {
         RenewEffect::Finish(Err(RenewError::Request(_)))
     ));
 }
+
+/// Every refusal's text names the pod (or the missing clock, or the failed request).
+#[test]
+fn refusal_texts_name_what_happened() {
+    let pod = || POD.to_owned();
+    for (error, needle) in [
+        (RenewError::Absent { pod: pod() }, "does not exist"),
+        (RenewError::Foreign { pod: pod() }, "not apiary's"),
+        (RenewError::Deleting { pod: pod() }, "being deleted"),
+        (RenewError::Terminated { pod: pod() }, "terminated"),
+        (
+            RenewError::Deadline {
+                pod: pod(),
+                deadline: S(60),
+                conflicts: 3,
+            },
+            "3 conflict(s) within 60s",
+        ),
+    ] {
+        let text = error.to_string();
+        assert!(text.contains(POD) && text.contains(needle), "{text}");
+    }
+    assert!(RenewError::NoServerClock.to_string().contains("Date"));
+    let failure = RequestFailure::api(403, "Forbidden", "cannot patch pods");
+    assert_eq!(
+        RenewError::Request(failure.clone()).to_string(),
+        failure.to_string()
+    );
+}
