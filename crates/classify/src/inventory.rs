@@ -10,6 +10,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::expiry::{expiry_of, seconds_left};
 use crate::facts::{ObservedPod, ObservedSecret};
 use crate::status::{StatusState, pod_status};
 use crate::verify::{PodView, verify_pod, verify_secret};
@@ -34,8 +35,6 @@ pub struct ListedPod {
     pub restarts: Option<u32>,
     /// The `apiary.dev/image` annotation (the normalized image), when present.
     pub image: Option<String>,
-    /// The expiry instant in Unix seconds (server clock), when one is recorded.
-    pub expires_at_unix: Option<i64>,
 }
 
 /// One listed Secret: its marks and the agent name it claims.
@@ -107,7 +106,8 @@ pub struct AgentRow {
     pub restarts: Option<u32>,
     /// The pod's image, shortened.
     pub image: Option<ImageSummary>,
-    /// The expiry instant (Unix seconds, server clock), when recorded.
+    /// The expiry instant (Unix seconds, server clock) of a well-formed `apiary.dev/expires-at`
+    /// annotation (deploy.md § Expiry), when recorded.
     pub expires_at_unix: Option<i64>,
     /// Seconds from the server clock to the expiry (negative once expired); `None` without
     /// either.
@@ -229,6 +229,7 @@ fn pod_row(
         }
     };
     let state = pod_status(&view, "").state;
+    let expires_at = expiry_of(&pod.observed.marks);
     let image = pod
         .image
         .as_deref()
@@ -244,10 +245,10 @@ fn pod_row(
             .map(|(now, created)| now.saturating_sub(created).max(0)),
         restarts: pod.restarts,
         image,
-        expires_at_unix: pod.expires_at_unix,
+        expires_at_unix: expires_at,
         expires_in_seconds: server_now_unix
-            .zip(pod.expires_at_unix)
-            .map(|(now, at)| at.saturating_sub(now)),
+            .zip(expires_at)
+            .map(|(now, at)| seconds_left(at, now)),
         secrets: 0,
     })
 }

@@ -91,7 +91,6 @@ fn pod_strategy() -> impl Strategy<Value = ListedPod> {
         agent_name: claim,
         restarts: Some(u32::from(state)),
         image: None,
-        expires_at_unix: None,
     })
 }
 

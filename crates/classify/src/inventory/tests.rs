@@ -46,7 +46,6 @@ fn pod(agent: &str, state: Option<ContainerState>) -> ListedPod {
         image: Some(
             "registry.example.com/team/agent@sha256:0123456789abcdef0123456789abcdef".to_owned(),
         ),
-        expires_at_unix: None,
     }
 }
 
@@ -252,7 +251,7 @@ fn unverified_secrets_count_for_no_agent() {
 #[test]
 fn age_and_expiry_come_from_the_server_clock_only() {
     let mut p = pod("alpha", Some(ContainerState::Running));
-    p.expires_at_unix = Some(1_060);
+    p.observed.marks.expires_at = Some(crate::expiry::format_instant(1_060));
     let no_clock = inventory(
         std::slice::from_ref(&p),
         &[],
