@@ -1,0 +1,167 @@
+//! Executes `list` (deploy.md § list): one paginated quorum LIST of pods and one of Secrets by
+//! apiary's marker label (and the caller's selector), mapped onto `apiary-classify`'s inventory,
+//! which decides what each row shows and what is skipped.
+//!
+//! Imperative shell, and read-only: it lists, copies what the objects say into the inventory's
+//! input (the agent-name claim, restarts, the image annotation; the expiry annotation is among
+//! the marks observation reads) and derives each
+//! claimed agent's id and pod name with the naming rules. It decides nothing and never reads a
+//! Secret's payload (the listed Secrets' data is dropped unread).
+
+use std::future::Future;
+use std::num::NonZeroU32;
+
+use apiary_classify::failure::RequestFailure;
+use apiary_classify::inventory::{
+    AgentNames, Inventory, InventoryOptions, ListedPod, ListedSecret, inventory,
+};
+use k8s_openapi::api::core::v1::{Pod, Secret};
+
+use crate::build::CONTAINER_NAME;
+use crate::naming::{ANNOTATION_AGENT_NAME, ANNOTATION_IMAGE, AgentIdentity, LABEL_MANAGED_BY};
+use crate::observe::{observe_pod, observe_secret};
+use crate::substrate::{Listed, Substrate, SubstrateError};
+
+/// Objects per page of `list`'s LISTs: the page size `kube::runtime::watcher` uses too.
+pub const LIST_PAGE_SIZE: NonZeroU32 = NonZeroU32::new(500).expect("500 is not zero");
+
+/// The namespace-wide listings of `list`. Unlike the per-agent lists of the deploy-side
+/// [`Substrate`] (few objects, no `limit`), these may return every agent of a namespace, so an
+/// implementation pages them (`limit`/`continue`, every page of one snapshot). The default
+/// methods list in one request, which is what an in-memory substrate needs.
+pub trait NamespaceListing: Substrate {
+    /// Every pod matching `selector` by a paginated quorum LIST of `page` objects per request,
+    /// with the server clock of the first page's `Date` header.
+    fn list_all_pods(
+        &self,
+        selector: &str,
+        page: NonZeroU32,
+    ) -> impl Future<Output = Result<Listed<Pod>, SubstrateError>> + Send {
+        let _ = page;
+        self.list_pods(selector)
+    }
+
+    /// Every Secret matching `selector` by a paginated quorum LIST of `page` objects per request.
+    fn list_all_secrets(
+        &self,
+        selector: &str,
+        page: NonZeroU32,
+    ) -> impl Future<Output = Result<Vec<Secret>, SubstrateError>> + Send {
+        let _ = page;
+        self.list_secrets(selector)
+    }
+}
+
+#[cfg(feature = "fake")]
+impl NamespaceListing for crate::fake::FakeCluster {}
+
+/// What `list` lists.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ListOptions {
+    /// A label selector narrowing the listing (ANDed with apiary's marker label).
+    pub selector: Option<String>,
+    /// `--all`: also agents with Secrets and no pod, as `absent`.
+    pub include_absent: bool,
+    /// Objects per LIST request.
+    pub page_size: NonZeroU32,
+}
+
+impl Default for ListOptions {
+    fn default() -> Self {
+        Self {
+            selector: None,
+            include_absent: false,
+            page_size: LIST_PAGE_SIZE,
+        }
+    }
+}
+
+/// The selector of both listings: apiary's marker label, and `extra` when given.
+#[must_use]
+pub fn list_selector(extra: Option<&str>) -> String {
+    let marker = format!("{LABEL_MANAGED_BY}=apiary");
+    match extra.map(str::trim).filter(|s| !s.is_empty()) {
+        Some(extra) => format!("{marker},{extra}"),
+        None => marker,
+    }
+}
+
+/// The inventory of the namespace: exactly one paginated pod LIST, then one paginated Secret
+/// LIST (pods first, so the server clock is no later than the Secrets it ages against).
+///
+/// # Errors
+/// A failed listing (nothing is reported from half an inventory).
+pub async fn list<S: NamespaceListing>(
+    substrate: &S,
+    options: &ListOptions,
+) -> Result<Inventory, RequestFailure> {
+    let selector = list_selector(options.selector.as_deref());
+    let pods = substrate
+        .list_all_pods(&selector, options.page_size)
+        .await
+        .map_err(|e| e.failure())?;
+    let secrets = substrate
+        .list_all_secrets(&selector, options.page_size)
+        .await
+        .map_err(|e| e.failure())?;
+    let listed_pods: Vec<ListedPod> = pods.items.iter().map(listed_pod).collect();
+    let listed_secrets: Vec<ListedSecret> = secrets.iter().map(listed_secret).collect();
+    let inventory = inventory(
+        &listed_pods,
+        &listed_secrets,
+        pods.server_now.map(|now| now.timestamp()),
+        InventoryOptions {
+            include_absent: options.include_absent,
+        },
+        agent_names,
+    );
+    if inventory.skipped_pods > 0 {
+        tracing::debug!(
+            skipped = inventory.skipped_pods,
+            "listed pods that are not an agent's own"
+        );
+    }
+    Ok(inventory)
+}
+
+/// The id and pod name of a claimed AGENT; `None` when the claim is no valid AGENT.
+fn agent_names(agent: &str) -> Option<AgentNames> {
+    let identity = AgentIdentity::new(agent).ok()?;
+    Some(AgentNames {
+        id: identity.id().to_owned(),
+        pod_name: identity.pod_name(),
+    })
+}
+
+fn annotation(
+    meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    key: &str,
+) -> Option<String> {
+    meta.annotations.as_ref().and_then(|a| a.get(key)).cloned()
+}
+
+/// The inventory's input for one listed pod.
+#[must_use]
+pub fn listed_pod(pod: &Pod) -> ListedPod {
+    let restarts = pod
+        .status
+        .as_ref()
+        .and_then(|s| s.container_statuses.as_ref())
+        .and_then(|all| all.iter().find(|c| c.name == CONTAINER_NAME))
+        .and_then(|c| u32::try_from(c.restart_count).ok());
+    ListedPod {
+        observed: observe_pod(pod),
+        agent_name: annotation(&pod.metadata, ANNOTATION_AGENT_NAME),
+        restarts,
+        image: annotation(&pod.metadata, ANNOTATION_IMAGE),
+    }
+}
+
+/// The inventory's input for one listed Secret: marks and the agent-name claim, never data.
+#[must_use]
+pub fn listed_secret(secret: &Secret) -> ListedSecret {
+    ListedSecret {
+        observed: observe_secret(secret),
+        agent_name: annotation(&secret.metadata, ANNOTATION_AGENT_NAME),
+    }
+}
