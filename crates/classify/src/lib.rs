@@ -26,6 +26,7 @@ pub mod pull;
 pub mod reference;
 pub mod startup;
 pub mod status;
+pub mod stuck;
 pub mod undeploy;
 pub mod verify;
 mod wait;

@@ -1,0 +1,236 @@
+//! When a pod will not go away (issue 11 § 6): deciding when a wait for a pod's disappearance has
+//! outlasted the pod's grace period, and what the API shows about why — finalizers on the pod,
+//! the node's `Ready` condition, how long it has been terminating — together with the `kubectl`
+//! commands a cluster administrator would use to look.
+//!
+//! Pure: the shell feeds each read of the pod to a [`TerminationWatch`] with its monotonic
+//! reading; when the watch says so it reads the node (if it may) and hands both to
+//! [`diagnose`]. Nothing here performs I/O or reads a clock, and nothing here ever proposes a
+//! forced delete: apiary waits, and says why it is waiting.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::facts::ConditionFacts;
+
+/// What a read of a deletion-marked pod shows about its deletion.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct TerminatingPod {
+    /// `metadata.namespace`.
+    pub namespace: String,
+    /// `metadata.name`.
+    pub name: String,
+    /// `metadata.uid` (a new uid under the name is a new pod).
+    pub uid: Option<String>,
+    /// `metadata.finalizers`, in order.
+    pub finalizers: Vec<String>,
+    /// `spec.nodeName`, when bound.
+    pub node: Option<String>,
+    /// `metadata.deletionGracePeriodSeconds`.
+    pub grace_seconds: Option<i64>,
+}
+
+impl TerminatingPod {
+    /// The grace period the deletion was given (0 when absent or negative).
+    pub fn grace(&self) -> Duration {
+        Duration::from_secs(self.grace_seconds.unwrap_or(0).max(0).unsigned_abs())
+    }
+}
+
+/// What reading the pod's node showed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NodeFacts {
+    /// The node was read; its `Ready` condition, when it reports one.
+    Read {
+        /// `status.conditions[type=Ready]`.
+        ready: Option<ConditionFacts>,
+    },
+    /// The node does not exist (404).
+    Missing,
+    /// The user may not read nodes (403): skipped silently.
+    NotPermitted,
+    /// The read failed otherwise, or the pod names no node: nothing is said about the node.
+    Unknown,
+}
+
+/// One reason the API shows for a pod still being there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Cause {
+    /// The pod has finalizers: the apiserver keeps it until whatever owns them removes them.
+    Finalizers(Vec<String>),
+    /// The pod's node is not `Ready`: its kubelet cannot confirm the containers stopped.
+    NodeNotReady {
+        /// The node.
+        node: String,
+        /// The `Ready` condition's status (`False`, `Unknown`), `None` when it reports none.
+        status: Option<String>,
+        /// The condition's reason, when given.
+        reason: Option<String>,
+    },
+    /// The pod's node no longer exists.
+    NodeGone {
+        /// The node.
+        node: String,
+    },
+}
+
+/// Why a pod outlived its grace period, as far as the API shows, and how to look further.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnosis {
+    /// The pod's namespace.
+    pub namespace: String,
+    /// The pod.
+    pub pod: String,
+    /// How long it has been seen terminating (at least; it may have been marked earlier).
+    pub terminating_for: Duration,
+    /// Its grace period.
+    pub grace: Duration,
+    /// What the API shows, finalizers first; empty when it shows nothing.
+    pub causes: Vec<Cause>,
+    /// The `kubectl` commands an administrator would use to look (read-only, never a force).
+    pub commands: Vec<String>,
+}
+
+/// Decide, from the pod as last read and what its node showed, why the pod is still there and
+/// which commands would show more. `terminating_for` is what the [`TerminationWatch`] reported.
+pub fn diagnose(pod: &TerminatingPod, node: &NodeFacts, terminating_for: Duration) -> Diagnosis {
+    let mut causes = Vec::new();
+    if !pod.finalizers.is_empty() {
+        causes.push(Cause::Finalizers(pod.finalizers.clone()));
+    }
+    if let Some(name) = &pod.node {
+        match node {
+            NodeFacts::Read { ready } => {
+                let status = ready.as_ref().map(|c| c.status.clone());
+                if status.as_deref() != Some("True") {
+                    causes.push(Cause::NodeNotReady {
+                        node: name.clone(),
+                        status,
+                        reason: ready.as_ref().and_then(|c| c.reason.clone()),
+                    });
+                }
+            }
+            NodeFacts::Missing => causes.push(Cause::NodeGone { node: name.clone() }),
+            NodeFacts::NotPermitted | NodeFacts::Unknown => {}
+        }
+    }
+    let mut commands = vec![format!(
+        "kubectl describe pod -n {} {}",
+        pod.namespace, pod.name
+    )];
+    if let Some(name) = &pod.node {
+        commands.push(format!("kubectl get node {name} -o yaml"));
+    }
+    Diagnosis {
+        namespace: pod.namespace.clone(),
+        pod: pod.name.clone(),
+        terminating_for,
+        grace: pod.grace(),
+        causes,
+        commands,
+    }
+}
+
+impl fmt::Display for Cause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Cause::Finalizers(names) => write!(
+                f,
+                "it has finalizers ({}), and the API server keeps it until whatever owns them \
+                 removes them",
+                names.join(", ")
+            ),
+            Cause::NodeNotReady {
+                node,
+                status,
+                reason,
+            } => {
+                match (status, reason) {
+                    (Some(status), Some(reason)) => {
+                        write!(f, "its node {node} is not Ready (Ready={status}, {reason})")?;
+                    }
+                    (Some(status), None) => {
+                        write!(f, "its node {node} is not Ready (Ready={status})")?;
+                    }
+                    (None, _) => write!(f, "its node {node} reports no Ready condition")?,
+                }
+                f.write_str(", so its kubelet cannot confirm the containers have stopped")
+            }
+            Cause::NodeGone { node } => write!(
+                f,
+                "its node {node} no longer exists, so no kubelet will confirm the containers \
+                 have stopped"
+            ),
+        }
+    }
+}
+
+impl fmt::Display for Diagnosis {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "pod {}/{} is still terminating after {} s (grace period {} s)",
+            self.namespace,
+            self.pod,
+            self.terminating_for.as_secs(),
+            self.grace.as_secs()
+        )?;
+        if self.causes.is_empty() {
+            f.write_str("; the API shows no reason")?;
+        }
+        for cause in &self.causes {
+            write!(f, "; {cause}")?;
+        }
+        write!(
+            f,
+            ". apiary does not force the delete; a cluster administrator can look with: {}",
+            self.commands.join(" and ")
+        )
+    }
+}
+
+/// Watches the reads of one pod name during a wait for its disappearance and says, once per
+/// pod, when it has been terminating for longer than its grace period.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TerminationWatch {
+    sighting: Option<Sighting>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Sighting {
+    uid: Option<String>,
+    since: Duration,
+    grace: Duration,
+    reported: bool,
+}
+
+impl TerminationWatch {
+    /// Feed one read of the pod name at the monotonic reading `now`: `Some(pod)` when the read
+    /// found it deletion-marked, `None` when it was absent or not marked. Returns how long the
+    /// pod has been seen terminating the first time that exceeds the grace period it had when
+    /// first seen marked; `None` otherwise (and after that, for the same pod).
+    pub fn observe(&mut self, now: Duration, pod: Option<&TerminatingPod>) -> Option<Duration> {
+        let Some(pod) = pod else {
+            self.sighting = None;
+            return None;
+        };
+        let sighting = match &mut self.sighting {
+            Some(s) if s.uid == pod.uid => s,
+            _ => self.sighting.insert(Sighting {
+                uid: pod.uid.clone(),
+                since: now,
+                grace: pod.grace(),
+                reported: false,
+            }),
+        };
+        let terminating_for = now.saturating_sub(sighting.since);
+        if sighting.reported || terminating_for <= sighting.grace {
+            return None;
+        }
+        sighting.reported = true;
+        Some(terminating_for)
+    }
+}
+
+#[cfg(test)]
+mod tests;
