@@ -162,8 +162,9 @@ async fn assert_one_pod_and_its_secret(s: &Stage<'_>, pod_name: &str) {
     assert_eq!(secret_names, [secret_ref(&pods[0]).expect("envFrom")]);
 }
 
-/// Injects one of each fault on the first requests a deploy makes, plus a seeded fraction of
-/// 500, 503, resets and 429 on everything, as the simulator's stormy weather does.
+/// Injects one of each fault on the first requests a deploy makes (a 429 with `Retry-After: 0`
+/// among them), plus a seeded fraction of 500, 503, resets and 429 on everything, as the
+/// simulator's stormy weather does.
 fn storm(proxy: &FaultProxy) {
     let f = proxy.faults();
     f.add(FaultRule::times(
@@ -182,6 +183,14 @@ fn storm(proxy: &FaultProxy) {
         1,
         Matcher::verb(Verb::Get, Resource::Pods),
         FaultAction::ServiceUnavailable,
+    ));
+    // `Retry-After: 0` on the preflight GC's Secret list: retried after the plain backoff.
+    f.add(FaultRule::times(
+        1,
+        Matcher::verb(Verb::List, Resource::Secrets),
+        FaultAction::TooManyRequests {
+            retry_after_seconds: 0,
+        },
     ));
     f.add(FaultRule::times(
         1,
@@ -214,7 +223,23 @@ async fn deploy_converges_through_injected_faults() {
     )
     .await
     .expect("deployed through the faults");
-    assert!(s.proxy.faults().injected() >= 5, "the chosen faults fired");
+    assert!(s.proxy.faults().injected() >= 6, "the chosen faults fired");
+    let secret_lists: Vec<Option<u16>> = s
+        .proxy
+        .requests()
+        .into_iter()
+        .filter(|r| r.request.is(Verb::List, Resource::Secrets))
+        .map(|r| r.request.status)
+        .collect();
+    assert_eq!(
+        secret_lists.first(),
+        Some(&Some(429)),
+        "the first Secret list got the 429 with Retry-After: 0: {secret_lists:?}"
+    );
+    assert!(
+        !s.succeeded(Verb::List, Resource::Secrets).is_empty(),
+        "a retried Secret list reached the server: {secret_lists:?}"
+    );
     assert_eq!(s.succeeded(Verb::Create, Resource::Secrets).len(), 1);
     assert_eq!(s.succeeded(Verb::Create, Resource::Pods).len(), 1);
     let faulted_creates = s
