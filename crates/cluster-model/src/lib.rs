@@ -87,5 +87,5 @@ pub mod selector;
 pub use error::{Kind, ModelError};
 pub use model::{
     ClusterModel, DEFAULT_EPOCH_SECONDS, DEFAULT_EVENT_CAPACITY, EventType, ListOptions, ListPage,
-    Object, PodDeletion, Preconditions, WatchEvent, add,
+    LogLine, LogQuery, LogRead, Object, PodDeletion, Preconditions, WatchEvent, add,
 };
