@@ -348,8 +348,8 @@ fn run(
                     "a second delete authorised by one observation"
                 );
                 if observed.facts.agent == Some(ContainerState::Running) {
-                    // deploy.md § Replacing a live agent: only with --replace, only the pod the
-                    // first read showed, only once.
+                    // deploy.md § Replacing a live agent (only with --replace, only the pod the
+                    // first read showed, only once).
                     prop_assert!(replace, "a started pod deleted without --replace");
                     prop_assert_eq!(
                         seen.first_read.clone().flatten(),
