@@ -42,6 +42,9 @@ const MUTANT_TARGETS: &[MutantTarget] = &[
             "crates/substrate/src/intent.rs",
             "crates/substrate/src/build.rs",
             "crates/substrate/src/observe.rs",
+            // The driver executes the machines; every mutant of its mapping must be caught by
+            // the conformance suites (issue 10 § 1).
+            "crates/substrate/src/driver/*.rs",
         ],
     },
     // Every feature, so the serde form is mutated too.
