@@ -95,6 +95,10 @@ pub struct DeployArgs {
     /// Give up after this long: 90, 90s, 5m, 2m30s (at most 600s) [default: 600s]
     #[arg(long, value_name = "DURATION")]
     pub timeout: Option<String>,
+    /// Roll this configuration onto a started pod whose configuration differs: delete it
+    /// (fenced, graceful), wait until it is gone, then create [default: keep a started pod]
+    #[arg(long)]
+    pub replace: bool,
 }
 
 /// `apiary status`.

@@ -24,15 +24,26 @@ pub async fn deploy<S: Substrate>(
     config: &ValidConfig,
     progress: &Progress,
 ) -> CommandResult {
-    let agent = config.agent();
-    let result = driver::deploy_watching(
+    deploy_with(
         substrate,
         config,
         &DeployOptions::for_config(config),
-        &mut |p| {
-            progress.update(&describe(p, "no pod yet"));
-        },
+        progress,
     )
+    .await
+}
+
+/// [`deploy`] with `options` (`--replace`: deploy.md § Replacing a live agent).
+pub async fn deploy_with<S: Substrate>(
+    substrate: &S,
+    config: &ValidConfig,
+    options: &DeployOptions,
+    progress: &Progress,
+) -> CommandResult {
+    let agent = config.agent();
+    let result = driver::deploy_watching(substrate, config, options, &mut |p| {
+        progress.update(&describe(p, "no pod yet"));
+    })
     .await;
     progress.finish();
     let deployed = result.map_err(|e| {
@@ -45,8 +56,13 @@ pub async fn deploy<S: Substrate>(
     if !deployed.intent_matches {
         tracing::warn!(
             "pod {} was already running with a different configuration; it keeps its old \
-             configuration until it exits or is undeployed",
-            deployed.pod
+             configuration until it exits or is undeployed{}",
+            deployed.pod,
+            if options.replace {
+                " (a concurrent deploy replaced it first)"
+            } else {
+                "; deploy again with --replace to roll the new configuration onto it"
+            }
         );
     }
     Ok(deploy_report(agent, config.namespace(), &deployed.pod))

@@ -25,6 +25,7 @@ use clap::{CommandFactory, Parser};
 
 use apiary_substrate::Substrate;
 use apiary_substrate::config::DeployConfig;
+use apiary_substrate::driver::DeployOptions;
 use apiary_substrate::naming::AgentIdentity;
 use apiary_substrate_kube::{Cluster, PodSeeds};
 use args::{Cli, Command, CompletionShell};
@@ -151,7 +152,8 @@ fn run_deploy(global: &args::GlobalArgs, d: &args::DeployArgs) -> CommandResult 
             format!("deploying {}", valid.pod_name()),
             Style::for_stderr(),
         );
-        commands::deploy(&cluster, &valid, &progress).await
+        let options = DeployOptions::for_config(&valid).replacing(d.replace);
+        commands::deploy_with(&cluster, &valid, &options, &progress).await
     })
 }
 

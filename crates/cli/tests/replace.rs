@@ -1,0 +1,73 @@
+//! End-to-end: `apiary deploy --replace` (issue 11 § 4, deploy.md § Replacing a live agent)
+//! through the built binary, on the simulator and (with `KUBEBUILDER_ASSETS`) on a real
+//! `kube-apiserver` with the fake kubelet: a replace rolls a changed configuration onto the
+//! started pod (one fenced delete, then the creates, no warning); with the configuration
+//! unchanged it writes nothing; without `--replace` the warning names it; `--help` documents it.
+//!
+//! Layer: CLI tests over loopback. They decide nothing.
+
+mod common;
+
+use apiary_apiserver_sim::{Resource, Verb};
+use common::{Fixture, IMAGE, on_both_backends};
+
+const AGENT: &str = "Research Bot #1";
+const POD: &str = "apiary-research-bot-1-72bea12366a3";
+
+fn uid(fx: &Fixture) -> Option<String> {
+    fx.pod(POD).and_then(|p| p.metadata.uid)
+}
+
+on_both_backends! {
+    /// A replace with a changed configuration: exit 0, the pod name, one pod delete before the
+    /// creates, a new pod, no "old configuration" warning.
+    fn replace_rolls_the_changed_configuration_on(fx) {
+        assert_eq!(fx.apiary(&["deploy", AGENT, "--image", IMAGE]).code, 0);
+        let old = uid(&fx);
+        fx.clear_requests();
+        let run = fx.apiary(&["deploy", AGENT, "--image", IMAGE, "--cpu-limit", "3", "--replace"]);
+        assert_eq!(run.code, 0, "{run:?}");
+        assert_eq!(run.stdout, format!("{POD}\n"));
+        assert!(!run.stderr.contains("old configuration"), "{}", run.stderr);
+        let mutations = fx.mutations();
+        assert_eq!(mutations.len(), 3, "{mutations:?}");
+        assert!(mutations[0].starts_with("DELETE ") && mutations[0].ends_with(POD), "{mutations:?}");
+        assert!(mutations[1].starts_with("POST ") && mutations[1].ends_with("/secrets"));
+        assert!(mutations[2].starts_with("POST ") && mutations[2].ends_with("/pods"));
+        assert_ne!(uid(&fx), old);
+        assert_eq!(fx.pod_names(), [POD]);
+    }
+
+    /// `--replace` with the configuration unchanged is the usual no-op: nothing written (json
+    /// form: the usual document).
+    fn replace_with_the_same_configuration_writes_nothing(fx) {
+        assert_eq!(fx.apiary(&["deploy", AGENT, "--image", IMAGE]).code, 0);
+        fx.clear_requests();
+        let run = fx.apiary(&["-o", "json", "deploy", AGENT, "--image", IMAGE, "--replace"]);
+        assert_eq!(run.code, 0, "{run:?}");
+        assert_eq!(run.json()["pod"], POD);
+        assert_eq!(run.json()["state"], "started");
+        assert!(fx.mutations().is_empty(), "{:?}", fx.mutations());
+    }
+
+    /// Without `--replace` the started pod is kept, and the warning names the flag.
+    fn the_kept_pod_warning_names_replace(fx) {
+        assert_eq!(fx.apiary(&["deploy", AGENT, "--image", IMAGE]).code, 0);
+        fx.clear_requests();
+        let run = fx.apiary(&["deploy", AGENT, "--image", IMAGE, "--cpu-limit", "3"]);
+        assert_eq!(run.code, 0, "{run:?}");
+        assert!(run.stderr.contains("deploy again with --replace"), "{}", run.stderr);
+        assert!(fx.mutations().is_empty(), "{:?}", fx.mutations());
+        assert!(!fx.requests().iter().any(|r| r.is(Verb::Delete, Resource::Pods)));
+    }
+}
+
+/// `deploy --help` documents `--replace` and its default.
+#[test]
+fn deploy_help_documents_replace() {
+    let fx = Fixture::on_sim();
+    let run = fx.apiary(&["deploy", "--help"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.contains("--replace"), "{}", run.stdout);
+    assert!(run.stdout.contains("keep a started pod"), "{}", run.stdout);
+}
