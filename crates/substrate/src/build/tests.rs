@@ -426,11 +426,10 @@ fn expiry_annotation_is_outside_the_fingerprint() {
         Some("2026-08-02T04:00:00Z")
     );
     assert!(
-        build_pod(&plain, g(1))
+        !build_pod(&plain, g(1))
             .metadata
             .annotations
             .unwrap()
-            .get("apiary.dev/expires-at")
-            .is_none()
+            .contains_key("apiary.dev/expires-at")
     );
 }
