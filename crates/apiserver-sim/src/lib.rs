@@ -102,6 +102,7 @@ mod discovery;
 mod faults;
 mod kubeconfig;
 mod log;
+mod logs;
 mod options;
 mod protobuf;
 mod response;

@@ -111,6 +111,13 @@ pub enum Route {
     Groups,
     /// A request on a served resource.
     Resource(ResourceRequest),
+    /// `GET /api/v1/namespaces/<ns>/pods/<name>/log`: the pod log endpoint.
+    PodLog {
+        /// The namespace.
+        namespace: String,
+        /// The pod.
+        name: String,
+    },
     /// A path shaped like a served resource but with a method the simulator does not serve.
     MethodNotAllowed,
     /// Anything else.
@@ -144,6 +151,10 @@ pub fn route(method: &http::Method, path: &str, query: &Query) -> Route {
         ["api", "v1", "namespaces", ns, plural] => match Resource::from_plural(plural) {
             Some(Resource::Namespaces) | None => Route::Unknown,
             some => collection(method, some, Some(ns), query),
+        },
+        ["api", "v1", "namespaces", ns, "pods", name, "log"] if get => Route::PodLog {
+            namespace: percent_decode(ns),
+            name: percent_decode(name),
         },
         ["api", "v1", "namespaces", ns, plural, name] => match Resource::from_plural(plural) {
             Some(Resource::Namespaces) | None => Route::Unknown,

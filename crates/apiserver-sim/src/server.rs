@@ -319,6 +319,9 @@ async fn handle(
             Route::Groups => json_response(StatusCode::OK, &discovery::groups()),
             Route::MethodNotAllowed => error_response(&ApiError::method_not_allowed()),
             Route::Unknown => error_response(&ApiError::unknown_path()),
+            Route::PodLog { namespace, name } => {
+                crate::logs::serve(&shared, &namespace, &name, &query)
+            }
             Route::Resource(r) => {
                 let content_type = parts
                     .headers
