@@ -1,0 +1,322 @@
+//! Expiry on the command line (deploy.md § Expiry): `deploy --ttl` (the instant stamped from the
+//! API server's clock before any write), `apiary renew`, and `apiary gc` for one agent or
+//! `--all` — the GC pass plus the collection of expired agents — with their text and JSON forms.
+//!
+//! Wiring and rendering only: the `--ttl` syntax, the expiry decision, the guarded write and
+//! the collection are the libraries'. Must not: send a request before `--ttl` parsed (exit 2),
+//! read the local clock for anything shown or written, or print anything but the result on
+//! stdout.
+
+use apiary_classify::expiry::{
+    ExpireError, ExpireReport, RenewError, Renewed, TtlError, expiry_of, format_instant, parse_ttl,
+    render_time_left, seconds_left,
+};
+use apiary_classify::failure::RequestFailure;
+use apiary_classify::verify::verify_pod;
+use apiary_substrate::Substrate;
+use apiary_substrate::config::ValidConfig;
+use apiary_substrate::driver::{
+    self, AgentGc, EXPIRE_DEADLINE, ExpiryWrites, GcAll, RENEW_BACKOFF, RenewOptions, StampError,
+};
+use apiary_substrate::naming::AgentIdentity;
+use apiary_substrate::observe::observe_pod;
+use serde_json::{Value, json};
+
+use crate::outcome::{CommandResult, Failure, Report};
+
+/// How long `renew` retries conflicts.
+const RENEW_DEADLINE: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// `--ttl` in seconds; exit 2 naming the flag, the problem and the fix.
+///
+/// # Errors
+/// The value is malformed or out of range.
+pub fn ttl_flag(text: &str) -> Result<u64, Failure> {
+    parse_ttl(text).map_err(|error: TtlError| Failure::refused(format!("--ttl {text:?} {error}")))
+}
+
+/// `config` with the expiry `ttl_secs` after the API server's clock (one pod list reads it).
+///
+/// # Errors
+/// The list failed, or its answer had no usable `Date` header (nothing was written).
+pub async fn stamp<S: Substrate>(
+    substrate: &S,
+    config: ValidConfig,
+    ttl_secs: u64,
+) -> Result<ValidConfig, Failure> {
+    driver::stamp_expiry(substrate, config, ttl_secs)
+        .await
+        .map_err(|error| match error {
+            StampError::Request(failure) => Failure::request(&failure, substrate.namespace()),
+            StampError::NoServerClock => Failure::failed(error.to_string()),
+        })
+}
+
+/// `apiary renew AGENT --ttl DURATION`.
+pub async fn renew<S: ExpiryWrites>(
+    substrate: &S,
+    agent: &AgentIdentity,
+    ttl_secs: u64,
+) -> CommandResult {
+    let options = RenewOptions {
+        ttl_secs,
+        deadline: RENEW_DEADLINE,
+        backoff: RENEW_BACKOFF,
+    };
+    let ns = substrate.namespace();
+    let renewed = driver::renew(substrate, agent, &options)
+        .await
+        .map_err(|error| renew_failure(&error, agent, ns))?;
+    Ok(renew_report(agent, ns, &renewed))
+}
+
+fn renew_failure(error: &RenewError, agent: &AgentIdentity, ns: &str) -> Failure {
+    let name = agent.name();
+    match error {
+        RenewError::Absent { pod } => Failure::failed(format!(
+            "agent {name:?} has no pod in namespace {ns} (pod/{pod}): nothing to renew; deploy it \
+             with --ttl instead"
+        )),
+        RenewError::Foreign { pod } => Failure::failed(format!(
+            "pod/{pod} in namespace {ns} is not apiary's pod for agent {name:?}: it was not \
+             changed"
+        )),
+        RenewError::Deleting { pod } => Failure::failed(format!(
+            "pod/{pod} of agent {name:?} is being deleted: nothing to renew; deploy it again"
+        )),
+        RenewError::Terminated { pod } => Failure::failed(format!(
+            "the agent container of pod/{pod} has terminated: an expiry no longer matters; \
+             `apiary gc` collects it, `apiary deploy` starts it again"
+        )),
+        RenewError::NoServerClock => Failure::failed(
+            "the apiserver's answer carried no usable Date header, so renew has no server clock \
+             to count from (the local clock is never used): nothing was written",
+        ),
+        RenewError::Deadline {
+            pod,
+            deadline,
+            conflicts,
+        } => Failure::failed(format!(
+            "pod/{pod} kept changing while renew tried to write its expiry ({conflicts} \
+             conflict(s) in {}s): nothing was overwritten; run `apiary renew` again",
+            deadline.as_secs()
+        )),
+        RenewError::Request(failure) => Failure::request(failure, ns),
+    }
+}
+
+fn renew_report(agent: &AgentIdentity, ns: &str, renewed: &Renewed) -> Report {
+    let expires = format_instant(renewed.expires_at);
+    Report::new(
+        format!("pod/{} expires at {expires}", renewed.pod),
+        json!({
+            "agent": agent.name(),
+            "agent_id": agent.id(),
+            "namespace": ns,
+            "pod": renewed.pod,
+            "expires_at": expires,
+            "previous_expires_at": renewed.previous.map(format_instant),
+            "server_time": format_instant(renewed.server_now),
+            "conflicts": renewed.conflicts,
+        }),
+    )
+}
+
+/// The failures of one agent's `gc`: the pass's or the collection's error, then the individual
+/// deletion failures.
+fn agent_failures(result: &AgentGc) -> Vec<String> {
+    let mut out = Vec::new();
+    match &result.pass {
+        Err(failure) => out.push(failure.to_string()),
+        Ok(pass) => out.extend(pass.failures.iter().map(RequestFailure::to_string)),
+    }
+    match &result.expired {
+        Some(Err(ExpireError::Timeout { pod, deadline })) => out.push(format!(
+            "expired pod/{pod} did not disappear within {}s: its Secret was kept for a later gc",
+            deadline.as_secs()
+        )),
+        Some(Err(ExpireError::Failed(failure))) => out.push(failure.to_string()),
+        Some(Ok(report)) => out.extend(report.failures.iter().map(RequestFailure::to_string)),
+        None => {}
+    }
+    out
+}
+
+/// One agent's lines (`pod/x`, `secret/y`, expired pods marked) and JSON object.
+fn agent_parts(result: &AgentGc) -> (Vec<String>, Value) {
+    let (pods, secrets, sweep, dry_run) = match &result.pass {
+        Ok(pass) => (
+            pass.pods.clone(),
+            pass.secrets.clone(),
+            pass.orphan_sweep.map_or("skipped", |s| s.as_str()),
+            pass.dry_run,
+        ),
+        Err(_) => (Vec::new(), Vec::new(), "skipped", false),
+    };
+    let expired: Option<&ExpireReport> = match &result.expired {
+        Some(Ok(report)) => Some(report),
+        _ => None,
+    };
+    let mut lines: Vec<String> = pods.iter().map(|p| format!("pod/{p}")).collect();
+    let mut all_secrets = secrets.clone();
+    let mut expired_json = Value::Null;
+    if let Some(report) = expired
+        && let Some(pod) = &report.pod
+    {
+        let at = report.expired_at.map(format_instant);
+        lines.push(format!(
+            "pod/{pod} (expired at {})",
+            at.as_deref().unwrap_or("?")
+        ));
+        all_secrets.extend(report.secrets.iter().cloned());
+        expired_json = json!({
+            "pod": pod,
+            "expired_at": at,
+            "secrets": report.secrets,
+            "replaced": report.replaced,
+        });
+    }
+    lines.extend(all_secrets.iter().map(|s| format!("secret/{s}")));
+    let failures = agent_failures(result);
+    let json = json!({
+        "agent": result.agent.name(),
+        "agent_id": result.agent.id(),
+        "dry_run": dry_run,
+        "orphan_sweep": sweep,
+        "pods": pods,
+        "secrets": all_secrets,
+        "expired": expired_json,
+        "failures": failures,
+    });
+    (lines, json)
+}
+
+/// `apiary gc AGENT`: the GC pass, then the agent's pod if it has expired.
+pub async fn gc<S: Substrate>(
+    substrate: &S,
+    agent: &AgentIdentity,
+    dry_run: bool,
+) -> CommandResult {
+    let ns = substrate.namespace();
+    let result = driver::gc_agent(substrate, agent, dry_run, EXPIRE_DEADLINE).await;
+    if let Err(failure) = &result.pass {
+        return Err(Failure::request(failure, ns));
+    }
+    if let Ok(pass) = &result.pass
+        && pass.orphan_sweep.is_some_and(|s| s.as_str() == "skipped")
+    {
+        tracing::warn!(
+            "orphan sweep skipped: the apiserver's answer carried no usable Date header, so no \
+             Secret's age could be proven; terminated pods were still collected"
+        );
+    }
+    let (lines, mut json) = agent_parts(&result);
+    json["namespace"] = json!(ns);
+    let failures = agent_failures(&result);
+    let report = Report::new(lines.join("\n"), json);
+    if failures.is_empty() {
+        return Ok(report);
+    }
+    for failure in &failures {
+        tracing::error!("gc: {failure}");
+    }
+    Err(Failure::failed(format!(
+        "gc of agent {:?} did not complete: {}",
+        agent.name(),
+        failures.join("; ")
+    ))
+    .with_detail("gc", report.json))
+}
+
+/// `apiary gc --all`: every agent apiary manages in the namespace, each attempted.
+pub async fn gc_all<S: Substrate>(substrate: &S, dry_run: bool) -> CommandResult {
+    let ns = substrate.namespace();
+    let all: GcAll = driver::gc_all(substrate, dry_run, EXPIRE_DEADLINE)
+        .await
+        .map_err(|failure| Failure::request(&failure, ns))?;
+    if all.skipped > 0 {
+        tracing::warn!(
+            "{} marked object(s) carry no valid agent claim and were not visited",
+            all.skipped
+        );
+    }
+    let mut lines = Vec::new();
+    let mut agents = Vec::new();
+    let mut failed = Vec::new();
+    for result in &all.agents {
+        let (agent_lines, json) = agent_parts(result);
+        lines.extend(
+            agent_lines
+                .into_iter()
+                .map(|line| format!("{}: {line}", result.agent.name())),
+        );
+        agents.push(json);
+        if result.failed() {
+            for failure in agent_failures(result) {
+                tracing::error!("gc of agent {:?}: {failure}", result.agent.name());
+            }
+            failed.push(result.agent.name().to_owned());
+        }
+    }
+    let json = json!({
+        "namespace": ns,
+        "dry_run": dry_run,
+        "agents": agents,
+        "skipped": all.skipped,
+    });
+    let report = Report::new(lines.join("\n"), json);
+    if failed.is_empty() {
+        return Ok(report);
+    }
+    Err(Failure::failed(format!(
+        "gc --all did not complete for {} agent(s): {}; every other agent was collected (see \
+         the log above)",
+        failed.len(),
+        failed.join(", ")
+    ))
+    .with_detail("gc", report.json))
+}
+
+/// `status` with the expiry of a verified pod that has one: `expires_at` and the time left on
+/// the server clock, from one pod list by the agent's selector (its `Date` is the clock). Absent
+/// and foreign pods show nothing more; a failed list leaves the report as it was (status is
+/// read-only and its report already stands).
+pub async fn with_expiry<S: Substrate>(
+    substrate: &S,
+    agent: &AgentIdentity,
+    mut report: Report,
+) -> Report {
+    if matches!(
+        report.json["state"].as_str(),
+        Some("absent" | "foreign") | None
+    ) {
+        return report;
+    }
+    let Ok(listed) = substrate.list_pods(&agent.selector()).await else {
+        return report;
+    };
+    let pod_name = agent.pod_name();
+    let expires_at = listed
+        .items
+        .iter()
+        .map(observe_pod)
+        .filter(|p| p.marks.name.as_deref() == Some(pod_name.as_str()))
+        .find(|p| verify_pod(p, agent.id()).is_some())
+        .and_then(|p| expiry_of(&p.marks));
+    let Some(expires_at) = expires_at else {
+        return report;
+    };
+    let left = listed
+        .server_now
+        .map(|now| seconds_left(expires_at, now.timestamp()));
+    let instant = format_instant(expires_at);
+    report.json["expires_at"] = json!(instant);
+    report.json["expires_in_seconds"] = json!(left);
+    let line = match left {
+        Some(left) if left <= 0 => format!("expires: {instant} (expired)"),
+        Some(left) => format!("expires: {instant} (in {})", render_time_left(left)),
+        None => format!("expires: {instant}"),
+    };
+    report.text = format!("{}\n{line}", report.text);
+    report
+}
