@@ -10,7 +10,10 @@
 //! value (it never reads one back).
 
 mod deploy;
+mod expire;
 mod gc;
+mod list;
+mod renew;
 mod shared;
 mod status;
 mod undeploy;
@@ -21,7 +24,18 @@ pub use apiary_classify::status::{SecretStatus, StatusReport};
 pub use apiary_classify::undeploy::{UndeployError, UndeployReport};
 
 pub use deploy::{DeployOptions, deploy, deploy_spec, deploy_watching, spec_for};
+pub use expire::{
+    AgentGc, EXPIRE_DEADLINE, GC_ALL_GRANTS, GcAll, all_agents_selector, collect_expired, gc_agent,
+    gc_all,
+};
 pub use gc::gc;
+pub use list::{
+    LIST_PAGE_SIZE, ListOptions, NamespaceListing, list, list_selector, listed_pod, listed_secret,
+};
+pub use renew::{
+    ExpiryWrites, RENEW_BACKOFF, RenewOptions, StampError, expiry_patch, renew, server_clock,
+    stamp_expiry,
+};
 pub use shared::{DEFAULT_POLL, OnProgress};
 pub use status::status;
 pub use undeploy::{UndeployOptions, undeploy, undeploy_watching};

@@ -1,0 +1,204 @@
+//! Executes expiry's writes (deploy.md § Expiry): reading the apiserver's clock for `deploy
+//! --ttl`, and `renew` — the effects of `apiary-classify`'s `RenewMachine`, whose write is
+//! guarded by the `resourceVersion` of the observation that authorised it.
+//!
+//! Imperative shell: it lists, writes and maps answers; every decision (which pod, which
+//! version, which instant, when to retry, when to give up) is the machine's. The instant always
+//! comes from a response's `Date` header, never from this machine's clock. The annotation write
+//! is the one update apiary performs, so it has its own seam ([`ExpiryWrites`]) beside the
+//! deploy-side [`Substrate`].
+
+use std::future::Future;
+use std::time::Duration;
+
+use apiary_classify::expiry::{
+    ANNOTATION_EXPIRES_AT, ExpiryWrite, RenewEffect, RenewError, RenewEvent, RenewListing,
+    RenewMachine, RenewSpec, Renewed, WriteAnswer, expires_at,
+};
+use apiary_classify::failure::RequestFailure;
+use tracing::Instrument;
+
+use crate::config::ValidConfig;
+use crate::naming::AgentIdentity;
+use crate::observe::observe_pod;
+use crate::substrate::Substrate;
+
+/// The pause between conflict retries after the second conflict in a row.
+pub const RENEW_BACKOFF: Duration = Duration::from_millis(250);
+
+/// The one update apiary sends: a JSON merge patch of the pod's `apiary.dev/expires-at`
+/// annotation carrying `metadata.resourceVersion`, which the apiserver checks (409 `Conflict`
+/// when the pod changed since the observation). Never a spec, status or label change.
+pub trait ExpiryWrites: Substrate {
+    /// Write `write`'s instant onto its pod, guarded by its `resourceVersion`.
+    fn write_pod_expiry(
+        &self,
+        write: &ExpiryWrite,
+    ) -> impl Future<Output = Result<WriteAnswer, RequestFailure>> + Send;
+}
+
+/// The in-memory fake performs the write on its model, with the model's own precondition check.
+#[cfg(feature = "fake")]
+impl ExpiryWrites for crate::fake::FakeCluster {
+    async fn write_pod_expiry(&self, write: &ExpiryWrite) -> Result<WriteAnswer, RequestFailure> {
+        use apiary_cluster_model::ModelError;
+        let namespace = self.namespace().to_owned();
+        let changes = std::collections::BTreeMap::from([(
+            ANNOTATION_EXPIRES_AT.to_owned(),
+            Some(write.annotation_value()),
+        )]);
+        let answer = self.with_model(|model| {
+            model.annotate_pod(
+                &namespace,
+                write.name(),
+                Some(write.resource_version()),
+                &changes,
+            )
+        });
+        match answer {
+            Ok(_) => Ok(WriteAnswer::Written),
+            Err(ModelError::Conflict { .. }) => Ok(WriteAnswer::Conflict),
+            Err(ModelError::NotFound { .. }) => Ok(WriteAnswer::NotFound),
+            Err(other) => Err(RequestFailure::api(
+                other.code(),
+                other.reason(),
+                format!("could not update pod {}: {other}", write.name()),
+            )),
+        }
+    }
+}
+
+/// The merge patch [`ExpiryWrites::write_pod_expiry`] sends, for implementations that speak
+/// HTTP: `metadata.resourceVersion` (the guard) and the annotation, nothing else.
+#[must_use]
+pub fn expiry_patch(write: &ExpiryWrite) -> serde_json::Value {
+    serde_json::json!({
+        "metadata": {
+            "resourceVersion": write.resource_version(),
+            "annotations": { ANNOTATION_EXPIRES_AT: write.annotation_value() },
+        }
+    })
+}
+
+/// Why `deploy --ttl` could not stamp its expiry. Nothing was written.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum StampError {
+    /// The pod list that reads the server clock failed.
+    #[error("{0}")]
+    Request(RequestFailure),
+    /// The apiserver's answer carried no usable `Date` header.
+    #[error(
+        "the apiserver's answer carried no usable Date header, so --ttl has no server clock to \
+         count from (the local clock is never used): deploy without --ttl, or check the proxy \
+         in front of the apiserver"
+    )]
+    NoServerClock,
+}
+
+/// The apiserver's clock now, from the `Date` of one quorum pod list by `agent`'s selector
+/// (Unix seconds; `None` without a usable header).
+///
+/// # Errors
+/// The list failed.
+pub async fn server_clock<S: Substrate>(
+    substrate: &S,
+    agent: &AgentIdentity,
+) -> Result<Option<i64>, RequestFailure> {
+    substrate
+        .list_pods(&agent.selector())
+        .await
+        .map(|listed| listed.server_now.map(|now| now.timestamp()))
+        .map_err(|e| e.failure())
+}
+
+/// `config` with the expiry `ttl_secs` after the apiserver's clock now (`deploy --ttl`): one
+/// quorum pod list reads the `Date` header before any write.
+///
+/// # Errors
+/// [`StampError`]: the list failed or carried no server clock.
+pub async fn stamp_expiry<S: Substrate>(
+    substrate: &S,
+    config: ValidConfig,
+    ttl_secs: u64,
+) -> Result<ValidConfig, StampError> {
+    let now = server_clock(substrate, config.agent())
+        .await
+        .map_err(StampError::Request)?
+        .ok_or(StampError::NoServerClock)?;
+    Ok(config.expiring_at(expires_at(now, ttl_secs)))
+}
+
+/// How one renew runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RenewOptions {
+    /// The new TTL in seconds, from the apiserver's clock at the authorising observation.
+    pub ttl_secs: u64,
+    /// The bound of conflict retries.
+    pub deadline: Duration,
+    /// The pause between retries after the second conflict in a row.
+    pub backoff: Duration,
+}
+
+/// Move the expiry of `agent`'s running pod to `ttl_secs` from the server clock (deploy.md
+/// § Expiry): observe, write guarded by the observed `resourceVersion`, re-observe on conflict.
+///
+/// # Errors
+/// [`RenewError`] as the machine decides; nothing was written then.
+pub async fn renew<S: ExpiryWrites>(
+    substrate: &S,
+    agent: &AgentIdentity,
+    options: &RenewOptions,
+) -> Result<Renewed, RenewError> {
+    let span = tracing::info_span!("renew", agent = %agent.name(), pod = %agent.pod_name());
+    run(substrate, agent, options).instrument(span).await
+}
+
+async fn run<S: ExpiryWrites>(
+    substrate: &S,
+    agent: &AgentIdentity,
+    options: &RenewOptions,
+) -> Result<Renewed, RenewError> {
+    let mut machine = RenewMachine::new(RenewSpec {
+        pod_name: agent.pod_name(),
+        agent_id: agent.id().to_owned(),
+        ttl_secs: options.ttl_secs,
+        deadline: options.deadline,
+        backoff: options.backoff,
+    });
+    let selector = agent.selector();
+    let mut event = RenewEvent::Start;
+    loop {
+        event = match machine.step(substrate.now(), event) {
+            RenewEffect::Finish(result) => return result,
+            RenewEffect::Observe => RenewEvent::Observed(
+                substrate
+                    .list_pods(&selector)
+                    .await
+                    .map(|listed| RenewListing {
+                        pods: listed.items.iter().map(observe_pod).collect(),
+                        server_now: listed.server_now.map(|now| now.timestamp()),
+                    })
+                    .map_err(|e| e.failure()),
+            ),
+            RenewEffect::Write(write) => {
+                tracing::info!(
+                    resource_version = write.resource_version(),
+                    expires_at = %write.annotation_value(),
+                    "writing the expiry"
+                );
+                let answer = substrate.write_pod_expiry(&write).await;
+                if answer == Ok(WriteAnswer::Conflict) {
+                    tracing::info!("the pod changed since it was read: reading it again");
+                }
+                RenewEvent::Written(answer)
+            }
+            RenewEffect::Wait(max) => {
+                substrate.sleep(max).await;
+                RenewEvent::Waited
+            }
+        };
+    }
+}
+
+#[cfg(all(test, feature = "fake"))]
+mod tests;
