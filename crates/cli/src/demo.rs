@@ -8,7 +8,9 @@
 //! take longer than 30 s, or exit 0 unless every step behaved as specified. Compiled only with the
 //! default-on `demo` feature (it is the one user of the simulator in the binary). In text mode the
 //! narration is written as the steps run (a failed step then ends the demo with exit 1 and the
-//! error on stderr); in json mode stdout is one document listing the steps.
+//! error on stderr); in json mode stdout is one document listing the steps. Each step's heading
+//! and command are written (and flushed) before the step runs, so its progress on stderr follows
+//! them on a terminal and the narration reads top to bottom.
 
 use std::time::Duration;
 
@@ -57,11 +59,14 @@ pub fn run(format: OutputFormat) -> CommandResult {
     })
 }
 
-/// Collects the steps; in text mode prints each as it completes.
+/// Collects the steps; in text mode prints each heading as the step begins and its result as
+/// it ends.
 struct Narrator {
     format: OutputFormat,
     steps: Vec<Value>,
     simulator: String,
+    /// The announced step: its title and command, until its result is recorded.
+    current: Option<(String, String)>,
 }
 
 impl Narrator {
@@ -70,6 +75,7 @@ impl Narrator {
             format,
             steps: Vec::new(),
             simulator: String::new(),
+            current: None,
         }
     }
 
@@ -87,14 +93,18 @@ impl Narrator {
         ));
     }
 
-    /// Record one step; `Err` ends the demo with exit 1.
-    fn step(
-        &mut self,
-        title: &str,
-        command: &str,
-        output: &str,
-        verdict: Result<String, String>,
-    ) -> Result<(), Failure> {
+    /// Announce the next step: its heading and equivalent command go out before the step runs,
+    /// so the progress it writes to stderr appears under them and the narration reads top to
+    /// bottom.
+    fn begin(&mut self, title: &str, command: &str) {
+        self.current = Some((title.to_owned(), command.to_owned()));
+        let number = self.steps.len() + 1;
+        self.say(&format!("{number}. {title}\n   $ {command}"));
+    }
+
+    /// Record the announced step's result; `Err` ends the demo with exit 1.
+    fn end(&mut self, output: &str, verdict: Result<String, String>) -> Result<(), Failure> {
+        let (title, command) = self.current.take().unwrap_or_default();
         let number = self.steps.len() + 1;
         let ok = verdict.is_ok();
         let explanation = match &verdict {
@@ -108,7 +118,7 @@ impl Narrator {
             "ok": ok,
             "explanation": explanation,
         }));
-        let mut text = format!("{number}. {title}\n   $ {command}\n");
+        let mut text = String::new();
         for line in output.lines() {
             text.push_str(&format!("   {line}\n"));
         }
@@ -224,7 +234,8 @@ fn seed_pod(name: &str) -> Result<k8s_openapi::api::core::v1::Pod, Failure> {
     .map_err(|e| Failure::failed(format!("demo seed pod: {e}")))
 }
 
-/// The guided session.
+/// The guided session: one block per step, each announced (`begin`) before it runs and recorded
+/// (`end`) after, in the order they are narrated.
 async fn session(narrator: &mut Narrator) -> Result<(), Failure> {
     let sim = Simulator::start(SimOptions::default().with_time_scale(TIME_SCALE))
         .await
@@ -236,6 +247,10 @@ async fn session(narrator: &mut Narrator) -> Result<(), Failure> {
     // 1. Deploy, with progress on stderr.
     let main = agent("demo agent")?;
     let main_image = image("agent");
+    narrator.begin(
+        "Deploy an agent (progress is shown on stderr while it starts)",
+        &format!("apiary {ns} deploy \"demo agent\" --image {main_image} --env GREETING=…"),
+    );
     // tests/redaction.rs asserts this value never appears in the demo's -vvv output.
     let env: Env = [("GREETING", "hello from the demo")].into_iter().collect();
     let valid = config(&main, &main_image, env)?;
@@ -253,14 +268,15 @@ async fn session(narrator: &mut Narrator) -> Result<(), Failure> {
         ),
         other => Err(format!("expected the pod name {pod}, got {}", shown(other))),
     };
-    narrator.step(
-        "Deploy an agent (progress is shown on stderr while it starts)",
-        &format!("apiary {ns} deploy \"demo agent\" --image {main_image} --env GREETING=…"),
-        &shown(&result),
-        verdict,
-    )?;
+    narrator.end(&shown(&result), verdict)?;
 
     // 2. Two concurrent deploys of one new agent: one pod, the same answer for both.
+    narrator.begin(
+        "Deploy another agent twice at the same moment",
+        &format!(
+            "apiary {ns} deploy \"demo twin\" --image {main_image} & apiary {ns} deploy \"demo twin\" --image {main_image}"
+        ),
+    );
     let twin = agent("demo twin")?;
     let twin_config = config(&twin, &main_image, Env::new())?;
     let before = pod_creates(&sim);
@@ -290,16 +306,13 @@ async fn session(narrator: &mut Narrator) -> Result<(), Failure> {
             shown(&b)
         )),
     };
-    narrator.step(
-        "Deploy another agent twice at the same moment",
-        &format!(
-            "apiary {ns} deploy \"demo twin\" --image {main_image} & apiary {ns} deploy \"demo twin\" --image {main_image}"
-        ),
-        &format!("{}\n{}", shown(&a), shown(&b)),
-        verdict,
-    )?;
+    narrator.end(&format!("{}\n{}", shown(&a), shown(&b)), verdict)?;
 
     // 3. Status of the first agent.
+    narrator.begin(
+        "Show its status",
+        &format!("apiary {ns} status \"demo agent\" --image {main_image} --env GREETING=…"),
+    );
     let result = commands::status(&cluster(&client), &main, Some(&valid)).await;
     let verdict = match &result {
         Ok(r) if r.json["state"] == "started" && r.json["intent_matches"] == true => {
@@ -307,16 +320,19 @@ async fn session(narrator: &mut Narrator) -> Result<(), Failure> {
         }
         other => Err(format!("expected state started, got {}", shown(other))),
     };
-    narrator.step(
-        "Show its status",
-        &format!("apiary {ns} status \"demo agent\" --image {main_image} --env GREETING=…"),
-        &shown(&result),
-        verdict,
-    )?;
+    narrator.end(&shown(&result), verdict)?;
+
+    // The place for steps over the running agents (issue 11 § 7: `list` and `logs`): after
+    // they exist (steps 1-3), before the crash and the undeploy change them. Each step is one
+    // block: `narrator.begin(title, command)`, the work, `narrator.end(output, verdict)`.
 
     // 4. An image that crashes: reported once, not retried.
     let crasher = agent("demo crasher")?;
     let crash_image = image("agent-crash");
+    narrator.begin(
+        "Deploy an image that crashes",
+        &format!("apiary {ns} deploy \"demo crasher\" --image {crash_image}"),
+    );
     let crash_config = config(&crasher, &crash_image, Env::new())?;
     let before = pod_creates(&sim);
     let progress = Progress::start(
@@ -336,14 +352,13 @@ async fn session(narrator: &mut Narrator) -> Result<(), Failure> {
             shown(other)
         )),
     };
-    narrator.step(
-        "Deploy an image that crashes",
-        &format!("apiary {ns} deploy \"demo crasher\" --image {crash_image}"),
-        &shown(&result),
-        verdict,
-    )?;
+    narrator.end(&shown(&result), verdict)?;
 
     // 5. Seeds over three simulated pods.
+    narrator.begin(
+        "Start three simulated peer pods and discover them as seeds",
+        &format!("apiary {ns} seeds --selector app=demo-ring --port-name gossip"),
+    );
     sim.with_model(|model| -> Result<(), Failure> {
         for name in ["ring-0", "ring-1", "ring-2"] {
             model
@@ -375,14 +390,13 @@ async fn session(narrator: &mut Narrator) -> Result<(), Failure> {
         ),
         other => Err(format!("expected three addresses, got {}", shown(other))),
     };
-    narrator.step(
-        "Start three simulated peer pods and discover them as seeds",
-        &format!("apiary {ns} seeds --selector app=demo-ring --port-name gossip"),
-        &shown(&result),
-        verdict,
-    )?;
+    narrator.end(&shown(&result), verdict)?;
 
     // 6. Undeploy, waiting for the grace period.
+    narrator.begin(
+        "Undeploy the agent",
+        &format!("apiary {ns} undeploy \"demo agent\""),
+    );
     let progress = Progress::start(format!("undeploying {pod}"), Style::for_stderr());
     let result = commands::undeploy(&cluster(&client), &main, true, &progress).await;
     let verdict = match &result {
@@ -393,27 +407,25 @@ async fn session(narrator: &mut Narrator) -> Result<(), Failure> {
         ),
         other => Err(format!("expected the pod and one Secret deleted, got {}", shown(other))),
     };
-    narrator.step(
-        "Undeploy the agent",
-        &format!("apiary {ns} undeploy \"demo agent\""),
-        &shown(&result),
-        verdict,
-    )?;
+    narrator.end(&shown(&result), verdict)?;
 
     // 7. Status: absent.
+    narrator.begin(
+        "Show its status again",
+        &format!("apiary {ns} status \"demo agent\""),
+    );
     let result = commands::status(&cluster(&client), &main, None).await;
     let verdict = match &result {
         Ok(r) if r.json["state"] == "absent" => Ok("nothing of the agent is left".to_owned()),
         other => Err(format!("expected state absent, got {}", shown(other))),
     };
-    narrator.step(
-        "Show its status again",
-        &format!("apiary {ns} status \"demo agent\""),
-        &shown(&result),
-        verdict,
-    )?;
+    narrator.end(&shown(&result), verdict)?;
 
     // 8. GC collects the crashed attempt.
+    narrator.begin(
+        "Collect the crashed attempt",
+        &format!("apiary {ns} gc \"demo crasher\""),
+    );
     let result = commands::gc(&cluster(&client), &crasher, false).await;
     let verdict = match &result {
         Ok(r)
@@ -430,12 +442,7 @@ async fn session(narrator: &mut Narrator) -> Result<(), Failure> {
             shown(other)
         )),
     };
-    narrator.step(
-        "Collect the crashed attempt",
-        &format!("apiary {ns} gc \"demo crasher\""),
-        &shown(&result),
-        verdict,
-    )?;
+    narrator.end(&shown(&result), verdict)?;
     sim.shutdown();
     Ok(())
 }

@@ -1,8 +1,10 @@
 //! Logging setup: `tracing` events to stderr, filtered by `-v` or `RUST_LOG`, under hard caps
 //! that keep request and response bodies out of every log. Shell layer; decides only filters.
 //!
-//! Filter (deploy.md § CLI contract): default `apiary=info,warn`; `-v` `apiary=debug,warn`;
-//! `-vv` `apiary=trace,debug`; `-vvv` `trace`. `RUST_LOG`, when set and non-empty, replaces it.
+//! Filter (deploy.md § CLI contract, narrowed by issue 11 § 7): default `warn` (warnings and
+//! errors only: a deploy's progress lines and result already say what its `INFO` lines would
+//! repeat); `-v` `apiary=debug,warn` (the log lines, `INFO` included); `-vv`
+//! `apiary=trace,debug`; `-vvv` `trace`. `RUST_LOG`, when set and non-empty, replaces it.
 //! Below `-vv`, kube's per-request `ERROR failed with error …` lines
 //! (`kube_client::client::builder`) are off: every failure reaches the user once, as apiary's
 //! own error message, instead of once per retried request.
@@ -33,7 +35,7 @@ use tracing_subscriber::{Layer, fmt};
 /// The filter directives for `-v` repeated `verbosity` times.
 pub fn directives_for(verbosity: u8) -> &'static str {
     match verbosity {
-        0 => "apiary=info,warn,kube_client::client::builder=off",
+        0 => "warn,kube_client::client::builder=off",
         1 => "apiary=debug,warn,kube_client::client::builder=off",
         2 => "apiary=trace,debug",
         _ => "trace",
@@ -106,13 +108,11 @@ mod tests {
     use super::*;
     use tracing::Level;
 
-    /// The `-v` table is exactly the contract's.
+    /// The `-v` table is exactly the contract's, with the quieter default of issue 11 § 7:
+    /// warnings only, no `INFO` of apiary's own targets until `-v`.
     #[test]
     fn verbosity_table_matches_the_contract() {
-        assert_eq!(
-            directives_for(0),
-            "apiary=info,warn,kube_client::client::builder=off"
-        );
+        assert_eq!(directives_for(0), "warn,kube_client::client::builder=off");
         assert_eq!(
             directives_for(1),
             "apiary=debug,warn,kube_client::client::builder=off"
@@ -138,6 +138,49 @@ mod tests {
         assert!(!caps.would_enable("h2::codec", &Level::TRACE));
         assert!(!caps.would_enable("rustls::conn", &Level::DEBUG));
         assert!(!caps.would_enable("apiary_apiserver_sim::server", &Level::DEBUG));
+    }
+
+    /// What a filter lets through from apiary's driver target, as lines captured from a real
+    /// `fmt` subscriber: one `INFO` and one `WARN` event.
+    fn shown_by(verbosity: u8) -> String {
+        #[derive(Clone, Default)]
+        struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+        impl std::io::Write for Captured {
+            fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+                if let Ok(mut buffer) = self.0.lock() {
+                    buffer.extend_from_slice(bytes);
+                }
+                Ok(bytes.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let captured = Captured::default();
+        let writer = captured.clone();
+        let layer = fmt::layer()
+            .with_writer(move || writer.clone())
+            .with_ansi(false)
+            .with_filter(EnvFilter::new(directives_for(verbosity)).and(body_caps()));
+        let subscriber = tracing_subscriber::registry().with(layer);
+        tracing::subscriber::with_default(subscriber, || {
+            tracing::info!(target: "apiary_substrate::driver::deploy", "created the pod");
+            tracing::warn!(target: "apiary_substrate::driver::deploy", "kept a started pod");
+        });
+        let bytes = captured.0.lock().map(|b| b.clone()).unwrap_or_default();
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+
+    /// Issue 11 § 7: by default apiary's warnings show but its `INFO` lines (which a deploy's
+    /// progress and result already say) do not; `-v` adds them.
+    #[test]
+    fn default_is_warnings_only_and_v_adds_info() {
+        let quiet = shown_by(0);
+        assert!(quiet.contains("kept a started pod"), "{quiet}");
+        assert!(!quiet.contains("created the pod"), "{quiet}");
+        let verbose = shown_by(1);
+        assert!(verbose.contains("kept a started pod"), "{verbose}");
+        assert!(verbose.contains("created the pod"), "{verbose}");
     }
 
     /// apiary's own targets are not capped: `-vvv` really shows everything of apiary.

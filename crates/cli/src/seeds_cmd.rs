@@ -10,7 +10,7 @@ use std::net::SocketAddr;
 use std::num::NonZeroU16;
 use std::time::Duration;
 
-use apiary_seeds::{Pods, Port};
+use apiary_seeds::{Filter, Pods, Port};
 use apiary_substrate_kube::{PodSeeds, SeedsError, SeedsMode, SeedsOptions, SeedsResolution};
 use serde_json::{Value, json};
 
@@ -50,6 +50,14 @@ pub fn pods_from_args(args: &SeedsArgs, namespace: Option<&str>) -> Result<Pods,
     Ok(pods)
 }
 
+/// The narrowing the flags ask for (seeds.md § Address family and running containers).
+pub fn filter_from_args(args: &SeedsArgs) -> Filter {
+    Filter {
+        ip_family: args.ip_family,
+        require_running: args.require_running,
+    }
+}
+
 /// The text form: one `ip:port` per line (IPv6 bracketed), sorted as the library returns them.
 pub fn addresses_text(addresses: &[SocketAddr]) -> String {
     addresses
@@ -59,7 +67,7 @@ pub fn addresses_text(addresses: &[SocketAddr]) -> String {
         .join("\n")
 }
 
-/// The json form: `{"addresses": […], "skipped": {all six keys}}`.
+/// The json form: `{"addresses": […], "skipped": {all eight keys}}`.
 pub fn resolution_json(resolution: &SeedsResolution) -> Value {
     let report = serde_json::to_value(&resolution.report).unwrap_or(Value::Null);
     json!({
@@ -211,6 +219,8 @@ mod tests {
             selector: selector.to_owned(),
             port,
             port_name: name.map(str::to_owned),
+            ip_family: None,
+            require_running: false,
             watch: false,
         }
     }
@@ -229,6 +239,23 @@ mod tests {
         assert!(pods.namespace.is_none());
     }
 
+    /// `--ip-family` and `--require-running` map onto the library's `Filter`; neither given
+    /// narrows nothing.
+    #[test]
+    fn narrowing_flags_map_onto_the_filter() {
+        let mut given = args(Some(7000), None, "app=x");
+        assert_eq!(filter_from_args(&given), Filter::default());
+        given.ip_family = Some(apiary_seeds::IpFamily::Ipv6);
+        given.require_running = true;
+        assert_eq!(
+            filter_from_args(&given),
+            Filter {
+                ip_family: Some(apiary_seeds::IpFamily::Ipv6),
+                require_running: true,
+            }
+        );
+    }
+
     /// K39: a blank selector, a blank port name and a blank namespace are exit 2.
     #[test]
     fn k39_blank_values_are_refused() {
@@ -245,7 +272,7 @@ mod tests {
     }
 
     /// seeds.md § The seeds subcommand, rule 4: zero addresses → exit 1, the diagnostic as the
-    /// message, and the json error document carries `matched`, `skipped` (all six keys) and
+    /// message, and the json error document carries `matched`, `skipped` (all eight keys) and
     /// `port_names_seen`.
     #[test]
     fn no_addresses_maps_to_exit_1_with_the_report() {
@@ -253,6 +280,7 @@ mod tests {
             selector: "app=ring".into(),
             namespace: "ring".into(),
             port: Port::Name("gossip".into()),
+            filter: apiary_seeds::Filter::default(),
             report: apiary_seeds::Report {
                 matched: 2,
                 skipped: Default::default(),
@@ -265,7 +293,7 @@ mod tests {
         let doc = f.to_json();
         assert_eq!(doc["matched"], 2);
         assert_eq!(doc["port_names_seen"], json!(["http"]));
-        assert_eq!(doc["skipped"].as_object().map(|o| o.len()), Some(6));
+        assert_eq!(doc["skipped"].as_object().map(|o| o.len()), Some(8));
         assert!(doc["error"].is_string());
     }
 
@@ -293,7 +321,7 @@ mod tests {
         assert!(f.message.contains("ring"));
     }
 
-    /// K39: text is one address per line, IPv6 bracketed; json has all six skip keys.
+    /// K39: text is one address per line, IPv6 bracketed; json has all eight skip keys.
     #[test]
     fn k39_output_shapes() {
         let resolution = SeedsResolution {
@@ -321,8 +349,10 @@ mod tests {
                     "finished": 0,
                     "no_address": 0,
                     "unparsable_address": 0,
+                    "no_family_address": 0,
                     "missing_port_name": 0,
-                    "port_out_of_range": 0
+                    "port_out_of_range": 0,
+                    "not_running": 0
                 }
             })
         );

@@ -74,3 +74,46 @@ fn demo_json_is_one_document_of_steps() {
         );
     }
 }
+
+/// Issue 11 § 7: the narration reads top to bottom. With stdout and stderr in one file (as on a
+/// terminal), each step's heading comes before the progress that step writes to stderr, and
+/// the default log level adds no `INFO` lines to it.
+#[test]
+fn demo_heading_precedes_each_steps_progress() {
+    let (home, _, _) = hostile_home();
+    let combined = home.path().join("combined.txt");
+    let file = std::fs::File::create(&combined).expect("file");
+    let mut cmd = common::bare_command(home.path());
+    cmd.arg("demo")
+        .stdout(file.try_clone().expect("clone"))
+        .stderr(file);
+    let status = cmd.status().expect("the demo runs");
+    assert!(status.success());
+    let text = std::fs::read_to_string(&combined).expect("read");
+    let at = |needle: &str| {
+        text.find(needle)
+            .unwrap_or_else(|| panic!("{needle:?} missing:\n{text}"))
+    };
+    for (heading, progress) in [
+        ("1. Deploy an agent", "deploying apiary-demo-agent"),
+        (
+            "4. Deploy an image that crashes",
+            "deploying apiary-demo-crasher",
+        ),
+        ("6. Undeploy the agent", "undeploying apiary-demo-agent"),
+    ] {
+        assert!(
+            at(heading) < at(progress),
+            "{heading} after {progress}:\n{text}"
+        );
+        let previous = text[..at(heading)].rfind("   ok:").unwrap_or(0);
+        assert!(
+            !text[previous..at(heading)].contains(progress),
+            "progress of {heading} before its heading:\n{text}"
+        );
+    }
+    assert!(
+        !text.contains(" INFO "),
+        "INFO lines at the default level:\n{text}"
+    );
+}

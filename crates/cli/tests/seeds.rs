@@ -1,6 +1,7 @@
 //! End-to-end `apiary seeds` (seeds.md § CLI contract, K39): sorted text output with IPv6
 //! bracketed, the json shape with all six skip keys, the zero-address diagnostic (exit 1), the
-//! 403 RBAC hint, the namespace rule, and `--watch` until SIGTERM. Each scenario runs twice
+//! 403 RBAC hint, the namespace rule, `--ip-family` and `--require-running` (with the refusal of
+//! a bad family), and `--watch` until SIGTERM. Each scenario runs twice
 //! (issue 8 § What must run against it): `<name>::sim` against the loopback simulator and
 //! `<name>::real` against a real `kube-apiserver` with the fake kubelet (skipped without
 //! `KUBEBUILDER_ASSETS`).
@@ -138,6 +139,94 @@ on_both_backends! {
         );
     }
 
+    /// `--ip-family` (seeds.md § Address family and running containers): dual-stack pods give
+    /// their IPv6 entry of `podIPs` under `ipv6` and their primary address under `ipv4`; a
+    /// single-stack IPv4 pod is counted as `no_family_address` in the json skip report.
+    fn ip_family_takes_the_family_address_from_pod_ips(fx) {
+        for (name, v4, v6) in [("ring-a", "10.7.0.1", "fd00::a"), ("ring-b", "10.7.0.2", "fd00::b")] {
+            fx.insert_inert_pod(
+                fx.seed_pod(name, "ring", 7000),
+                serde_json::from_value(serde_json::json!({
+                    "phase": "Running", "podIP": v4, "podIPs": [{"ip": v4}, {"ip": v6}]
+                }))
+                .expect("status"),
+                false,
+            );
+        }
+        fx.insert_inert_pod(
+            fx.seed_pod("ring-c", "ring", 7000),
+            serde_json::from_value(serde_json::json!({
+                "phase": "Running", "podIP": "10.7.0.3", "podIPs": [{"ip": "10.7.0.3"}]
+            }))
+            .expect("status"),
+            false,
+        );
+        let v6 = fx.apiary(&[
+            "seeds", "--selector", "app=ring", "--port", "7000", "--ip-family", "ipv6",
+        ]);
+        assert_eq!(v6.code, 0, "{v6:?}");
+        assert_eq!(v6.stdout, "[fd00::a]:7000\n[fd00::b]:7000\n");
+        let v4 = fx.apiary(&[
+            "seeds", "--selector", "app=ring", "--port-name", "gossip", "--ip-family", "ipv4",
+        ]);
+        assert_eq!(v4.code, 0, "{v4:?}");
+        assert_eq!(v4.stdout, "10.7.0.1:7000\n10.7.0.2:7000\n10.7.0.3:7000\n");
+        let doc = fx
+            .apiary(&[
+                "-o", "json", "seeds", "--selector", "app=ring", "--port", "7000", "--ip-family",
+                "ipv6",
+            ])
+            .json();
+        assert_eq!(
+            doc["addresses"],
+            serde_json::json!(["[fd00::a]:7000", "[fd00::b]:7000"])
+        );
+        assert_eq!(doc["skipped"]["no_family_address"], 1, "{doc}");
+        assert_eq!(doc["skipped"]["not_running"], 0, "{doc}");
+        assert_eq!(doc["skipped"].as_object().map(|o| o.len()), Some(8), "{doc}");
+    }
+
+    /// `--require-running`: a pod whose `node` container (the one declaring `gossip`) is still
+    /// waiting is skipped and counted as `not_running`; without the flag it counts; when no pod
+    /// is left, exit 1 with the diagnostic naming the count.
+    fn require_running_skips_pods_whose_serving_container_is_not_running(fx) {
+        let status = |ip: &str, state: serde_json::Value| -> k8s_openapi::api::core::v1::PodStatus {
+            serde_json::from_value(serde_json::json!({
+                "phase": if state.get("running").is_some() { "Running" } else { "Pending" },
+                "podIP": ip, "podIPs": [{"ip": ip}],
+                "containerStatuses": [{"name": "node", "image": common::IMAGE, "imageID": "",
+                                       "ready": false, "restartCount": 0, "state": state}],
+            }))
+            .expect("status")
+        };
+        let running = serde_json::json!({"running": {"startedAt": "2026-01-01T00:00:00Z"}});
+        let waiting = serde_json::json!({"waiting": {"reason": "ContainerCreating"}});
+        fx.insert_inert_pod(fx.seed_pod("ring-up", "ring", 7000), status("10.8.0.1", running), false);
+        fx.insert_inert_pod(fx.seed_pod("ring-starting", "ring", 7000), status("10.8.0.2", waiting.clone()), false);
+        let loose = fx.apiary(&["seeds", "--selector", "app=ring", "--port-name", "gossip"]);
+        assert_eq!(loose.stdout, "10.8.0.1:7000\n10.8.0.2:7000\n", "{loose:?}");
+        let strict = fx.apiary(&[
+            "-o", "json", "seeds", "--selector", "app=ring", "--port-name", "gossip",
+            "--require-running",
+        ]);
+        assert_eq!(strict.code, 0, "{strict:?}");
+        let doc = strict.json();
+        assert_eq!(doc["addresses"], serde_json::json!(["10.8.0.1:7000"]));
+        assert_eq!(doc["skipped"]["not_running"], 1, "{doc}");
+
+        fx.insert_inert_pod(fx.seed_pod("solo-starting", "solo", 7000), status("10.8.0.3", waiting), false);
+        let none = fx.apiary(&[
+            "seeds", "--selector", "app=solo", "--port", "7000", "--require-running",
+        ]);
+        assert_eq!(none.code, 1, "{none:?}");
+        assert!(none.stdout.is_empty());
+        assert!(
+            none.stderr.contains("1 whose serving container is not running yet"),
+            "{}",
+            none.stderr
+        );
+    }
+
     /// `--watch`: the full set at start, again after a change (text: lines then an empty line),
     /// and exit 0 on SIGTERM.
     #[cfg(unix)]
@@ -200,4 +289,52 @@ on_both_backends! {
         reaped.store(true, std::sync::atomic::Ordering::SeqCst);
         assert_eq!(waited.code(), Some(0));
     }
+}
+
+/// A bad `--ip-family` is exit 2 before any request, naming the flag and both values, in text
+/// and in json mode.
+#[test]
+fn bad_ip_family_is_refused_naming_the_flag_and_the_values() {
+    let fx = common::Fixture::start();
+    for bad in ["ipv5", "IPv6", ""] {
+        let run = fx.apiary(&[
+            "seeds",
+            "--selector",
+            "app=ring",
+            "--port",
+            "7000",
+            "--ip-family",
+            bad,
+        ]);
+        assert_eq!(run.code, 2, "{run:?}");
+        assert!(run.stdout.is_empty(), "{run:?}");
+        for needle in ["--ip-family", "ipv4", "ipv6"] {
+            assert!(
+                run.stderr.contains(needle),
+                "{needle} missing: {}",
+                run.stderr
+            );
+        }
+        let json = fx.apiary(&[
+            "-o",
+            "json",
+            "seeds",
+            "--selector",
+            "app=ring",
+            "--port",
+            "7000",
+            "--ip-family",
+            bad,
+        ]);
+        assert_eq!(json.code, 2, "{json:?}");
+        let error = json.json()["error"]
+            .as_str()
+            .expect("error text")
+            .to_owned();
+        assert!(
+            error.contains("--ip-family") && error.contains("ipv4, ipv6"),
+            "{error}"
+        );
+    }
+    fx.assert_no_requests("a refused --ip-family");
 }

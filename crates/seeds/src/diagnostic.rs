@@ -10,6 +10,7 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 
 use crate::config::Port;
 use crate::extract::{Report, SkipCounts, SkipReason};
+use crate::filter::Filter;
 
 /// How many declared port names the message lists before "and N more".
 pub const PORT_NAMES_SHOWN: usize = 16;
@@ -23,6 +24,8 @@ pub struct NoAddresses {
     pub namespace: String,
     /// The configured port (its name appears in the message).
     pub port: Port,
+    /// The filter the pods were judged with (its IP family appears in the message).
+    pub filter: Filter,
     /// What the resolve saw.
     pub report: Report,
 }
@@ -47,7 +50,7 @@ impl fmt::Display for NoAddresses {
             .skipped
             .iter()
             .filter(|&(_, count)| count > 0)
-            .map(|(reason, count)| describe_skips(reason, count, port_name, report))
+            .map(|(reason, count)| describe_skips(reason, count, port_name, self.filter, report))
             .collect();
         if !parts.is_empty() {
             write!(f, "; skipped {}", parts.join(", "))?;
@@ -58,18 +61,31 @@ impl fmt::Display for NoAddresses {
 
 impl std::error::Error for NoAddresses {}
 
-fn describe_skips(reason: SkipReason, count: usize, port_name: &str, report: &Report) -> String {
+fn describe_skips(
+    reason: SkipReason,
+    count: usize,
+    port_name: &str,
+    filter: Filter,
+    report: &Report,
+) -> String {
     match reason {
         SkipReason::Terminating => format!("{count} terminating"),
         SkipReason::Finished => format!("{count} finished"),
         SkipReason::NoAddress => format!("{count} without an address yet"),
         SkipReason::UnparsableAddress => format!("{count} with an unparsable address"),
+        SkipReason::NoFamilyAddress => match filter.ip_family {
+            Some(family) => format!("{count} without an {family} address"),
+            None => format!("{count} without an address of the requested family"),
+        },
         SkipReason::MissingPortName => format!(
             "{count} without a container port named {port_name} ({})",
             describe_port_names(report)
         ),
         SkipReason::PortOutOfRange => {
             format!("{count} with container port {port_name} out of range")
+        }
+        SkipReason::NotRunning => {
+            format!("{count} whose serving container is not running yet")
         }
     }
 }
@@ -91,7 +107,7 @@ fn describe_port_names(report: &Report) -> String {
     text
 }
 
-/// `{"terminating":0,"finished":0,…}`: all six keys, always, in check order.
+/// `{"terminating":0,"finished":0,…}`: all eight keys, always, in check order.
 impl Serialize for SkipCounts {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(Some(SkipReason::ALL.len()))?;

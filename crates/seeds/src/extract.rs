@@ -6,38 +6,47 @@
 //! must never drop a skipped pod from the report, and never yield more than one address per pod.
 
 use std::collections::BTreeSet;
-use std::net::{IpAddr, SocketAddr};
+use std::net::{AddrParseError, IpAddr, SocketAddr};
 
 use crate::config::Port;
+use crate::filter::{Filter, IpFamily};
 use crate::lean::{LeanContainer, LeanPod, LeanPort};
 
 /// Why a matched pod contributes no address. Each skipped pod has exactly one reason: the first
-/// check it fails, in the order of the variants.
+/// check it fails, in the order of the variants (seeds.md § Which pods count).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum SkipReason {
     /// `metadata.deletionTimestamp` is present.
     Terminating,
     /// `status.phase` is `Succeeded` or `Failed`.
     Finished,
-    /// Neither `status.podIP` nor the first `status.podIPs[].ip` is non-empty.
+    /// Neither `status.podIP` nor the first `status.podIPs[].ip` is non-empty (with an IP
+    /// family: no entry of either is non-empty).
     NoAddress,
-    /// The address is neither IPv4 nor IPv6.
+    /// The address is neither IPv4 nor IPv6 (with an IP family: no address of that family
+    /// parses, and one of the pod's addresses does not parse at all).
     UnparsableAddress,
+    /// An IP family is configured and none of the pod's addresses belongs to it.
+    NoFamilyAddress,
     /// No container port has the configured name.
     MissingPortName,
     /// The first container port of the configured name is outside 1–65535.
     PortOutOfRange,
+    /// Running containers are required and the serving container is not running yet.
+    NotRunning,
 }
 
 impl SkipReason {
     /// Every reason, in check order.
-    pub const ALL: [SkipReason; 6] = [
+    pub const ALL: [SkipReason; 8] = [
         SkipReason::Terminating,
         SkipReason::Finished,
         SkipReason::NoAddress,
         SkipReason::UnparsableAddress,
+        SkipReason::NoFamilyAddress,
         SkipReason::MissingPortName,
         SkipReason::PortOutOfRange,
+        SkipReason::NotRunning,
     ];
 
     /// The reason's wire name, as used in JSON output (`no_address`, …).
@@ -47,8 +56,10 @@ impl SkipReason {
             SkipReason::Finished => "finished",
             SkipReason::NoAddress => "no_address",
             SkipReason::UnparsableAddress => "unparsable_address",
+            SkipReason::NoFamilyAddress => "no_family_address",
             SkipReason::MissingPortName => "missing_port_name",
             SkipReason::PortOutOfRange => "port_out_of_range",
+            SkipReason::NotRunning => "not_running",
         }
     }
 
@@ -59,7 +70,7 @@ impl SkipReason {
 
 /// How many pods were skipped for each reason.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct SkipCounts([usize; 6]);
+pub struct SkipCounts([usize; SkipReason::ALL.len()]);
 
 impl SkipCounts {
     /// The count for one reason.
@@ -143,32 +154,29 @@ pub enum Verdict {
     Skipped(SkipReason, Option<WarningDetail>),
 }
 
-/// Decides one pod: the checks of seeds.md § Which pods count, in order.
+/// Decides one pod with no [`Filter`]: the checks of seeds.md § Which pods count, in order.
 pub fn evaluate(pod: &LeanPod, port: &Port) -> Verdict {
+    evaluate_with(pod, port, &Filter::default())
+}
+
+/// Decides one pod: the checks of seeds.md § Which pods count, in order, narrowed by `filter`
+/// (seeds.md § Address family and running containers).
+pub fn evaluate_with(pod: &LeanPod, port: &Port, filter: &Filter) -> Verdict {
     if pod.terminating {
         return Verdict::Skipped(SkipReason::Terminating, None);
     }
     if pod.finished {
         return Verdict::Skipped(SkipReason::Finished, None);
     }
-    let Some(text) = primary_address(pod) else {
-        return Verdict::Skipped(SkipReason::NoAddress, None);
-    };
-    let ip: IpAddr = match text.parse() {
+    let ip = match choose_address(pod, filter.ip_family) {
         Ok(ip) => ip,
-        Err(error) => {
-            let detail = WarningDetail::UnparsableAddress {
-                ip: text.to_owned(),
-                error: format!("{error}"),
-            };
-            return Verdict::Skipped(SkipReason::UnparsableAddress, Some(detail));
-        }
+        Err(skip) => return skip,
     };
-    let number = match port {
-        Port::Number(number) => number.get(),
+    let (number, named) = match port {
+        Port::Number(number) => (number.get(), None),
         Port::Name(name) => match find_named_port(pod, name) {
-            Some(found) => match u16::try_from(found.container_port) {
-                Ok(number) if number != 0 => number,
+            Some((container, found)) => match u16::try_from(found.container_port) {
+                Ok(number) if number != 0 => (number, Some(container)),
                 _ => {
                     let detail = WarningDetail::PortOutOfRange {
                         port_name: name.clone(),
@@ -186,19 +194,76 @@ pub fn evaluate(pod: &LeanPod, port: &Port) -> Verdict {
             }
         },
     };
+    if filter.require_running && !serving_is_running(pod, named, number) {
+        // Not warned: a starting container is normal, like a starting pod without an address.
+        return Verdict::Skipped(SkipReason::NotRunning, None);
+    }
     Verdict::Address(SocketAddr::new(ip, number))
+}
+
+/// The pod's address: without a family its primary address (`status.podIP` if non-empty, else
+/// the first `status.podIPs[].ip` if non-empty); with one, the first address of that family
+/// among `status.podIP` and then every `status.podIPs[].ip`.
+fn choose_address(pod: &LeanPod, family: Option<IpFamily>) -> Result<IpAddr, Verdict> {
+    let Some(family) = family else {
+        let Some(text) = primary_address(pod) else {
+            return Err(Verdict::Skipped(SkipReason::NoAddress, None));
+        };
+        return text.parse().map_err(|error| unparsable(text, &error));
+    };
+    let mut candidates = non_empty(&pod.pod_ip)
+        .into_iter()
+        .chain(
+            pod.pod_ips
+                .iter()
+                .map(String::as_str)
+                .filter(|ip| !ip.is_empty()),
+        )
+        .peekable();
+    if candidates.peek().is_none() {
+        return Err(Verdict::Skipped(SkipReason::NoAddress, None));
+    }
+    let mut first_unparsable = None;
+    for text in candidates {
+        match text.parse::<IpAddr>() {
+            Ok(ip) if family.contains(&ip) => return Ok(ip),
+            Ok(_) => {}
+            Err(error) => {
+                first_unparsable.get_or_insert((text, error));
+            }
+        }
+    }
+    // An address that does not parse may be the one of the wanted family: report it (with its
+    // warning) rather than claim the pod has no address of that family.
+    Err(match first_unparsable {
+        Some((text, error)) => unparsable(text, &error),
+        None => Verdict::Skipped(SkipReason::NoFamilyAddress, None),
+    })
+}
+
+fn unparsable(text: &str, error: &AddrParseError) -> Verdict {
+    let detail = WarningDetail::UnparsableAddress {
+        ip: text.to_owned(),
+        error: format!("{error}"),
+    };
+    Verdict::Skipped(SkipReason::UnparsableAddress, Some(detail))
 }
 
 /// `status.podIP` if non-empty, else the first `status.podIPs[].ip` if non-empty.
 fn primary_address(pod: &LeanPod) -> Option<&str> {
-    non_empty(&pod.pod_ip).or_else(|| non_empty(&pod.first_pod_ips_ip))
+    non_empty(&pod.pod_ip).or_else(|| {
+        pod.pod_ips
+            .first()
+            .map(String::as_str)
+            .filter(|ip| !ip.is_empty())
+    })
 }
 
 fn non_empty(ip: &Option<String>) -> Option<&str> {
     ip.as_deref().filter(|ip| !ip.is_empty())
 }
 
-/// The containers searched for a named port: regular containers, then native sidecars.
+/// The containers searched for a port: regular containers, then native sidecars.
 fn searched_containers(pod: &LeanPod) -> impl Iterator<Item = &LeanContainer> {
     let sidecars = pod
         .init_containers
@@ -207,10 +272,39 @@ fn searched_containers(pod: &LeanPod) -> impl Iterator<Item = &LeanContainer> {
     pod.containers.iter().chain(sidecars)
 }
 
-fn find_named_port<'p>(pod: &'p LeanPod, name: &str) -> Option<&'p LeanPort> {
-    searched_containers(pod)
-        .flat_map(|container| container.ports.iter())
-        .find(|port| port.name.as_deref() == Some(name))
+fn find_named_port<'p>(pod: &'p LeanPod, name: &str) -> Option<(&'p LeanContainer, &'p LeanPort)> {
+    searched_containers(pod).find_map(|container| {
+        container
+            .ports
+            .iter()
+            .find(|port| port.name.as_deref() == Some(name))
+            .map(|port| (container, port))
+    })
+}
+
+/// The first searched container declaring `containerPort` = `number` (any name, any protocol).
+fn container_with_number(pod: &LeanPod, number: u16) -> Option<&LeanContainer> {
+    searched_containers(pod).find(|container| {
+        container
+            .ports
+            .iter()
+            .any(|port| port.container_port == i64::from(number))
+    })
+}
+
+/// The serving container runs: the one declaring the named port (`named`), else the first one
+/// declaring `number`; with none identified, at least one searched container runs.
+fn serving_is_running(pod: &LeanPod, named: Option<&LeanContainer>, number: u16) -> bool {
+    let runs = |container: &LeanContainer| {
+        container
+            .name
+            .as_deref()
+            .is_some_and(|name| pod.running_containers.iter().any(|running| running == name))
+    };
+    match named.or_else(|| container_with_number(pod, number)) {
+        Some(container) => runs(container),
+        None => searched_containers(pod).any(runs),
+    }
 }
 
 fn declared_port_names(pod: &LeanPod) -> BTreeSet<String> {
@@ -224,6 +318,7 @@ fn declared_port_names(pod: &LeanPod) -> BTreeSet<String> {
 #[derive(Debug, Clone)]
 pub struct Extractor<'p> {
     port: &'p Port,
+    filter: Filter,
     addresses: BTreeSet<SocketAddr>,
     report: Report,
     warnings: Vec<PodWarning>,
@@ -239,13 +334,21 @@ pub struct Extraction {
     pub report: Report,
     /// One entry per warned skip, before warn-once filtering.
     pub warnings: Vec<PodWarning>,
+    /// The filter the pods were judged with (the zero-address diagnostic names its family).
+    pub filter: Filter,
 }
 
 impl<'p> Extractor<'p> {
-    /// An empty accumulation for this port.
+    /// An empty accumulation for this port, with no [`Filter`].
     pub fn new(port: &'p Port) -> Self {
+        Self::with_filter(port, Filter::default())
+    }
+
+    /// An empty accumulation for this port and filter.
+    pub fn with_filter(port: &'p Port, filter: Filter) -> Self {
         Extractor {
             port,
+            filter,
             addresses: BTreeSet::new(),
             report: Report::default(),
             warnings: Vec::new(),
@@ -255,7 +358,7 @@ impl<'p> Extractor<'p> {
     /// Adds one pod.
     pub fn add(&mut self, pod: &LeanPod) {
         self.report.matched += 1;
-        match evaluate(pod, self.port) {
+        match evaluate_with(pod, self.port, &self.filter) {
             Verdict::Address(address) => {
                 self.addresses.insert(address);
             }
@@ -286,13 +389,23 @@ impl<'p> Extractor<'p> {
             addresses: self.addresses.into_iter().collect(),
             report: self.report,
             warnings: self.warnings,
+            filter: self.filter,
         }
     }
 }
 
-/// Applies the rules to a whole listing at once.
+/// Applies the rules to a whole listing at once, with no [`Filter`].
 pub fn extract<'a>(pods: impl IntoIterator<Item = &'a LeanPod>, port: &Port) -> Extraction {
-    let mut extractor = Extractor::new(port);
+    extract_with(pods, port, Filter::default())
+}
+
+/// Applies the rules, narrowed by `filter`, to a whole listing at once.
+pub fn extract_with<'a>(
+    pods: impl IntoIterator<Item = &'a LeanPod>,
+    port: &Port,
+    filter: Filter,
+) -> Extraction {
+    let mut extractor = Extractor::with_filter(port, filter);
     extractor.add_all(pods);
     extractor.finish()
 }

@@ -3,13 +3,14 @@
 //!
 //! Decoding layer, pure: every other field is skipped by serde's derive (as
 //! `serde::de::IgnoredAny`, which allocates nothing), and the flags (`deletionTimestamp` present,
-//! finished phase, native sidecar) are read from borrowed strings without being kept. It must not interpret the records (that is `extract`), and it
+//! finished phase, native sidecar, container running) are read from borrowed strings or skipped
+//! objects without being kept. It must not interpret the records (that is `extract`), and it
 //! must never depend on a Kubernetes client.
 
 use std::fmt;
 
 use serde::Deserialize;
-use serde::de::{self, Deserializer, SeqAccess, Visitor};
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 
 /// What discovery keeps of one pod. Every field of the wire form may be absent or `null`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -26,8 +27,13 @@ pub struct LeanPod {
     pub finished: bool,
     /// `status.podIP`.
     pub pod_ip: Option<String>,
-    /// `status.podIPs[0].ip`: the only entry of `podIPs` discovery may use.
-    pub first_pod_ips_ip: Option<String>,
+    /// `status.podIPs[].ip`, in order; an entry without `ip` reads as empty (no address). The
+    /// first entry is the fallback primary address; the others matter only with an IP family
+    /// (seeds.md § Address family and running containers).
+    pub pod_ips: Vec<String>,
+    /// The names of the containers whose `state.running` is present, from
+    /// `status.containerStatuses` and `status.initContainerStatuses`, in that order.
+    pub running_containers: Vec<String>,
     /// `spec.containers`, in declaration order.
     pub containers: Vec<LeanContainer>,
     /// `spec.initContainers`, in declaration order.
@@ -37,6 +43,8 @@ pub struct LeanPod {
 /// What discovery keeps of one container.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LeanContainer {
+    /// `name`: the key of the container's status.
+    pub name: Option<String>,
     /// `restartPolicy` is `Always`: for an init container, a native sidecar.
     pub restart_always: bool,
     /// `ports`, in declaration order.
@@ -212,6 +220,8 @@ struct WirePodSpec {
 
 #[derive(Deserialize, Default)]
 struct WireContainer {
+    #[serde(default)]
+    name: Option<String>,
     #[serde(rename = "restartPolicy", default)]
     restart_policy: Option<Always>,
     #[serde(default)]
@@ -233,7 +243,25 @@ struct WirePodStatus {
     #[serde(rename = "podIP", default)]
     pod_ip: Option<String>,
     #[serde(rename = "podIPs", default)]
-    pod_ips: FirstPodIp,
+    pod_ips: NullDefault<Vec<WirePodIp>>,
+    #[serde(rename = "containerStatuses", default)]
+    container_statuses: NullDefault<Vec<WireContainerStatus>>,
+    #[serde(rename = "initContainerStatuses", default)]
+    init_container_statuses: NullDefault<Vec<WireContainerStatus>>,
+}
+
+#[derive(Deserialize, Default)]
+struct WireContainerStatus {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    state: NullDefault<WireContainerState>,
+}
+
+#[derive(Deserialize, Default)]
+struct WireContainerState {
+    #[serde(default)]
+    running: Option<PresentObject>,
 }
 
 #[derive(Deserialize, Default)]
@@ -254,7 +282,20 @@ impl From<WirePod> for LeanPod {
             terminating: meta.deletion_timestamp.is_some(),
             finished: status.phase.is_some_and(|phase| phase.0),
             pod_ip: status.pod_ip,
-            first_pod_ips_ip: status.pod_ips.0,
+            pod_ips: status
+                .pod_ips
+                .0
+                .into_iter()
+                .map(|entry| entry.ip.unwrap_or_default())
+                .collect(),
+            running_containers: status
+                .container_statuses
+                .0
+                .into_iter()
+                .chain(status.init_container_statuses.0)
+                .filter(|status| status.state.0.running.is_some())
+                .filter_map(|status| status.name)
+                .collect(),
             containers: spec.containers.0.into_iter().map(Into::into).collect(),
             init_containers: spec.init_containers.0.into_iter().map(Into::into).collect(),
         }
@@ -264,6 +305,7 @@ impl From<WirePod> for LeanPod {
 impl From<WireContainer> for LeanContainer {
     fn from(container: WireContainer) -> Self {
         LeanContainer {
+            name: container.name,
             restart_always: container.restart_policy.is_some_and(|policy| policy.0),
             ports: container
                 .ports
@@ -334,47 +376,27 @@ impl<'de, T> Visitor<'de> for StrTest<T> {
     }
 }
 
-/// `status.podIPs`, reduced to the first entry's `ip`. Later entries are still type-checked
-/// (a wrong type is a decode error, as in the full type) but their strings are dropped.
-#[derive(Default)]
-struct FirstPodIp(Option<String>);
+/// An object whose presence is all that matters (`state.running`): its entries are skipped
+/// without allocating, but it must be an object, as in the full type.
+struct PresentObject;
 
-impl<'de> Deserialize<'de> for FirstPodIp {
+impl<'de> Deserialize<'de> for PresentObject {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let first = Option::<FirstOfSeq>::deserialize(deserializer)?;
-        Ok(FirstPodIp(first.and_then(|first| first.0)))
+        deserializer.deserialize_map(PresentObjectVisitor)
     }
 }
 
-/// A non-null `podIPs` list, read element by element.
-struct FirstOfSeq(Option<String>);
+struct PresentObjectVisitor;
 
-impl<'de> Deserialize<'de> for FirstOfSeq {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_seq(FirstOfSeqVisitor)
-    }
-}
-
-struct FirstOfSeqVisitor;
-
-impl<'de> Visitor<'de> for FirstOfSeqVisitor {
-    type Value = FirstOfSeq;
+impl<'de> Visitor<'de> for PresentObjectVisitor {
+    type Value = PresentObject;
 
     fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        formatter.write_str("a list of pod IPs")
+        formatter.write_str("an object")
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<FirstOfSeq, A::Error> {
-        let first = seq.next_element::<WirePodIp>()?;
-        while seq.next_element::<SkippedPodIp>()?.is_some() {}
-        Ok(FirstOfSeq(first.and_then(|entry| entry.ip)))
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PresentObject, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(PresentObject)
     }
-}
-
-/// A later `podIPs` entry: its `ip` is type-checked as a string without being kept.
-#[derive(Deserialize)]
-struct SkippedPodIp {
-    #[serde(default)]
-    #[allow(dead_code)] // reason: read only to type-check the field, never used
-    ip: Option<Present>,
 }

@@ -12,6 +12,7 @@
 mod config;
 mod diagnostic;
 mod extract;
+mod filter;
 mod lean;
 mod pod;
 mod warn;
@@ -20,8 +21,9 @@ pub use config::{InvalidPods, Pods, Port};
 pub use diagnostic::{NoAddresses, PORT_NAMES_SHOWN};
 pub use extract::{
     Extraction, Extractor, PodWarning, Report, SkipCounts, SkipReason, Verdict, WarningDetail,
-    evaluate, extract,
+    evaluate, evaluate_with, extract, extract_with,
 };
+pub use filter::{Filter, IpFamily, UnknownIpFamily};
 pub use lean::{
     DecodeError, LeanContainer, LeanPod, LeanPodList, LeanPort, LeanStatus, LeanWatchEvent,
     decode_pod_list, decode_watch_event,
@@ -40,6 +42,7 @@ impl Extraction {
                 selector: pods.label_selector.clone(),
                 namespace: namespace.to_owned(),
                 port: pods.port.clone(),
+                filter: self.filter,
                 report: self.report,
             }));
         }

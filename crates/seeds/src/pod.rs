@@ -11,8 +11,9 @@ use k8s_openapi::api::core::v1::{Container, Pod};
 use crate::lean::{LeanContainer, LeanPod, LeanPort};
 
 /// `LeanPod::from(&pod)`: the fields seed discovery reads (name, uid, resourceVersion, the
-/// deletion mark, the phase, `podIP`, the first `podIPs[].ip`, and every container's ports and
-/// restart policy), read with the same meaning as the lean decoder reads them.
+/// deletion mark, the phase, `podIP`, every `podIPs[].ip`, the running containers' names, and
+/// every container's name, ports and restart policy), read with the same meaning as the lean
+/// decoder reads them.
 impl From<&Pod> for LeanPod {
     fn from(pod: &Pod) -> Self {
         let meta = &pod.metadata;
@@ -27,10 +28,26 @@ impl From<&Pod> for LeanPod {
                 .and_then(|status| status.phase.as_deref())
                 .is_some_and(|phase| phase == "Succeeded" || phase == "Failed"),
             pod_ip: status.and_then(|status| status.pod_ip.clone()),
-            first_pod_ips_ip: status
+            pod_ips: status
                 .and_then(|status| status.pod_ips.as_ref())
-                .and_then(|ips| ips.first())
-                .map(|entry| entry.ip.clone()),
+                .map(|ips| ips.iter().map(|entry| entry.ip.clone()).collect())
+                .unwrap_or_default(),
+            running_containers: status
+                .map(|status| {
+                    let regular = status.container_statuses.iter().flatten();
+                    let init = status.init_container_statuses.iter().flatten();
+                    regular
+                        .chain(init)
+                        .filter(|container| {
+                            container
+                                .state
+                                .as_ref()
+                                .is_some_and(|state| state.running.is_some())
+                        })
+                        .map(|container| container.name.clone())
+                        .collect()
+                })
+                .unwrap_or_default(),
             containers: spec
                 .map(|spec| spec.containers.iter().map(lean_container).collect())
                 .unwrap_or_default(),
@@ -44,6 +61,7 @@ impl From<&Pod> for LeanPod {
 
 fn lean_container(container: &Container) -> LeanContainer {
     LeanContainer {
+        name: Some(container.name.clone()),
         restart_always: container.restart_policy.as_deref() == Some("Always"),
         ports: container
             .ports

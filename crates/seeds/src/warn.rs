@@ -91,8 +91,10 @@ pub fn log_summary(report: &Report, addresses: usize, pages: usize) {
         finished = skipped.get(crate::SkipReason::Finished),
         no_address = skipped.get(crate::SkipReason::NoAddress),
         unparsable_address = skipped.get(crate::SkipReason::UnparsableAddress),
+        no_family_address = skipped.get(crate::SkipReason::NoFamilyAddress),
         missing_port_name = skipped.get(crate::SkipReason::MissingPortName),
         port_out_of_range = skipped.get(crate::SkipReason::PortOutOfRange),
+        not_running = skipped.get(crate::SkipReason::NotRunning),
         "resolved seed addresses"
     );
 }

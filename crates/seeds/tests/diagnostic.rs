@@ -109,9 +109,9 @@ fn k31_port_names_are_capped_at_sixteen() {
     );
 }
 
-/// The report's JSON has all six skip keys in check order, the matched count and the names.
+/// The report's JSON has all eight skip keys in check order, the matched count and the names.
 #[test]
-fn report_serializes_with_all_six_keys() {
+fn report_serializes_with_all_eight_keys() {
     let items = [
         terminating("a", "10.0.0.1"),
         with_ports("b", "10.0.0.2", &[("http", 80)]),
@@ -119,13 +119,14 @@ fn report_serializes_with_all_six_keys() {
     let report: Report = resolve(&items, &name("gossip")).report;
     assert_eq!(
         serde_json::to_string(&report).unwrap(),
-        r#"{"matched":2,"skipped":{"terminating":1,"finished":0,"no_address":0,"unparsable_address":0,"missing_port_name":1,"port_out_of_range":0},"port_names_seen":["http"]}"#
+        r#"{"matched":2,"skipped":{"terminating":1,"finished":0,"no_address":0,"unparsable_address":0,"no_family_address":0,"missing_port_name":1,"port_out_of_range":0,"not_running":0},"port_names_seen":["http"]}"#
     );
     assert_eq!(
         serde_json::to_value(Report::default()).unwrap()["skipped"],
         json!({
             "terminating": 0, "finished": 0, "no_address": 0,
-            "unparsable_address": 0, "missing_port_name": 0, "port_out_of_range": 0
+            "unparsable_address": 0, "no_family_address": 0, "missing_port_name": 0,
+            "port_out_of_range": 0, "not_running": 0
         })
     );
 }

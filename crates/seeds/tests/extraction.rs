@@ -323,6 +323,7 @@ fn evaluate_pairs_primary_address_with_sidecar_port() {
         name: Some("a".to_owned()),
         pod_ip: Some("10.1.2.3".to_owned()),
         init_containers: vec![LeanContainer {
+            name: Some("s".to_owned()),
             restart_always: true,
             ports: vec![LeanPort {
                 name: Some("gossip".to_owned()),
@@ -337,7 +338,7 @@ fn evaluate_pairs_primary_address_with_sidecar_port() {
     );
 }
 
-/// The six reason names are the JSON keys of the CLI contract, in check order.
+/// The eight reason names are the JSON keys of the CLI contract, in check order.
 #[test]
 fn skip_reason_wire_names() {
     let names: Vec<&str> = SkipReason::ALL
@@ -351,8 +352,10 @@ fn skip_reason_wire_names() {
             "finished",
             "no_address",
             "unparsable_address",
+            "no_family_address",
             "missing_port_name",
-            "port_out_of_range"
+            "port_out_of_range",
+            "not_running"
         ]
     );
 }

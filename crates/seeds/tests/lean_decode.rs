@@ -40,6 +40,7 @@ fn nulls_and_absences_decode_to_defaults() {
         vec![
             LeanContainer::default(),
             LeanContainer {
+                name: None,
                 restart_always: false,
                 ports: vec![LeanPort {
                     name: None,
@@ -54,7 +55,14 @@ fn nulls_and_absences_decode_to_defaults() {
         assert_eq!(list.continue_token, None);
     }
     let empty_ips = one_pod(r#"{"status": {"podIPs": []}}"#);
-    assert_eq!(empty_ips.first_pod_ips_ip, None);
+    assert!(empty_ips.pod_ips.is_empty());
+    let no_ip = one_pod(r#"{"status": {"podIPs": [{"ip": null}, {}, {"ip": "fd00::1"}]}}"#);
+    assert_eq!(no_ip.pod_ips, ["", "", "fd00::1"]);
+    let statuses = one_pod(
+        r#"{"status": {"containerStatuses": null, "initContainerStatuses": [{"name": null, "state": {"running": {}}},
+                        {"name": "w", "state": null}, {"name": "r", "state": {"running": null}}]}}"#,
+    );
+    assert!(statuses.running_containers.is_empty());
 }
 
 /// Every needed field is read: name, uid, resourceVersion, deletion mark, phase, addresses,
@@ -68,7 +76,11 @@ fn needed_fields_are_read() {
                                      "ports": [{"name": "gossip", "containerPort": 7000, "protocol": "UDP"}]}],
                      "initContainers": [{"name": "s", "restartPolicy": "Always", "ports": [{"containerPort": 9}]}]},
             "status": {"phase": "Failed", "podIP": "10.0.0.1", "podIPs": [{"ip": "10.0.0.1"}, {"ip": "fd00::1"}],
-                       "conditions": [{"type": "Ready", "status": "True"}]}}"#,
+                       "conditions": [{"type": "Ready", "status": "True"}],
+                       "containerStatuses": [{"name": "c", "state": {"running": {"startedAt": "2026-01-01T00:00:00Z"}},
+                                              "lastState": {"running": {}}, "ready": true},
+                                             {"name": "w", "state": {"waiting": {"reason": "ContainerCreating"}}}],
+                       "initContainerStatuses": [{"name": "s", "state": {"running": {}}}]}}"#,
     );
     assert_eq!(
         pod,
@@ -79,8 +91,10 @@ fn needed_fields_are_read() {
             terminating: true,
             finished: true,
             pod_ip: Some("10.0.0.1".to_owned()),
-            first_pod_ips_ip: Some("10.0.0.1".to_owned()),
+            pod_ips: vec!["10.0.0.1".to_owned(), "fd00::1".to_owned()],
+            running_containers: vec!["c".to_owned(), "s".to_owned()],
             containers: vec![LeanContainer {
+                name: Some("c".to_owned()),
                 restart_always: false,
                 ports: vec![LeanPort {
                     name: Some("gossip".to_owned()),
@@ -88,6 +102,7 @@ fn needed_fields_are_read() {
                 }],
             }],
             init_containers: vec![LeanContainer {
+                name: Some("s".to_owned()),
                 restart_always: true,
                 ports: vec![LeanPort {
                     name: None,
@@ -146,6 +161,11 @@ fn wrong_types_and_garbage_are_decode_errors() {
         r#"{"items": [{"spec": {"containers": [{"ports": [{"containerPort": "80"}]}]}}]}"#,
         r#"{"items": [{"spec": {"containers": [{"ports": [{"name": 80}]}]}}]}"#,
         r#"{"items": [{"spec": {"initContainers": [{"restartPolicy": true}]}}]}"#,
+        r#"{"items": [{"spec": {"containers": [{"name": 7}]}}]}"#,
+        r#"{"items": [{"status": {"containerStatuses": [{"name": 1}]}}]}"#,
+        r#"{"items": [{"status": {"containerStatuses": [{"name": "c", "state": {"running": 1}}]}}]}"#,
+        r#"{"items": [{"status": {"initContainerStatuses": [{"name": "c", "state": 5}]}}]}"#,
+        r#"{"items": [{"status": {"containerStatuses": {}}}]}"#,
         r#"{"items": {}}"#,
         r#"{"metadata": {"continue": 3}}"#,
         "<html>502 Bad Gateway</html>",
@@ -173,10 +193,7 @@ fn decode_errors_name_the_expected_shape() {
     assert!(phase.to_string().contains("expected a string"), "{phase}");
     let ips =
         decode_pod_list(br#"{"items": [{"status": {"podIPs": {"ip": "10.0.0.1"}}}]}"#).unwrap_err();
-    assert!(
-        ips.to_string().contains("expected a list of pod IPs"),
-        "{ips}"
-    );
+    assert!(ips.to_string().contains("expected a sequence"), "{ips}");
 }
 
 /// The list's continue token and resourceVersion are read; an empty token means the last page.

@@ -1,6 +1,7 @@
 //! Property tests of seed extraction (seeds.md § Lean decoding equivalence K37, § Output,
-//! § The consumer contract): lean ≡ full decoding, order invariance, monotonicity, at most one
-//! address per pod, and no panic on arbitrary input.
+//! § The consumer contract, § Address family and running containers): lean ≡ full decoding
+//! under every filter, order invariance, monotonicity, narrowing never adds, at most one address
+//! per pod, and no panic on arbitrary input.
 //!
 //! Pure tests over generated pod JSON; case counts come from `ProptestConfig::default()` so
 //! `PROPTEST_CASES` can raise them.
@@ -9,7 +10,9 @@ mod support;
 
 use std::collections::BTreeSet;
 
-use apiary_seeds::{Port, Verdict, decode_pod_list, evaluate, extract};
+use apiary_seeds::{
+    Filter, IpFamily, Port, SkipReason, Verdict, decode_pod_list, evaluate_with, extract_with,
+};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use support::*;
@@ -53,17 +56,39 @@ fn container_strategy() -> impl Strategy<Value = Value> {
         proptest::collection::vec((port_name_strategy(), container_port_strategy()), 0..3),
         prop_oneof![Just(Value::Null), Just(json!("Always")), Just(json!("OnFailure"))],
         any::<bool>(),
+        container_name_strategy(),
     )
-        .prop_map(|(ports, restart_policy, with_env)| {
+        .prop_map(|(ports, restart_policy, with_env, name)| {
             let ports: Vec<Value> = ports
                 .into_iter()
                 .map(|(name, number)| json!({"name": name, "containerPort": number, "protocol": "TCP"}))
                 .collect();
-            let mut container = json!({"name": "c", "image": "img:1", "ports": ports, "restartPolicy": restart_policy});
+            let mut container = json!({"name": name, "image": "img:1", "ports": ports, "restartPolicy": restart_policy});
             if with_env {
                 container["env"] = json!([{"name": "A", "value": "1"}, {"name": "B", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}]);
             }
             container
+        })
+}
+
+fn container_name_strategy() -> impl Strategy<Value = &'static str> {
+    prop_oneof![Just("c"), Just("d"), Just("side")]
+}
+
+/// A container status as the kubelet writes it: running, waiting, terminated, or no state.
+fn container_status_strategy() -> impl Strategy<Value = Value> {
+    (
+        container_name_strategy(),
+        prop_oneof![
+            Just(Value::Null),
+            Just(json!({"running": {"startedAt": "2026-01-01T00:00:00Z"}})),
+            Just(json!({"waiting": {"reason": "ContainerCreating"}})),
+            Just(json!({"terminated": {"exitCode": 1}})),
+        ],
+    )
+        .prop_map(|(name, state)| {
+            json!({"name": name, "image": "img:1", "imageID": "", "ready": false,
+                   "restartCount": 0, "state": state})
         })
 }
 
@@ -83,9 +108,22 @@ fn pod_strategy() -> impl Strategy<Value = Value> {
         proptest::collection::vec(container_strategy(), 0..3),
         proptest::collection::vec(container_strategy(), 0..3),
         any::<bool>(),
+        (
+            proptest::collection::vec(container_status_strategy(), 0..3),
+            proptest::collection::vec(container_status_strategy(), 0..2),
+        ),
     )
         .prop_map(
-            |((name, uid, deleting), phase, pod_ip, pod_ips, containers, init, has_status)| {
+            |(
+                (name, uid, deleting),
+                phase,
+                pod_ip,
+                pod_ips,
+                containers,
+                init,
+                has_status,
+                (statuses, init_statuses),
+            )| {
                 let ips: Vec<Value> = pod_ips.into_iter().map(|ip| json!({"ip": ip})).collect();
                 let mut pod = json!({
                     "metadata": {"name": format!("pod-{name}"), "labels": {"app": "ring-node"},
@@ -101,11 +139,28 @@ fn pod_strategy() -> impl Strategy<Value = Value> {
                 }
                 if has_status {
                     pod["status"] = json!({"phase": phase, "podIP": pod_ip, "podIPs": ips,
-                                       "conditions": [{"type": "Ready", "status": "False"}]});
+                                       "conditions": [{"type": "Ready", "status": "False"}],
+                                       "containerStatuses": statuses,
+                                       "initContainerStatuses": init_statuses});
                 }
                 pod
             },
         )
+}
+
+fn filter_strategy() -> impl Strategy<Value = Filter> {
+    (
+        prop_oneof![
+            Just(None),
+            Just(Some(IpFamily::Ipv4)),
+            Just(Some(IpFamily::Ipv6))
+        ],
+        any::<bool>(),
+    )
+        .prop_map(|(ip_family, require_running)| Filter {
+            ip_family,
+            require_running,
+        })
 }
 
 fn port_strategy() -> impl Strategy<Value = Port> {
@@ -118,13 +173,43 @@ fn port_strategy() -> impl Strategy<Value = Port> {
 
 proptest! {
     /// K37: lean decoding then the rules equals full `Pod` decoding then the rules: addresses,
-    /// report and warnings (`support::resolve` asserts the equality).
+    /// report and warnings, under every filter (IP family, running containers;
+    /// `support::resolve_with` asserts the equality).
     #[test]
     fn k37_lean_decoding_equals_full_decoding(
         items in proptest::collection::vec(pod_strategy(), 0..12),
         port in port_strategy(),
+        filter in filter_strategy(),
     ) {
-        let _ = resolve(&items, &port);
+        let _ = resolve_with(&items, &port, filter);
+    }
+
+    /// The narrowings never add a pod: `require_running` only moves counted pods to
+    /// `not_running`, and with an IP family every address is of that family and the pods counted
+    /// are at most those with any address (seeds.md § Address family and running containers).
+    #[test]
+    fn narrowing_never_adds_and_family_is_respected(
+        items in proptest::collection::vec(pod_strategy(), 0..12),
+        port in port_strategy(),
+        filter in filter_strategy(),
+    ) {
+        let narrowed = resolve_with(&items, &port, filter);
+        let loose = resolve_with(&items, &port, Filter { require_running: false, ..filter });
+        let loose_set: BTreeSet<_> = loose.addresses.iter().collect();
+        prop_assert!(narrowed.addresses.iter().all(|address| loose_set.contains(address)));
+        prop_assert_eq!(narrowed.report.matched, loose.report.matched);
+        prop_assert_eq!(
+            narrowed.report.skipped.get(SkipReason::NotRunning),
+            narrowed.report.skipped.total() - loose.report.skipped.total(),
+        );
+        if let Some(family) = filter.ip_family {
+            prop_assert!(narrowed.addresses.iter().all(|address| family.contains(&address.ip())));
+        } else {
+            prop_assert_eq!(narrowed.report.skipped.get(SkipReason::NoFamilyAddress), 0);
+        }
+        if !filter.require_running {
+            prop_assert_eq!(narrowed.report.skipped.get(SkipReason::NotRunning), 0);
+        }
     }
 
     /// Output is independent of list order (seeds.md § Output): same addresses, report and warning
@@ -183,16 +268,17 @@ proptest! {
     fn at_most_one_address_per_pod(
         items in proptest::collection::vec(pod_strategy(), 0..12),
         port in port_strategy(),
+        filter in filter_strategy(),
     ) {
-        let result = resolve(&items, &port);
+        let result = resolve_with(&items, &port, filter);
         let bytes = page(&items, None);
         let lean = decode_pod_list(&bytes).unwrap();
-        let contributing = lean.items.iter().filter(|pod| matches!(evaluate(pod, &port), Verdict::Address(_))).count();
+        let contributing = lean.items.iter().filter(|pod| matches!(evaluate_with(pod, &port, &filter), Verdict::Address(_))).count();
         prop_assert_eq!(result.report.matched, items.len());
         prop_assert_eq!(result.report.skipped.total() + contributing, items.len());
         prop_assert!(result.addresses.len() <= contributing);
         for pod in &lean.items {
-            let alone = extract(std::iter::once(pod), &port);
+            let alone = extract_with(std::iter::once(pod), &port, filter);
             prop_assert!(alone.addresses.len() <= 1);
         }
     }
@@ -218,8 +304,10 @@ proptest! {
         let bytes = page(&[pod], None);
         let lean = decode_pod_list(&bytes).unwrap();
         for port in [name_port(&configured), number(1)] {
-            let result = extract(&lean.items, &port);
-            prop_assert!(result.addresses.len() <= 1);
+            for filter in [Filter::default(), Filter { ip_family: Some(IpFamily::Ipv6), require_running: true }] {
+                let result = extract_with(&lean.items, &port, filter);
+                prop_assert!(result.addresses.len() <= 1);
+            }
         }
     }
 

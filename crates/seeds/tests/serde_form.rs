@@ -104,3 +104,37 @@ fn k10_accepts_port_65535() {
         serde_json::from_str(r#"{"label_selector": "a=b", "port": {"number": 65535}}"#).unwrap();
     assert_eq!(parsed.port, number(65535));
 }
+
+/// The filter's serde form (seeds.md § Address family and running containers): both keys
+/// optional, `ipv4`/`ipv6` exactly, unknown keys refused.
+#[test]
+fn filter_form_accepts_both_keys_and_refuses_typos() {
+    use apiary_seeds::{Filter, IpFamily};
+    let parsed: Filter =
+        serde_json::from_str(r#"{"ip_family": "ipv6", "require_running": true}"#).unwrap();
+    assert_eq!(
+        parsed,
+        Filter {
+            ip_family: Some(IpFamily::Ipv6),
+            require_running: true
+        }
+    );
+    let yaml: Filter = serde_yaml::from_str("ip_family: ipv4\n").unwrap();
+    assert_eq!(yaml.ip_family, Some(IpFamily::Ipv4));
+    assert!(!yaml.require_running);
+    assert_eq!(
+        serde_json::from_str::<Filter>("{}").unwrap(),
+        Filter::default()
+    );
+    for rejected in [
+        r#"{"ip_family": "IPv6"}"#,
+        r#"{"ip_family": "inet"}"#,
+        r#"{"ipfamily": "ipv6"}"#,
+        r#"{"require_running": "yes"}"#,
+    ] {
+        assert!(
+            serde_json::from_str::<Filter>(rejected).is_err(),
+            "{rejected}"
+        );
+    }
+}

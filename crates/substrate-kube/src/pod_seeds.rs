@@ -18,7 +18,9 @@ use std::net::SocketAddr;
 use std::num::NonZeroU32;
 use std::sync::{Arc, Mutex};
 
-use apiary_seeds::{Extraction, Extractor, InvalidPods, NoAddresses, Pods, Report, WarnOnce};
+use apiary_seeds::{
+    Extraction, Extractor, Filter, InvalidPods, NoAddresses, Pods, Report, WarnOnce,
+};
 use kube::Client;
 use tracing::Instrument;
 
@@ -101,6 +103,7 @@ pub struct PodSeeds {
     namespace: String,
     client: Client,
     options: SeedsOptions,
+    filter: Filter,
     warn_once: WarnOnce,
     watch: Option<Watching>,
 }
@@ -118,6 +121,7 @@ impl fmt::Debug for PodSeeds {
             .field("pods", &self.pods)
             .field("namespace", &self.namespace)
             .field("options", &self.options)
+            .field("filter", &self.filter)
             .field("watching", &self.watch.is_some())
             .finish_non_exhaustive()
     }
@@ -151,6 +155,7 @@ impl PodSeeds {
             namespace,
             client,
             options: SeedsOptions::default(),
+            filter: Filter::default(),
             warn_once: WarnOnce::new(),
             watch: None,
         })
@@ -161,6 +166,21 @@ impl PodSeeds {
     pub fn with_options(mut self, options: SeedsOptions) -> Self {
         self.options = options;
         self
+    }
+
+    /// Narrows which pods count (seeds.md § Address family and running containers): an IP
+    /// family to take each pod's address from, and whether the serving container must be
+    /// running. Kept apart from [`SeedsOptions`] (which is about how pods are read) so that both
+    /// keep their literal forms; the default narrows nothing.
+    #[must_use]
+    pub fn with_filter(mut self, filter: Filter) -> Self {
+        self.filter = filter;
+        self
+    }
+
+    /// The filter set by [`PodSeeds::with_filter`].
+    pub fn filter(&self) -> Filter {
+        self.filter
     }
 
     /// The namespace that is listed.
@@ -232,10 +252,11 @@ impl PodSeeds {
     /// List mode: every page is reduced as it arrives; a restart discards the accumulation.
     async fn list_extraction(&self) -> Result<(Extraction, usize), SeedsError> {
         let port = &self.pods.port;
+        let filter = self.filter;
         let snapshot = self
             .lister()
             .snapshot(
-                || Extractor::new(port),
+                || Extractor::with_filter(port, filter),
                 |extractor, page| extractor.add_all(&page.items),
             )
             .await?;
@@ -249,7 +270,7 @@ impl PodSeeds {
             let view = watch::lock(&watching.view);
             if view.synced {
                 return Ok((
-                    apiary_seeds::extract(view.pods.values(), &self.pods.port),
+                    apiary_seeds::extract_with(view.pods.values(), &self.pods.port, self.filter),
                     0,
                 ));
             }
@@ -258,7 +279,8 @@ impl PodSeeds {
             .lister()
             .snapshot(watch::Records::default, watch::Records::add_page)
             .await?;
-        let extraction = apiary_seeds::extract(snapshot.collected.0.values(), &self.pods.port);
+        let extraction =
+            apiary_seeds::extract_with(snapshot.collected.0.values(), &self.pods.port, self.filter);
         let resource_version = snapshot.resource_version.unwrap_or_default();
         match &self.watch {
             Some(watching) => {

@@ -2,7 +2,8 @@
 //! real pods with real pagination, the `410 Expired` restart provoked for real (etcd compacted
 //! while the listing is paused between two pages), the third 410 surfaced as an error, and watch
 //! mode through real watch events (add, IP change, delete) with a relist after a real `410` from
-//! a watch resumed at a compacted `resourceVersion`.
+//! a watch resumed at a compacted `resourceVersion`; and the IP family and running-container
+//! narrowings over dual-stack `podIPs` and container statuses the real server stored.
 //!
 //! How the listing is paused: the client's tap (`real_support::tap`) holds the `continue` request
 //! until the test has written an unrelated object and compacted etcd at the new revision, so the
@@ -20,7 +21,7 @@ use std::num::NonZeroU32;
 use std::time::{Duration, Instant};
 
 use apiary_apiserver_sim::{LoggedRequest, Resource, Verb};
-use apiary_seeds::{Pods, Port};
+use apiary_seeds::{Filter, IpFamily, Pods, Port, SkipReason};
 use apiary_substrate_kube::{PodSeeds, SeedsError, SeedsMode, SeedsOptions};
 use futures::StreamExt as _;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
@@ -362,4 +363,124 @@ async fn watch_mode_follows_real_events_and_relists_after_a_real_410() {
         lists_now, 1,
         "the relist only; resolves answered from the view"
     );
+}
+
+/// Write a status with these addresses (`podIP` = the first) and the `main` container running or
+/// waiting, through the status subresource, as a kubelet would.
+async fn set_dual_status(pods: &Api<Pod>, name: &str, ips: &[&str], running: bool) {
+    let state = if running {
+        json!({"running": {"startedAt": "2026-01-01T00:00:00Z"}})
+    } else {
+        json!({"waiting": {"reason": "ContainerCreating"}})
+    };
+    let ip_entries: Vec<_> = ips.iter().map(|ip| json!({"ip": ip})).collect();
+    let status = json!({"status": {
+        "phase": if running { "Running" } else { "Pending" },
+        "podIP": ips[0],
+        "podIPs": ip_entries,
+        "containerStatuses": [{"name": "main", "image": "ring:1", "imageID": "", "ready": false,
+                               "restartCount": 0, "state": state}],
+    }});
+    pods.patch_status(name, &PatchParams::default(), &Patch::Merge(&status))
+        .await
+        .expect("the status is written");
+}
+
+fn socket(text: &str) -> SocketAddr {
+    text.parse().expect("an address")
+}
+
+/// seeds.md § Address family and running containers, on what a real apiserver stores: a
+/// dual-stack pod (IPv4 primary), an IPv6-primary dual-stack pod whose container is still
+/// waiting, and a single-stack IPv4 pod. Without a filter the primary addresses; `ipv6` the IPv6
+/// entries (the single-stack pod counted `no_family_address`); `ipv4` looks past the IPv6
+/// primary; with `require_running` too the waiting pod is `not_running`; and in watch mode the
+/// same filter follows the real status write that starts the waiting container.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ip_family_and_require_running_over_real_pod_statuses() {
+    let Some(s) = real_stage().await else { return };
+    let pods: Api<Pod> = Api::namespaced(s.admin(), s.namespace());
+    create_seed(&pods, "dual-a", "ring-node", None).await;
+    set_dual_status(&pods, "dual-a", &["10.2.0.1", "fd00::1"], true).await;
+    create_seed(&pods, "dual-b", "ring-node", None).await;
+    set_dual_status(&pods, "dual-b", &["fd00::2", "10.2.0.2"], false).await;
+    create_seed(&pods, "single-c", "ring-node", None).await;
+    set_dual_status(&pods, "single-c", &["10.2.0.3"], true).await;
+    let stored = pods.get("dual-b").await.expect("the pod");
+    let stored_ips: Vec<String> = stored
+        .status
+        .and_then(|status| status.pod_ips)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|entry| entry.ip)
+        .collect();
+    assert_eq!(
+        stored_ips,
+        ["fd00::2", "10.2.0.2"],
+        "the server keeps both families"
+    );
+
+    let resolve = |filter: Filter| {
+        let mut seeds = seeds(&s, 500, SeedsMode::List).with_filter(filter);
+        async move { seeds.resolve_detailed().await.expect("resolved") }
+    };
+    let loose = resolve(Filter::default()).await;
+    assert_eq!(
+        loose.addresses,
+        [
+            socket("10.2.0.1:7000"),
+            socket("10.2.0.3:7000"),
+            socket("[fd00::2]:7000")
+        ]
+    );
+    let v6 = resolve(Filter {
+        ip_family: Some(IpFamily::Ipv6),
+        ..Filter::default()
+    })
+    .await;
+    assert_eq!(
+        v6.addresses,
+        [socket("[fd00::1]:7000"), socket("[fd00::2]:7000")]
+    );
+    assert_eq!(v6.report.skipped.get(SkipReason::NoFamilyAddress), 1);
+    let v4 = resolve(Filter {
+        ip_family: Some(IpFamily::Ipv4),
+        ..Filter::default()
+    })
+    .await;
+    assert_eq!(
+        v4.addresses,
+        [
+            socket("10.2.0.1:7000"),
+            socket("10.2.0.2:7000"),
+            socket("10.2.0.3:7000")
+        ]
+    );
+    let strict = Filter {
+        ip_family: Some(IpFamily::Ipv6),
+        require_running: true,
+    };
+    let both = resolve(strict).await;
+    assert_eq!(both.addresses, [socket("[fd00::1]:7000")]);
+    assert_eq!(both.report.skipped.get(SkipReason::NotRunning), 1);
+    assert_eq!(both.report.skipped.get(SkipReason::NoFamilyAddress), 1);
+
+    let mut watching = seeds(&s, 500, SeedsMode::Watch).with_filter(strict);
+    assert_eq!(
+        watching.resolve().await.expect("first resolve"),
+        [socket("[fd00::1]:7000")]
+    );
+    resolve_until(
+        &mut watching,
+        "the watch is synced",
+        &[socket("[fd00::1]:7000")],
+    )
+    .await;
+    set_dual_status(&pods, "dual-b", &["fd00::2", "10.2.0.2"], true).await;
+    resolve_until(
+        &mut watching,
+        "the started container",
+        &[socket("[fd00::1]:7000"), socket("[fd00::2]:7000")],
+    )
+    .await;
 }

@@ -11,7 +11,7 @@ use std::num::NonZeroU16;
 #[path = "../../examples/support/full.rs"]
 pub mod full;
 
-use apiary_seeds::{Extraction, Pods, Port, decode_pod_list, extract};
+use apiary_seeds::{Extraction, Filter, Pods, Port, decode_pod_list, extract_with};
 use full::decode_pod_list_full;
 use serde_json::{Value, json};
 
@@ -98,16 +98,55 @@ pub fn page(items: &[Value], continue_token: Option<&str>) -> Vec<u8> {
 
 /// Resolves a page through the lean decoder, after checking the full `Pod` path agrees exactly.
 pub fn resolve(items: &[Value], port: &Port) -> Extraction {
+    resolve_with(items, port, Filter::default())
+}
+
+/// [`resolve`] narrowed by `filter` (IP family, running containers), both paths compared.
+pub fn resolve_with(items: &[Value], port: &Port, filter: Filter) -> Extraction {
     let bytes = page(items, None);
     let lean = decode_pod_list(&bytes).expect("lean decoding of a fixture");
     let full = decode_pod_list_full(&bytes).expect("full decoding of a fixture");
-    let from_lean = extract(&lean.items, port);
-    let from_full = extract(&full.items, port);
+    let from_lean = extract_with(&lean.items, port, filter);
+    let from_full = extract_with(&full.items, port, filter);
     assert_eq!(
         from_lean, from_full,
         "lean and full decoding disagree on a fixture"
     );
     from_lean
+}
+
+/// `pod` with its `status.podIP` and `status.podIPs` replaced (`None` removes `podIP`).
+pub fn with_ips(mut pod: Value, pod_ip: Option<&str>, pod_ips: &[&str]) -> Value {
+    let ips: Vec<Value> = pod_ips.iter().map(|ip| json!({"ip": ip})).collect();
+    pod["status"]["podIPs"] = Value::Array(ips);
+    match pod_ip {
+        Some(ip) => pod["status"]["podIP"] = json!(ip),
+        None => {
+            if let Some(status) = pod["status"].as_object_mut() {
+                status.remove("podIP");
+            }
+        }
+    }
+    pod
+}
+
+/// `pod` with `status.containerStatuses` naming each `(container, state)`, where state is
+/// `running`, `waiting` or `terminated`.
+pub fn with_container_states(mut pod: Value, states: &[(&str, &str)]) -> Value {
+    pod["status"]["containerStatuses"] =
+        Value::Array(states.iter().map(container_status).collect());
+    pod
+}
+
+/// One container status in the given state, shaped as the kubelet writes it.
+pub fn container_status((name, state): &(&str, &str)) -> Value {
+    let state = match *state {
+        "running" => json!({"running": {"startedAt": "2026-01-01T00:00:00Z"}}),
+        "terminated" => json!({"terminated": {"exitCode": 1, "reason": "Error"}}),
+        _ => json!({"waiting": {"reason": "ContainerCreating"}}),
+    };
+    json!({"name": name, "image": "ring:1", "imageID": "", "ready": false, "restartCount": 0,
+           "state": state})
 }
 
 /// Parses `ip:port` text into a socket address.
