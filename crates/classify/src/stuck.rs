@@ -91,9 +91,19 @@ pub struct Diagnosis {
     pub commands: Vec<String>,
 }
 
+/// What the [`TerminationWatch`] reports about a pod that outlived its grace period.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Overdue {
+    /// How long the pod has been seen terminating.
+    pub terminating_for: Duration,
+    /// The grace period it had when first seen marked (the kubelet's final zero-grace write does
+    /// not shorten it).
+    pub grace: Duration,
+}
+
 /// Decide, from the pod as last read and what its node showed, why the pod is still there and
-/// which commands would show more. `terminating_for` is what the [`TerminationWatch`] reported.
-pub fn diagnose(pod: &TerminatingPod, node: &NodeFacts, terminating_for: Duration) -> Diagnosis {
+/// which commands would show more. `overdue` is what the [`TerminationWatch`] reported.
+pub fn diagnose(pod: &TerminatingPod, node: &NodeFacts, overdue: Overdue) -> Diagnosis {
     let mut causes = Vec::new();
     if !pod.finalizers.is_empty() {
         causes.push(Cause::Finalizers(pod.finalizers.clone()));
@@ -124,8 +134,8 @@ pub fn diagnose(pod: &TerminatingPod, node: &NodeFacts, terminating_for: Duratio
     Diagnosis {
         namespace: pod.namespace.clone(),
         pod: pod.name.clone(),
-        terminating_for,
-        grace: pod.grace(),
+        terminating_for: overdue.terminating_for,
+        grace: overdue.grace,
         causes,
         commands,
     }
@@ -206,10 +216,10 @@ struct Sighting {
 
 impl TerminationWatch {
     /// Feed one read of the pod name at the monotonic reading `now`: `Some(pod)` when the read
-    /// found it deletion-marked, `None` when it was absent or not marked. Returns how long the
-    /// pod has been seen terminating the first time that exceeds the grace period it had when
-    /// first seen marked; `None` otherwise (and after that, for the same pod).
-    pub fn observe(&mut self, now: Duration, pod: Option<&TerminatingPod>) -> Option<Duration> {
+    /// found it deletion-marked, `None` when it was absent or not marked. Returns [`Overdue`]
+    /// the first time the pod has been seen terminating for longer than the grace period it had
+    /// when first seen marked; `None` otherwise (and after that, for the same pod).
+    pub fn observe(&mut self, now: Duration, pod: Option<&TerminatingPod>) -> Option<Overdue> {
         let Some(pod) = pod else {
             self.sighting = None;
             return None;
@@ -228,7 +238,10 @@ impl TerminationWatch {
             return None;
         }
         sighting.reported = true;
-        Some(terminating_for)
+        Some(Overdue {
+            terminating_for,
+            grace: sighting.grace,
+        })
     }
 }
 

@@ -19,6 +19,21 @@ fn pod(uid: &str, grace: i64) -> TerminatingPod {
     }
 }
 
+fn overdue(terminating_for: u64, grace: u64) -> Option<Overdue> {
+    Some(Overdue {
+        terminating_for: secs(terminating_for),
+        grace: secs(grace),
+    })
+}
+
+/// Overdue by `terminating_for` seconds with the 60 s grace of [`pod`] calls.
+fn late(terminating_for: u64) -> Overdue {
+    Overdue {
+        terminating_for: secs(terminating_for),
+        grace: secs(60),
+    }
+}
+
 fn ready(status: &str, reason: Option<&str>) -> NodeFacts {
     NodeFacts::Read {
         ready: Some(ConditionFacts {
@@ -43,7 +58,7 @@ fn watch_reports_once_past_the_grace() {
         None,
         "exactly the grace"
     );
-    assert_eq!(watch.observe(secs(161), Some(&p)), Some(secs(61)));
+    assert_eq!(watch.observe(secs(161), Some(&p)), overdue(61, 60));
     assert_eq!(watch.observe(secs(200), Some(&p)), None, "once");
 }
 
@@ -54,7 +69,10 @@ fn watch_keeps_the_first_grace() {
     let mut watch = TerminationWatch::default();
     assert_eq!(watch.observe(secs(0), Some(&pod("u1", 60))), None);
     assert_eq!(watch.observe(secs(30), Some(&pod("u1", 0))), None);
-    assert_eq!(watch.observe(secs(61), Some(&pod("u1", 0))), Some(secs(61)));
+    assert_eq!(
+        watch.observe(secs(61), Some(&pod("u1", 0))),
+        overdue(61, 60)
+    );
 }
 
 /// A zero-grace pod held only by its finalizers is reported on the first read after any wait.
@@ -66,7 +84,10 @@ fn watch_reports_a_zero_grace_pod_after_any_wait() {
     assert_eq!(watch.observe(secs(5), Some(&p)), None);
     assert_eq!(
         watch.observe(secs(5) + Duration::from_millis(1), Some(&p)),
-        Some(Duration::from_millis(1))
+        Some(Overdue {
+            terminating_for: Duration::from_millis(1),
+            grace: Duration::ZERO
+        })
     );
 }
 
@@ -79,13 +100,13 @@ fn watch_starts_over_for_another_pod_or_a_gap() {
     assert_eq!(watch.observe(secs(21), Some(&pod("u2", 10))), None);
     assert_eq!(
         watch.observe(secs(22), Some(&pod("u2", 10))),
-        Some(secs(11))
+        overdue(11, 10)
     );
     assert_eq!(watch.observe(secs(23), None), None);
     assert_eq!(watch.observe(secs(30), Some(&pod("u2", 10))), None);
     assert_eq!(
         watch.observe(secs(41), Some(&pod("u2", 10))),
-        Some(secs(11))
+        overdue(11, 10)
     );
 }
 
@@ -105,7 +126,7 @@ fn grace_is_never_negative() {
 fn finalizers_and_a_not_ready_node() {
     let mut p = pod("u", 60);
     p.finalizers = vec!["example.com/a".into(), "example.com/b".into()];
-    let d = diagnose(&p, &ready("Unknown", Some("NodeStatusUnknown")), secs(75));
+    let d = diagnose(&p, &ready("Unknown", Some("NodeStatusUnknown")), late(75));
     assert_eq!(
         d.causes,
         [
@@ -143,13 +164,13 @@ fn finalizers_and_a_not_ready_node() {
 /// A Ready node is no cause; with no finalizers the message says the API shows no reason.
 #[test]
 fn a_ready_node_and_no_finalizers_show_no_reason() {
-    let d = diagnose(&pod("u", 30), &ready("True", None), secs(31));
+    let d = diagnose(&pod("u", 30), &ready("True", None), late(31));
     assert!(d.causes.is_empty());
     assert_eq!(d.commands.len(), 2);
     let text = d.to_string();
     assert!(
         text.starts_with(
-            "pod agents/apiary-bot-1 is still terminating after 31 s (grace period 30 s); the \
+            "pod agents/apiary-bot-1 is still terminating after 31 s (grace period 60 s); the \
              API shows no reason. apiary does not force"
         ),
         "{text}"
@@ -160,7 +181,7 @@ fn a_ready_node_and_no_finalizers_show_no_reason() {
 #[test]
 fn each_node_answer() {
     let p = pod("u", 30);
-    let d = diagnose(&p, &ready("False", None), secs(40));
+    let d = diagnose(&p, &ready("False", None), late(40));
     assert_eq!(
         d.causes,
         [Cause::NodeNotReady {
@@ -174,13 +195,13 @@ fn each_node_answer() {
         "its node node-1 is not Ready (Ready=False), so its kubelet cannot confirm the \
          containers have stopped"
     );
-    let d = diagnose(&p, &NodeFacts::Read { ready: None }, secs(40));
+    let d = diagnose(&p, &NodeFacts::Read { ready: None }, late(40));
     assert_eq!(
         d.causes[0].to_string(),
         "its node node-1 reports no Ready condition, so its kubelet cannot confirm the \
          containers have stopped"
     );
-    let d = diagnose(&p, &NodeFacts::Missing, secs(40));
+    let d = diagnose(&p, &NodeFacts::Missing, late(40));
     assert_eq!(
         d.causes,
         [Cause::NodeGone {
@@ -201,7 +222,7 @@ fn an_unreadable_node_is_skipped_silently() {
     let mut p = pod("u", 30);
     p.finalizers = vec!["example.com/a".into()];
     for node in [NodeFacts::NotPermitted, NodeFacts::Unknown] {
-        let d = diagnose(&p, &node, secs(40));
+        let d = diagnose(&p, &node, late(40));
         assert_eq!(d.causes, [Cause::Finalizers(vec!["example.com/a".into()])]);
         assert_eq!(d.commands[1], "kubectl get node node-1 -o yaml");
         assert!(!d.to_string().contains("403"), "{d}");
@@ -215,7 +236,7 @@ fn an_unbound_pod_names_no_node() {
     let mut p = pod("u", 30);
     p.node = None;
     p.finalizers = vec!["example.com/a".into()];
-    let d = diagnose(&p, &NodeFacts::Missing, secs(40));
+    let d = diagnose(&p, &NodeFacts::Missing, late(40));
     assert_eq!(d.causes, [Cause::Finalizers(vec!["example.com/a".into()])]);
     assert_eq!(d.commands, ["kubectl describe pod -n agents apiary-bot-1"]);
     assert!(!d.to_string().contains("node"), "{d}");
@@ -227,7 +248,7 @@ fn never_a_force() {
     let mut p = pod("u", 30);
     p.finalizers = vec!["example.com/a".into()];
     for node in [ready("Unknown", None), NodeFacts::Missing] {
-        let text = diagnose(&p, &node, secs(99)).to_string();
+        let text = diagnose(&p, &node, late(99)).to_string();
         assert!(!text.contains("--force"), "{text}");
         assert!(!text.contains("grace-period=0"), "{text}");
         assert!(!text.contains("patch"), "{text}");

@@ -7,12 +7,13 @@ use apiary_classify::machine::{
     DeployError, DeployMachine, DeploySpec, Deployed, Effect, Event, NamespaceFailure, OwnSecret,
     PodCreateOutcome, SecretCreateFailure,
 };
+use apiary_classify::stuck::TerminationWatch;
 use std::time::Duration;
 
 use super::gc;
 use super::shared::{
     DEFAULT_POLL, OnProgress, Operation, delete_pod, drop_secret, ignore, in_span, listing,
-    read_pod, report_progress,
+    read_pod_watching, report_progress,
 };
 use crate::build::{build_pod, build_secret};
 use crate::config::ValidConfig;
@@ -29,6 +30,9 @@ pub struct DeployOptions {
     /// `--replace` (deploy.md § Replacing a live agent): replace the started pod first observed
     /// when its intent differs, instead of keeping it.
     pub replace: bool,
+    /// `--min-running` (deploy.md § Staying up): how long the container must have run
+    /// continuously before the deploy succeeds; zero (the default) succeeds once started.
+    pub min_running: Duration,
 }
 
 impl DeployOptions {
@@ -39,6 +43,15 @@ impl DeployOptions {
             deadline: config.timeout(),
             poll: DEFAULT_POLL,
             replace: false,
+            min_running: Duration::ZERO,
+        }
+    }
+
+    /// These options with `--min-running` set to `window`.
+    pub fn staying_up(self, window: Duration) -> DeployOptions {
+        DeployOptions {
+            min_running: window,
+            ..self
         }
     }
 
@@ -62,6 +75,7 @@ pub fn spec_for(config: &ValidConfig, options: &DeployOptions) -> DeploySpec {
         service_account: config.service_account().map(str::to_owned),
         preflight_gc: true,
         replace: options.replace,
+        min_running: options.min_running,
     }
 }
 
@@ -120,6 +134,8 @@ async fn run<S: Substrate>(
 ) -> Result<Deployed, DeployError> {
     let agent = config.agent();
     let mut machine = DeployMachine::new(spec);
+    // A deleting pod (a replace's, or one found deleting) that outlives its grace is explained.
+    let mut stuck = TerminationWatch::default();
     let mut event = Event::Start;
     loop {
         let effect = machine.step(substrate.now(), event);
@@ -152,7 +168,7 @@ async fn run<S: Substrate>(
                 Event::GcDone
             }
             Effect::GetPod { name } | Effect::ReadLatestCondition { name } => {
-                Event::PodRead(read_pod(substrate, &name).await)
+                Event::PodRead(read_pod_watching(substrate, &name, &mut stuck).await)
             }
             Effect::GetServiceAccount { name } => Event::ServiceAccountRead(
                 substrate

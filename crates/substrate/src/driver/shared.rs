@@ -1,6 +1,7 @@
 //! The requests and helpers every operation of the driver shares: the operation's tracing span,
-//! quorum reads mapped onto the classify vocabulary, fenced deletes and their answers, the
-//! paired listing, and the progress sink. Imperative shell; it decides nothing (which pod or
+//! quorum reads mapped onto the classify vocabulary (a read during a wait for a disappearance
+//! also feeds the stuck-pod watch, issue 11 § 6), fenced deletes and their answers, the paired
+//! listing, and the progress sink. Imperative shell; it decides nothing (which pod or
 //! Secret to delete, with which fence, and how long to wait all arrive from a machine).
 
 use std::time::Duration;
@@ -9,6 +10,7 @@ use apiary_classify::facts::{ObservedPod, ObservedSecret};
 use apiary_classify::failure::RequestFailure;
 use apiary_classify::machine::{DeleteAnswer, Listing};
 use apiary_classify::status::Progress;
+use apiary_classify::stuck::{NodeFacts, TerminatingPod, TerminationWatch, diagnose};
 use apiary_classify::verify::{PodDeletion, SecretDeletion};
 use tracing::Instrument;
 use tracing::instrument::Instrumented;
@@ -16,6 +18,7 @@ use tracing::instrument::Instrumented;
 use crate::naming::AgentIdentity;
 use crate::observe::{observe_pod, observe_secret};
 use crate::substrate::{DeleteOutcome, Substrate, SubstrateError};
+use k8s_openapi::api::core::v1::Pod;
 
 /// The operations that run in a span of their own (status is one read and has none).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,6 +79,49 @@ pub(super) async fn read_pod<S: Substrate>(
         .await
         .map(|pod| pod.as_ref().map(observe_pod))
         .map_err(|e| e.failure())
+}
+
+/// [`read_pod`] for the reads of an operation that may wait for the pod to disappear (undeploy,
+/// and deploy's wait for a deleting pod or a replace): each read also goes to `watch`, and when
+/// the pod has been terminating for longer than its grace period a warning says why as far as
+/// the API shows (classify's `stuck::diagnose`) and which `kubectl` commands would show more.
+/// Never a forced delete.
+pub(super) async fn read_pod_watching<S: Substrate>(
+    substrate: &S,
+    name: &str,
+    watch: &mut TerminationWatch,
+) -> Result<Option<ObservedPod>, RequestFailure> {
+    let pod = substrate.get_pod(name).await.map_err(|e| e.failure())?;
+    let terminating = pod
+        .as_ref()
+        .and_then(|p| terminating(p, substrate.namespace()));
+    if let Some(overdue) = watch.observe(substrate.now(), terminating.as_ref())
+        && let Some(pod) = &terminating
+    {
+        tracing::warn!("{}", diagnose(pod, &NodeFacts::Unknown, overdue));
+    }
+    Ok(pod.as_ref().map(observe_pod))
+}
+
+/// What a deletion-marked pod shows about its deletion; `None` when it is not marked.
+fn terminating(pod: &Pod, namespace: &str) -> Option<TerminatingPod> {
+    let meta = &pod.metadata;
+    meta.deletion_timestamp.as_ref()?;
+    Some(TerminatingPod {
+        namespace: meta
+            .namespace
+            .clone()
+            .unwrap_or_else(|| namespace.to_owned()),
+        name: meta.name.clone().unwrap_or_default(),
+        uid: meta.uid.clone(),
+        finalizers: meta.finalizers.clone().unwrap_or_default(),
+        node: pod
+            .spec
+            .as_ref()
+            .and_then(|s| s.node_name.clone())
+            .filter(|n| !n.is_empty()),
+        grace_seconds: meta.deletion_grace_period_seconds,
+    })
 }
 
 /// The fenced pod delete a machine asked for, its answer mapped back.

@@ -3,13 +3,14 @@
 
 use std::time::Duration;
 
+use apiary_classify::stuck::TerminationWatch;
 use apiary_classify::undeploy::{
     UndeployEffect, UndeployError, UndeployEvent, UndeployMachine, UndeployReport, UndeploySpec,
 };
 
 use super::shared::{
     DEFAULT_POLL, OnProgress, Operation, delete_pod, drop_secret, ignore, in_span, listing,
-    read_pod, report_progress,
+    read_pod_watching, report_progress,
 };
 use crate::naming::AgentIdentity;
 use crate::substrate::Substrate;
@@ -81,6 +82,7 @@ async fn run<S: Substrate>(
         deadline: options.deadline,
         poll: options.poll,
     });
+    let mut stuck = TerminationWatch::default();
     let mut event = UndeployEvent::Start;
     loop {
         let effect = machine.step(substrate.now(), event);
@@ -90,7 +92,7 @@ async fn run<S: Substrate>(
         event = match effect {
             UndeployEffect::Finish(result) => return result,
             UndeployEffect::GetPod { name } => {
-                UndeployEvent::PodRead(read_pod(substrate, &name).await)
+                UndeployEvent::PodRead(read_pod_watching(substrate, &name, &mut stuck).await)
             }
             UndeployEffect::DeletePod(deletion) => {
                 UndeployEvent::PodDeleted(delete_pod(substrate, &deletion).await)
