@@ -30,9 +30,6 @@ pub struct DeployOptions {
     /// `--replace` (deploy.md § Replacing a live agent): replace the started pod first observed
     /// when its intent differs, instead of keeping it.
     pub replace: bool,
-    /// `--min-running` (deploy.md § Staying up): how long the container must have run
-    /// continuously before the deploy succeeds; zero (the default) succeeds once started.
-    pub min_running: Duration,
 }
 
 impl DeployOptions {
@@ -43,15 +40,6 @@ impl DeployOptions {
             deadline: config.timeout(),
             poll: DEFAULT_POLL,
             replace: false,
-            min_running: Duration::ZERO,
-        }
-    }
-
-    /// These options with `--min-running` set to `window`.
-    pub fn staying_up(self, window: Duration) -> DeployOptions {
-        DeployOptions {
-            min_running: window,
-            ..self
         }
     }
 
@@ -75,7 +63,6 @@ pub fn spec_for(config: &ValidConfig, options: &DeployOptions) -> DeploySpec {
         service_account: config.service_account().map(str::to_owned),
         preflight_gc: true,
         replace: options.replace,
-        min_running: options.min_running,
     }
 }
 
