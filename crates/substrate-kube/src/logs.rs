@@ -83,11 +83,11 @@ pub enum LogsError {
         /// The namespace.
         namespace: String,
     },
-    /// The container has not started (or has no earlier instance for `--previous`): the
-    /// apiserver's or the kubelet's 400, quoted.
+    /// The container has not started, by the pod's own status or the apiserver's or kubelet's
+    /// 400 (also: no earlier instance for `--previous`), quoted.
     #[error(
-        "pod {pod} has no log to show yet: the apiserver answered: {message}; `apiary status \
-         {agent}` says why the container has not started"
+        "pod {pod} has no log to show yet: {message}; `apiary status {agent}` says why the \
+         container has not started"
     )]
     NotStarted {
         /// AGENT.
@@ -191,8 +191,8 @@ impl PodLogs {
         sink: &mut (dyn FnMut(&str) + Send),
     ) -> Result<LogsEnd, LogsError> {
         let pod_name = agent.pod_name();
-        let uid = match self.verified(agent, &pod_name).await? {
-            Some(uid) => uid,
+        let (uid, state) = match self.verified(agent, &pod_name).await? {
+            Some(found) => found,
             None => {
                 return Err(LogsError::PodMissing {
                     agent: agent.name().to_owned(),
@@ -201,6 +201,18 @@ impl PodLogs {
                 });
             }
         };
+        // A container that never started has no log. The pod's status says so before any log
+        // request: the apiserver answers an empty 200 for a pod no node was assigned, which
+        // must not read as "the agent printed nothing".
+        if !options.previous
+            && let Some(why) = not_started(state.as_ref())
+        {
+            return Err(LogsError::NotStarted {
+                agent: agent.name().to_owned(),
+                pod: pod_name,
+                message: why,
+            });
+        }
         let mut resume = Resume::default();
         let mut first = true;
         let mut failures = 0u32;
@@ -226,8 +238,12 @@ impl PodLogs {
                 ..LogParams::default()
             };
             let mut skip_at_last = resume.at_last;
+            // Whether the stream opened: a refusal to open is an answer, a break after it is a
+            // reason to reconnect when following.
+            let mut opened = false;
             let read = async {
                 let stream = self.pods.log_stream(&pod_name, &params).await?;
+                opened = true;
                 let mut lines = stream.lines();
                 while let Some(line) = lines.try_next().await.map_err(kube::Error::ReadEvents)? {
                     let (at, text) = split_timestamp(&line);
@@ -245,10 +261,10 @@ impl PodLogs {
                     return Err(LogsError::NotStarted {
                         agent: agent.name().to_owned(),
                         pod: pod_name,
-                        message: status.message,
+                        message: format!("the apiserver answered: {}", status.message),
                     });
                 }
-                Err(error) if first || !options.follow => {
+                Err(error) if (first && !opened) || !options.follow => {
                     return Err(LogsError::Failed {
                         pod: pod_name,
                         message: describe(&error),
@@ -309,12 +325,12 @@ impl PodLogs {
         }
     }
 
-    /// The uid of `agent`'s pod when it verifies; `None` when absent.
+    /// The uid of `agent`'s pod and its container's state when it verifies; `None` when absent.
     async fn verified(
         &self,
         agent: &AgentIdentity,
         pod_name: &str,
-    ) -> Result<Option<String>, LogsError> {
+    ) -> Result<Option<(String, Option<ContainerState>)>, LogsError> {
         let pod = self
             .pods
             .get_opt(pod_name)
@@ -327,12 +343,34 @@ impl PodLogs {
             return Ok(None);
         };
         match verify_pod(&observe_pod(&pod), agent.id()) {
-            Some(verified) => Ok(Some(verified.fence().uid().to_owned())),
+            Some(verified) => Ok(Some((
+                verified.fence().uid().to_owned(),
+                verified.facts().agent.clone(),
+            ))),
             None => Err(LogsError::Foreign {
                 agent: agent.name().to_owned(),
                 pod: pod_name.to_owned(),
                 namespace: self.namespace.clone(),
             }),
+        }
+    }
+}
+
+/// Why the container has no log yet, from its observed state; `None` once it ran.
+fn not_started(state: Option<&ContainerState>) -> Option<String> {
+    match state {
+        Some(ContainerState::Running | ContainerState::Terminated { .. }) => None,
+        Some(ContainerState::Waiting {
+            reason: Some(reason),
+            ..
+        }) => Some(format!(
+            "container \"{CONTAINER_NAME}\" has not started: it is waiting ({reason})"
+        )),
+        Some(ContainerState::Waiting { reason: None, .. } | ContainerState::Empty) | None => {
+            Some(format!(
+                "container \"{CONTAINER_NAME}\" has not started: the pod reports no running or \
+                 finished container yet"
+            ))
         }
     }
 }
