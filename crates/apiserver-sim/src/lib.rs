@@ -104,6 +104,7 @@ mod kubeconfig;
 mod log;
 mod logs;
 mod options;
+mod patch;
 mod protobuf;
 mod response;
 mod route;

@@ -29,6 +29,23 @@ pub const SECCOMP_PROFILE: &str = "RuntimeDefault";
 /// The capability set dropped from the container.
 pub const DROPPED_CAPABILITIES: &str = "ALL";
 
+impl ValidConfig {
+    /// This configuration with the pod's expiry instant (Unix seconds on the apiserver's clock,
+    /// from `driver::stamp_expiry`). Not part of the create intent (deploy.md § Expiry): a
+    /// different `--ttl` is not a different configuration.
+    #[must_use]
+    pub fn expiring_at(mut self, expires_at: i64) -> ValidConfig {
+        self.expires_at = Some(expires_at);
+        self
+    }
+
+    /// The pod's expiry instant, when the deploy asked for one (`--ttl`).
+    #[must_use]
+    pub fn expires_at(&self) -> Option<i64> {
+        self.expires_at
+    }
+}
+
 /// The objects of one create attempt: the Secret (created first) and the pod referencing it.
 /// `Debug` shows the Secret's keys, never its values.
 #[derive(Clone, PartialEq)]

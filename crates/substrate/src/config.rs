@@ -469,7 +469,8 @@ pub struct ValidConfig {
     shape: PodShape,
     timeout: Duration,
     env: AgentEnv,
-    expires_at: Option<i64>,
+    /// The pod's expiry instant (apiserver clock); set and read in `build` (deploy.md § Expiry).
+    pub(crate) expires_at: Option<i64>,
 }
 
 impl ValidConfig {
@@ -591,21 +592,6 @@ impl ValidConfig {
     #[must_use]
     pub fn fingerprint(&self) -> String {
         self.intent().fingerprint()
-    }
-
-    /// This configuration with the pod's expiry instant (Unix seconds on the apiserver's clock,
-    /// from `driver::renew::stamp_expiry`). Not part of the create intent (deploy.md § Expiry):
-    /// a different `--ttl` is not a different configuration.
-    #[must_use]
-    pub fn expiring_at(mut self, expires_at: i64) -> ValidConfig {
-        self.expires_at = Some(expires_at);
-        self
-    }
-
-    /// The pod's expiry instant, when the deploy asked for one (`--ttl`).
-    #[must_use]
-    pub fn expires_at(&self) -> Option<i64> {
-        self.expires_at
     }
 }
 
