@@ -122,24 +122,59 @@ fn renew_report(agent: &AgentIdentity, ns: &str, renewed: &Renewed) -> Report {
     )
 }
 
+/// One thing that went wrong in one agent's `gc`.
+enum Problem {
+    /// A request failed (a pass, a collection, or one deletion).
+    Request(RequestFailure),
+    /// The expired pod outlived the wait; its Secret was kept.
+    Timeout(String),
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Problem::Request(failure) => write!(f, "{failure}"),
+            Problem::Timeout(text) => f.write_str(text),
+        }
+    }
+}
+
 /// The failures of one agent's `gc`: the pass's or the collection's error, then the individual
 /// deletion failures.
-fn agent_failures(result: &AgentGc) -> Vec<String> {
+fn agent_failures(result: &AgentGc) -> Vec<Problem> {
     let mut out = Vec::new();
     match &result.pass {
-        Err(failure) => out.push(failure.to_string()),
-        Ok(pass) => out.extend(pass.failures.iter().map(RequestFailure::to_string)),
+        Err(failure) => out.push(Problem::Request(failure.clone())),
+        Ok(pass) => out.extend(pass.failures.iter().cloned().map(Problem::Request)),
     }
     match &result.expired {
-        Some(Err(ExpireError::Timeout { pod, deadline })) => out.push(format!(
+        Some(Err(ExpireError::Timeout { pod, deadline })) => out.push(Problem::Timeout(format!(
             "expired pod/{pod} did not disappear within {}s: its Secret was kept for a later gc",
             deadline.as_secs()
-        )),
-        Some(Err(ExpireError::Failed(failure))) => out.push(failure.to_string()),
-        Some(Ok(report)) => out.extend(report.failures.iter().map(RequestFailure::to_string)),
+        ))),
+        Some(Err(ExpireError::Failed(failure))) => out.push(Problem::Request(failure.clone())),
+        Some(Ok(report)) => out.extend(report.failures.iter().cloned().map(Problem::Request)),
         None => {}
     }
     out
+}
+
+/// The command's failure for `problems` (not empty), as `gc` words it: the first one with its
+/// fix (an RBAC refusal names the role to grant), and how many more were logged.
+fn gc_failure(problems: &[Problem], ns: &str) -> Failure {
+    let mut failure = match problems.first() {
+        Some(Problem::Request(first)) => Failure::request(first, ns),
+        Some(Problem::Timeout(text)) => Failure::failed(text.clone()),
+        None => Failure::failed("a deletion failed"),
+    };
+    if problems.len() > 1 {
+        failure.message = format!(
+            "{}; {} more deletion(s) failed too (logged above), the others were attempted",
+            failure.message,
+            problems.len() - 1
+        );
+    }
+    failure
 }
 
 /// One agent's lines (`pod/x`, `secret/y`, expired pods marked) and JSON object.
@@ -177,7 +212,10 @@ fn agent_parts(result: &AgentGc) -> (Vec<String>, Value) {
         });
     }
     lines.extend(all_secrets.iter().map(|s| format!("secret/{s}")));
-    let failures = agent_failures(result);
+    let failures: Vec<String> = agent_failures(result)
+        .iter()
+        .map(Problem::to_string)
+        .collect();
     let json = json!({
         "agent": result.agent.name(),
         "agent_id": result.agent.id(),
@@ -212,20 +250,15 @@ pub async fn gc<S: Substrate>(
     }
     let (lines, mut json) = agent_parts(&result);
     json["namespace"] = json!(ns);
-    let failures = agent_failures(&result);
+    let problems = agent_failures(&result);
     let report = Report::new(lines.join("\n"), json);
-    if failures.is_empty() {
+    if problems.is_empty() {
         return Ok(report);
     }
-    for failure in &failures {
-        tracing::error!("gc: {failure}");
+    for problem in &problems {
+        tracing::error!("gc: {problem}");
     }
-    Err(Failure::failed(format!(
-        "gc of agent {:?} did not complete: {}",
-        agent.name(),
-        failures.join("; ")
-    ))
-    .with_detail("gc", report.json))
+    Err(gc_failure(&problems, ns).with_detail("gc", report.json))
 }
 
 /// `apiary gc --all`: every agent apiary manages in the namespace, each attempted.

@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use super::{expiry_of, is_expired};
+use super::rules::{expiry_of, is_expired};
 use crate::facts::{ObservedPod, ObservedSecret};
 use crate::failure::RequestFailure;
 use crate::machine::DeleteAnswer;

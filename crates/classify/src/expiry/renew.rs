@@ -10,7 +10,7 @@
 
 use std::time::Duration;
 
-use super::{expires_at, expiry_of};
+use super::rules::{expires_at, expiry_of};
 use crate::facts::ObservedPod;
 use crate::failure::RequestFailure;
 use crate::startup::{Decoded, StartupState};
@@ -58,9 +58,9 @@ impl ExpiryWrite {
         self.expires_at
     }
 
-    /// The annotation value to write ([`super::ANNOTATION_EXPIRES_AT`]).
+    /// The annotation value to write ([`crate::expiry::ANNOTATION_EXPIRES_AT`]).
     pub fn annotation_value(&self) -> String {
-        super::format_instant(self.expires_at)
+        super::rules::format_instant(self.expires_at)
     }
 }
 
