@@ -179,11 +179,11 @@ impl fmt::Display for Diagnosis {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "pod {}/{} is still terminating after {} s (grace period {} s)",
+            "pod {}/{} is still terminating after {} (grace period {})",
             self.namespace,
             self.pod,
-            self.terminating_for.as_secs(),
-            self.grace.as_secs()
+            Seconds(self.terminating_for),
+            Seconds(self.grace)
         )?;
         if self.causes.is_empty() {
             f.write_str("; the API shows no reason")?;
@@ -196,6 +196,19 @@ impl fmt::Display for Diagnosis {
             ". apiary does not force the delete; a cluster administrator can look with: {}",
             self.commands.join(" and ")
         )
+    }
+}
+
+/// A duration in seconds as a person reads it: whole seconds from 10 s, tenths below.
+struct Seconds(Duration);
+
+impl fmt::Display for Seconds {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0 >= Duration::from_secs(10) || self.0.subsec_millis() == 0 {
+            write!(f, "{} s", self.0.as_secs())
+        } else {
+            write!(f, "{:.1} s", self.0.as_secs_f64())
+        }
     }
 }
 

@@ -254,3 +254,25 @@ fn never_a_force() {
         assert!(!text.contains("patch"), "{text}");
     }
 }
+
+/// Below 10 s a duration keeps its tenths; whole seconds and longer ones do not.
+#[test]
+fn short_durations_keep_their_tenths() {
+    let p = pod("u", 1);
+    let at = |terminating_for: Duration, grace: Duration| {
+        diagnose(
+            &p,
+            &NodeFacts::Unknown,
+            Overdue {
+                terminating_for,
+                grace,
+            },
+        )
+        .to_string()
+    };
+    assert!(
+        at(Duration::from_millis(1250), Duration::ZERO).contains("after 1.2 s (grace period 0 s)"),
+    );
+    assert!(at(secs(3), secs(1)).contains("after 3 s (grace period 1 s)"));
+    assert!(at(Duration::from_millis(10_900), secs(1)).contains("after 10 s "));
+}
