@@ -77,6 +77,26 @@ async fn honours_retry_after_on_429() {
     assert_eq!(log.count(), 2);
 }
 
+/// 429 with `Retry-After: 0` is no licence to hammer: the next attempt still waits the plain
+/// backoff (at least half the 200 ms base), and the operation succeeds on it.
+#[tokio::test(start_paused = true)]
+async fn retry_after_zero_on_429_still_waits_the_backoff() {
+    let (cluster, log) = cluster(vec![
+        with_header(status(429, "TooManyRequests"), "retry-after", "0"),
+        ok(pod_json("agent-x", "u1", "7")),
+    ]);
+    let started = Instant::now();
+    let pod = cluster.get_pod("agent-x").await.expect("read");
+    assert!(pod.is_some());
+    assert_eq!(log.count(), 2);
+    assert!(
+        started.elapsed() >= Duration::from_millis(100),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(started.elapsed() < Duration::from_secs(1));
+}
+
 /// A 429 asking for longer than the budget gives up at once instead of overrunning.
 #[tokio::test(start_paused = true)]
 async fn retry_after_beyond_budget_gives_up() {
