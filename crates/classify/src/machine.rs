@@ -33,6 +33,7 @@ mod observe;
 mod race;
 mod replace;
 mod spec;
+mod stability;
 mod state;
 
 pub use error::{DeployError, Deployed, ObjectKind, SecretFate};

@@ -153,6 +153,10 @@ struct Seen {
     started_deletes: usize,
     /// Whether the name was read since the last pod delete.
     read_since_delete: bool,
+    /// The pod read by the last step, when it answered a read of the name.
+    fresh_read: Option<Option<ObservedPod>>,
+    /// The uid and the time of the first of the uninterrupted reads of it as running.
+    running_since: Option<(String, Duration)>,
 }
 
 fn run(
@@ -161,6 +165,7 @@ fn run(
     poll_secs: u64,
     named_account: bool,
     replace: bool,
+    min_running: Duration,
 ) -> Result<(), TestCaseError> {
     let deadline = Duration::from_secs(deadline_secs);
     let poll = Duration::from_secs(poll_secs);
@@ -176,6 +181,7 @@ fn run(
         // Preflight GC on or off: the safety rules hold either way.
         preflight_gc: poll_secs.is_multiple_of(2),
         replace,
+        min_running,
     });
     let mut c = Choices::new(values);
     let mut elapsed = Duration::ZERO;
@@ -222,6 +228,18 @@ fn run(
         }
         let event = match &effect {
             Effect::Finish(result) => {
+                if result.is_ok() {
+                    // deploy.md § Staying up: success only after the window of uninterrupted
+                    // started reads of one pod.
+                    let since = seen.running_since.as_ref().map(|(_, since)| *since);
+                    prop_assert!(
+                        since.is_some_and(|since| elapsed - since >= min_running),
+                        "success {:?} after a run from {:?} shorter than {:?}",
+                        elapsed,
+                        since,
+                        min_running
+                    );
+                }
                 return check_finish(result, &seen, elapsed, deadline);
             }
             Effect::EnsureNamespace => Event::NamespaceEnsured(match c.pick(12) {
@@ -241,6 +259,7 @@ fn run(
                         _ => None,
                     };
                     seen.read_since_delete = true;
+                    seen.fresh_read = Some(seen.last_read.clone());
                     if seen.first_read.is_none() {
                         seen.first_read = Some(
                             seen.last_read
@@ -425,6 +444,16 @@ fn run(
             }
         };
         elapsed += Duration::from_millis(100 + u64::from(c.pick(1400)));
+        if let Some(read) = seen.fresh_read.take() {
+            let running = read
+                .filter(|pod| pod.facts.agent == Some(ContainerState::Running))
+                .and_then(|pod| pod.marks.uid);
+            seen.running_since = match (running, seen.running_since.take()) {
+                (Some(uid), Some((since_uid, since))) if uid == since_uid => Some((uid, since)),
+                (Some(uid), _) => Some((uid, elapsed)),
+                (None, _) => None,
+            };
+        }
         effect = machine.step(elapsed, event);
     }
     Err(TestCaseError::fail("the machine did not finish"))
@@ -492,7 +521,9 @@ proptest! {
         poll_secs in 1u64..=3,
         named_account in any::<bool>(),
         replace in any::<bool>(),
+        min_running_secs in prop_oneof![Just(0u64), 1u64..=4],
     ) {
-        run(values, deadline_secs, poll_secs, named_account, replace)?;
+        let min_running = Duration::from_secs(min_running_secs);
+        run(values, deadline_secs, poll_secs, named_account, replace, min_running)?;
     }
 }

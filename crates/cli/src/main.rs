@@ -12,17 +12,17 @@ mod connect;
 #[cfg(feature = "demo")]
 mod demo;
 mod env_input;
-mod invocation;
 mod logging;
 mod outcome;
 mod progress;
 mod seeds_cmd;
+mod staying_up;
 mod watched;
 
 use std::ffi::OsString;
 use std::process::ExitCode;
 
-use clap::{CommandFactory, FromArgMatches};
+use clap::{CommandFactory, Parser};
 
 use apiary_substrate::Substrate;
 use apiary_substrate::config::DeployConfig;
@@ -36,11 +36,7 @@ use progress::{Progress, Style};
 fn main() -> ExitCode {
     let raw: Vec<OsString> = std::env::args_os().collect();
     let json = args::requests_json(&raw);
-    // Named after argv[0], so `kubectl apiary …` (a symlink named kubectl-apiary) says so.
-    let parsed = invocation::command(raw.first().map(OsString::as_os_str))
-        .try_get_matches_from(&raw)
-        .and_then(|matches| Cli::from_arg_matches(&matches));
-    let cli = match parsed {
+    let cli = match Cli::try_parse_from(&raw) {
         Ok(cli) => cli,
         Err(err) => return exit_code(usage_error(&err, json)),
     };
@@ -110,8 +106,7 @@ fn run(cli: Cli) -> CommandResult {
                 // seeds.md § The seeds subcommand, rule 1: -n, else the client's default namespace
                 // (listing is read-only).
                 let seeds = PodSeeds::with_client(pods, connection.client)
-                    .map_err(|e| Failure::refused(e.to_string()))?
-                    .with_filter(seeds_cmd::filter_from_args(&s));
+                    .map_err(|e| Failure::refused(e.to_string()))?;
                 if s.watch {
                     seeds_cmd::watch(seeds, global.output).await
                 } else {
@@ -148,6 +143,7 @@ async fn cluster(global: &args::GlobalArgs) -> Result<Cluster, Failure> {
 /// `apiary deploy`: validate everything, build the client, then run the deploy with progress.
 fn run_deploy(global: &args::GlobalArgs, d: &args::DeployArgs) -> CommandResult {
     let (agent, mut config) = prepare_deploy(global, d)?;
+    let min_running = staying_up::min_running_flag(d.min_running.as_deref(), config.timeout)?;
     block_on(async {
         // One request never outlives a lowered deadline (it stays capped at 30 s otherwise).
         let cluster = cluster(global).await?.with_request_timeout(config.timeout);
@@ -158,7 +154,9 @@ fn run_deploy(global: &args::GlobalArgs, d: &args::DeployArgs) -> CommandResult 
             format!("deploying {}", valid.pod_name()),
             Style::for_stderr(),
         );
-        let options = DeployOptions::for_config(&valid).replacing(d.replace);
+        let options = DeployOptions::for_config(&valid)
+            .replacing(d.replace)
+            .staying_up(min_running);
         commands::deploy_with(&cluster, &valid, &options, &progress).await
     })
 }

@@ -43,6 +43,7 @@ fn deploy_options(deadline: Duration) -> DeployOptions {
         deadline,
         poll: Duration::from_millis(200),
         replace: false,
+        min_running: Duration::ZERO,
     }
 }
 

@@ -55,6 +55,7 @@ fn options() -> DeployOptions {
         deadline: DEADLINE,
         poll: Duration::from_millis(200),
         replace: false,
+        min_running: Duration::ZERO,
     }
 }
 

@@ -38,7 +38,10 @@ impl DeployMachine {
                         .observe(pod.as_ref().and_then(|p| p.marks.uid.as_deref()));
                     self.transition(Phase::Observe, now, Event::PodRead(Ok(pod)))
                 }
-                Ok(None) => self.act(now, Action::Create),
+                Ok(None) => {
+                    self.stability.interrupted();
+                    self.act(now, Action::Create)
+                }
                 Ok(Some(pod)) => match verify_pod(&pod, &self.spec.agent_id) {
                     None => self.foreign(),
                     Some(verified) => self.settle_main(now, verified, None),
@@ -104,7 +107,18 @@ impl DeployMachine {
     /// Wait one poll interval, never past the deadline; with no time left, continue at once
     /// (the next step then fails on the deadline).
     pub(super) fn wait(&mut self, now: Duration, then: Phase) -> Effect {
-        let max = self.deadline.wait_max(now);
+        self.wait_up_to(now, self.spec.poll, then)
+    }
+
+    /// deploy.md § Staying up: how much of the `--min-running` window is left for the started
+    /// pod `uid` read at `now`; `None` once it has been started that long.
+    pub(super) fn hold_started(&mut self, now: Duration, uid: &str) -> Option<Duration> {
+        self.stability.started(uid, now, self.spec.min_running)
+    }
+
+    /// [`Self::wait`], at most `cap`.
+    pub(super) fn wait_up_to(&mut self, now: Duration, cap: Duration, then: Phase) -> Effect {
+        let max = self.deadline.wait_max(now).min(cap);
         if max.is_zero() {
             return self.transition(then, now, Event::Waited);
         }
@@ -177,6 +191,14 @@ impl DeployMachine {
                 } else {
                     action
                 };
+                if matches!(action, Action::NoOp { .. }) {
+                    let uid = settled.pod().fence().uid().to_owned();
+                    if let Some(left) = self.hold_started(now, &uid) {
+                        return self.wait_up_to(now, left, Phase::PollWait);
+                    }
+                } else {
+                    self.stability.interrupted();
+                }
                 self.act(now, action)
             }
             Err(pending) => self.go(

@@ -19,7 +19,10 @@ impl DeployMachine {
         match (phase, event) {
             (Phase::RaceRead, Event::PodRead(read)) => match self.read(read) {
                 Err(effect) => effect,
-                Ok(None) => self.wait(now, Phase::RaceWait),
+                Ok(None) => {
+                    self.stability.interrupted();
+                    self.wait(now, Phase::RaceWait)
+                }
                 Ok(Some(pod)) => match verify_pod(&pod, &self.spec.agent_id) {
                     None => self.foreign(),
                     Some(verified) => self.settle_race(now, verified, None),
@@ -70,10 +73,14 @@ impl DeployMachine {
     fn race_decide(&mut self, now: Duration, settled: &SettledPod) -> Effect {
         let pod = settled.pod();
         match settled.startup() {
-            StartupState::Started => Effect::Finish(Ok(Deployed {
-                pod: pod.name().to_owned(),
-                intent_matches: pod.intent_matches(&self.spec.desired_intent),
-            })),
+            // deploy.md § Staying up: a winner, too, counts once started for the window.
+            StartupState::Started => match self.hold_started(now, pod.fence().uid()) {
+                Some(left) => self.wait_up_to(now, left, Phase::RaceWait),
+                None => Effect::Finish(Ok(Deployed {
+                    pod: pod.name().to_owned(),
+                    intent_matches: pod.intent_matches(&self.spec.desired_intent),
+                })),
+            },
             _ if pod.deletion_marked() => fail(DeployError::WinnerDeleting {
                 pod: pod.name().to_owned(),
             }),
@@ -81,6 +88,7 @@ impl DeployMachine {
                 self.latest_condition(Failing::WinnerFailed)
             }
             StartupState::NeverStartedRecoverable | StartupState::NeverStartedPullFailing(_) => {
+                self.stability.interrupted();
                 self.wait(now, Phase::RaceWait)
             }
         }

@@ -35,6 +35,9 @@ pub struct DeploySpec {
     /// `--replace` (deploy.md § Replacing a live agent): delete the started pod this call first
     /// observes when its intent differs, await its disappearance, then create as usual.
     pub replace: bool,
+    /// `--min-running` (deploy.md § Staying up): how long the container `agent` must have been
+    /// running continuously before the deploy succeeds; zero succeeds at the first started read.
+    pub min_running: Duration,
 }
 
 /// The account a pod runs as when it names none, and the one the ServiceAccount controller

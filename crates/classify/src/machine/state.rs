@@ -11,6 +11,7 @@ use super::error::{DeployError, Deployed};
 use super::io::{Effect, Event, OwnSecret};
 use super::replace::Replace;
 use super::spec::DeploySpec;
+use super::stability::Stability;
 use crate::failure::RequestFailure;
 use crate::progress::{self, Machine, PodWatch};
 use crate::status::Progress;
@@ -101,6 +102,8 @@ pub struct DeployMachine {
     pub(super) watch: PodWatch,
     /// What `--replace` may still delete (deploy.md § Replacing a live agent).
     pub(super) replace: Replace,
+    /// Since when the pod has been read as started (`--min-running`).
+    pub(super) stability: Stability,
 }
 
 impl DeployMachine {
@@ -115,6 +118,7 @@ impl DeployMachine {
             account_retried_at_once: false,
             watch: PodWatch::default(),
             replace: Replace::default(),
+            stability: Stability::default(),
         }
     }
 

@@ -29,6 +29,7 @@ fn spec() -> DeploySpec {
         service_account: None,
         preflight_gc: true,
         replace: false,
+        min_running: Duration::ZERO,
     }
 }
 
@@ -1470,4 +1471,108 @@ fn replace_after_an_absent_first_read_replaces_nothing() {
             secret: SECRET.into()
         }
     );
+}
+
+fn staying_up(window: u64) -> Run {
+    Run::with(DeploySpec {
+        min_running: Duration::from_secs(window),
+        ..spec()
+    })
+}
+
+/// `--min-running`: a started pod succeeds only once it has been read started for the window;
+/// the waits in between never run past what is left of it.
+#[test]
+fn min_running_waits_for_the_window_then_succeeds() {
+    let mut run = staying_up(3);
+    run.reach_first_get();
+    let effect = run.step(read(own_pod(running())));
+    expect_wait(&effect, Duration::from_secs(2));
+    let effect = run.wait(&effect);
+    assert_eq!(effect, get());
+    let effect = run.step(read(own_pod(running())));
+    expect_wait(&effect, Duration::from_secs(1));
+    let effect = run.wait(&effect);
+    assert_eq!(effect, get());
+    assert_eq!(run.step(read(own_pod(running()))), ok(POD, true));
+    assert_eq!(run.elapsed, Duration::from_secs(3));
+}
+
+/// `--min-running` of zero is today's behaviour: the first started read succeeds.
+#[test]
+fn min_running_zero_succeeds_at_the_first_started_read() {
+    let mut run = staying_up(0);
+    run.reach_first_get();
+    assert_eq!(run.step(read(own_pod(running()))), ok(POD, true));
+}
+
+/// A crash inside the window is reported as the crash it is: E2 with the exit code, not a
+/// success and not a delete.
+#[test]
+fn a_crash_inside_the_window_is_reported_with_its_exit_code() {
+    let mut run = staying_up(3);
+    run.reach_first_get();
+    let effect = run.step(absent());
+    create(&mut run, effect);
+    let effect = run.step(Event::PodCreated(PodCreateOutcome::Created));
+    let effect = run.wait(&effect);
+    assert_eq!(effect, get());
+    let effect = run.step(read(own_pod(running())));
+    let effect = run.wait(&effect);
+    assert_eq!(effect, get());
+    let crashed = own_pod(terminated(137, Some("Error")));
+    assert_eq!(
+        run.step(read(crashed.clone())),
+        Effect::ReadLatestCondition { name: POD.into() }
+    );
+    let e = error(run.step(read(crashed)));
+    assert!(matches!(e, DeployError::CreatedPodFailed { .. }), "{e:?}");
+    assert!(e.to_string().contains("exited with code 137"), "{e}");
+}
+
+/// Another pod under the name (a new uid) starts the window again; so does a read in between
+/// that shows no started pod.
+#[test]
+fn min_running_restarts_on_another_pod_or_an_interruption() {
+    let mut run = staying_up(3);
+    run.reach_first_get();
+    let effect = run.step(read(own_pod(running())));
+    let effect = run.wait(&effect);
+    assert_eq!(effect, get());
+    let effect = run.step(read(with_rv(own_pod(running()), "u9", "5")));
+    expect_wait(&effect, Duration::from_secs(2));
+    assert_eq!(run.wait(&effect), get());
+    let effect = run.step(read(with_rv(recoverable(), "u9", "6")));
+    assert!(matches!(effect, Effect::Wait { .. }));
+    let effect = run.wait(&effect);
+    assert_eq!(effect, get());
+    let effect = run.step(read(with_rv(own_pod(running()), "u9", "7")));
+    expect_wait(&effect, Duration::from_secs(2));
+}
+
+/// A race winner, too, is adopted only after the window; a crash inside it is E7.
+#[test]
+fn min_running_holds_a_race_winner_for_the_window() {
+    let mut run = staying_up(2);
+    run.reach_first_get();
+    let effect = run.step(absent());
+    create(&mut run, effect);
+    assert_eq!(
+        run.step(Event::PodCreated(PodCreateOutcome::AlreadyExists)),
+        get()
+    );
+    let winner = with_rv(own_pod(running()), "w1", "3");
+    assert_eq!(
+        run.step(read(winner.clone())),
+        Effect::ListForDrop {
+            secret: SECRET.into()
+        }
+    );
+    let effect = run.step(Event::Listed(Ok(Listing::default())));
+    assert_eq!(effect, get());
+    let effect = run.step(read(winner.clone()));
+    expect_wait(&effect, Duration::from_secs(2));
+    let effect = run.wait(&effect);
+    assert_eq!(effect, get());
+    assert_eq!(run.step(read(winner)), ok(POD, true));
 }

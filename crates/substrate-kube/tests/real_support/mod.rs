@@ -365,6 +365,7 @@ pub fn options(deadline: Duration) -> DeployOptions {
         deadline,
         poll: Duration::from_millis(200),
         replace: false,
+        min_running: Duration::ZERO,
     }
 }
 

@@ -205,6 +205,7 @@ pub fn options(deadline: Duration, poll: Duration) -> DeployOptions {
         deadline,
         poll,
         replace: false,
+        min_running: Duration::ZERO,
     }
 }
 

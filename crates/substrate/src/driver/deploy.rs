@@ -30,6 +30,9 @@ pub struct DeployOptions {
     /// `--replace` (deploy.md § Replacing a live agent): replace the started pod first observed
     /// when its intent differs, instead of keeping it.
     pub replace: bool,
+    /// `--min-running` (deploy.md § Staying up): how long the container must have run
+    /// continuously before the deploy succeeds; zero (the default) succeeds once started.
+    pub min_running: Duration,
 }
 
 impl DeployOptions {
@@ -40,6 +43,15 @@ impl DeployOptions {
             deadline: config.timeout(),
             poll: DEFAULT_POLL,
             replace: false,
+            min_running: Duration::ZERO,
+        }
+    }
+
+    /// These options with `--min-running` set to `window`.
+    pub fn staying_up(self, window: Duration) -> DeployOptions {
+        DeployOptions {
+            min_running: window,
+            ..self
         }
     }
 
@@ -63,6 +75,7 @@ pub fn spec_for(config: &ValidConfig, options: &DeployOptions) -> DeploySpec {
         service_account: config.service_account().map(str::to_owned),
         preflight_gc: true,
         replace: options.replace,
+        min_running: options.min_running,
     }
 }
 
