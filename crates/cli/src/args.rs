@@ -9,6 +9,7 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
+use clap::builder::TypedValueParser as _;
 use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
 
 /// Deploy an agent to Kubernetes as exactly one started pod; discover cluster seeds from pods.
@@ -23,8 +24,10 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// Global flags (deploy.md § CLI contract, shared part).
+/// Global flags (deploy.md § CLI contract, shared part). In every `--help` they stand under
+/// their own heading, after the command's own options (issue 11 § 7).
 #[derive(Args, Clone)]
+#[command(next_help_heading = "Global options")]
 pub struct GlobalArgs {
     /// Kubeconfig file [default: $KUBECONFIG, else ~/.kube/config, else in-cluster]
     #[arg(long, global = true, value_name = "PATH")]
@@ -45,8 +48,8 @@ pub struct GlobalArgs {
         default_value_t = OutputFormat::Text
     )]
     pub output: OutputFormat,
-    /// More logging on stderr (-v apiary debug, -vv apiary trace, -vvv everything); RUST_LOG
-    /// replaces this filter
+    /// More logging on stderr (default: warnings only; -v adds apiary's log lines, -vv apiary
+    /// trace, -vvv everything); RUST_LOG replaces this filter
     #[arg(short = 'v', long = "verbose", global = true, action = ArgAction::Count)]
     pub verbose: u8,
 }
@@ -222,6 +225,19 @@ pub struct SeedsArgs {
     /// Name of the container port to look up in each pod's spec
     #[arg(long, value_name = "NAME")]
     pub port_name: Option<String>,
+    /// Take each pod's first address of this family from status.podIPs instead of its primary
+    /// address (dual-stack clusters); pods without one are skipped as no_family_address
+    #[arg(
+        long,
+        value_name = "FAMILY",
+        value_parser = clap::builder::PossibleValuesParser::new(["ipv4", "ipv6"])
+            .try_map(|family| family.parse::<apiary_seeds::IpFamily>())
+    )]
+    pub ip_family: Option<apiary_seeds::IpFamily>,
+    /// Also skip pods whose container serving the port is not running yet (counted as
+    /// not_running)
+    #[arg(long)]
+    pub require_running: bool,
     /// Keep running and print the full set again after every change
     #[arg(long)]
     pub watch: bool,

@@ -12,6 +12,7 @@ mod connect;
 #[cfg(feature = "demo")]
 mod demo;
 mod env_input;
+mod invocation;
 mod logging;
 mod outcome;
 mod progress;
@@ -22,7 +23,7 @@ mod watched;
 use std::ffi::OsString;
 use std::process::ExitCode;
 
-use clap::{CommandFactory, Parser};
+use clap::{CommandFactory, FromArgMatches};
 
 use apiary_substrate::Substrate;
 use apiary_substrate::config::DeployConfig;
@@ -36,7 +37,11 @@ use progress::{Progress, Style};
 fn main() -> ExitCode {
     let raw: Vec<OsString> = std::env::args_os().collect();
     let json = args::requests_json(&raw);
-    let cli = match Cli::try_parse_from(&raw) {
+    // Named after argv[0], so `kubectl apiary …` (a symlink named kubectl-apiary) says so.
+    let parsed = invocation::command(raw.first().map(OsString::as_os_str))
+        .try_get_matches_from(&raw)
+        .and_then(|matches| Cli::from_arg_matches(&matches));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(err) => return exit_code(usage_error(&err, json)),
     };
@@ -106,7 +111,8 @@ fn run(cli: Cli) -> CommandResult {
                 // seeds.md § The seeds subcommand, rule 1: -n, else the client's default namespace
                 // (listing is read-only).
                 let seeds = PodSeeds::with_client(pods, connection.client)
-                    .map_err(|e| Failure::refused(e.to_string()))?;
+                    .map_err(|e| Failure::refused(e.to_string()))?
+                    .with_filter(seeds_cmd::filter_from_args(&s));
                 if s.watch {
                     seeds_cmd::watch(seeds, global.output).await
                 } else {
