@@ -5,7 +5,6 @@
 //! only choices here are wording and document shape. Must not: print an env value (nothing
 //! here ever holds one: results carry names and redacted conditions only).
 
-use apiary_classify::failure::RequestFailure;
 use apiary_substrate::Substrate;
 use apiary_substrate::config::ValidConfig;
 use apiary_substrate::driver::{
@@ -46,13 +45,7 @@ pub async fn deploy_with<S: Substrate>(
     })
     .await;
     progress.finish();
-    let deployed = result.map_err(|e| {
-        Failure::failed(with_rbac_hint(
-            e.to_string(),
-            e.request_failure(),
-            config.namespace(),
-        ))
-    })?;
+    let deployed = result.map_err(|e| Failure::deploy(&e, config.namespace()))?;
     if !deployed.intent_matches {
         tracing::warn!(
             "pod {} was already running with a different configuration; it keeps its old \
@@ -66,31 +59,6 @@ pub async fn deploy_with<S: Substrate>(
         );
     }
     Ok(deploy_report(agent, config.namespace(), &deployed.pod))
-}
-
-/// A failed request of a deploy-side command as exit 1, with the RBAC hint when it was a 403.
-fn refused(failure: &RequestFailure, namespace: &str) -> Failure {
-    Failure::failed(with_rbac_hint(
-        failure.to_string(),
-        Some(failure),
-        namespace,
-    ))
-}
-
-/// `message`, and when the request behind it was refused with `403 Forbidden`, what grants the
-/// right (deploy.md § RBAC): the server's message already names the verb and the resource, so
-/// the hint names the manifest and the binding that carries them. Any other failure is left as it
-/// is.
-fn with_rbac_hint(message: String, failure: Option<&RequestFailure>, namespace: &str) -> String {
-    if !failure.is_some_and(RequestFailure::is_forbidden) {
-        return message;
-    }
-    format!(
-        "{message}; the caller needs the rights in rbac/apiary-deployer.yaml: apply it with \
-         `kubectl apply -f rbac/apiary-deployer.yaml` and bind it with `kubectl create \
-         rolebinding apiary -n {namespace} --clusterrole=apiary-deployer --user=<you>` (or \
-         --serviceaccount=<sa-namespace>:<sa>)"
-    )
 }
 
 /// The deploy result: text is the pod name alone.
@@ -115,7 +83,7 @@ pub async fn status<S: Substrate>(
 ) -> CommandResult {
     let report = driver::status(substrate, agent, config)
         .await
-        .map_err(|e| refused(&e, substrate.namespace()))?;
+        .map_err(|e| Failure::request(&e, substrate.namespace()))?;
     Ok(status_report(agent, substrate.namespace(), &report))
 }
 
@@ -192,7 +160,9 @@ pub async fn undeploy<S: Substrate>(
             ))
             .with_detail("undeploy", done.json))
         }
-        Err(UndeployError::Failed(failure)) => Err(refused(&failure, substrate.namespace())),
+        Err(UndeployError::Failed(failure)) => {
+            Err(Failure::request(&failure, substrate.namespace()))
+        }
         Err(error) => Err(Failure::failed(error.to_string())),
     }
 }
@@ -235,7 +205,7 @@ pub async fn gc<S: Substrate>(
 ) -> CommandResult {
     let report = driver::gc(substrate, agent, dry_run)
         .await
-        .map_err(|e| refused(&e, substrate.namespace()))?;
+        .map_err(|e| Failure::request(&e, substrate.namespace()))?;
     if report.orphan_sweep.is_some_and(|s| s.as_str() == "skipped") {
         tracing::warn!(
             "orphan sweep skipped: the apiserver's answer carried no usable Date header, so no \
@@ -249,16 +219,19 @@ pub async fn gc<S: Substrate>(
     for failure in &report.failures {
         tracing::error!("gc: {failure}");
     }
-    let first = report
+    let mut failure = report
         .failures
         .first()
-        .map(|f| with_rbac_hint(f.to_string(), Some(f), substrate.namespace()))
-        .unwrap_or_default();
-    Err(Failure::failed(format!(
-        "{} deletion(s) failed; the others were attempted. First failure: {first}",
-        report.failures.len()
-    ))
-    .with_detail("gc", done.json))
+        .map(|f| Failure::request(f, substrate.namespace()))
+        .unwrap_or_else(|| Failure::failed("a deletion failed"));
+    if report.failures.len() > 1 {
+        failure.message = format!(
+            "{}; {} more deletion(s) failed too (logged above), the others were attempted",
+            failure.message,
+            report.failures.len() - 1
+        );
+    }
+    Err(failure.with_detail("gc", done.json))
 }
 
 /// The gc result: `pod/<name>` and `secret/<name>` lines.

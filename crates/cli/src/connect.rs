@@ -1,13 +1,15 @@
 //! Client construction and namespace resolution for the subcommands (deploy.md § Namespace
 //! resolution (CLI); § CLI contract, global flags). Shell layer: `apiary-substrate-kube` chooses
-//! and reads the kubeconfig; this module maps its errors to exit 2 and applies the CLI's
-//! namespace rule. Must not: send any request (building a client is local), or fall back to the
-//! `default` namespace for the deploy-side subcommands.
+//! and reads the kubeconfig; this module maps its errors to exit 2, records the server and
+//! context for failure messages, and applies the CLI's namespace rule. Must not: send any
+//! request (building a client is local), or fall back to the `default` namespace for the
+//! deploy-side subcommands.
 
 use apiary_substrate_kube::{ClientOptions, Connection};
 
 use crate::args::GlobalArgs;
 use crate::outcome::Failure;
+use crate::outcome::explain::{self, Target};
 
 /// Build the client from `--kubeconfig`, `KUBECONFIG`, `~/.kube/config` or in-cluster, and
 /// `--context`.
@@ -21,9 +23,15 @@ pub async fn connect(global: &GlobalArgs) -> Result<Connection, Failure> {
         kubeconfig: global.kubeconfig.clone(),
         context: global.context.clone(),
     };
-    apiary_substrate_kube::connect(&options)
+    let connection = apiary_substrate_kube::connect(&options)
         .await
-        .map_err(|e| Failure::refused(e.to_string()))
+        .map_err(|e| Failure::refused(e.to_string()))?;
+    // What a failure message names when the server does not answer (docs/errors.md).
+    explain::record_target(Target {
+        server: connection.server.clone(),
+        context: connection.context.clone(),
+    });
+    Ok(connection)
 }
 
 /// The deploy-side namespace rule (deploy.md § Namespace resolution): `-n`, else the context's

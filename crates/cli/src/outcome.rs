@@ -6,11 +6,16 @@
 //! the string key `error`; in text mode a failure prints nothing on stdout and the error on
 //! stderr. Must not: print anything built from env values (callers pass only redacted text).
 
+pub mod explain;
+
 use std::io::Write;
 
+use apiary_classify::failure::RequestFailure;
+use apiary_classify::machine::DeployError;
 use serde_json::{Map, Value, json};
 
 use crate::args::OutputFormat;
+use explain::{Explained, Grant};
 
 /// The process exit code of the contract: 0 success, 1 operation failed, 2 invalid input.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,11 +58,41 @@ impl Failure {
         }
     }
 
+    /// Exit 1: a failed request of a deploy-side command, in the shared shape of docs/errors.md
+    /// (what, why, what to do; the server and context tried for a transport failure), with
+    /// `code`, `reason`, `operation` and `object` beside `error` in json mode.
+    pub fn request(failure: &RequestFailure, namespace: &str) -> Self {
+        Self::request_granted(failure, namespace, Grant::Deployer)
+    }
+
+    /// [`Failure::request`] for a command whose rights `grant` names (seeds: `Grant::Seeds`).
+    pub fn request_granted(failure: &RequestFailure, namespace: &str, grant: Grant) -> Self {
+        log_chain(failure);
+        Self::explained(explain::request(
+            failure,
+            namespace,
+            grant,
+            explain::target(),
+        ))
+    }
+
+    /// Exit 1: a failed deploy (deploy.md § Errors), its request failures in the shared shape.
+    pub fn deploy(error: &DeployError, namespace: &str) -> Self {
+        if let Some(failure) = error.request_failure() {
+            log_chain(failure);
+        }
+        Self::explained(explain::deploy(error, namespace, explain::target()))
+    }
+
+    fn explained(explained: Explained) -> Self {
+        Self {
+            exit: Exit::Failed,
+            message: explained.message,
+            details: explained.fields,
+        }
+    }
+
     /// Add a key to the json-mode error document.
-    #[allow(
-        dead_code,
-        reason = "used by the seeds subcommand once PodSeeds is wired"
-    )]
     pub fn with_detail(mut self, key: &str, value: Value) -> Self {
         self.details.insert(key.to_owned(), value);
         self
@@ -73,6 +108,13 @@ impl Failure {
             }
         }
         Value::Object(doc)
+    }
+}
+
+/// `-v` adds the underlying chain of a transport failure (the client's own words) on stderr.
+fn log_chain(failure: &RequestFailure) {
+    if let apiary_classify::failure::Cause::Transport { detail, .. } = failure.cause() {
+        tracing::debug!(detail = %detail, "underlying transport failure");
     }
 }
 

@@ -10,11 +10,13 @@ use std::net::SocketAddr;
 use std::num::NonZeroU16;
 use std::time::Duration;
 
+use apiary_classify::failure::Operation;
 use apiary_seeds::{Filter, Pods, Port};
 use apiary_substrate_kube::{PodSeeds, SeedsError, SeedsMode, SeedsOptions, SeedsResolution};
 use serde_json::{Value, json};
 
 use crate::args::{OutputFormat, SeedsArgs};
+use crate::outcome::explain::Grant;
 use crate::outcome::{self, CommandResult, Failure, Report};
 
 /// The library configuration for the flags and `-n`.
@@ -37,15 +39,20 @@ pub fn pods_from_args(args: &SeedsArgs, namespace: Option<&str>) -> Result<Pods,
         port,
     };
     pods.validate().map_err(|e| {
-        let flag = match e {
-            apiary_seeds::InvalidPods::BlankLabelSelector => "--selector",
-            apiary_seeds::InvalidPods::BlankNamespace => "-n/--namespace",
-            apiary_seeds::InvalidPods::BlankPortName => "--port-name",
-        };
-        Failure::refused(format!(
-            "{e} ({flag}): a blank value is refused because an empty selector would seed from \
-             every pod in the namespace"
-        ))
+        Failure::refused(match e {
+            apiary_seeds::InvalidPods::BlankLabelSelector => {
+                "--selector is blank: an empty selector would seed from every pod in the \
+                 namespace; give a label selector such as app=ring"
+            }
+            apiary_seeds::InvalidPods::BlankNamespace => {
+                "-n/--namespace is blank: give the namespace of the seed pods, or leave -n out \
+                 to use the kubeconfig context's namespace"
+            }
+            apiary_seeds::InvalidPods::BlankPortName => {
+                "--port-name is blank: give the name of the container port the seeds listen on \
+                 (such as gossip), or --port N"
+            }
+        })
     })?;
     Ok(pods)
 }
@@ -76,7 +83,8 @@ pub fn resolution_json(resolution: &SeedsResolution) -> Value {
     })
 }
 
-/// Map a resolve error to exit 1 with the diagnostic (and, for a 403, the RBAC hint).
+/// Map a resolve error to exit 1 with the diagnostic, or a failed listing in the shared shape of
+/// docs/errors.md (for a 403, the seeds role's fix).
 pub fn failure(error: &SeedsError, namespace: &str) -> Failure {
     match error {
         SeedsError::NoAddresses(no) => {
@@ -88,17 +96,17 @@ pub fn failure(error: &SeedsError, namespace: &str) -> Failure {
             failure
         }
         SeedsError::Config(e) => Failure::refused(e.to_string()),
-        // `{error}`, not the inner kube error: kube's own Display appends the Status's Debug form.
-        SeedsError::Client(_) if error.status_code() == Some(403) => Failure::failed(format!(
-            "listing pods in namespace {namespace} was forbidden: {error}; the caller needs `list` \
-             (and for --watch `watch`) on pods in {namespace}: apply rbac/apiary-seeds.yaml with \
-             `kubectl apply -n {namespace} -f rbac/apiary-seeds.yaml` and bind it with `kubectl \
-             create rolebinding apiary-seeds -n {namespace} --role=apiary-seeds \
-             --serviceaccount=<sa-namespace>:<sa>`"
-        )),
-        SeedsError::Client(_) => Failure::failed(format!(
-            "could not list pods in namespace {namespace}: {error}"
-        )),
+        // The typed parts of the kube error, never its Display (which appends the Status's Debug
+        // form), rendered in the shared shape with the seeds role's fix for a 403.
+        SeedsError::Client(client) => Failure::request_granted(
+            &apiary_substrate_kube::request_failure(
+                Operation::ListPods,
+                &format!("in {namespace}"),
+                client,
+            ),
+            namespace,
+            Grant::Seeds,
+        ),
     }
 }
 

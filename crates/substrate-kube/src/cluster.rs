@@ -10,6 +10,8 @@
 //! response body (Secret values) into an error, a log line or `Debug` output.
 
 pub mod client;
+mod expiry;
+mod listing;
 pub mod mapping;
 pub mod retry;
 
@@ -19,9 +21,10 @@ use std::pin::pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use apiary_classify::failure::{Operation, TransportCause};
 use apiary_classify::verify::{PodDeletion, SecretDeletion};
 use apiary_substrate::{
-    CreateOutcome, DeleteOutcome, Listed, NamespaceError, Operation, Substrate, SubstrateError,
+    CreateOutcome, DeleteOutcome, Listed, NamespaceError, Substrate, SubstrateError,
 };
 use futures::TryStreamExt;
 use k8s_openapi::api::core::v1::{Namespace, Pod, Secret, ServiceAccount};
@@ -62,7 +65,7 @@ impl std::fmt::Debug for Cluster {
     }
 }
 
-/// One operation on one object, as its errors name it (`could not get pod/x: …`).
+/// One operation on one object, as its errors name it (`could not read pod agents/x: …`).
 struct Call {
     operation: Operation,
     object: String,
@@ -127,8 +130,14 @@ impl Cluster {
         Secret::url_path(&(), Some(&self.namespace))
     }
 
+    /// A list as errors name it: `in <namespace> matching <selector>`.
     fn list_object(&self, selector: &str) -> String {
-        format!("in namespace/{} matching {selector}", self.namespace)
+        format!("in {} matching {selector}", self.namespace)
+    }
+
+    /// An object as errors name it: `<namespace>/<name>`.
+    fn object(&self, name: &str) -> String {
+        format!("{}/{name}", self.namespace)
     }
 
     /// A fresh random word for backoff jitter.
@@ -147,6 +156,7 @@ impl Cluster {
                 return Exchanged {
                     result: Err(Failure::Transport {
                         kind: TransportKind::Other,
+                        cause: TransportCause::Other,
                         message: format!(
                             "the request could not be built: {}",
                             mapping::describe_chain(&error)
@@ -291,6 +301,7 @@ fn without_empty_resource_version(mut request: http::Request<Vec<u8>>) -> http::
 fn decode<T: DeserializeOwned>(body: &[u8], what: &str) -> Result<T, Failure> {
     serde_json::from_slice(body).map_err(|error| Failure::Transport {
         kind: TransportKind::Undecodable,
+        cause: TransportCause::Other,
         message: format!(
             "the answer could not be decoded as {what} (line {}, column {})",
             error.line(),
@@ -303,6 +314,7 @@ fn decode<T: DeserializeOwned>(body: &[u8], what: &str) -> Result<T, Failure> {
 fn encode<T: serde::Serialize>(value: &T) -> Result<Vec<u8>, Failure> {
     serde_json::to_vec(value).map_err(|_| Failure::Transport {
         kind: TransportKind::Other,
+        cause: TransportCause::Other,
         message: "the object could not be serialized".to_owned(),
     })
 }
@@ -314,7 +326,7 @@ impl Substrate for Cluster {
 
     async fn ensure_namespace(&self) -> Result<(), NamespaceError> {
         let namespace = self.namespace.clone();
-        let get = Call::new(Operation::GetNamespace, format!("namespace/{namespace}"));
+        let get = Call::new(Operation::GetNamespace, namespace.clone());
         let create = Call::new(Operation::CreateNamespace, get.object.clone());
         let failed = |call: &Call, failure: Failure| NamespaceError::Failed {
             namespace: namespace.clone(),
@@ -378,7 +390,7 @@ impl Substrate for Cluster {
     }
 
     async fn get_pod(&self, name: &str) -> Result<Option<Pod>, SubstrateError> {
-        let call = Call::new(Operation::GetPod, format!("pod/{name}"));
+        let call = Call::new(Operation::GetPod, self.object(name));
         let request = Request::new(self.pods_path()).get(name, &GetParams::default());
         match self.read(&call, request).await? {
             Some(reply) => decode(&reply.body, "a pod")
@@ -389,17 +401,14 @@ impl Substrate for Cluster {
     }
 
     async fn secret_exists(&self, name: &str) -> Result<bool, SubstrateError> {
-        let call = Call::new(Operation::GetSecret, format!("secret/{name}"));
+        let call = Call::new(Operation::GetSecret, self.object(name));
         let request = Request::new(self.secrets_path()).get(name, &GetParams::default());
         // The body (the Secret's values) is not decoded: a 2xx is the proof of existence.
         Ok(self.read(&call, request).await?.is_some())
     }
 
     async fn service_account_exists(&self, name: &str) -> Result<bool, SubstrateError> {
-        let call = Call::new(
-            Operation::GetServiceAccount,
-            format!("serviceaccount/{name}"),
-        );
+        let call = Call::new(Operation::GetServiceAccount, self.object(name));
         let path = ServiceAccount::url_path(&(), Some(&self.namespace));
         let request = Request::new(path).get(name, &GetParams::default());
         // A 2xx is the proof of existence; the body (token references) is not decoded.
@@ -408,7 +417,7 @@ impl Substrate for Cluster {
 
     async fn create_secret(&self, secret: &Secret) -> Result<CreateOutcome, SubstrateError> {
         let name = secret.metadata.name.as_deref().unwrap_or("<unnamed>");
-        let call = Call::new(Operation::CreateSecret, format!("secret/{name}"));
+        let call = Call::new(Operation::CreateSecret, self.object(name));
         let body = encode(secret).map_err(|failure| call.error(failure))?;
         let request = Request::new(self.secrets_path()).create(&PostParams::default(), body);
         let exchanged = self.exchange(&call, request).await;
@@ -421,7 +430,7 @@ impl Substrate for Cluster {
 
     async fn create_pod(&self, pod: &Pod) -> Result<CreateOutcome, SubstrateError> {
         let name = pod.metadata.name.as_deref().unwrap_or("<unnamed>");
-        let call = Call::new(Operation::CreatePod, format!("pod/{name}"));
+        let call = Call::new(Operation::CreatePod, self.object(name));
         let body = encode(pod).map_err(|failure| call.error(failure))?;
         let request = Request::new(self.pods_path()).create(&PostParams::default(), body);
         // A retried create that answers AlreadyExists goes through the normal adopt path: the
@@ -437,7 +446,7 @@ impl Substrate for Cluster {
 
     async fn delete_pod(&self, deletion: &PodDeletion) -> Result<DeleteOutcome, SubstrateError> {
         let (name, fence) = (deletion.name(), deletion.fence());
-        let call = Call::new(Operation::DeletePod, format!("pod/{name}"));
+        let call = Call::new(Operation::DeletePod, self.object(name));
         // Preconditions only: no gracePeriodSeconds (the pod's own 60 s applies; 0 would be a
         // force kill) and no propagation policy (deploy.md § Semantics relied on, items 3 and 5).
         let params = DeleteParams {
@@ -462,7 +471,7 @@ impl Substrate for Cluster {
         deletion: &SecretDeletion,
     ) -> Result<DeleteOutcome, SubstrateError> {
         let (name, uid) = (deletion.name(), deletion.uid());
-        let call = Call::new(Operation::DeleteSecret, format!("secret/{name}"));
+        let call = Call::new(Operation::DeleteSecret, self.object(name));
         let params = DeleteParams {
             preconditions: Some(Preconditions {
                 uid: Some(uid.to_owned()),

@@ -31,7 +31,7 @@
 
 use std::time::Duration;
 
-use apiary_substrate::Operation;
+use apiary_classify::failure::{Operation, TransportCause};
 use bytes::Bytes;
 use kube::client::Body;
 use tokio::time::Instant;
@@ -78,6 +78,7 @@ impl Miss {
             Miss::Client(error) => mapping::classify_kube_error(&error),
             Miss::TimedOut(limit) => Failure::Transport {
                 kind: TransportKind::Timeout,
+                cause: TransportCause::TimedOut(limit),
                 message: format!("no answer within {} ms", limit.as_millis()),
             },
         }
@@ -125,6 +126,38 @@ pub(crate) fn describe_kube_error(error: &kube::Error) -> String {
         kube::Error::Api(status) => describe_refusal(status.code, &status.reason, &status.message),
         other => mapping::describe_chain(other),
     }
+}
+
+/// A `kube::Error` of `operation` on `object` as the typed failure a person's message is built
+/// from (docs/errors.md): an apiserver refusal keeps its code, reason and message apart (never
+/// kube's `Display`, which appends the `Status`'s `Debug` form); anything else is a transport
+/// failure with its cause in plain words (an attempt that ran out of time says its limit) and
+/// its chain of causes as the detail.
+pub fn request_failure(
+    operation: Operation,
+    object: &str,
+    error: &kube::Error,
+) -> apiary_classify::failure::RequestFailure {
+    use apiary_classify::failure::RequestFailure;
+    if let kube::Error::Api(status) = error {
+        return RequestFailure::answered(
+            operation,
+            object,
+            status.code,
+            &status.reason,
+            &status.message,
+        );
+    }
+    let timed_out = match error {
+        kube::Error::Service(inner) => inner.downcast_ref::<TimedOut>().map(|t| t.0),
+        _ => None,
+    };
+    let cause = match (timed_out, mapping::classify_kube_error(error)) {
+        (Some(limit), _) => TransportCause::TimedOut(limit),
+        (None, Failure::Transport { cause, .. }) => cause,
+        (None, Failure::Refused { .. }) => TransportCause::Other,
+    };
+    RequestFailure::lost(operation, object, cause, describe_kube_error(error))
 }
 
 /// Sends `request` and returns the streaming answer of a 2xx. A non-2xx answer's body is read
@@ -238,6 +271,7 @@ pub(crate) async fn retrying(
 fn budget_spent(policy: &RetryPolicy) -> Failure {
     Failure::Transport {
         kind: TransportKind::Timeout,
+        cause: TransportCause::TimedOut(policy.budget),
         message: format!(
             "no answer within the {} ms request budget",
             policy.budget.as_millis()

@@ -10,6 +10,7 @@
 
 mod cluster;
 mod exchange;
+mod logs;
 mod pod_seeds;
 
 pub use cluster::client::{
@@ -17,4 +18,6 @@ pub use cluster::client::{
     install_crypto_provider,
 };
 pub use cluster::{Cluster, RetryPolicy};
+pub use logs::{LogsEnd, LogsError, LogsOptions, PodLogs};
+pub use exchange::request_failure;
 pub use pod_seeds::{PodSeeds, SeedsError, SeedsMode, SeedsOptions, SeedsResolution};

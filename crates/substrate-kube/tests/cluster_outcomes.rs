@@ -7,11 +7,10 @@ mod cluster_mock;
 
 use std::time::Duration;
 
+use apiary_classify::failure::Operation;
 use apiary_classify::verify::PodDeletion;
 use apiary_substrate::fake::proof::{pod_deletion, secret_deletion};
-use apiary_substrate::{
-    CreateOutcome, DeleteOutcome, NamespaceError, Operation, Substrate, SubstrateError,
-};
+use apiary_substrate::{CreateOutcome, DeleteOutcome, NamespaceError, Substrate, SubstrateError};
 use apiary_substrate_kube::{Cluster, RetryPolicy};
 use cluster_mock::{Answer, client, cluster, status};
 use k8s_openapi::api::core::v1::{Pod, Secret};
@@ -133,7 +132,7 @@ async fn a4_dropped_connection_is_not_absence() {
     let error = cluster.get_pod("agent-x").await.expect_err("no answer");
     assert_eq!(error.reason(), None);
     assert!(
-        matches!(&error, SubstrateError::Transport { operation: Operation::GetPod, object, .. } if object == "pod/agent-x"),
+        matches!(&error, SubstrateError::Transport { operation: Operation::GetPod, object, .. } if object == "agents/agent-x"),
         "{error:?}"
     );
     assert!(
@@ -187,7 +186,7 @@ async fn e9_namespace_failures_name_operation() {
         "{error:?}"
     );
     let text = error.to_string();
-    assert!(text.contains("read namespace namespace/agents"), "{text}");
+    assert!(text.contains("read namespace agents"), "{text}");
     assert!(text.contains("401 Unauthorized"), "{text}");
 
     let (creating, _log) = cluster(vec![status(404, "NotFound"), status(422, "Invalid")]);
@@ -210,7 +209,7 @@ async fn errors_name_object_and_operation() {
     let list = cluster.list_pods("a=b").await.expect_err("forbidden");
     assert_eq!(
         list.to_string(),
-        "could not list pods in namespace/agents matching a=b: the apiserver answered 403 \
+        "could not list pods in agents matching a=b: the apiserver answered 403 \
          Forbidden: scripted 403 Forbidden"
     );
     let secret = Secret {
@@ -223,7 +222,7 @@ async fn errors_name_object_and_operation() {
     let create = cluster.create_secret(&secret).await.expect_err("invalid");
     assert_eq!(
         create.to_string(),
-        "could not create secret secret/agent-x-g1: the apiserver answered 422 Invalid: \
+        "could not create secret agents/agent-x-g1: the apiserver answered 422 Invalid: \
          scripted 422 Invalid"
     );
     let delete = cluster
@@ -231,7 +230,7 @@ async fn errors_name_object_and_operation() {
         .await
         .expect_err("forbidden");
     assert!(
-        matches!(&delete, SubstrateError::Api { operation: Operation::DeleteSecret, object, .. } if object == "secret/agent-x-g1"),
+        matches!(&delete, SubstrateError::Api { operation: Operation::DeleteSecret, object, .. } if object == "agents/agent-x-g1"),
         "{delete:?}"
     );
     let secrets = cluster.list_secrets("a=b").await.expect_err("forbidden");

@@ -8,7 +8,8 @@ mod cluster_mock;
 
 use std::time::Duration;
 
-use apiary_substrate::{CreateOutcome, Operation, Substrate, SubstrateError};
+use apiary_classify::failure::Operation;
+use apiary_substrate::{CreateOutcome, Substrate, SubstrateError};
 use apiary_substrate_kube::Cluster;
 use cluster_mock::{Answer, client, cluster, created, ok, pod_json, pod_list, status, with_header};
 use k8s_openapi::api::core::v1::{Pod, Secret};
@@ -172,7 +173,7 @@ async fn persistent_failure_ends_within_budget() {
     );
     assert!(log.count() > 2, "retried {} times", log.count());
     assert!(
-        matches!(&error, SubstrateError::Transport { operation: Operation::GetPod, object, .. } if object == "pod/agent-x"),
+        matches!(&error, SubstrateError::Transport { operation: Operation::GetPod, object, .. } if object == "agents/agent-x"),
         "{error:?}"
     );
 }

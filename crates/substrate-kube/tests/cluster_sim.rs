@@ -445,7 +445,7 @@ async fn unreachable_apiserver_is_a_transport_error() {
     let error = cluster.get_pod("agent-x").await.expect_err("unreachable");
     assert_eq!(error.reason(), None);
     let text = error.to_string();
-    assert!(text.contains("pod/agent-x"), "{text}");
+    assert!(text.contains(&format!("{NS}/agent-x")), "{text}");
     assert!(
         text.to_lowercase().contains("connect") || text.contains("refused"),
         "{text}"

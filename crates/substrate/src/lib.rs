@@ -19,5 +19,5 @@ pub mod observe;
 mod substrate;
 
 pub use substrate::{
-    CreateOutcome, DeleteOutcome, Listed, NamespaceError, Operation, Substrate, SubstrateError,
+    CreateOutcome, DeleteOutcome, Listed, NamespaceError, Substrate, SubstrateError,
 };

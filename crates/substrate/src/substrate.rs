@@ -9,7 +9,7 @@
 use std::future::Future;
 use std::time::Duration;
 
-use apiary_classify::failure::RequestFailure;
+use apiary_classify::failure::{Operation, RequestFailure, TransportCause};
 use apiary_classify::verify::{PodDeletion, SecretDeletion};
 use chrono::{DateTime, Utc};
 use k8s_openapi::api::core::v1::{Pod, Secret};
@@ -43,64 +43,19 @@ pub struct Listed<T> {
     pub server_now: Option<DateTime<Utc>>,
 }
 
-/// The operation a [`SubstrateError`] belongs to, for messages that name it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Operation {
-    /// Reading a namespace.
-    GetNamespace,
-    /// Creating a namespace.
-    CreateNamespace,
-    /// Listing pods.
-    ListPods,
-    /// Listing Secrets.
-    ListSecrets,
-    /// Reading one pod.
-    GetPod,
-    /// Reading one Secret.
-    GetSecret,
-    /// Reading one ServiceAccount.
-    GetServiceAccount,
-    /// Creating a Secret.
-    CreateSecret,
-    /// Creating a pod.
-    CreatePod,
-    /// Deleting a pod.
-    DeletePod,
-    /// Deleting a Secret.
-    DeleteSecret,
-    /// Watching a pod.
-    WatchPod,
-}
-
-impl std::fmt::Display for Operation {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Self::GetNamespace => "read namespace",
-            Self::CreateNamespace => "create namespace",
-            Self::ListPods => "list pods",
-            Self::ListSecrets => "list secrets",
-            Self::GetPod => "read pod",
-            Self::GetSecret => "read secret",
-            Self::GetServiceAccount => "read service account",
-            Self::CreateSecret => "create secret",
-            Self::CreatePod => "create pod",
-            Self::DeletePod => "delete pod",
-            Self::DeleteSecret => "delete secret",
-            Self::WatchPod => "watch pod",
-        })
-    }
-}
-
-/// A request the apiserver answered with an error status, or that got no answer at all.
+/// A request the apiserver answered with an error status, or that got no answer at all. Its
+/// message is [`SubstrateError::failure`]'s: `could not <operation> <object>: <why>`, each part
+/// once (docs/errors.md).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}", self.failure())]
 pub enum SubstrateError {
     /// The apiserver answered with a `Status` (4xx/5xx). `reason` is the literal `Status.reason`,
     /// empty when absent: a 409 is split on it, never on the code.
-    #[error("could not {operation} {object}: the apiserver answered {code} {reason}: {message}")]
     Api {
         /// The failed operation.
         operation: Operation,
-        /// The object (`pod/x`, `secret/y`, `namespace/z`, `pods` for a list).
+        /// The object: `<namespace>/<name>` for a pod, Secret or account, the namespace's name
+        /// for a namespace request, `in <namespace> matching <selector>` for a list.
         object: String,
         /// The HTTP status code.
         code: u16,
@@ -113,11 +68,10 @@ pub enum SubstrateError {
     /// `… error looking up service account <ns>/<sa>: serviceaccount "<sa>" not found`): the
     /// account the pod runs as does not exist (yet). The kube shell recognises the answer; the
     /// deploy machine decides whether to wait for the account (deploy.md § Namespace ensure).
-    #[error("could not {operation} {object}: the apiserver answered {code} Forbidden: {message}")]
     ServiceAccountMissing {
         /// The failed operation.
         operation: Operation,
-        /// The object (`pod/x`).
+        /// The object (`<namespace>/<pod>`).
         object: String,
         /// The HTTP status code (403).
         code: u16,
@@ -127,13 +81,14 @@ pub enum SubstrateError {
         message: String,
     },
     /// No usable answer: connection refused or dropped, timeout, TLS, an undecodable body.
-    #[error("could not {operation} {object}: {message}")]
     Transport {
         /// The failed operation.
         operation: Operation,
-        /// The object (`pod/x`, `secret/y`, `namespace/z`, `pods` for a list).
+        /// The object, as for [`SubstrateError::Api`].
         object: String,
-        /// What went wrong, in words.
+        /// The cause in plain words.
+        cause: TransportCause,
+        /// What the client said, in words (never a body).
         message: String,
     },
 }
@@ -154,17 +109,31 @@ impl SubstrateError {
         matches!(self, Self::Api { .. } | Self::ServiceAccountMissing { .. })
     }
 
-    /// This failure in the decisions' vocabulary: the status code and reason when the apiserver
-    /// answered, a transport failure otherwise; the message is this error's own text.
+    /// This failure in the decisions' vocabulary, its parts kept apart: the operation, the
+    /// object, and the status code, reason and message when the apiserver answered, the cause
+    /// when it did not.
     pub fn failure(&self) -> RequestFailure {
         match self {
-            Self::Api { code, reason, .. } => {
-                RequestFailure::api(*code, reason.clone(), self.to_string())
-            }
-            Self::ServiceAccountMissing { code, .. } => {
-                RequestFailure::api(*code, "Forbidden", self.to_string())
-            }
-            Self::Transport { .. } => RequestFailure::transport(self.to_string()),
+            Self::Api {
+                operation,
+                object,
+                code,
+                reason,
+                message,
+            } => RequestFailure::answered(*operation, object, *code, reason, message),
+            Self::ServiceAccountMissing {
+                operation,
+                object,
+                code,
+                message,
+                ..
+            } => RequestFailure::answered(*operation, object, *code, "Forbidden", message),
+            Self::Transport {
+                operation,
+                object,
+                cause,
+                message,
+            } => RequestFailure::lost(*operation, object, *cause, message),
         }
     }
 }
@@ -181,8 +150,9 @@ pub enum NamespaceError {
         /// The namespace.
         namespace: String,
     },
-    /// E9: reading or creating the namespace failed otherwise.
-    #[error("namespace {namespace}: {source}")]
+    /// E9: reading or creating the namespace failed otherwise. The message is the source's
+    /// alone: it names the operation and the namespace already.
+    #[error("{source}")]
     Failed {
         /// The namespace.
         namespace: String,

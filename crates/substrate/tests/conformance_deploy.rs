@@ -10,13 +10,14 @@ mod conformance_support;
 
 use std::time::Duration;
 
+use apiary_classify::failure::Operation;
 use apiary_classify::machine::DeploySpec;
 use apiary_cluster_model::kubelet::PodScript;
 use apiary_substrate::driver::{
     DeployError, DeployOptions, Deployed, deploy, deploy_spec, spec_for,
 };
-use apiary_substrate::fake::{Call, FakeCluster, Op, Step, transport_failure};
-use apiary_substrate::{DeleteOutcome, NamespaceError, Operation};
+use apiary_substrate::fake::{Call, FakeCluster, Step, transport_failure};
+use apiary_substrate::{DeleteOutcome, NamespaceError};
 use conformance_support::*;
 
 fn options(config: &apiary_substrate::config::ValidConfig) -> DeployOptions {
@@ -144,7 +145,7 @@ fn r7_started_between_read_and_delete_is_preserved() {
     let fake = FakeCluster::new(NS);
     let (dead, _) = seed(&fake, &config(), 1, &Shape::Terminated(1), true);
     let (_, rv) = fence_of(&dead);
-    fake.before_next(Op::DeletePod, |m| {
+    fake.before_next(Operation::DeletePod, |m| {
         m.start_pod(NS, POD).expect("pod exists");
     });
     let config = config();
@@ -522,7 +523,7 @@ fn r32_gc_forbidden_swallowed() {
     let fake = FakeCluster::new(NS);
     seed(&fake, &config(), 1, &Shape::Running, true);
     let forbidden = fake.forbidden(Operation::ListPods, "pods");
-    fake.fail_next(Op::ListPods, forbidden);
+    fake.fail_next(Operation::ListPods, forbidden);
     assert_eq!(deploy_default(&fake), ok(POD, true));
 }
 
@@ -531,7 +532,7 @@ fn r32_gc_forbidden_swallowed() {
 fn r33_refused_pod_create_drops_own_secret() {
     let fake = FakeCluster::new(NS);
     let refusal = fake.quota_exceeded(Operation::CreatePod, &format!("pod/{POD}"));
-    fake.fail_next(Op::CreatePod, refusal);
+    fake.fail_next(Operation::CreatePod, refusal);
     let error = deploy_default(&fake).unwrap_err();
     assert!(matches!(error, DeployError::CreateFailed { .. }), "{error}");
     assert!(error.to_string().contains("exceeded quota"), "{error}");
@@ -546,7 +547,7 @@ fn r33_refused_pod_create_drops_own_secret() {
 fn r34_transport_failure_leaves_secret() {
     let fake = FakeCluster::new(NS);
     fake.fail_next(
-        Op::CreatePod,
+        Operation::CreatePod,
         transport_failure(Operation::CreatePod, &format!("pod/{POD}")),
     );
     let error = deploy_default(&fake).unwrap_err();
@@ -610,7 +611,7 @@ fn scripted_secret_create_not_found_is_e11() {
         "NotFound",
         "namespaces \"agents\" not found",
     );
-    fake.queue(Op::CreateSecret, Step::Fail(missing));
+    fake.queue(Operation::CreateSecret, Step::Fail(missing));
     let error = deploy_default(&fake).unwrap_err();
     assert!(
         matches!(error, DeployError::NamespaceMissing { .. }),
@@ -636,12 +637,12 @@ fn env_values_never_reach_errors() {
     let mut errors = Vec::new();
     let fake = FakeCluster::new(NS);
     let refusal = fake.quota_exceeded(Operation::CreatePod, &format!("pod/{POD}"));
-    fake.fail_next(Op::CreatePod, refusal);
+    fake.fail_next(Operation::CreatePod, refusal);
     let config = with_env(None);
     errors.push(run(deploy(&fake, &config, &options(&config))).unwrap_err());
     let fake = FakeCluster::new(NS);
     fake.fail_next(
-        Op::CreatePod,
+        Operation::CreatePod,
         transport_failure(Operation::CreatePod, &format!("pod/{POD}")),
     );
     errors.push(run(deploy(&fake, &config, &options(&config))).unwrap_err());

@@ -10,13 +10,14 @@ mod conformance_support;
 
 use std::time::Duration;
 
+use apiary_classify::failure::Operation;
 use apiary_classify::gc::OrphanSweep;
 use apiary_classify::status::StatusState;
 use apiary_substrate::DeleteOutcome;
 use apiary_substrate::driver::{
     SecretStatus, UndeployError, UndeployOptions, gc, status, undeploy,
 };
-use apiary_substrate::fake::{FakeCluster, Op, ServerClock};
+use apiary_substrate::fake::{FakeCluster, ServerClock};
 use conformance_support::*;
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -137,7 +138,7 @@ fn g17_replaced_before_reread_not_deleted() {
     seed(&fake, &config(), 1, &Shape::Terminated(1), true);
     let (fresh, _, _) = attempt(&config(), 2);
     let fresh = shaped(&fake, fresh, &Shape::Running);
-    fake.before_next(Op::GetPod, move |m| {
+    fake.before_next(Operation::GetPod, move |m| {
         m.remove_pod(NS, POD).unwrap();
         m.insert_pod(fresh).unwrap();
     });
@@ -151,7 +152,7 @@ fn g17_replaced_before_reread_not_deleted() {
 fn g18_gone_at_reread_secret_still_deleted() {
     let fake = FakeCluster::new(NS);
     let (_, secret) = seed(&fake, &config(), 1, &Shape::Terminated(1), true);
-    fake.before_next(Op::GetPod, |m| {
+    fake.before_next(Operation::GetPod, |m| {
         m.remove_pod(NS, POD).unwrap();
     });
     let report = run(gc(&fake, &agent(), false)).unwrap();
@@ -179,7 +180,7 @@ fn g20_unverified_at_reread_not_deleted() {
     seed(&fake, &config(), 1, &Shape::Terminated(1), true);
     let (look_alike, _, _) = attempt(&config(), 2);
     let look_alike = other_agent(shaped(&fake, look_alike, &Shape::Terminated(1)));
-    fake.before_next(Op::GetPod, move |m| {
+    fake.before_next(Operation::GetPod, move |m| {
         m.remove_pod(NS, POD).unwrap();
         m.insert_pod(look_alike).unwrap();
     });
@@ -203,8 +204,8 @@ fn s8_dry_run_plans_without_deleting() {
 #[test]
 fn gc_list_error_fails() {
     let fake = FakeCluster::new(NS);
-    let forbidden = fake.forbidden(apiary_substrate::Operation::ListPods, "pods");
-    fake.fail_next(Op::ListPods, forbidden);
+    let forbidden = fake.forbidden(Operation::ListPods, "pods");
+    fake.fail_next(Operation::ListPods, forbidden);
     assert!(run(gc(&fake, &agent(), false)).is_err());
 }
 
@@ -333,11 +334,11 @@ fn s3_undeploy_started_pod() {
     let delete_pod = fake
         .calls()
         .iter()
-        .position(|c| c.op() == Some(Op::DeletePod));
+        .position(|c| c.op() == Some(Operation::DeletePod));
     let delete_secret = fake
         .calls()
         .iter()
-        .position(|c| c.op() == Some(Op::DeleteSecret));
+        .position(|c| c.op() == Some(Operation::DeleteSecret));
     assert!(delete_pod < delete_secret);
 }
 
@@ -395,7 +396,7 @@ fn s6_undeploy_no_wait_keeps_referenced_secret() {
 fn s7_undeploy_precondition_failed_uses_new_fence() {
     let fake = FakeCluster::new(NS);
     seed(&fake, &config(), 1, &Shape::Running, true);
-    fake.before_next(Op::DeletePod, |m| {
+    fake.before_next(Operation::DeletePod, |m| {
         m.modify_pod(NS, POD, |p| {
             p.metadata
                 .annotations

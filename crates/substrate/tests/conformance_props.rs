@@ -14,10 +14,10 @@ mod conformance_support;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+use apiary_classify::failure::Operation;
 use apiary_cluster_model::kubelet::PodScript;
-use apiary_substrate::Operation;
 use apiary_substrate::driver::{DeployOptions, deploy};
-use apiary_substrate::fake::{Call, FakeCluster, Op, transport_failure};
+use apiary_substrate::fake::{Call, FakeCluster, transport_failure};
 use apiary_substrate::observe::observe_pod;
 use conformance_support::*;
 use proptest::prelude::*;
@@ -125,15 +125,15 @@ fn check(s: &Scenario) -> Result<(), TestCaseError> {
     match s.fault {
         1 => {
             let refusal = fake.quota_exceeded(Operation::CreatePod, &format!("pod/{POD}"));
-            fake.fail_next(Op::CreatePod, refusal);
+            fake.fail_next(Operation::CreatePod, refusal);
         }
         2 => fake.fail_next(
-            Op::CreatePod,
+            Operation::CreatePod,
             transport_failure(Operation::CreatePod, &format!("pod/{POD}")),
         ),
         3 => {
             let forbidden = fake.forbidden(Operation::ListPods, "pods");
-            fake.fail_next(Op::ListPods, forbidden);
+            fake.fail_next(Operation::ListPods, forbidden);
         }
         _ => {}
     }

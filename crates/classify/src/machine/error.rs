@@ -271,9 +271,16 @@ impl fmt::Display for DeployError {
                  different agent identity, or different binding version); remove it or use \
                  another namespace"
             ),
+            // A failure that names its request already says what failed: never a second prefix.
+            DeployError::Namespace { failure, .. } if failure.operation().is_some() => {
+                write!(f, "{failure}")
+            }
             DeployError::Namespace { namespace, failure } => {
                 write!(f, "namespace {namespace}: {failure}")
             }
+            DeployError::CreateFailed {
+                failure, secret, ..
+            } if failure.operation().is_some() => write!(f, "{failure}; {secret}"),
             DeployError::CreateFailed {
                 kind,
                 name,
@@ -285,6 +292,9 @@ impl fmt::Display for DeployError {
                 "namespace {namespace} does not exist and apiary may not create it: ask a \
                  cluster administrator to run `kubectl create namespace {namespace}`"
             ),
+            DeployError::Failed { failure, .. } if failure.operation().is_some() => {
+                write!(f, "{failure}")
+            }
             DeployError::Failed {
                 operation,
                 object,

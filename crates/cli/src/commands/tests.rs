@@ -228,16 +228,18 @@ fn gc_lines_and_document() {
 }
 
 /// A 403 of any deploy-side request names the manifest and the binding that grant the right,
-/// once, after the server's own message; other failures and no failure are left alone.
+/// once, after the server's own message; other failures get no RBAC hint.
 #[test]
 fn forbidden_requests_get_the_deployer_rbac_hint() {
-    let denied = RequestFailure::api(
+    use apiary_classify::failure::{Operation, RequestFailure};
+    let denied = RequestFailure::answered(
+        Operation::CreatePod,
+        "agents/p",
         403,
         "Forbidden",
-        "could not create pod agents/p: pods is forbidden: User \"u\" cannot create resource \
-         \"pods\"",
+        "pods is forbidden: User \"u\" cannot create resource \"pods\"",
     );
-    let hinted = with_rbac_hint(denied.to_string(), Some(&denied), "agents");
+    let hinted = Failure::request(&denied, "agents").message;
     assert!(hinted.starts_with(&denied.to_string()), "{hinted}");
     assert!(hinted.contains("rbac/apiary-deployer.yaml"), "{hinted}");
     assert!(
@@ -246,12 +248,12 @@ fn forbidden_requests_get_the_deployer_rbac_hint() {
         "{hinted}"
     );
     assert_eq!(hinted.matches("rbac/apiary-deployer.yaml").count(), 2);
-    let busy = RequestFailure::api(503, "ServiceUnavailable", "busy");
-    assert_eq!(with_rbac_hint("busy".into(), Some(&busy), "agents"), "busy");
-    let lost = RequestFailure::transport("connection refused");
-    assert_eq!(
-        with_rbac_hint("connection refused".into(), Some(&lost), "agents"),
-        "connection refused"
+    let busy = RequestFailure::answered(
+        Operation::GetPod,
+        "agents/p",
+        503,
+        "ServiceUnavailable",
+        "busy",
     );
-    assert_eq!(with_rbac_hint("timeout".into(), None, "agents"), "timeout");
+    assert!(!Failure::request(&busy, "agents").message.contains("rbac/"));
 }

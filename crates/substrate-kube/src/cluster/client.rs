@@ -54,6 +54,9 @@ pub struct Connection {
     pub source: ConfigSource,
     /// The context used (`None` in-cluster).
     pub context: Option<String>,
+    /// The API server's URL, as the configuration names it (what a message about an
+    /// unreachable server names).
+    pub server: String,
 }
 
 impl std::fmt::Debug for Connection {
@@ -62,6 +65,7 @@ impl std::fmt::Debug for Connection {
             .field("namespace", &self.namespace)
             .field("source", &self.source)
             .field("context", &self.context)
+            .field("server", &self.server)
             .finish_non_exhaustive()
     }
 }
@@ -208,6 +212,11 @@ pub async fn connect_with(
                 message: describe_chain(&error),
             })?;
             config.default_retry = false;
+            let server = config
+                .cluster_url
+                .to_string()
+                .trim_end_matches('/')
+                .to_owned();
             let namespace = Some(config.default_namespace.clone()).filter(|ns| !ns.is_empty());
             let client = kube::Client::try_from(config).map_err(|error| ClientError::Client {
                 paths: "in-cluster".to_owned(),
@@ -219,6 +228,7 @@ pub async fn connect_with(
                 namespace,
                 source: ConfigSource::InCluster,
                 context: None,
+                server,
             })
         }
         ConfigSource::Kubeconfig { paths } => connect_kubeconfig(options, paths).await,
@@ -237,7 +247,7 @@ async fn connect_kubeconfig(
     let kubeconfig_error = |context: &str, error: KubeconfigError| ClientError::Kubeconfig {
         paths: shown.clone(),
         context: context.to_owned(),
-        message: describe_chain(&error),
+        message: describe_kubeconfig_error(&error),
         error,
     };
     let mut merged = Kubeconfig::default();
@@ -273,6 +283,11 @@ async fn connect_kubeconfig(
         .await
         .map_err(|e| kubeconfig_error(&context_label, e))?;
     config.default_retry = false;
+    let server = config
+        .cluster_url
+        .to_string()
+        .trim_end_matches('/')
+        .to_owned();
     let plugin = config
         .auth_info
         .exec
@@ -297,7 +312,26 @@ async fn connect_kubeconfig(
         namespace,
         source: ConfigSource::Kubeconfig { paths },
         context: context_name,
+        server,
     })
+}
+
+/// A kubeconfig error in words for the E13 message, which names the path(s) itself: kube's own
+/// texts quote a path in its `Debug` form (`'"/x/config"'`) and pass the YAML parser's
+/// `error: ` prefix through, so the unreadable file and the parse failure are worded here and
+/// every other case is the chain with `Debug`-quoted paths unquoted.
+fn describe_kubeconfig_error(error: &KubeconfigError) -> String {
+    match error {
+        KubeconfigError::ReadConfig(io, _) => format!("the file could not be read: {io}"),
+        KubeconfigError::Parse(parse) => {
+            let text = parse.to_string();
+            let text = text.trim_start_matches("error: ");
+            format!("the file is not a valid kubeconfig: {text}")
+        }
+        other => describe_chain(other)
+            .replace("'\"", "'")
+            .replace("\"'", "'"),
+    }
 }
 
 /// Whether building the client failed because the exec credential plugin could not be started

@@ -8,7 +8,8 @@
 
 use std::time::Duration;
 
-use apiary_substrate::{CreateOutcome, DeleteOutcome, Operation, SubstrateError};
+use apiary_classify::failure::{Operation, TransportCause};
+use apiary_substrate::{CreateOutcome, DeleteOutcome, SubstrateError};
 use chrono::{DateTime, Datelike, NaiveDate, NaiveDateTime, NaiveTime, Utc, Weekday};
 
 /// `Status.reason` of a create that lost to an existing object of the same name.
@@ -56,9 +57,11 @@ pub enum Failure {
     },
     /// No usable answer.
     Transport {
-        /// What kind of failure.
+        /// What kind of failure (what the retry decision reads).
         kind: TransportKind,
-        /// What went wrong, in words (never a request or response body).
+        /// The cause in the words a person acts on (what the message says).
+        cause: TransportCause,
+        /// What went wrong, in the client's words (never a request or response body).
         message: String,
     },
 }
@@ -91,9 +94,10 @@ impl Failure {
                 reason: refusal.reason,
                 message: refusal.message,
             },
-            Self::Transport { message, .. } => SubstrateError::Transport {
+            Self::Transport { cause, message, .. } => SubstrateError::Transport {
                 operation,
                 object,
+                cause,
                 message,
             },
         }
@@ -344,17 +348,79 @@ pub fn classify_kube_error(error: &kube::Error) -> Failure {
         kube::Error::HyperError(_) | kube::Error::Service(_) | kube::Error::ReadEvents(_) => {
             Failure::Transport {
                 kind: TransportKind::Connection,
+                cause: transport_cause(error),
                 message,
             }
         }
         kube::Error::SerdeError(_) | kube::Error::FromUtf8(_) => Failure::Transport {
             kind: TransportKind::Undecodable,
+            cause: TransportCause::Other,
             message,
         },
         _ => Failure::Transport {
             kind: TransportKind::Other,
+            cause: transport_cause(error),
             message,
         },
+    }
+}
+
+/// The cause of a failed exchange in the words a person acts on, read from the error's chain of
+/// sources: a refused TCP connection, a certificate the kubeconfig's authority does not vouch
+/// for, a host name that does not resolve; anything else is `Other` (its chain says what).
+pub fn transport_cause(error: &(dyn std::error::Error + 'static)) -> TransportCause {
+    let mut next: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    let mut words = String::new();
+    while let Some(current) = next {
+        if let Some(cause) = io_cause(current) {
+            return cause;
+        }
+        if current
+            .downcast_ref::<rustls::Error>()
+            .is_some_and(is_untrusted_certificate)
+        {
+            return TransportCause::TlsNotTrusted;
+        }
+        words.push_str(&current.to_string().to_ascii_lowercase());
+        words.push('\n');
+        next = current.source();
+    }
+    cause_from_words(&words)
+}
+
+/// The cause an `io::Error` carries: its kind, or the TLS error inside it (tokio-rustls wraps the
+/// handshake's `rustls::Error` in an `io::Error`, whose `source` skips the wrapped error itself).
+fn io_cause(error: &(dyn std::error::Error + 'static)) -> Option<TransportCause> {
+    let io = error.downcast_ref::<std::io::Error>()?;
+    if io.kind() == std::io::ErrorKind::ConnectionRefused {
+        return Some(TransportCause::ConnectionRefused);
+    }
+    let inner = io.get_ref()?;
+    if inner
+        .downcast_ref::<rustls::Error>()
+        .is_some_and(is_untrusted_certificate)
+    {
+        return Some(TransportCause::TlsNotTrusted);
+    }
+    None
+}
+
+/// Whether a TLS failure is the peer's certificate being rejected.
+fn is_untrusted_certificate(error: &rustls::Error) -> bool {
+    matches!(error, rustls::Error::InvalidCertificate(_))
+}
+
+/// The cause as a chain's words say it, when no typed source did (hyper-util's DNS failures are
+/// boxed strings).
+fn cause_from_words(words: &str) -> TransportCause {
+    if words.contains("connection refused") {
+        TransportCause::ConnectionRefused
+    } else if words.contains("dns error") || words.contains("failed to lookup address") {
+        TransportCause::Dns
+    } else if words.contains("invalid peer certificate") || words.contains("unknownissuer") {
+        TransportCause::TlsNotTrusted
+    } else {
+        TransportCause::Other
     }
 }
 

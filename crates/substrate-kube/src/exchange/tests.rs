@@ -122,6 +122,7 @@ fn a_timeout_translates_both_ways() {
         failure,
         Failure::Transport {
             kind: TransportKind::Timeout,
+            cause: apiary_classify::failure::TransportCause::TimedOut(Duration::from_millis(250)),
             message: "no answer within 250 ms".to_owned(),
         }
     );

@@ -1,51 +1,14 @@
-//! The fake substrate's call log vocabulary: [`Call`] (one entry per `Substrate` call, in order)
-//! and [`Op`] (the request kinds a scripted answer can target). Plain data; the `Debug` of a
-//! created Secret shows its name and keys, never its values.
+//! The fake substrate's call log vocabulary: [`Call`], one entry per `Substrate` call with its
+//! arguments, in order. Each maps to the one request-kind enumeration,
+//! [`apiary_classify::failure::Operation`], which is also what a scripted answer targets
+//! (`ensure_namespace` is one call here, [`Operation::EnsureNamespace`]). Plain data; the `Debug`
+//! of a created Secret shows its name and keys, never its values.
 
 use std::time::Duration;
 
+use apiary_classify::failure::Operation;
 use apiary_classify::fence::Fence;
 use k8s_openapi::api::core::v1::{Pod, Secret};
-
-/// The request kinds of the `Substrate` trait that a scripted answer ([`super::Step`]) can
-/// target. `sleep`, `wait_for_pod_change` and `elapsed` are not requests.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Op {
-    /// `ensure_namespace`.
-    EnsureNamespace,
-    /// `list_pods`.
-    ListPods,
-    /// `list_secrets`.
-    ListSecrets,
-    /// `get_pod`.
-    GetPod,
-    /// `secret_exists`.
-    SecretExists,
-    /// `service_account_exists`.
-    ServiceAccountExists,
-    /// `create_secret`.
-    CreateSecret,
-    /// `create_pod`.
-    CreatePod,
-    /// `delete_pod`.
-    DeletePod,
-    /// `delete_secret`.
-    DeleteSecret,
-}
-
-impl Op {
-    /// Whether the request writes (namespace ensure, creates, deletes).
-    pub fn is_mutation(self) -> bool {
-        matches!(
-            self,
-            Self::EnsureNamespace
-                | Self::CreateSecret
-                | Self::CreatePod
-                | Self::DeletePod
-                | Self::DeleteSecret
-        )
-    }
-}
 
 /// One call made on the fake, with its arguments, in the order made.
 #[allow(clippy::large_enum_variant)] // reason: a test log matched by value; boxing only adds noise.
@@ -123,25 +86,25 @@ pub enum Call {
 
 impl Call {
     /// The request kind; `None` for `sleep` and `wait_for_pod_change`.
-    pub fn op(&self) -> Option<Op> {
+    pub fn op(&self) -> Option<Operation> {
         Some(match self {
-            Self::EnsureNamespace { .. } => Op::EnsureNamespace,
-            Self::ListPods { .. } => Op::ListPods,
-            Self::ListSecrets { .. } => Op::ListSecrets,
-            Self::GetPod { .. } => Op::GetPod,
-            Self::SecretExists { .. } => Op::SecretExists,
-            Self::ServiceAccountExists { .. } => Op::ServiceAccountExists,
-            Self::CreateSecret { .. } => Op::CreateSecret,
-            Self::CreatePod { .. } => Op::CreatePod,
-            Self::DeletePod { .. } => Op::DeletePod,
-            Self::DeleteSecret { .. } => Op::DeleteSecret,
+            Self::EnsureNamespace { .. } => Operation::EnsureNamespace,
+            Self::ListPods { .. } => Operation::ListPods,
+            Self::ListSecrets { .. } => Operation::ListSecrets,
+            Self::GetPod { .. } => Operation::GetPod,
+            Self::SecretExists { .. } => Operation::GetSecret,
+            Self::ServiceAccountExists { .. } => Operation::GetServiceAccount,
+            Self::CreateSecret { .. } => Operation::CreateSecret,
+            Self::CreatePod { .. } => Operation::CreatePod,
+            Self::DeletePod { .. } => Operation::DeletePod,
+            Self::DeleteSecret { .. } => Operation::DeleteSecret,
             Self::Sleep { .. } | Self::WaitForPodChange { .. } => return None,
         })
     }
 
     /// Whether this call writes (namespace ensure, creates, deletes).
     pub fn is_mutation(&self) -> bool {
-        self.op().is_some_and(Op::is_mutation)
+        self.op().is_some_and(Operation::is_mutation)
     }
 
     /// A one-line, value-free summary for assertions: `ensure_namespace agents`,

@@ -7,17 +7,18 @@ use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
+use apiary_classify::failure::Operation;
 use apiary_cluster_model::kubelet::PodScript;
 use apiary_cluster_model::{ClusterModel, ListOptions, ModelError};
 use chrono::{DateTime, Utc};
 use k8s_openapi::api::core::v1::{Pod, Secret};
 use k8s_openapi::jiff::Timestamp;
 
-use crate::fake::call::{Call, Op};
+use crate::fake::call::Call;
 use crate::fake::clock::{ServerClock, to_chrono};
-use crate::fake::errors::{api_error, object_name, resource_of, verb_of};
+use crate::fake::errors::{api_error, object_name};
 use crate::fake::step::{ModelHook, PollHook, Step};
-use crate::substrate::{CreateOutcome, DeleteOutcome, NamespaceError, Operation, SubstrateError};
+use crate::substrate::{CreateOutcome, DeleteOutcome, NamespaceError, SubstrateError};
 
 pub(crate) struct State {
     pub(crate) calls: Vec<Call>,
@@ -26,7 +27,7 @@ pub(crate) struct State {
     pub(crate) polls: u32,
     pub(crate) latency: Duration,
     pub(crate) server_clock: ServerClock,
-    pub(crate) steps: BTreeMap<Op, VecDeque<Step>>,
+    pub(crate) steps: BTreeMap<Operation, VecDeque<Step>>,
     pub(crate) poll_hooks: BTreeMap<u32, Vec<ModelHook>>,
     pub(crate) every_poll: Vec<PollHook>,
 }
@@ -253,7 +254,7 @@ impl FakeCluster {
     /// # Panics
     /// When the step cannot answer `op` (a create outcome for a delete, a namespace error for
     /// anything but `ensure_namespace`): a mistake in the test's setup.
-    pub fn queue(&self, op: Op, step: Step) {
+    pub fn queue(&self, op: Operation, step: Step) {
         assert!(step.fits(op), "{step:?} cannot answer {op:?}");
         lock(&self.state)
             .steps
@@ -263,55 +264,59 @@ impl FakeCluster {
     }
 
     /// The next call of `op` behaves normally (to target the one after).
-    pub fn pass_next(&self, op: Op) {
+    pub fn pass_next(&self, op: Operation) {
         self.queue(op, Step::Pass);
     }
 
     /// The next call of `op` answers `error`, touching nothing.
-    pub fn fail_next(&self, op: Op, error: SubstrateError) {
+    pub fn fail_next(&self, op: Operation, error: SubstrateError) {
         self.queue(op, Step::Fail(error));
     }
 
     /// The next `n` calls of `op` answer `error`, touching nothing.
-    pub fn fail_next_n(&self, op: Op, n: usize, error: &SubstrateError) {
+    pub fn fail_next_n(&self, op: Operation, n: usize, error: &SubstrateError) {
         for _ in 0..n {
             self.queue(op, Step::Fail(error.clone()));
         }
     }
 
     /// The next call of `op` is performed on the model, then answers `error`.
-    pub fn land_then_fail_next(&self, op: Op, error: SubstrateError) {
+    pub fn land_then_fail_next(&self, op: Operation, error: SubstrateError) {
         self.queue(op, Step::LandThenFail(error));
     }
 
     /// The next `ensure_namespace` answers `error`.
     pub fn fail_next_ensure_namespace(&self, error: NamespaceError) {
-        self.queue(Op::EnsureNamespace, Step::Namespace(error));
+        self.queue(Operation::EnsureNamespace, Step::Namespace(error));
     }
 
     /// The next `create_pod` answers `outcome` without touching the model.
     pub fn answer_next_create_pod(&self, outcome: CreateOutcome) {
-        self.queue(Op::CreatePod, Step::Create(outcome));
+        self.queue(Operation::CreatePod, Step::Create(outcome));
     }
 
     /// The next `create_secret` answers `outcome` without touching the model.
     pub fn answer_next_create_secret(&self, outcome: CreateOutcome) {
-        self.queue(Op::CreateSecret, Step::Create(outcome));
+        self.queue(Operation::CreateSecret, Step::Create(outcome));
     }
 
     /// The next `delete_pod` answers `outcome` without touching the model (R6: GC's delete
     /// answers PreconditionFailed while the pod stays).
     pub fn answer_next_delete_pod(&self, outcome: DeleteOutcome) {
-        self.queue(Op::DeletePod, Step::Delete(outcome));
+        self.queue(Operation::DeletePod, Step::Delete(outcome));
     }
 
     /// The next `delete_secret` answers `outcome` without touching the model.
     pub fn answer_next_delete_secret(&self, outcome: DeleteOutcome) {
-        self.queue(Op::DeleteSecret, Step::Delete(outcome));
+        self.queue(Operation::DeleteSecret, Step::Delete(outcome));
     }
 
     /// Run `hook` on the model just before the next call of `op`, which then behaves normally.
-    pub fn before_next(&self, op: Op, hook: impl FnOnce(&mut ClusterModel) + Send + 'static) {
+    pub fn before_next(
+        &self,
+        op: Operation,
+        hook: impl FnOnce(&mut ClusterModel) + Send + 'static,
+    ) {
         self.queue(op, Step::Before(Box::new(hook)));
     }
 
@@ -324,7 +329,7 @@ impl FakeCluster {
     /// [`FakeCluster::race_next_pod_create`] with a kubelet script for the winner.
     pub fn race_next_pod_create_with_script(&self, winner: Pod, script: PodScript) {
         let winner = self.in_namespace_pod(winner);
-        self.before_next(Op::CreatePod, move |model| {
+        self.before_next(Operation::CreatePod, move |model| {
             // A winner that cannot be inserted is a broken test setup; say so loudly.
             if let Err(e) = model.insert_pod_with_script(winner, script) {
                 panic!("race winner could not be inserted: {e}");
@@ -347,14 +352,14 @@ impl FakeCluster {
         lock(&self.state).every_poll.push(Box::new(hook));
     }
 
-    /// A 403 `Forbidden` refusal as RBAC words it, for `operation` on `object` (`pod/x`,
-    /// `pods`).
+    /// A 403 `Forbidden` refusal as RBAC words it, for `operation` on `object` (`agents/x`,
+    /// or a list's `in agents matching …`: no name).
     pub fn forbidden(&self, operation: Operation, object: &str) -> SubstrateError {
         let name = object_name(object);
         let subject = if name.is_empty() {
-            resource_of(operation).to_owned()
+            operation.resource().to_owned()
         } else {
-            format!("{} \"{name}\"", resource_of(operation))
+            format!("{} \"{name}\"", operation.resource())
         };
         api_error(
             operation,
@@ -364,14 +369,14 @@ impl FakeCluster {
             &format!(
                 "{subject} is forbidden: User \"apiary-test\" cannot {} resource \"{}\" in API \
                  group \"\" in the namespace \"{}\"",
-                verb_of(operation),
-                resource_of(operation),
+                operation.verb(),
+                operation.resource(),
                 self.namespace
             ),
         )
     }
 
-    /// A 403 `Forbidden` ResourceQuota refusal of creating `object` (`pod/x`).
+    /// A 403 `Forbidden` ResourceQuota refusal of creating `object` (`agents/x`).
     pub fn quota_exceeded(&self, operation: Operation, object: &str) -> SubstrateError {
         api_error(
             operation,
@@ -381,7 +386,7 @@ impl FakeCluster {
             &format!(
                 "{} \"{}\" is forbidden: exceeded quota: compute, requested: \
                  limits.memory=4Gi, used: limits.memory=8Gi, limited: limits.memory=8Gi",
-                resource_of(operation),
+                operation.resource(),
                 object_name(object)
             ),
         )

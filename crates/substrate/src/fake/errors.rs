@@ -3,9 +3,10 @@
 //! into [`SubstrateError`]. Pure functions, test-only; no state, and no environment value ever
 //! enters a message.
 
+use apiary_classify::failure::{Operation, TransportCause};
 use apiary_cluster_model::ModelError;
 
-use crate::substrate::{Operation, SubstrateError};
+use crate::substrate::SubstrateError;
 
 /// An apiserver refusal with a chosen status.
 pub fn api_error(
@@ -29,7 +30,8 @@ pub fn transport_failure(operation: Operation, object: &str) -> SubstrateError {
     SubstrateError::Transport {
         operation,
         object: object.to_owned(),
-        message: "error trying to connect: connection reset by peer".to_owned(),
+        cause: TransportCause::Other,
+        message: "connection reset by peer".to_owned(),
     }
 }
 
@@ -44,36 +46,11 @@ pub fn server_error(operation: Operation, object: &str) -> SubstrateError {
     )
 }
 
-pub(crate) fn verb_of(operation: Operation) -> &'static str {
-    match operation {
-        Operation::GetNamespace
-        | Operation::GetPod
-        | Operation::GetSecret
-        | Operation::GetServiceAccount => "get",
-        Operation::CreateNamespace | Operation::CreateSecret | Operation::CreatePod => "create",
-        Operation::ListPods | Operation::ListSecrets => "list",
-        Operation::DeletePod | Operation::DeleteSecret => "delete",
-        Operation::WatchPod => "watch",
-    }
-}
-
-pub(crate) fn resource_of(operation: Operation) -> &'static str {
-    match operation {
-        Operation::GetNamespace | Operation::CreateNamespace => "namespaces",
-        Operation::ListPods
-        | Operation::GetPod
-        | Operation::CreatePod
-        | Operation::DeletePod
-        | Operation::WatchPod => "pods",
-        Operation::ListSecrets
-        | Operation::GetSecret
-        | Operation::CreateSecret
-        | Operation::DeleteSecret => "secrets",
-        Operation::GetServiceAccount => "serviceaccounts",
-    }
-}
-
+/// The name in an object (`agents/x` → `x`); empty for a list's `in agents matching …`.
 pub(crate) fn object_name(object: &str) -> &str {
+    if object.starts_with("in ") {
+        return "";
+    }
     object.split_once('/').map_or("", |(_, n)| n)
 }
 

@@ -32,7 +32,8 @@
 //! | `wait_for_pod_change(name, rv, max)` | advance step by step until the pod's rv differs from `rv` (or, with `None`, from its state at the call; appearing/disappearing counts) or `max` passed; returns at once if it already differs | — |
 //!
 //! Errors are [`SubstrateError::Api`] with the apiserver's literal code/reason/message and the
-//! object named `pod/<name>`, `secret/<name>`, `namespace/<ns>`, or `pods` / `secrets` for lists.
+//! object named `<ns>/<name>` for a pod, Secret or account, or `in <ns> matching <selector>` for
+//! a list.
 //!
 //! # The call log
 //!
@@ -46,7 +47,8 @@
 //!
 //! # Scripting
 //!
-//! * **Scripted answers** ([`Step`]): a FIFO queue per request kind ([`Op`]); each call of that
+//! * **Scripted answers** ([`Step`]): a FIFO queue per request kind
+//!   ([`apiary_classify::failure::Operation`]; `ensure_namespace` is `EnsureNamespace`); each call of that
 //!   kind consumes the next step: [`Step::Pass`] (behave normally), [`Step::Fail`] (answer the
 //!   error, model untouched), [`Step::LandThenFail`] (perform on the model, then answer the
 //!   error — a create that landed but whose answer was lost), [`Step::Create`] /
@@ -122,7 +124,7 @@ pub mod proof;
 mod serve;
 mod step;
 
-pub use call::{Call, Op};
+pub use call::Call;
 pub use clock::{ServerClock, to_chrono};
 pub use cluster::FakeCluster;
 pub use errors::{api_error, server_error, transport_failure};

@@ -5,6 +5,7 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
+use apiary_classify::failure::Operation;
 use apiary_classify::verify::{PodDeletion, SecretDeletion};
 use apiary_cluster_model::{ClusterModel, ListOptions, ModelError, Preconditions, add};
 use chrono::{DateTime, Utc};
@@ -16,7 +17,7 @@ use crate::fake::cluster::{FakeCluster, lock};
 use crate::fake::errors::model_error;
 use crate::fake::step::Step;
 use crate::substrate::{
-    CreateOutcome, DeleteOutcome, Listed, NamespaceError, Operation, Substrate, SubstrateError,
+    CreateOutcome, DeleteOutcome, Listed, NamespaceError, Substrate, SubstrateError,
 };
 
 fn list_options(selector: &str) -> ListOptions {
@@ -114,12 +115,14 @@ impl FakeCluster {
         state.every_poll = every;
     }
 
-    fn pod_object(name: &str) -> String {
-        format!("pod/{name}")
+    /// An object as errors name it: `<namespace>/<name>`.
+    fn object(&self, name: &str) -> String {
+        format!("{}/{name}", self.namespace)
     }
 
-    fn secret_object(name: &str) -> String {
-        format!("secret/{name}")
+    /// A list as errors name it: `in <namespace> matching <selector>`.
+    fn list_object(&self, selector: &str) -> String {
+        format!("in {} matching {selector}", self.namespace)
     }
 
     fn server_now(&self) -> Option<DateTime<Utc>> {
@@ -218,7 +221,7 @@ impl Substrate for FakeCluster {
         let items = self.read(step, |m| {
             m.list_pods(Some(&self.namespace), &list_options(selector))
                 .map(|p| p.items)
-                .map_err(|e| model_error(Operation::ListPods, "pods", &e))
+                .map_err(|e| model_error(Operation::ListPods, &self.list_object(selector), &e))
         })?;
         Ok(Listed {
             items,
@@ -233,7 +236,7 @@ impl Substrate for FakeCluster {
         self.read(step, |m| {
             m.list_secrets(Some(&self.namespace), &list_options(selector))
                 .map(|p| p.items)
-                .map_err(|e| model_error(Operation::ListSecrets, "secrets", &e))
+                .map_err(|e| model_error(Operation::ListSecrets, &self.list_object(selector), &e))
         })
     }
 
@@ -244,7 +247,7 @@ impl Substrate for FakeCluster {
         self.read(step, |m| match m.get_pod(&self.namespace, name) {
             Ok(pod) => Ok(Some(pod)),
             Err(ModelError::NotFound { .. }) => Ok(None),
-            Err(e) => Err(model_error(Operation::GetPod, &Self::pod_object(name), &e)),
+            Err(e) => Err(model_error(Operation::GetPod, &self.object(name), &e)),
         })
     }
 
@@ -255,11 +258,7 @@ impl Substrate for FakeCluster {
         self.read(step, |m| match m.get_secret(&self.namespace, name) {
             Ok(_) => Ok(true),
             Err(ModelError::NotFound { .. }) => Ok(false),
-            Err(e) => Err(model_error(
-                Operation::GetSecret,
-                &Self::secret_object(name),
-                &e,
-            )),
+            Err(e) => Err(model_error(Operation::GetSecret, &self.object(name), &e)),
         })
     }
 
@@ -273,7 +272,7 @@ impl Substrate for FakeCluster {
                 Err(ModelError::NotFound { .. }) => Ok(false),
                 Err(e) => Err(model_error(
                     Operation::GetServiceAccount,
-                    &format!("serviceaccount/{name}"),
+                    &self.object(name),
                     &e,
                 )),
             }
@@ -284,7 +283,7 @@ impl Substrate for FakeCluster {
         let step = self.begin(Call::CreateSecret {
             secret: secret.clone(),
         });
-        let object = Self::secret_object(secret.metadata.name.as_deref().unwrap_or(""));
+        let object = self.object(secret.metadata.name.as_deref().unwrap_or(""));
         self.write(step, Operation::CreateSecret, &object, |m| {
             m.create_secret(&self.namespace, secret.clone()).map(|_| ())
         })
@@ -292,7 +291,7 @@ impl Substrate for FakeCluster {
 
     async fn create_pod(&self, pod: &Pod) -> Result<CreateOutcome, SubstrateError> {
         let step = self.begin(Call::CreatePod { pod: pod.clone() });
-        let object = Self::pod_object(pod.metadata.name.as_deref().unwrap_or(""));
+        let object = self.object(pod.metadata.name.as_deref().unwrap_or(""));
         self.write(step, Operation::CreatePod, &object, |m| {
             m.create_pod(&self.namespace, pod.clone()).map(|_| ())
         })
@@ -308,7 +307,7 @@ impl Substrate for FakeCluster {
             uid: Some(fence.uid().to_owned()),
             resource_version: Some(fence.resource_version().to_owned()),
         };
-        self.write(step, Operation::DeletePod, &Self::pod_object(name), |m| {
+        self.write(step, Operation::DeletePod, &self.object(name), |m| {
             m.delete_pod(&self.namespace, name, &preconditions, None)
                 .map(|_| ())
         })
@@ -327,15 +326,10 @@ impl Substrate for FakeCluster {
             uid: Some(uid.to_owned()),
             resource_version: None,
         };
-        self.write(
-            step,
-            Operation::DeleteSecret,
-            &Self::secret_object(name),
-            |m| {
-                m.delete_secret(&self.namespace, name, &preconditions)
-                    .map(|_| ())
-            },
-        )
+        self.write(step, Operation::DeleteSecret, &self.object(name), |m| {
+            m.delete_secret(&self.namespace, name, &preconditions)
+                .map(|_| ())
+        })
     }
 
     async fn sleep(&self, duration: Duration) {

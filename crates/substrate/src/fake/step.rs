@@ -2,9 +2,9 @@
 //! answers) and the hook closures a test runs on the model. Plain data, test-only; runs nothing
 //! itself and holds no state (the queues live in [`crate::fake::FakeCluster`]).
 
+use apiary_classify::failure::Operation;
 use apiary_cluster_model::ClusterModel;
 
-use crate::fake::call::Op;
 use crate::substrate::{CreateOutcome, DeleteOutcome, NamespaceError, SubstrateError};
 
 /// A closure run on the model by a [`Step::Before`] or a poll hook.
@@ -28,7 +28,7 @@ pub enum Step {
     Delete(DeleteOutcome),
     /// Run the closure on the model, then behave normally.
     Before(ModelHook),
-    /// Fail `ensure_namespace` with this error (only for [`Op::EnsureNamespace`]).
+    /// Fail `ensure_namespace` with this error (only for [`Operation::EnsureNamespace`]).
     Namespace(NamespaceError),
 }
 
@@ -48,12 +48,12 @@ impl std::fmt::Debug for Step {
 
 impl Step {
     /// Whether this step can answer a call of `op`.
-    pub(crate) fn fits(&self, op: Op) -> bool {
+    pub(crate) fn fits(&self, op: Operation) -> bool {
         match self {
             Self::Pass | Self::Fail(_) | Self::LandThenFail(_) | Self::Before(_) => true,
-            Self::Create(_) => matches!(op, Op::CreatePod | Op::CreateSecret),
-            Self::Delete(_) => matches!(op, Op::DeletePod | Op::DeleteSecret),
-            Self::Namespace(_) => op == Op::EnsureNamespace,
+            Self::Create(_) => matches!(op, Operation::CreatePod | Operation::CreateSecret),
+            Self::Delete(_) => matches!(op, Operation::DeletePod | Operation::DeleteSecret),
+            Self::Namespace(_) => op == Operation::EnsureNamespace,
         }
     }
 }

@@ -15,6 +15,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use std::sync::Mutex;
 use std::time::Duration;
 
+use apiary_classify::failure::Operation;
 use apiary_classify::verify::PodDeletion;
 use apiary_cluster_model::kubelet::PodScript;
 use chrono::DateTime;
@@ -22,9 +23,7 @@ use k8s_openapi::api::core::v1::{Pod, Secret};
 
 use super::*;
 use crate::fake::proof::{pod_deletion, secret_deletion};
-use crate::substrate::{
-    CreateOutcome, DeleteOutcome, NamespaceError, Operation, Substrate, SubstrateError,
-};
+use crate::substrate::{CreateOutcome, DeleteOutcome, NamespaceError, Substrate, SubstrateError};
 
 const NS: &str = "agents";
 const SELECTOR: &str = "apiary.dev/agent=abc,app.kubernetes.io/managed-by=apiary";
@@ -394,13 +393,13 @@ fn call_debug_redacts_secret_values() {
 #[test]
 fn scripted_answers_in_order() {
     let fake = FakeCluster::new(NS);
-    fake.pass_next(Op::CreatePod);
+    fake.pass_next(Operation::CreatePod);
     fake.fail_next(
-        Op::CreatePod,
+        Operation::CreatePod,
         fake.quota_exceeded(Operation::CreatePod, "pod/b"),
     );
     fake.land_then_fail_next(
-        Op::CreatePod,
+        Operation::CreatePod,
         transport_failure(Operation::CreatePod, "pod/c"),
     );
     fake.answer_next_create_pod(CreateOutcome::AlreadyExists);
@@ -473,7 +472,7 @@ fn before_hook_changes_model_between_read_and_delete() {
     });
     fake.insert_pod(dead).unwrap();
     let observed = run(fake.get_pod("p")).unwrap().unwrap();
-    fake.before_next(Op::DeletePod, |m| {
+    fake.before_next(Operation::DeletePod, |m| {
         m.start_pod(NS, "p").unwrap();
     });
     assert_eq!(
@@ -487,7 +486,10 @@ fn before_hook_changes_model_between_read_and_delete() {
 #[test]
 fn injected_failures() {
     let fake = FakeCluster::new(NS);
-    fake.fail_next(Op::ListPods, fake.forbidden(Operation::ListPods, "pods"));
+    fake.fail_next(
+        Operation::ListPods,
+        fake.forbidden(Operation::ListPods, "pods"),
+    );
     let err = run(fake.list_pods(SELECTOR)).unwrap_err();
     assert_eq!(err.reason(), Some("Forbidden"));
     assert!(
@@ -507,7 +509,7 @@ fn injected_failures() {
         Err(NamespaceError::CreateForbidden { .. })
     ));
     fake.fail_next(
-        Op::EnsureNamespace,
+        Operation::EnsureNamespace,
         server_error(Operation::GetNamespace, "namespace/agents"),
     );
     assert!(matches!(
@@ -515,7 +517,7 @@ fn injected_failures() {
         Err(NamespaceError::Failed { .. })
     ));
     fake.fail_next_n(
-        Op::GetPod,
+        Operation::GetPod,
         2,
         &transport_failure(Operation::GetPod, "pod/p"),
     );
@@ -528,7 +530,7 @@ fn injected_failures() {
 #[test]
 #[should_panic(expected = "cannot answer")]
 fn mismatched_step_panics() {
-    FakeCluster::new(NS).queue(Op::DeletePod, Step::Create(CreateOutcome::Created));
+    FakeCluster::new(NS).queue(Operation::DeletePod, Step::Create(CreateOutcome::Created));
 }
 
 /// Without the namespace, creates answer 404 for the namespace (E11's trigger); ensure creates
@@ -546,7 +548,7 @@ fn missing_namespace_until_ensured() {
             message,
         } => {
             assert_eq!(*operation, Operation::CreateSecret);
-            assert_eq!(object, "secret/s");
+            assert_eq!(object, &format!("{NS}/s"));
             assert_eq!(*code, 404);
             assert_eq!(reason, "NotFound");
             assert_eq!(message, "namespaces \"agents\" not found");

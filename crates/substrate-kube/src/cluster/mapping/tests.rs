@@ -19,6 +19,7 @@ fn refused(code: u16, reason: &str) -> Failure {
 fn transport(kind: TransportKind) -> Failure {
     Failure::Transport {
         kind,
+        cause: TransportCause::Other,
         message: "connection reset".to_owned(),
     }
 }
@@ -198,12 +199,12 @@ fn non_status_body_is_not_quoted() {
 /// Every error names the operation and the object, and keeps code, reason and message.
 #[test]
 fn errors_name_operation_and_object() {
-    let api = refused(409, "Conflict").into_error(Operation::DeletePod, "pod/agent-x");
+    let api = refused(409, "Conflict").into_error(Operation::DeletePod, "agents/agent-x");
     assert_eq!(
         api,
         SubstrateError::Api {
             operation: Operation::DeletePod,
-            object: "pod/agent-x".to_owned(),
+            object: "agents/agent-x".to_owned(),
             code: 409,
             reason: "Conflict".to_owned(),
             message: "m".to_owned(),
@@ -211,16 +212,21 @@ fn errors_name_operation_and_object() {
     );
     assert_eq!(
         api.to_string(),
-        "could not delete pod pod/agent-x: the apiserver answered 409 Conflict: m"
+        "could not delete pod agents/agent-x: the apiserver answered 409 Conflict: m"
     );
-    let lost = transport(TransportKind::Connection).into_error(Operation::GetPod, "pod/agent-x");
+    let lost = transport(TransportKind::Connection).into_error(Operation::GetPod, "agents/agent-x");
     assert_eq!(
         lost,
         SubstrateError::Transport {
             operation: Operation::GetPod,
-            object: "pod/agent-x".to_owned(),
+            object: "agents/agent-x".to_owned(),
+            cause: TransportCause::Other,
             message: "connection reset".to_owned(),
         }
+    );
+    assert_eq!(
+        lost.to_string(),
+        "could not read pod agents/agent-x: connection reset"
     );
 }
 
@@ -489,7 +495,7 @@ fn kube_errors_are_classified() {
         }
     });
     let kind = |error: kube::Error| match classify_kube_error(&error) {
-        Failure::Transport { kind, message } => {
+        Failure::Transport { kind, message, .. } => {
             assert!(!message.is_empty());
             Some(kind)
         }
@@ -517,14 +523,51 @@ fn kube_errors_are_classified() {
     assert_eq!(kind(kube::Error::TlsRequired), Some(TransportKind::Other));
 }
 
-/// The message of a classified connection failure names the cause.
+/// The message of a classified connection failure names the cause, and the cause is typed.
 #[test]
 fn connection_failure_message_names_cause() {
     let refused = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "connection refused");
     match classify_kube_error(&kube::Error::Service(Box::new(refused))) {
-        Failure::Transport { message, .. } => assert!(message.contains("connection refused")),
+        Failure::Transport { message, cause, .. } => {
+            assert!(message.contains("connection refused"));
+            assert_eq!(cause, TransportCause::ConnectionRefused);
+        }
         other => panic!("{other:?}"),
     }
+}
+
+/// The plain-words cause of a transport failure is read from the typed sources first (a refused
+/// connection, a rejected certificate, also inside an `io::Error`), then from the chain's words
+/// (hyper-util's DNS failure is a boxed string); anything else is `Other`.
+#[test]
+fn transport_causes_are_read_from_the_chain() {
+    let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+    assert_eq!(transport_cause(&refused), TransportCause::ConnectionRefused);
+    let untrusted = rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer);
+    assert_eq!(transport_cause(&untrusted), TransportCause::TlsNotTrusted);
+    let wrapped = std::io::Error::new(std::io::ErrorKind::InvalidData, untrusted);
+    assert_eq!(transport_cause(&wrapped), TransportCause::TlsNotTrusted);
+    let other_tls =
+        std::io::Error::new(std::io::ErrorKind::InvalidData, rustls::Error::DecryptError);
+    assert_eq!(transport_cause(&other_tls), TransportCause::Other);
+    let dns = std::io::Error::other("dns error: failed to lookup address information");
+    assert_eq!(transport_cause(&dns), TransportCause::Dns);
+    let lookup = std::io::Error::other("failed to lookup address information: Name unknown");
+    assert_eq!(transport_cause(&lookup), TransportCause::Dns);
+    let worded = std::io::Error::other("tcp connect error: Connection refused (os error 111)");
+    assert_eq!(transport_cause(&worded), TransportCause::ConnectionRefused);
+    let issuer = std::io::Error::other("invalid peer certificate: UnknownIssuer");
+    assert_eq!(transport_cause(&issuer), TransportCause::TlsNotTrusted);
+    let reset = std::io::Error::from(std::io::ErrorKind::ConnectionReset);
+    assert_eq!(transport_cause(&reset), TransportCause::Other);
+    assert_eq!(
+        classify_kube_error(&kube::Error::TlsRequired),
+        Failure::Transport {
+            kind: TransportKind::Other,
+            cause: TransportCause::Other,
+            message: kube::Error::TlsRequired.to_string(),
+        }
+    );
 }
 
 // ---- deploy.md § Namespace ensure, item 4: ServiceAccount admission's refusal

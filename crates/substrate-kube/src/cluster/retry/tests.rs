@@ -19,6 +19,7 @@ fn refused(code: u16, retry_after: Option<u64>) -> Failure {
 fn transport(kind: TransportKind) -> Failure {
     Failure::Transport {
         kind,
+        cause: apiary_classify::failure::TransportCause::Other,
         message: String::new(),
     }
 }

@@ -1,0 +1,298 @@
+//! The one renderer of failure messages (docs/errors.md): a typed failure in, one line out, in
+//! the shape every command shares — **what** failed (the operation and the object, once),
+//! **why** (the apiserver's code, reason and message, or the server and context tried and the
+//! cause in plain words), and **what to do** where apiary can know it (the verb, resource and
+//! `rbac/` manifest of a 403; `kubectl config current-context` and the network for an
+//! unreachable server). Beside the text, the machine-readable fields of `-o json`.
+//!
+//! Shell layer, pure: it formats values it is given and reads nothing but the connection target
+//! [`connect`](crate::connect) recorded. Must not: format a library error with `{:?}`, prefix a
+//! text that already says what failed, or print an env value (no input here holds one).
+
+use std::sync::OnceLock;
+
+use apiary_classify::failure::{Cause, Operation, RequestFailure, TransportCause};
+use apiary_classify::machine::DeployError;
+use serde_json::{Map, Value, json};
+
+/// About the most a message may hold; a longer server message is cut (with `…`) so the whole
+/// line stays readable on a terminal.
+pub const MAX_MESSAGE: usize = 600;
+
+/// The longest "why" quoted in full (the server's `Status.message` is most of it).
+const MAX_WHY: usize = 300;
+
+/// Where this process sent its requests: what a transport failure names.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Target {
+    /// The API server's URL.
+    pub server: String,
+    /// The kubeconfig context (`None` in-cluster).
+    pub context: Option<String>,
+}
+
+static TARGET: OnceLock<Target> = OnceLock::new();
+
+/// Record the connection's target (called once, by `connect`); later calls keep the first.
+pub fn record_target(target: Target) {
+    let _first_wins = TARGET.set(target);
+}
+
+/// The recorded target, if a connection was made.
+pub fn target() -> Option<&'static Target> {
+    TARGET.get()
+}
+
+/// Which manifest in `rbac/` grants the rights a command needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Grant {
+    /// deploy, status, undeploy, gc (and every other deploy-side command):
+    /// `rbac/apiary-deployer.yaml`.
+    Deployer,
+    /// seeds: `rbac/apiary-seeds.yaml`.
+    Seeds,
+}
+
+/// A failure as a person reads it, and its `-o json` fields.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Explained {
+    /// One line: what, why, what to do.
+    pub message: String,
+    /// `code`, `reason`, `operation`, `object` (those that are known).
+    pub fields: Map<String, Value>,
+}
+
+/// A failed request in the shared shape. `namespace` is where the command worked (for the RBAC
+/// binding command); `target` the server and context tried.
+pub fn request(
+    failure: &RequestFailure,
+    namespace: &str,
+    grant: Grant,
+    target: Option<&Target>,
+) -> Explained {
+    let what = failure
+        .operation()
+        .map(|operation| what(operation, failure.object()));
+    explain(what, failure, None, namespace, grant, target)
+}
+
+/// A failed deploy: the request failures of E9, E10 and E12 in the shared shape (E10 adds what
+/// became of the Secret); every other row's own text, which names the pod, the cause and the fix
+/// already (deploy.md § Errors).
+pub fn deploy(error: &DeployError, namespace: &str, target: Option<&Target>) -> Explained {
+    let (what_text, failure, fate) = match error {
+        DeployError::Namespace {
+            namespace: ns,
+            failure,
+        } => (
+            failure.operation().map_or_else(
+                || format!("could not ensure namespace {ns}"),
+                |operation| what(operation, failure.object()),
+            ),
+            failure,
+            None,
+        ),
+        DeployError::CreateFailed {
+            kind,
+            name,
+            failure,
+            secret,
+        } => (
+            failure.operation().map_or_else(
+                || format!("could not create {kind} {namespace}/{name}"),
+                |operation| what(operation, failure.object()),
+            ),
+            failure,
+            Some(secret.to_string()),
+        ),
+        DeployError::Failed {
+            operation,
+            object,
+            failure,
+        } => (
+            failure.operation().map_or_else(
+                || format!("could not {operation} {object}"),
+                |operation| what(operation, failure.object()),
+            ),
+            failure,
+            None,
+        ),
+        other => {
+            return Explained {
+                message: clip(&other.to_string()),
+                fields: Map::new(),
+            };
+        }
+    };
+    explain(
+        Some(what_text),
+        failure,
+        fate,
+        namespace,
+        Grant::Deployer,
+        target,
+    )
+}
+
+/// `could not <operation> <object>`.
+fn what(operation: Operation, object: &str) -> String {
+    if object.is_empty() {
+        format!("could not {operation}")
+    } else {
+        format!("could not {operation} {object}")
+    }
+}
+
+fn explain(
+    what: Option<String>,
+    failure: &RequestFailure,
+    fate: Option<String>,
+    namespace: &str,
+    grant: Grant,
+    target: Option<&Target>,
+) -> Explained {
+    let mut parts: Vec<String> = Vec::new();
+    let why = why(failure, target);
+    parts.push(match what {
+        Some(what) => format!("{what}: {why}"),
+        None => why,
+    });
+    if let Some(fate) = fate {
+        parts.push(fate);
+    }
+    if let Some(hint) = failure.hint() {
+        parts.push(hint.to_owned());
+    }
+    if let Some(fix) = fix(failure, namespace, grant) {
+        parts.push(fix);
+    }
+    Explained {
+        message: clip(&parts.join("; ")),
+        fields: fields(failure),
+    }
+}
+
+/// Why, in words: the apiserver's answer, or the server and context tried and the cause.
+fn why(failure: &RequestFailure, target: Option<&Target>) -> String {
+    match failure.cause() {
+        Cause::Transport { cause, detail } => {
+            let words = match cause {
+                TransportCause::Other => detail.clone(),
+                other => other.to_string(),
+            };
+            match target {
+                Some(Target {
+                    server,
+                    context: Some(context),
+                }) => format!("no answer from {server} (kubeconfig context {context}): {words}"),
+                Some(Target {
+                    server,
+                    context: None,
+                }) => format!("no answer from {server} (in-cluster configuration): {words}"),
+                None => words,
+            }
+            .chars()
+            .take(MAX_WHY)
+            .collect()
+        }
+        Cause::Answered { .. } | Cause::Unsent { .. } => cut(&failure.why(), MAX_WHY),
+    }
+}
+
+/// What to do, where apiary can know it.
+fn fix(failure: &RequestFailure, namespace: &str, grant: Grant) -> Option<String> {
+    if let Some(cause) = failure.transport_cause() {
+        return Some(match cause {
+            TransportCause::TlsNotTrusted => "check that the kubeconfig context is the cluster \
+                 you mean (`kubectl config current-context`) and that its certificate-authority \
+                 data is that cluster's"
+                .to_owned(),
+            _ => "check that the kubeconfig context is the cluster you mean (`kubectl config \
+                  current-context`) and that its server is reachable from this machine (network, \
+                  VPN, proxy)"
+                .to_owned(),
+        });
+    }
+    match failure.code() {
+        Some(401) => Some(
+            "the credentials of the kubeconfig context were not accepted: log in again or \
+             refresh them, then retry"
+                .to_owned(),
+        ),
+        // A refusal the machine already explained (a missing named service account) keeps its
+        // own fix; RBAC is not the cause there.
+        Some(403) if failure.hint().is_none() => {
+            let operation = failure.operation()?;
+            Some(rbac_fix(operation, namespace, grant))
+        }
+        _ => None,
+    }
+}
+
+/// The verb and resource refused, and the manifest and binding that grant them.
+fn rbac_fix(operation: Operation, namespace: &str, grant: Grant) -> String {
+    let (verb, resource) = (operation.verb(), operation.resource());
+    match grant {
+        Grant::Seeds => format!(
+            "the caller may not `{verb}` {resource} in namespace {namespace} (--watch also needs \
+             `watch`): grant rbac/apiary-seeds.yaml with `kubectl apply -n {namespace} -f rbac/apiary-seeds.yaml` \
+             and `kubectl create rolebinding apiary-seeds -n {namespace} --role=apiary-seeds \
+             --serviceaccount=<sa-namespace>:<sa>` (or --user=<you>)"
+        ),
+        Grant::Deployer if resource == "namespaces" => format!(
+            "the caller may not `{verb}` namespaces: grant the namespace role of \
+             rbac/apiary-deployer.yaml with `kubectl create clusterrolebinding \
+             apiary-namespace-creator --clusterrole=apiary-namespace-creator --user=<you>`, or \
+             ask an administrator to run `kubectl create namespace {namespace}`"
+        ),
+        Grant::Deployer => format!(
+            "the caller may not `{verb}` {resource} in namespace {namespace}: grant \
+             rbac/apiary-deployer.yaml with `kubectl apply -f rbac/apiary-deployer.yaml` and \
+             `kubectl create rolebinding apiary -n {namespace} --clusterrole=apiary-deployer \
+             --user=<you>` (or --serviceaccount=<sa-namespace>:<sa>)"
+        ),
+    }
+}
+
+/// The `-o json` fields of a request failure.
+fn fields(failure: &RequestFailure) -> Map<String, Value> {
+    let mut fields = Map::new();
+    if let Some(operation) = failure.operation() {
+        fields.insert("operation".into(), json!(operation.as_str()));
+    }
+    if !failure.object().is_empty() {
+        fields.insert("object".into(), json!(failure.object()));
+    }
+    if let Some(code) = failure.code() {
+        fields.insert("code".into(), json!(code));
+    }
+    if let Some(reason) = failure.reason() {
+        fields.insert("reason".into(), json!(reason));
+    }
+    if let Some(cause) = failure.transport_cause() {
+        fields.insert("cause".into(), json!(cause.to_string()));
+    }
+    fields
+}
+
+/// `text` cut to at most `max` characters, ending in `…` when cut.
+fn cut(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let mut kept: String = text.chars().take(max.saturating_sub(1)).collect();
+    kept.push('…');
+    kept
+}
+
+/// One line of at most [`MAX_MESSAGE`] characters: line breaks become spaces.
+fn clip(text: &str) -> String {
+    let line: String = text
+        .chars()
+        .map(|c| if c == '\n' || c == '\r' { ' ' } else { c })
+        .collect();
+    cut(&line, MAX_MESSAGE)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,202 @@
+//! The shared shape on typed failures: what once, why, what to do, the json fields, the length.
+
+use std::time::Duration;
+
+use apiary_classify::machine::{ObjectKind, SecretFate};
+
+use super::*;
+
+fn target() -> Target {
+    Target {
+        server: "https://127.0.0.1:6443".into(),
+        context: Some("kind-dev".into()),
+    }
+}
+
+fn forbidden(operation: Operation, object: &str) -> RequestFailure {
+    RequestFailure::answered(
+        operation,
+        object,
+        403,
+        "Forbidden",
+        format!(
+            "{} is forbidden: User \"u\" cannot {} resource \"{}\" in API group \"\" in the \
+             namespace \"agents\"",
+            operation.resource(),
+            operation.verb(),
+            operation.resource()
+        ),
+    )
+}
+
+/// Every 403 of every request kind names the verb and resource refused and a manifest in
+/// `rbac/`, after the server's own message, with the operation once.
+#[test]
+fn every_forbidden_request_names_verb_resource_and_manifest() {
+    for operation in Operation::ALL {
+        let failure = forbidden(operation, "agents/p");
+        let text = request(&failure, "agents", Grant::Deployer, Some(&target())).message;
+        assert!(
+            text.starts_with(&format!(
+                "could not {operation} agents/p: the apiserver answered 403 Forbidden: "
+            )),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!(
+                "may not `{}` {}",
+                operation.verb(),
+                operation.resource()
+            )),
+            "{text}"
+        );
+        assert!(text.contains("rbac/apiary-deployer.yaml"), "{text}");
+        assert_eq!(
+            text.matches(&format!("could not {operation}")).count(),
+            1,
+            "{text}"
+        );
+        assert!(text.chars().count() <= MAX_MESSAGE, "{text}");
+        let seeds = request(&failure, "ring", Grant::Seeds, None).message;
+        assert!(seeds.contains("rbac/apiary-seeds.yaml"), "{seeds}");
+    }
+}
+
+/// A transport failure names the server and the context tried and the cause in plain words,
+/// and suggests `kubectl config current-context`; without a recorded target it says the cause.
+#[test]
+fn unreachable_names_server_context_and_cause() {
+    let lost = RequestFailure::lost(
+        Operation::GetPod,
+        "agents/p",
+        TransportCause::ConnectionRefused,
+        "client error (Connect): tcp connect error: Connection refused (os error 111)",
+    );
+    let text = request(&lost, "agents", Grant::Deployer, Some(&target())).message;
+    assert_eq!(
+        text,
+        "could not read pod agents/p: no answer from https://127.0.0.1:6443 (kubeconfig context \
+         kind-dev): connection refused; check that the kubeconfig context is the cluster you \
+         mean (`kubectl config current-context`) and that its server is reachable from this \
+         machine (network, VPN, proxy)"
+    );
+    let timed = RequestFailure::lost(
+        Operation::ListPods,
+        "in agents matching a=b",
+        TransportCause::TimedOut(Duration::from_secs(30)),
+        "no answer within 30000 ms",
+    );
+    let text = request(&timed, "agents", Grant::Deployer, None).message;
+    assert!(
+        text.starts_with("could not list pods in agents matching a=b: timed out after 30 s; "),
+        "{text}"
+    );
+    let in_cluster = Target {
+        server: "https://10.0.0.1".into(),
+        context: None,
+    };
+    let tls = RequestFailure::lost(Operation::GetPod, "a/p", TransportCause::TlsNotTrusted, "x");
+    let text = request(&tls, "a", Grant::Deployer, Some(&in_cluster)).message;
+    assert!(
+        text.contains("(in-cluster configuration): TLS certificate not trusted"),
+        "{text}"
+    );
+    assert!(text.contains("certificate-authority"), "{text}");
+}
+
+/// The json fields of an answered and of a lost request.
+#[test]
+fn json_fields_carry_the_parts() {
+    let fields = request(
+        &forbidden(Operation::CreatePod, "agents/p"),
+        "agents",
+        Grant::Deployer,
+        None,
+    )
+    .fields;
+    assert_eq!(
+        Value::Object(fields),
+        json!({"operation": "create_pod", "object": "agents/p", "code": 403, "reason": "Forbidden"})
+    );
+    let lost = RequestFailure::lost(
+        Operation::GetPod,
+        "agents/p",
+        TransportCause::Dns,
+        "dns error",
+    );
+    let fields = request(&lost, "agents", Grant::Deployer, None).fields;
+    assert_eq!(
+        Value::Object(fields),
+        json!({"operation": "get_pod", "object": "agents/p", "cause": "host name not resolved"})
+    );
+}
+
+/// E10: the create failure reads once, then the Secret's fate, then the fix; a hint the machine
+/// attached (a missing named account) replaces the RBAC fix.
+#[test]
+fn a_create_failure_reads_once_with_the_secret_fate() {
+    let error = DeployError::CreateFailed {
+        kind: ObjectKind::Pod,
+        name: "p".into(),
+        failure: forbidden(Operation::CreatePod, "agents/p"),
+        secret: SecretFate::Removed("p-1".into()),
+    };
+    let text = deploy(&error, "agents", None).message;
+    assert_eq!(text.matches("create pod").count(), 1, "{text}");
+    assert!(
+        text.contains("; secret p-1 was removed; the caller may not `create` pods"),
+        "{text}"
+    );
+    let account = DeployError::CreateFailed {
+        kind: ObjectKind::Pod,
+        name: "p".into(),
+        failure: forbidden(Operation::CreatePod, "agents/p")
+            .with_hint("create it with `kubectl create serviceaccount robot -n agents`"),
+        secret: SecretFate::Removed("p-1".into()),
+    };
+    let text = deploy(&account, "agents", None).message;
+    assert!(
+        text.ends_with("create it with `kubectl create serviceaccount robot -n agents`"),
+        "{text}"
+    );
+    assert!(!text.contains("rbac/"), "{text}");
+    let unnamed = DeployError::CreateFailed {
+        kind: ObjectKind::Secret,
+        name: "p-2".into(),
+        failure: RequestFailure::api(409, "AlreadyExists", "a secret with this name exists"),
+        secret: SecretFate::NotCreated,
+    };
+    assert_eq!(
+        deploy(&unnamed, "agents", None).message,
+        "could not create secret agents/p-2: a secret with this name exists; nothing was written"
+    );
+}
+
+/// A long server message is cut so the fix still shows and the line stays under the cap; line
+/// breaks never reach the terminal.
+#[test]
+fn long_messages_are_cut_before_the_fix() {
+    let failure = RequestFailure::answered(
+        Operation::CreatePod,
+        "agents/p",
+        403,
+        "Forbidden",
+        format!("admission webhook said:\n{}", "no ".repeat(400)),
+    );
+    let text = request(&failure, "agents", Grant::Deployer, None).message;
+    assert!(text.chars().count() <= MAX_MESSAGE, "{}", text.len());
+    assert!(!text.contains('\n'));
+    assert!(
+        text.contains("…; the caller may not `create` pods"),
+        "{text}"
+    );
+}
+
+/// Other deploy errors keep their own text and carry no request fields.
+#[test]
+fn other_deploy_errors_keep_their_text() {
+    let error = DeployError::ForeignPod { pod: "p".into() };
+    let explained = deploy(&error, "agents", None);
+    assert_eq!(explained.message, error.to_string());
+    assert!(explained.fields.is_empty());
+}
