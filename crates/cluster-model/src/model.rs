@@ -20,7 +20,7 @@ use self::watch::EventLog;
 use crate::error::ModelError;
 
 pub use self::list::{ListOptions, ListPage};
-pub use self::logs::{LogLine, LogQuery, LogRead};
+pub use self::log_store::{LogLine, LogQuery, LogRead};
 pub use self::object::{Object, PodDeletion};
 pub use self::store::Preconditions;
 pub use self::time::{DEFAULT_EPOCH_SECONDS, add};
@@ -30,6 +30,7 @@ mod accounts;
 mod annotate;
 mod clock;
 mod list;
+mod log_store;
 mod logs;
 mod namespaces;
 mod object;
@@ -56,7 +57,7 @@ pub struct ClusterModel {
     accounts: Accounts,
     events: EventLog,
     kubelet: Kubelet,
-    logs: logs::Logs,
+    logs: log_store::Logs,
 }
 
 impl fmt::Debug for ClusterModel {
@@ -99,7 +100,7 @@ impl ClusterModel {
             accounts: Accounts::default(),
             events: EventLog::default(),
             kubelet: Kubelet::default(),
-            logs: logs::Logs::default(),
+            logs: log_store::Logs::default(),
         }
     }
 
