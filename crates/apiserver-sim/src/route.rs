@@ -374,8 +374,15 @@ mod tests {
             Route::Unknown
         );
         assert_eq!(
-            r(Method::GET, "/api/v1/namespaces/a/pods/p/log", ""),
+            r(Method::GET, "/api/v1/namespaces/a/pods/p/exec", ""),
             Route::Unknown
+        );
+        assert_eq!(
+            r(Method::GET, "/api/v1/namespaces/a/pods/p/log", ""),
+            Route::PodLog {
+                namespace: "a".to_owned(),
+                name: "p".to_owned()
+            }
         );
         assert_eq!(
             r(Method::PUT, "/api/v1/namespaces/a/secrets/s", ""),

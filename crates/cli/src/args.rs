@@ -72,8 +72,14 @@ pub enum Command {
     Status(StatusArgs),
     /// Delete AGENT's pod and its Secrets
     Undeploy(UndeployArgs),
-    /// Collect AGENT's terminated pods and orphaned Secrets
+    /// Collect AGENT's terminated and expired pods and orphaned Secrets (--all: every agent)
     Gc(GcArgs),
+    /// Move the expiry of AGENT's running pod to DURATION from now (the API server's clock)
+    Renew(RenewArgs),
+    /// List every agent in the namespace, one row each (read-only)
+    List(ListArgs),
+    /// Print the log of AGENT's container (read-only)
+    Logs(LogsArgs),
     /// Print the seed addresses of the pods matching a label selector
     Seeds(SeedsArgs),
     /// Print a shell completion script
@@ -107,6 +113,10 @@ pub struct DeployArgs {
     /// [default: 0s, succeed once started]
     #[arg(long, value_name = "DURATION")]
     pub min_running: Option<String>,
+    /// Expire the agent this long after the API server's clock at deploy: 2h, 90m, 1d12h (at
+    /// least 1m, at most 366d); `apiary gc` then collects it [default: never]
+    #[arg(long, value_name = "DURATION")]
+    pub ttl: Option<String>,
 }
 
 /// `apiary status`.
@@ -205,11 +215,63 @@ pub struct UndeployArgs {
 #[derive(Args)]
 pub struct GcArgs {
     /// The agent's name
-    #[arg(value_name = "AGENT", value_parser = clap::value_parser!(OsString))]
-    pub agent: OsString,
+    #[arg(
+        value_name = "AGENT",
+        value_parser = clap::value_parser!(OsString),
+        required_unless_present = "all",
+        conflicts_with = "all"
+    )]
+    pub agent: Option<OsString>,
+    /// Every agent apiary manages in the namespace (for a CronJob), instead of one AGENT
+    #[arg(long)]
+    pub all: bool,
     /// Only print what would be collected
     #[arg(long)]
     pub dry_run: bool,
+}
+
+/// `apiary list`.
+#[derive(Args)]
+pub struct ListArgs {
+    /// Only agents whose pods and Secrets match this label selector (ANDed with apiary's own
+    /// marker label)
+    #[arg(long, value_name = "SEL")]
+    pub selector: Option<String>,
+    /// Also show agents that have Secrets but no pod, as state `absent` with their Secret count
+    #[arg(long)]
+    pub all: bool,
+}
+
+/// `apiary renew`.
+#[derive(Args)]
+pub struct RenewArgs {
+    /// The agent's name
+    #[arg(value_name = "AGENT", value_parser = clap::value_parser!(OsString))]
+    pub agent: OsString,
+    /// The new time to live, from the API server's clock now: 2h, 90m, 1d12h (at least 1m, at
+    /// most 366d)
+    #[arg(long, value_name = "DURATION")]
+    pub ttl: String,
+}
+
+/// `apiary logs`.
+#[derive(Args)]
+pub struct LogsArgs {
+    /// The agent's name
+    #[arg(value_name = "AGENT", value_parser = clap::value_parser!(OsString))]
+    pub agent: OsString,
+    /// Keep printing new lines until the container ends (or Ctrl-C), across reconnects
+    #[arg(short = 'f', long)]
+    pub follow: bool,
+    /// The previous, terminated instance of the container
+    #[arg(long)]
+    pub previous: bool,
+    /// Only lines written in the last DURATION: 30s, 5m, 1h30m
+    #[arg(long, value_name = "DURATION")]
+    pub since: Option<String>,
+    /// Only the last N lines
+    #[arg(long, value_name = "N")]
+    pub tail: Option<u64>,
 }
 
 /// `apiary seeds`.

@@ -2,7 +2,7 @@
 //! kubectl's plugin convention, it is `kubectl apiary`, and usage, `--help` and `--version` say
 //! so; under any other name it is `apiary`.
 //!
-//! Shell layer: it only names the clap command after argv[0]. It must not change what any flag
+//! Shell layer: it only names the clap command after `argv[0]`. It must not change what any flag
 //! means, and must not pick up arbitrary program names (a build artefact such as
 //! `apiary-3f2a…` or a renamed copy still says `apiary`, so documentation and scripts stay true).
 
@@ -30,7 +30,7 @@ pub fn display_name(argv0: Option<&OsStr>) -> &'static str {
     }
 }
 
-/// The clap command for this invocation: the derive definition, named after argv[0] for usage
+/// The clap command for this invocation: the derive definition, named after `argv[0]` for usage
 /// lines (`bin_name`), the help header and `--version` (`display_name`).
 pub fn command(argv0: Option<&OsStr>) -> clap::Command {
     let name = display_name(argv0);
@@ -39,7 +39,7 @@ pub fn command(argv0: Option<&OsStr>) -> clap::Command {
 
 #[cfg(test)]
 mod tests {
-    //! argv[0] → the shown name; the end-to-end check through a real symlink is
+    //! `argv[0]` → the shown name; the end-to-end check through a real symlink is
     //! `tests/kubectl_plugin.rs`.
 
     use super::*;

@@ -87,7 +87,7 @@ pub fn prepare(args: &LogsArgs) -> Result<(AgentIdentity, LogsOptions), Failure>
 pub fn run(global: &GlobalArgs, args: &LogsArgs) -> CommandResult {
     let (agent, options) = prepare(args)?;
     let format = global.output;
-    crate::block_on(async {
+    crate::runtime::block_on(async {
         let connection = crate::connect::connect(global).await?;
         let namespace = crate::connect::deploy_namespace(
             global.namespace.as_deref(),

@@ -12,10 +12,14 @@ mod connect;
 #[cfg(feature = "demo")]
 mod demo;
 mod env_input;
+mod expiry_cmd;
 mod invocation;
+mod list_cmd;
 mod logging;
+mod logs_cmd;
 mod outcome;
 mod progress;
+mod runtime;
 mod seeds_cmd;
 mod staying_up;
 mod watched;
@@ -33,6 +37,7 @@ use apiary_substrate_kube::{Cluster, PodSeeds};
 use args::{Cli, Command, CompletionShell};
 use outcome::{CommandResult, Exit, Failure, Report};
 use progress::{Progress, Style};
+use runtime::block_on;
 
 fn main() -> ExitCode {
     let raw: Vec<OsString> = std::env::args_os().collect();
@@ -98,12 +103,35 @@ fn run(cli: Cli) -> CommandResult {
             })
         }
         Command::Gc(g) => {
-            let agent = config_input::agent_identity(&g.agent)?;
+            let agent = g
+                .agent
+                .as_deref()
+                .map(config_input::agent_identity)
+                .transpose()?;
             block_on(async {
                 let cluster = cluster(&global).await?;
-                commands::gc(&cluster, &agent, g.dry_run).await
+                match &agent {
+                    Some(agent) => expiry_cmd::gc(&cluster, agent, g.dry_run).await,
+                    None => expiry_cmd::gc_all(&cluster, g.dry_run).await,
+                }
             })
         }
+        Command::Renew(r) => {
+            let agent = config_input::agent_identity(&r.agent)?;
+            let ttl = expiry_cmd::ttl_flag(&r.ttl)?;
+            block_on(async {
+                let cluster = cluster(&global).await?;
+                expiry_cmd::renew(&cluster, &agent, ttl).await
+            })
+        }
+        Command::List(l) => {
+            let options = list_cmd::list_options(&l)?;
+            block_on(async {
+                let cluster = cluster(&global).await?;
+                list_cmd::list(&cluster, &options).await
+            })
+        }
+        Command::Logs(l) => logs_cmd::run(&global, &l),
         Command::Seeds(s) => {
             let pods = seeds_cmd::pods_from_args(&s, global.namespace.as_deref())?;
             block_on(async {
@@ -126,15 +154,6 @@ fn run(cli: Cli) -> CommandResult {
     }
 }
 
-/// Run `future` on a fresh multi-threaded Tokio runtime.
-fn block_on<F: std::future::Future<Output = CommandResult>>(future: F) -> CommandResult {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Failure::failed(format!("cannot start the async runtime: {e}")))?;
-    runtime.block_on(future)
-}
-
 /// The client for the global flags, bound to the deploy-side namespace (deploy.md § Namespace
 /// resolution), with its operation clock started.
 async fn cluster(global: &args::GlobalArgs) -> Result<Cluster, Failure> {
@@ -150,12 +169,18 @@ async fn cluster(global: &args::GlobalArgs) -> Result<Cluster, Failure> {
 fn run_deploy(global: &args::GlobalArgs, d: &args::DeployArgs) -> CommandResult {
     let (agent, mut config) = prepare_deploy(global, d)?;
     let min_running = staying_up::min_running_flag(d.min_running.as_deref(), config.timeout)?;
+    let ttl = d.ttl.as_deref().map(expiry_cmd::ttl_flag).transpose()?;
     block_on(async {
         // One request never outlives a lowered deadline (it stays capped at 30 s otherwise).
         let cluster = cluster(global).await?.with_request_timeout(config.timeout);
         config.namespace = cluster.namespace().to_owned();
         let valid = config_input::validate(&config, &agent)?;
         config_input::warn_removed_keys(&valid);
+        // The expiry instant comes from the API server's clock, read before any write.
+        let valid = match ttl {
+            Some(ttl) => expiry_cmd::stamp(&cluster, valid, ttl).await?,
+            None => valid,
+        };
         let progress = Progress::start(
             format!("deploying {}", valid.pod_name()),
             Style::for_stderr(),
@@ -199,7 +224,8 @@ fn run_status(global: &args::GlobalArgs, s: &args::StatusArgs) -> CommandResult 
             }
             None => None,
         };
-        commands::status(&cluster, &agent, valid.as_ref()).await
+        let report = commands::status(&cluster, &agent, valid.as_ref()).await?;
+        Ok(expiry_cmd::with_expiry(&cluster, &agent, report).await)
     })
 }
 
@@ -256,8 +282,15 @@ mod tests {
             CompletionShell::Fish,
         ] {
             let report = completions(shell);
-            let mut subcommands =
-                vec!["deploy", "status", "undeploy", "gc", "seeds", "completions"];
+            let mut subcommands = vec![
+                "deploy",
+                "status",
+                "undeploy",
+                "gc",
+                "renew",
+                "seeds",
+                "completions",
+            ];
             // `demo` exists only with the default-on `demo` feature.
             if cfg!(feature = "demo") {
                 subcommands.push("demo");

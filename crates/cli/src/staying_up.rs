@@ -89,7 +89,9 @@ mod tests {
     /// Anything else is refused with the flag and the accepted forms named.
     #[test]
     fn bad_spellings_are_refused() {
-        for text in ["", "s", "m", "3x", "-1", "1.5s", "1h", "3s1m", "1m30", " 3s", "1ms"] {
+        for text in [
+            "", "s", "m", "3x", "-1", "1.5s", "1h", "3s1m", "1m30", " 3s", "1ms",
+        ] {
             let failure = min_running_flag(Some(text), TIMEOUT).expect_err(text);
             let message = format!("{failure:?}");
             assert!(message.contains("--min-running"), "{text}: {message}");
@@ -103,7 +105,10 @@ mod tests {
         let timeout = Duration::from_secs(60);
         assert!(min_running_flag(Some("59s"), timeout).is_ok());
         for text in ["60", "1m", "61s"] {
-            let message = format!("{:?}", min_running_flag(Some(text), timeout).expect_err(text));
+            let message = format!(
+                "{:?}",
+                min_running_flag(Some(text), timeout).expect_err(text)
+            );
             assert!(message.contains("--timeout"), "{message}");
         }
     }

@@ -18,6 +18,6 @@ pub use cluster::client::{
     install_crypto_provider,
 };
 pub use cluster::{Cluster, RetryPolicy};
-pub use logs::{LogsEnd, LogsError, LogsOptions, PodLogs};
 pub use exchange::request_failure;
+pub use logs::{LogsEnd, LogsError, LogsOptions, PodLogs};
 pub use pod_seeds::{PodSeeds, SeedsError, SeedsMode, SeedsOptions, SeedsResolution};

@@ -183,7 +183,7 @@ impl PodLogs {
     ///
     /// # Errors
     /// [`LogsError`]: no pod, a foreign pod, a container that never started, or a failed
-    /// request (while following: after [`MAX_RECONNECTS`] failed reconnects in a row).
+    /// request (while following: after five failed reconnects in a row).
     pub async fn read(
         &self,
         agent: &AgentIdentity,
