@@ -22,13 +22,21 @@ const TABLE: &[(&str, &str, &[&str])] = &[
     ("undeploy", "pods", &["get", "list", "delete"]),
     ("undeploy", "secrets", &["list", "delete"]),
     ("gc", "pods", &["get", "list", "delete"]),
+    // deploy.md § Expiry: renew lists the pod with the clock and patches its annotation.
+    ("renew", "pods", &["list", "patch"]),
     ("gc", "secrets", &["get", "list", "delete"]),
+    // deploy.md § list and logs: logs verifies the pod by a GET, then reads its log.
+    ("list", "pods", &["list"]),
+    ("list", "secrets", &["list"]),
+    ("logs", "pods", &["get"]),
+    ("logs", "pods/log", &["get"]),
 ];
 
 /// Which role grants which resource (deploy.md § RBAC: pods and Secrets per namespace through
 /// `apiary-deployer`, namespaces cluster-wide through `apiary-namespace-creator`).
 const ROLE_OF: &[(&str, &str)] = &[
     ("pods", "apiary-deployer"),
+    ("pods/log", "apiary-deployer"),
     ("secrets", "apiary-deployer"),
     ("serviceaccounts", "apiary-deployer"),
     ("namespaces", "apiary-namespace-creator"),
@@ -129,7 +137,7 @@ fn rbac_roles_are_the_spec_roles() {
     );
     assert_eq!(
         verbs("apiary-deployer", "pods"),
-        ["create", "delete", "get", "list", "watch"]
+        ["create", "delete", "get", "list", "patch", "watch"]
     );
     assert_eq!(
         verbs("apiary-deployer", "secrets"),
@@ -140,7 +148,8 @@ fn rbac_roles_are_the_spec_roles() {
         ["create", "get"]
     );
     assert_eq!(verbs("apiary-deployer", "serviceaccounts"), ["get"]);
-    assert_eq!(grants["apiary-deployer"].len(), 3);
+    assert_eq!(verbs("apiary-deployer", "pods/log"), ["get"]);
+    assert_eq!(grants["apiary-deployer"].len(), 4);
     assert_eq!(grants["apiary-namespace-creator"].len(), 1);
 }
 

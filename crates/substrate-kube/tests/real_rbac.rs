@@ -28,7 +28,7 @@ use apiary_envtest::Identity;
 use apiary_envtest::kubelet::{self, Kubelet};
 use apiary_seeds::{Pods, Port};
 use apiary_substrate::driver::{self, UndeployOptions};
-use apiary_substrate_kube::{Cluster, PodSeeds, SeedsMode, SeedsOptions};
+use apiary_substrate_kube::{Cluster, LogsOptions, PodLogs, PodSeeds, SeedsMode, SeedsOptions};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding};
 use kube::api::{Api, PostParams};
 use real_support::{Backend, POD, Stage, Tap, agent, attempt, image, options, tapped_client};
@@ -230,6 +230,15 @@ fn seeds_as(config: kube::Config, tap: &Tap, namespace: &str, mode: SeedsMode) -
         })
 }
 
+/// `renew --ttl 1h` with a short conflict deadline (deploy.md § Expiry).
+fn renew_options() -> driver::RenewOptions {
+    driver::RenewOptions {
+        ttl_secs: 3_600,
+        deadline: Duration::from_secs(10),
+        backoff: driver::RENEW_BACKOFF,
+    }
+}
+
 fn undeploy_options() -> UndeployOptions {
     UndeployOptions {
         wait: true,
@@ -244,8 +253,8 @@ fn missing_namespace(s: &Stage) -> String {
 }
 
 /// Sufficient: with exactly the shipped roles, the unprivileged user can deploy into its
-/// namespace and into a missing one (creating it), read status, gc (dry run and real), resolve
-/// seeds in list and watch mode (the watch syncs), and undeploy.
+/// namespace and into a missing one (creating it), read status and logs, renew, gc (dry run and
+/// real), resolve seeds in list and watch mode (the watch syncs), and undeploy.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shipped_roles_are_sufficient_for_every_command() {
     let Some(s) = Stage::start(Backend::Real).await else {
@@ -274,6 +283,26 @@ async fn shipped_roles_are_sufficient_for_every_command() {
         .await
         .expect("status as the user");
     assert_eq!(status.state, StatusState::Started);
+    let renewed = driver::renew(&user(), &agent(), &renew_options())
+        .await
+        .expect("renew as the user");
+    assert_eq!(renewed.pod, POD);
+    // The fake kubelet serves no log endpoint, so the apiserver's own dial to the node fails
+    // (500): that answer comes after authorization, which is what this checks.
+    let mut sink = |_: &str| {};
+    let logs = PodLogs::new(
+        tapped_client(plane.config(Identity::User), &tap),
+        ns.as_str(),
+    )
+    .read(&agent(), &LogsOptions::default(), &mut sink)
+    .await;
+    if let Err(e) = logs {
+        let message = e.to_string();
+        assert!(
+            message.contains("500") && message.contains("containerLogs"),
+            "logs as the user got past authorization: {message}"
+        );
+    }
     let dry = driver::gc(&user(), &agent(), true)
         .await
         .expect("gc --dry-run");
@@ -502,6 +531,26 @@ async fn probe(
             // the deploy-level run is real_namespace.rs's. Probe the read deploy sends then.
             use apiary_substrate::Substrate as _;
             match cluster().service_account_exists("default").await {
+                Err(e) => failed(&e),
+                Ok(_) => Broken::Nothing,
+            }
+        }
+        (RoleName::Deployer, "pods", "patch") => {
+            deploy_admin().await;
+            match driver::renew(&cluster(), &agent(), &renew_options()).await {
+                Err(e) => failed(&e),
+                Ok(_) => Broken::Nothing,
+            }
+        }
+        (RoleName::Deployer, "pods/log", "get") => {
+            // `apiary logs`: the pod GET verifies it as the agent's, then the log read.
+            deploy_admin().await;
+            let logs = PodLogs::new(tapped_client(config, &tap), s.namespace());
+            let mut sink = |_: &str| {};
+            match logs
+                .read(&agent(), &LogsOptions::default(), &mut sink)
+                .await
+            {
                 Err(e) => failed(&e),
                 Ok(_) => Broken::Nothing,
             }
