@@ -18,9 +18,10 @@ use apiary_apiserver_sim::{Resource, SimOptions, Simulator, Verb};
 use apiary_cluster_model::kubelet::PodScript;
 use apiary_seeds::{Pods, Port};
 use apiary_substrate::config::{DeployConfig, ValidConfig};
+use apiary_substrate::driver::ListOptions;
 use apiary_substrate::env::Env;
 use apiary_substrate::naming::AgentIdentity;
-use apiary_substrate_kube::{Cluster, PodSeeds};
+use apiary_substrate_kube::{Cluster, LogsOptions, PodLogs, PodSeeds};
 use serde_json::{Value, json};
 
 use crate::args::OutputFormat;
@@ -322,11 +323,65 @@ async fn session(narrator: &mut Narrator) -> Result<(), Failure> {
     };
     narrator.end(&shown(&result), verdict)?;
 
-    // The place for steps over the running agents (issue 11 § 7: `list` and `logs`): after
-    // they exist (steps 1-3), before the crash and the undeploy change them. Each step is one
-    // block: `narrator.begin(title, command)`, the work, `narrator.end(output, verdict)`.
+    // 4. Every agent of the namespace: one pod LIST and one Secret LIST.
+    narrator.begin("List the agents", &format!("apiary {ns} list"));
+    let result = crate::list_cmd::list(&cluster(&client), &ListOptions::default()).await;
+    let verdict = match &result {
+        Ok(r)
+            if r.json.as_array().is_some_and(|rows| {
+                rows.len() == 2
+                    && rows[0]["agent"] == "demo agent"
+                    && rows[1]["agent"] == "demo twin"
+                    && rows.iter().all(|row| row["state"] == "started")
+            }) =>
+        {
+            Ok(
+                "both agents, sorted by name, each started, from one pod and one Secret listing"
+                    .to_owned(),
+            )
+        }
+        other => Err(format!(
+            "expected the two agents, started, got {}",
+            shown(other)
+        )),
+    };
+    narrator.end(&shown(&result), verdict)?;
 
-    // 4. An image that crashes: reported once, not retried.
+    // 5. The agent's log, after verifying the pod is its own.
+    narrator.begin(
+        "Read the agent's log",
+        &format!("apiary {ns} logs \"demo agent\""),
+    );
+    sim.with_model(|model| {
+        model.script_pod_log(
+            NAMESPACE,
+            &pod,
+            "agent",
+            [
+                (Duration::ZERO, "agent starting".to_owned()),
+                (Duration::ZERO, "agent ready".to_owned()),
+            ],
+        );
+    });
+    let mut lines: Vec<String> = Vec::new();
+    let mut sink = |line: &str| lines.push(line.to_owned());
+    let read = PodLogs::new(client.clone(), NAMESPACE)
+        .read(&main, &LogsOptions::default(), &mut sink)
+        .await;
+    let output = match &read {
+        Ok(_) => lines.join("\n"),
+        Err(e) => format!("error: {e}"),
+    };
+    let verdict = match &read {
+        Ok(_) if lines == ["agent starting", "agent ready"] => Ok(
+            "the pod was verified as the agent's own, then its `agent` container's log was read"
+                .to_owned(),
+        ),
+        _ => Err(format!("expected the two scripted lines, got {output}")),
+    };
+    narrator.end(&output, verdict)?;
+
+    // 6. An image that crashes: reported once, not retried.
     let crasher = agent("demo crasher")?;
     let crash_image = image("agent-crash");
     narrator.begin(
@@ -354,7 +409,7 @@ async fn session(narrator: &mut Narrator) -> Result<(), Failure> {
     };
     narrator.end(&shown(&result), verdict)?;
 
-    // 5. Seeds over three simulated pods.
+    // 7. Seeds over three simulated pods.
     narrator.begin(
         "Start three simulated peer pods and discover them as seeds",
         &format!("apiary {ns} seeds --selector app=demo-ring --port-name gossip"),
@@ -392,7 +447,7 @@ async fn session(narrator: &mut Narrator) -> Result<(), Failure> {
     };
     narrator.end(&shown(&result), verdict)?;
 
-    // 6. Undeploy, waiting for the grace period.
+    // 8. Undeploy, waiting for the grace period.
     narrator.begin(
         "Undeploy the agent",
         &format!("apiary {ns} undeploy \"demo agent\""),
@@ -409,7 +464,7 @@ async fn session(narrator: &mut Narrator) -> Result<(), Failure> {
     };
     narrator.end(&shown(&result), verdict)?;
 
-    // 7. Status: absent.
+    // 9. Status: absent.
     narrator.begin(
         "Show its status again",
         &format!("apiary {ns} status \"demo agent\""),
@@ -421,7 +476,7 @@ async fn session(narrator: &mut Narrator) -> Result<(), Failure> {
     };
     narrator.end(&shown(&result), verdict)?;
 
-    // 8. GC collects the crashed attempt.
+    // 10. GC collects the crashed attempt.
     narrator.begin(
         "Collect the crashed attempt",
         &format!("apiary {ns} gc \"demo crasher\""),

@@ -35,6 +35,10 @@ fn demo_narrates_every_step_and_exits_0() {
         "$ apiary -n apiary-demo deploy \"demo agent\"",
         "deploy \"demo twin\"",
         "state: started",
+        "$ apiary -n apiary-demo list",
+        "demo twin",
+        "logs \"demo agent\"",
+        "agent ready",
         "exited with code 1",
         "seeds --selector app=demo-ring",
         "undeploy \"demo agent\"",
@@ -64,7 +68,7 @@ fn demo_json_is_one_document_of_steps() {
     let doc = run.json();
     assert_eq!(doc["ok"], true);
     let steps = doc["steps"].as_array().expect("steps");
-    assert_eq!(steps.len(), 8);
+    assert_eq!(steps.len(), 10);
     for step in steps {
         assert_eq!(step["ok"], true, "{step}");
         assert!(
@@ -97,10 +101,10 @@ fn demo_heading_precedes_each_steps_progress() {
     for (heading, progress) in [
         ("1. Deploy an agent", "deploying apiary-demo-agent"),
         (
-            "4. Deploy an image that crashes",
+            "6. Deploy an image that crashes",
             "deploying apiary-demo-crasher",
         ),
-        ("6. Undeploy the agent", "undeploying apiary-demo-agent"),
+        ("8. Undeploy the agent", "undeploying apiary-demo-agent"),
     ] {
         assert!(
             at(heading) < at(progress),
