@@ -8,7 +8,7 @@
 use apiary_substrate::Substrate;
 use apiary_substrate::config::ValidConfig;
 use apiary_substrate::driver::{
-    self, DeployOptions, GcReport, StatusReport, UndeployError, UndeployOptions, UndeployReport,
+    self, DeployOptions, StatusReport, UndeployError, UndeployOptions, UndeployReport,
 };
 use apiary_substrate::naming::AgentIdentity;
 use serde_json::{Value, json};
@@ -17,22 +17,8 @@ use crate::outcome::{CommandResult, Failure, Report};
 use crate::progress::Progress;
 use crate::watched::describe;
 
-/// `apiary deploy`: run the driver with progress; the pod name on success.
-pub async fn deploy<S: Substrate>(
-    substrate: &S,
-    config: &ValidConfig,
-    progress: &Progress,
-) -> CommandResult {
-    deploy_with(
-        substrate,
-        config,
-        &DeployOptions::for_config(config),
-        progress,
-    )
-    .await
-}
-
-/// [`deploy`] with `options` (`--replace`: deploy.md § Replacing a live agent).
+/// `apiary deploy` with `options` (`--replace`: deploy.md § Replacing a live agent): run the
+/// driver with progress; the pod name on success.
 pub async fn deploy_with<S: Substrate>(
     substrate: &S,
     config: &ValidConfig,
@@ -192,66 +178,6 @@ pub fn undeploy_report(agent: &AgentIdentity, namespace: &str, report: &Undeploy
             "waited": report.waited,
             "secrets": report.secrets,
             "kept_secrets": report.kept_secrets,
-        }),
-    )
-}
-
-/// `apiary gc`: one GC pass (or its plan with `--dry-run`). Individual delete failures are
-/// reported on stderr and make the exit code 1 after every other deletion was attempted.
-pub async fn gc<S: Substrate>(
-    substrate: &S,
-    agent: &AgentIdentity,
-    dry_run: bool,
-) -> CommandResult {
-    let report = driver::gc(substrate, agent, dry_run)
-        .await
-        .map_err(|e| Failure::request(&e, substrate.namespace()))?;
-    if report.orphan_sweep.is_some_and(|s| s.as_str() == "skipped") {
-        tracing::warn!(
-            "orphan sweep skipped: the apiserver's answer carried no usable Date header, so no \
-             Secret's age could be proven; terminated pods were still collected"
-        );
-    }
-    let done = gc_report(agent, substrate.namespace(), &report);
-    if report.failures.is_empty() {
-        return Ok(done);
-    }
-    for failure in &report.failures {
-        tracing::error!("gc: {failure}");
-    }
-    let mut failure = report
-        .failures
-        .first()
-        .map(|f| Failure::request(f, substrate.namespace()))
-        .unwrap_or_else(|| Failure::failed("a deletion failed"));
-    if report.failures.len() > 1 {
-        failure.message = format!(
-            "{}; {} more deletion(s) failed too (logged above), the others were attempted",
-            failure.message,
-            report.failures.len() - 1
-        );
-    }
-    Err(failure.with_detail("gc", done.json))
-}
-
-/// The gc result: `pod/<name>` and `secret/<name>` lines.
-pub fn gc_report(agent: &AgentIdentity, namespace: &str, report: &GcReport) -> Report {
-    let lines: Vec<String> = report
-        .pods
-        .iter()
-        .map(|p| format!("pod/{p}"))
-        .chain(report.secrets.iter().map(|s| format!("secret/{s}")))
-        .collect();
-    Report::new(
-        lines.join("\n"),
-        json!({
-            "agent": agent.name(),
-            "agent_id": agent.id(),
-            "namespace": namespace,
-            "dry_run": report.dry_run,
-            "orphan_sweep": report.orphan_sweep.map_or("skipped", |s| s.as_str()),
-            "pods": report.pods,
-            "secrets": report.secrets,
         }),
     )
 }

@@ -18,7 +18,7 @@ use apiary_apiserver_sim::{Resource, SimOptions, Simulator, Verb};
 use apiary_cluster_model::kubelet::PodScript;
 use apiary_seeds::{Pods, Port};
 use apiary_substrate::config::{DeployConfig, ValidConfig};
-use apiary_substrate::driver::ListOptions;
+use apiary_substrate::driver::{DeployOptions, ListOptions};
 use apiary_substrate::env::Env;
 use apiary_substrate::naming::AgentIdentity;
 use apiary_substrate_kube::{Cluster, LogsOptions, PodLogs, PodSeeds};
@@ -259,7 +259,13 @@ async fn session(narrator: &mut Narrator) -> Result<(), Failure> {
         format!("deploying {}", valid.pod_name()),
         Style::for_stderr(),
     );
-    let result = commands::deploy(&cluster(&client), &valid, &progress).await;
+    let result = commands::deploy_with(
+        &cluster(&client),
+        &valid,
+        &DeployOptions::for_config(&valid),
+        &progress,
+    )
+    .await;
     let pod = valid.pod_name();
     let verdict = match &result {
         Ok(report) if report.text == pod => Ok(
@@ -284,9 +290,10 @@ async fn session(narrator: &mut Narrator) -> Result<(), Failure> {
     let silent_a = Progress::start("twin a", Style::Silent);
     let silent_b = Progress::start("twin b", Style::Silent);
     let (cluster_a, cluster_b) = (cluster(&client), cluster(&client));
+    let twin_options = DeployOptions::for_config(&twin_config);
     let (a, b) = tokio::join!(
-        commands::deploy(&cluster_a, &twin_config, &silent_a),
-        commands::deploy(&cluster_b, &twin_config, &silent_b),
+        commands::deploy_with(&cluster_a, &twin_config, &twin_options, &silent_a),
+        commands::deploy_with(&cluster_b, &twin_config, &twin_options, &silent_b),
     );
     let created = pod_creates(&sim) - before;
     let twin_pod = twin_config.pod_name();
@@ -394,7 +401,13 @@ async fn session(narrator: &mut Narrator) -> Result<(), Failure> {
         format!("deploying {}", crash_config.pod_name()),
         Style::for_stderr(),
     );
-    let result = commands::deploy(&cluster(&client), &crash_config, &progress).await;
+    let result = commands::deploy_with(
+        &cluster(&client),
+        &crash_config,
+        &DeployOptions::for_config(&crash_config),
+        &progress,
+    )
+    .await;
     let created = pod_creates(&sim) - before;
     let verdict = match &result {
         Err(f) if f.message.contains("exited with code 1") && created == 1 => Ok(
@@ -481,7 +494,7 @@ async fn session(narrator: &mut Narrator) -> Result<(), Failure> {
         "Collect the crashed attempt",
         &format!("apiary {ns} gc \"demo crasher\""),
     );
-    let result = commands::gc(&cluster(&client), &crasher, false).await;
+    let result = crate::expiry_cmd::gc(&cluster(&client), &crasher, false).await;
     let verdict = match &result {
         Ok(r)
             if r.json["pods"].as_array().is_some_and(|p| p.len() == 1)

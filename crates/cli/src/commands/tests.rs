@@ -1,7 +1,6 @@
 //! The result documents and text lines of deploy.md § Deploy-side subcommands, pinned as
 //! literals (key sets, `-` for unknown values, `present|missing`, `matches|differs`).
 
-use apiary_classify::gc::OrphanSweep;
 use apiary_classify::status::StatusState;
 use apiary_substrate::driver::SecretStatus;
 
@@ -192,41 +191,6 @@ fn undeploy_nothing_is_empty_output() {
 }
 
 /// gc: `pod/` then `secret/` lines; json carries dry_run and the orphan sweep word.
-#[test]
-fn gc_lines_and_document() {
-    let report = GcReport {
-        dry_run: true,
-        pods: vec!["apiary-x".into()],
-        secrets: vec!["apiary-x-1".into(), "apiary-x-2".into()],
-        orphan_sweep: Some(OrphanSweep::Ran),
-        failures: vec![],
-    };
-    let r = gc_report(&agent(), "agents", &report);
-    assert_eq!(r.text, "pod/apiary-x\nsecret/apiary-x-1\nsecret/apiary-x-2");
-    assert_eq!(
-        keys(&r.json),
-        [
-            "agent",
-            "agent_id",
-            "dry_run",
-            "namespace",
-            "orphan_sweep",
-            "pods",
-            "secrets"
-        ]
-    );
-    assert_eq!(r.json["dry_run"], true);
-    assert_eq!(r.json["orphan_sweep"], "ran");
-    let skipped = GcReport {
-        orphan_sweep: Some(OrphanSweep::Skipped),
-        ..GcReport::default()
-    };
-    assert_eq!(
-        gc_report(&agent(), "agents", &skipped).json["orphan_sweep"],
-        "skipped"
-    );
-}
-
 /// A 403 of any deploy-side request names the manifest and the binding that grant the right,
 /// once, after the server's own message; other failures get no RBAC hint.
 #[test]
