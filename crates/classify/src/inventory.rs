@@ -10,6 +10,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::binding::Owner;
 use crate::expiry::{expiry_of, seconds_left};
 use crate::facts::{ObservedPod, ObservedSecret};
 use crate::status::{StatusState, pod_status};
@@ -18,8 +19,8 @@ use crate::verify::{PodView, verify_pod, verify_secret};
 /// The names the shell derives from an AGENT (deploy.md § AGENT and agent_id, § Names).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AgentNames {
-    /// The full 64-hex agent id.
-    pub id: String,
+    /// The binding and full 64-hex agent id the agent's objects must verify against.
+    pub owner: Owner,
     /// The deterministic pod name.
     pub pod_name: String,
 }
@@ -159,9 +160,14 @@ pub fn inventory(
     let mut skipped_secrets = 0;
     for secret in secrets {
         match claimed(secret.agent_name.as_deref(), &names)
-            .filter(|(_, n)| verify_secret(&secret.observed, &n.id).is_some())
+            .filter(|(_, n)| verify_secret(&secret.observed, &n.owner).is_some())
         {
-            Some((agent, n)) => secret_counts.entry(n.id).or_insert((agent, 0)).1 += 1,
+            Some((agent, n)) => {
+                secret_counts
+                    .entry(n.owner.agent_id)
+                    .or_insert((agent, 0))
+                    .1 += 1
+            }
             None => skipped_secrets += 1,
         }
     }
@@ -211,7 +217,7 @@ fn pod_row(
     listed_secrets: &BTreeSet<&str>,
 ) -> Option<AgentRow> {
     let (agent, derived) = claimed(pod.agent_name.as_deref(), names)?;
-    let verified = verify_pod(&pod.observed, &derived.id)?;
+    let verified = verify_pod(&pod.observed, &derived.owner)?;
     // A copy of an agent's pod under another name is not that agent's pod.
     if verified.name() != derived.pod_name {
         return None;
@@ -237,7 +243,7 @@ fn pod_row(
         .map(summarize_image);
     Some(AgentRow {
         agent,
-        agent_id: derived.id,
+        agent_id: derived.owner.agent_id,
         pod: Some(name),
         state,
         age_seconds: server_now_unix

@@ -13,6 +13,7 @@
 #![deny(missing_docs)]
 
 pub mod action;
+pub mod binding;
 pub mod condition;
 pub mod expiry;
 pub mod facts;

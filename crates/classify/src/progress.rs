@@ -6,6 +6,7 @@
 //!
 //! Pure: no I/O, no clock. It decides nothing about any operation; each machine's transitions do.
 
+use crate::binding::Owner;
 use crate::facts::ObservedPod;
 use crate::status::{Progress, ProgressLog};
 
@@ -49,8 +50,8 @@ pub(crate) struct PodWatch {
 impl PodWatch {
     /// Record one read (`None` = confirmed absent): progress when it changed, and its
     /// resourceVersion for the next watch.
-    pub(crate) fn observe(&mut self, pod: Option<&ObservedPod>, agent_id: &str) {
-        self.progress.observe(pod, agent_id);
+    pub(crate) fn observe(&mut self, pod: Option<&ObservedPod>, owner: &Owner) {
+        self.progress.observe(pod, owner);
         self.resource_version = pod.and_then(|p| p.marks.resource_version.clone());
     }
 
@@ -131,14 +132,14 @@ mod tests {
         let mut w = PodWatch::default();
         assert_eq!(w.poll(), None);
         let pod = own_pod(running());
-        w.observe(Some(&pod), AGENT_ID);
+        w.observe(Some(&pod), &crate::binding::Owner::apiary(AGENT_ID));
         assert_eq!(w.resource_version().as_deref(), Some("100"));
         assert_eq!(w.poll().map(|p| p.state), Some(StatusState::Started));
-        w.observe(Some(&pod), AGENT_ID);
+        w.observe(Some(&pod), &crate::binding::Owner::apiary(AGENT_ID));
         assert_eq!(w.poll(), None, "an unchanged read is not reported again");
         w.forget_version();
         assert_eq!(w.resource_version(), None);
-        w.observe(None, AGENT_ID);
+        w.observe(None, &crate::binding::Owner::apiary(AGENT_ID));
         assert_eq!(w.resource_version(), None);
         assert_eq!(w.poll().map(|p| p.state), Some(StatusState::Absent));
     }

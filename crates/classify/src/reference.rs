@@ -5,6 +5,7 @@
 //! Pure. A reference from any listed pod — still pulling, foreign, or running — is load-bearing:
 //! deleting the Secret it names could strand that pod.
 
+use crate::binding::Owner;
 use std::collections::BTreeSet;
 
 use crate::facts::{ObservedPod, ObservedSecret};
@@ -25,14 +26,14 @@ pub fn own_secret_deletion(
     own: &str,
     pods: &[ObservedPod],
     secrets: &[ObservedSecret],
-    agent_id: &str,
+    owner: &Owner,
 ) -> Option<SecretDeletion> {
     if referenced_secrets(pods).contains(own) {
         return None;
     }
     secrets
         .iter()
-        .filter_map(|secret| verify_secret(secret, agent_id))
+        .filter_map(|secret| verify_secret(secret, owner))
         .filter(|secret| secret.name() == Some(own))
         .find_map(|secret| secret.deletion())
 }

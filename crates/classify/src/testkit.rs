@@ -1,6 +1,7 @@
 //! Test builders shared by this crate's unit tests: plain facts for an own pod of one agent, in
 //! every startup state. Test-only; builds values, decides nothing.
 
+use crate::binding::Owner;
 use crate::facts::{
     ConditionFacts, ContainerState, ObjectMarks, ObservedPod, ObservedSecret, PodFacts,
 };
@@ -77,7 +78,7 @@ pub fn own_pod(agent: Option<ContainerState>) -> ObservedPod {
 
 /// An own pod settled without a Secret check (panics if one is pending: test-only).
 pub fn settled(pod: &ObservedPod) -> SettledPod {
-    verify_pod(pod, AGENT_ID)
+    verify_pod(pod, &Owner::apiary(AGENT_ID))
         .expect("test pod verifies")
         .settle(Some(true))
         .expect("settles with an answer")

@@ -6,34 +6,17 @@
 //! A [`PodDeletion`] can only be made from a verified observation and carries that observation's
 //! fence, so no later step can substitute a fresher one.
 
+use crate::binding::Owner;
 use crate::facts::{ObjectMarks, ObservedPod, ObservedSecret, PodFacts};
 use crate::fence::Fence;
 use crate::startup::{Decoded, StartupState, decode, settle_secret_check};
 
-/// Label key naming the manager of an object.
-pub const LABEL_MANAGED_BY: &str = "app.kubernetes.io/managed-by";
-/// The value of [`LABEL_MANAGED_BY`] on apiary's objects.
-pub const MANAGED_BY: &str = "apiary";
-/// Label key of the binding version.
-pub const LABEL_BINDING_VERSION: &str = "apiary.dev/binding-version";
-/// The binding version this build writes and accepts.
-pub const BINDING_VERSION: &str = "1";
-/// Label key carrying the first 32 hex of the agent id (selector only; never re-checked).
-pub const LABEL_AGENT: &str = "apiary.dev/agent";
-/// Annotation key carrying the full agent id: the proof of ownership.
-pub const ANNOTATION_AGENT_ID: &str = "apiary.dev/agent-id";
-/// Annotation key carrying the AGENT verbatim (for humans; never used for verification).
-pub const ANNOTATION_AGENT_NAME: &str = "apiary.dev/agent-name";
-/// Annotation key carrying the create-intent fingerprint (pods only).
-pub const ANNOTATION_CREATE_INTENT: &str = "apiary.dev/create-intent";
-/// Annotation key carrying the normalized image (pods only).
-pub const ANNOTATION_IMAGE: &str = "apiary.dev/image";
-
-/// Whether the two marker labels and the agent-id annotation match (shared by pods and Secrets).
-fn marks_match(marks: &ObjectMarks, agent_id: &str) -> bool {
-    marks.managed_by.as_deref() == Some(MANAGED_BY)
-        && marks.binding_version.as_deref() == Some(BINDING_VERSION)
-        && marks.agent_id.as_deref() == Some(agent_id)
+/// Whether the two marker labels and the agent-id annotation match the owner's binding and id
+/// (shared by pods and Secrets). `marks` must have been read with the owner's binding keys.
+fn marks_match(marks: &ObjectMarks, owner: &Owner) -> bool {
+    marks.managed_by.as_deref() == Some(owner.binding.managed_by)
+        && marks.binding_version.as_deref() == Some(owner.binding.binding_version)
+        && marks.agent_id.as_deref() == Some(owner.agent_id.as_str())
 }
 
 fn non_empty(value: &Option<String>) -> Option<String> {
@@ -52,11 +35,12 @@ pub struct VerifiedPod {
     facts: PodFacts,
 }
 
-/// Verify an observed pod against `agent_id` (byte equality of the annotation); `None` when it is
-/// not ours or lacks the name, uid or resourceVersion a fence needs.
-pub fn verify_pod(pod: &ObservedPod, agent_id: &str) -> Option<VerifiedPod> {
+/// Verify an observed pod against `owner`: its binding's managed-by and binding version, and
+/// byte equality of the agent-id annotation; `None` when it is not ours or lacks the name, uid or
+/// resourceVersion a fence needs.
+pub fn verify_pod(pod: &ObservedPod, owner: &Owner) -> Option<VerifiedPod> {
     let marks = &pod.marks;
-    if !marks_match(marks, agent_id) {
+    if !marks_match(marks, owner) {
         return None;
     }
     Some(VerifiedPod {
@@ -197,9 +181,10 @@ pub struct VerifiedSecret {
     created_at_unix: Option<i64>,
 }
 
-/// Verify an observed Secret: the two marker labels and the agent-id annotation must match.
-pub fn verify_secret(secret: &ObservedSecret, agent_id: &str) -> Option<VerifiedSecret> {
-    marks_match(&secret.marks, agent_id).then(|| VerifiedSecret {
+/// Verify an observed Secret against `owner`: the two marker labels and the agent-id annotation
+/// must match.
+pub fn verify_secret(secret: &ObservedSecret, owner: &Owner) -> Option<VerifiedSecret> {
+    marks_match(&secret.marks, owner).then(|| VerifiedSecret {
         name: non_empty(&secret.marks.name),
         uid: non_empty(&secret.marks.uid),
         created_at_unix: secret.marks.created_at_unix,
@@ -264,11 +249,11 @@ pub enum PodView {
 }
 
 /// Verify and decode one read of the pod name (`None` = confirmed absent).
-pub fn view_pod(pod: Option<&ObservedPod>, agent_id: &str) -> PodView {
+pub fn view_pod(pod: Option<&ObservedPod>, owner: &Owner) -> PodView {
     let Some(pod) = pod else {
         return PodView::Absent;
     };
-    match verify_pod(pod, agent_id) {
+    match verify_pod(pod, owner) {
         None => PodView::Foreign,
         Some(verified) => match verified.settle(None) {
             Ok(settled) => PodView::Settled(settled),

@@ -7,6 +7,7 @@
 //! was seen; nothing but the listing in a dry run; nothing after the end. Pure: a simulated
 //! clock, no I/O.
 
+use apiary_classify::binding::Owner;
 use std::time::Duration;
 
 use apiary_classify::expiry::{
@@ -111,7 +112,7 @@ proptest! {
         let mut c = Choices::new(values);
         let mut m = RenewMachine::new(RenewSpec {
             pod_name: POD.into(),
-            agent_id: AGENT_ID.into(),
+            owner: Owner::apiary(AGENT_ID),
             ttl_secs: TTL,
             deadline: Duration::from_secs(20),
             backoff: Duration::from_millis(300),
@@ -146,7 +147,7 @@ proptest! {
                         .pods
                         .iter()
                         .find(|p| p.marks.name.as_deref() == Some(POD))
-                        .and_then(|p| verify_pod(p, AGENT_ID));
+                        .and_then(|p| verify_pod(p, &Owner::apiary(AGENT_ID)));
                     prop_assert!(own.is_some(), "a write of a pod not verified as ours");
                     let own = own.expect("checked");
                     prop_assert!(!own.deletion_marked());
@@ -180,7 +181,7 @@ proptest! {
         let mut c = Choices::new(values);
         let mut m = ExpireMachine::new(ExpireSpec {
             pod_name: POD.into(),
-            agent_id: AGENT_ID.into(),
+            owner: Owner::apiary(AGENT_ID),
             dry_run,
             deadline: Duration::from_secs(30),
             poll: Duration::from_secs(2),
@@ -219,7 +220,7 @@ proptest! {
                         .find(|p| p.marks.name.as_deref() == Some(POD));
                     prop_assert!(own.is_some());
                     let own = own.expect("checked");
-                    let verified = verify_pod(own, AGENT_ID);
+                    let verified = verify_pod(own, &Owner::apiary(AGENT_ID));
                     prop_assert!(verified.is_some(), "an unverified pod deleted");
                     let verified = verified.expect("checked");
                     prop_assert_eq!(deletion.fence(), verified.fence());

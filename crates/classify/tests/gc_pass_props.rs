@@ -5,6 +5,7 @@
 //! or re-read failure ends the pass; the pass always ends, and nothing follows its end. Pure: no
 //! I/O, no clock (GC has no deadline).
 
+use apiary_classify::binding::Owner;
 use std::collections::BTreeSet;
 
 use apiary_classify::facts::{ContainerState, ObjectMarks, ObservedPod, ObservedSecret, PodFacts};
@@ -73,7 +74,7 @@ fn secret_strategy() -> impl Strategy<Value = ObservedSecret> {
 }
 
 fn is_dead(pod: &ObservedPod) -> bool {
-    verify_pod(pod, AGENT_ID)
+    verify_pod(pod, &Owner::apiary(AGENT_ID))
         .is_some_and(|p| p.decode() == Decoded::Settled(StartupState::Terminated))
 }
 
@@ -107,16 +108,16 @@ proptest! {
             .collect();
         let protected: BTreeSet<String> = pods
             .iter()
-            .filter(|p| verify_pod(p, AGENT_ID).is_some() && !is_dead(p))
+            .filter(|p| verify_pod(p, &Owner::apiary(AGENT_ID)).is_some() && !is_dead(p))
             .filter_map(|p| p.facts.env_from_secret.clone())
             .collect();
         let listed_uids: BTreeSet<String> = secrets
             .iter()
-            .filter(|s| verify_secret(s, AGENT_ID).is_some())
+            .filter(|s| verify_secret(s, &Owner::apiary(AGENT_ID)).is_some())
             .filter_map(|s| s.marks.uid.clone())
             .collect();
 
-        let mut machine = GcMachine::new(GcSpec { agent_id: AGENT_ID.into(), dry_run });
+        let mut machine = GcMachine::new(GcSpec { owner: Owner::apiary(AGENT_ID), dry_run });
         let mut event = GcEvent::Start;
         let mut listed = false;
         let mut last_reread: Option<ObservedPod> = None;

@@ -3,6 +3,7 @@
 //! either referenced by a doomed pod or at least 1200 s old on the server clock; planned pods
 //! are exactly the verified terminated ones. Pure: no I/O.
 
+use apiary_classify::binding::Owner;
 use std::collections::BTreeSet;
 
 use apiary_classify::facts::{ContainerState, ObjectMarks, ObservedPod, ObservedSecret, PodFacts};
@@ -76,8 +77,8 @@ proptest! {
             pod.marks.name = Some(format!("p{i}"));
         }
         let now = clock.then_some(10_000i64);
-        let plan = plan_gc(&pods, &secrets, now, AGENT_ID);
-        let ours: Vec<_> = pods.iter().filter_map(|p| verify_pod(p, AGENT_ID)).collect();
+        let plan = plan_gc(&pods, &secrets, now, &Owner::apiary(AGENT_ID));
+        let ours: Vec<_> = pods.iter().filter_map(|p| verify_pod(p, &Owner::apiary(AGENT_ID))).collect();
         let is_dead = |p: &apiary_classify::verify::VerifiedPod| {
             p.decode() == apiary_classify::startup::Decoded::Settled(StartupState::Terminated)
         };
@@ -94,7 +95,7 @@ proptest! {
             prop_assert!(!protected.contains(planned.name()), "protected Secret planned");
             let listed: Vec<_> = secrets.iter()
                 .filter(|s| s.marks.uid.as_deref() == Some(planned.uid()))
-                .filter_map(|s| verify_secret(s, AGENT_ID)).collect();
+                .filter_map(|s| verify_secret(s, &Owner::apiary(AGENT_ID))).collect();
             prop_assert!(!listed.is_empty(), "unverified Secret planned");
             let old = listed.iter().any(|s| {
                 matches!((now, s.created_at_unix()), (Some(n), Some(c)) if n - c >= 1200)

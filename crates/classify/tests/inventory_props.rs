@@ -4,6 +4,7 @@
 //! counted as skipped; no row is `foreign`; `absent` rows appear only with `--all`, for agents
 //! with Secrets and no pod; with `--all` every verified Secret is counted exactly once. Pure.
 
+use apiary_classify::binding::Owner;
 use apiary_classify::facts::{ContainerState, ObjectMarks, ObservedPod, ObservedSecret, PodFacts};
 use apiary_classify::inventory::{
     AgentNames, InventoryOptions, ListedPod, ListedSecret, inventory,
@@ -16,7 +17,7 @@ const AGENTS: [&str; 4] = ["alpha", "beta", "gamma", "delta"];
 
 fn names(agent: &str) -> Option<AgentNames> {
     AGENTS.contains(&agent).then(|| AgentNames {
-        id: format!("id-{agent}"),
+        owner: Owner::apiary(format!("id-{agent}")),
         pod_name: format!("apiary-{agent}"),
     })
 }
@@ -107,7 +108,7 @@ fn is_agents_own(pod: &ListedPod, agent: &str) -> bool {
         return false;
     };
     pod.agent_name.as_deref() == Some(agent)
-        && verify_pod(&pod.observed, &derived.id).is_some()
+        && verify_pod(&pod.observed, &derived.owner).is_some()
         && pod.observed.marks.name.as_deref() == Some(derived.pod_name.as_str())
 }
 
@@ -165,7 +166,7 @@ proptest! {
                 s.agent_name
                     .as_deref()
                     .and_then(names)
-                    .is_some_and(|n| verify_secret(&s.observed, &n.id).is_some())
+                    .is_some_and(|n| verify_secret(&s.observed, &n.owner).is_some())
             })
             .count();
         prop_assert_eq!(verified_secrets + inv.skipped_secrets, secrets.len());

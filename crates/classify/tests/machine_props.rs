@@ -7,6 +7,7 @@
 //! (never two deletes with one observation's fence), and the machine finishes within the deadline plus one poll and a bounded number of
 //! requests. Pure: a simulated clock, no I/O.
 
+use apiary_classify::binding::Owner;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
@@ -172,7 +173,7 @@ fn run(
     let mut machine = DeployMachine::new(DeploySpec {
         namespace: "agents".into(),
         pod_name: POD.into(),
-        agent_id: AGENT_ID.into(),
+        owner: Owner::apiary(AGENT_ID),
         image: "registry.example.com/a@sha256:00".into(),
         desired_intent: INTENT.into(),
         deadline,
@@ -351,7 +352,7 @@ fn run(
                 prop_assert!(observed.is_some(), "delete without an observation");
                 let observed = observed.unwrap();
                 prop_assert!(
-                    verify_pod(observed, AGENT_ID).is_some(),
+                    verify_pod(observed, &Owner::apiary(AGENT_ID)).is_some(),
                     "delete of an unverified pod"
                 );
                 prop_assert_eq!(deletion.name(), POD);
@@ -473,7 +474,7 @@ fn check_finish(
                 .last_read
                 .as_ref()
                 .expect("success after an observation");
-            prop_assert!(verify_pod(pod, AGENT_ID).is_some());
+            prop_assert!(verify_pod(pod, &Owner::apiary(AGENT_ID)).is_some());
             prop_assert_eq!(&pod.facts.agent, &Some(ContainerState::Running));
             prop_assert_eq!(
                 deployed.intent_matches,

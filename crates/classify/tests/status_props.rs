@@ -5,6 +5,7 @@
 //! configuration was given and the pod is ours, and says whether the recorded intent equals it;
 //! any failed read ends the operation with that failure; nothing follows the end. Pure: no I/O.
 
+use apiary_classify::binding::Owner;
 use apiary_classify::facts::{ContainerState, ObjectMarks, ObservedPod, PodFacts};
 use apiary_classify::failure::RequestFailure;
 use apiary_classify::status::{StatusEffect, StatusEvent, StatusMachine, StatusSpec, StatusState};
@@ -78,11 +79,11 @@ proptest! {
     ) {
         let mut machine = StatusMachine::new(StatusSpec {
             pod_name: POD.into(),
-            agent_id: AGENT_ID.into(),
+            owner: Owner::apiary(AGENT_ID),
             image: None,
             desired_intent: desired.map(|i| INTENTS[i].to_owned()),
         });
-        let verified = observed.as_ref().and_then(|p| verify_pod(p, AGENT_ID));
+        let verified = observed.as_ref().and_then(|p| verify_pod(p, &Owner::apiary(AGENT_ID)));
         let mut event = StatusEvent::Start;
         let mut reads = 0;
         let mut secret_checks = 0;

@@ -6,6 +6,7 @@
 //! read in flight and the delete it authorised (the listing and the Secret deletes of a finite
 //! plan then all run, so no plan is left half-done by the clock). Pure: a simulated clock, no I/O.
 
+use apiary_classify::binding::Owner;
 use std::time::Duration;
 
 use apiary_classify::facts::{ContainerState, ObjectMarks, ObservedPod, ObservedSecret, PodFacts};
@@ -63,7 +64,7 @@ fn run(values: Vec<u16>, wait: bool, deadline_secs: u64) -> Result<(), TestCaseE
     let deadline = Duration::from_secs(deadline_secs);
     let mut machine = UndeployMachine::new(UndeploySpec {
         pod_name: POD.into(),
-        agent_id: AGENT_ID.into(),
+        owner: Owner::apiary(AGENT_ID),
         wait,
         deadline,
         poll: Duration::from_secs(2),
@@ -110,7 +111,7 @@ fn run(values: Vec<u16>, wait: bool, deadline_secs: u64) -> Result<(), TestCaseE
             UndeployEffect::DeletePod(deletion) => {
                 let observed = last_read.as_ref().expect("a delete follows a read");
                 prop_assert!(
-                    verify_pod(observed, AGENT_ID).is_some(),
+                    verify_pod(observed, &Owner::apiary(AGENT_ID)).is_some(),
                     "unverified delete"
                 );
                 prop_assert!(!observed.marks.deletion_marked, "delete of a dying pod");

@@ -332,9 +332,9 @@ pub async fn with_expiry<S: Substrate>(
     let expires_at = listed
         .items
         .iter()
-        .map(observe_pod)
+        .map(|p| observe_pod(p, agent.binding()))
         .filter(|p| p.marks.name.as_deref() == Some(pod_name.as_str()))
-        .find(|p| verify_pod(p, agent.id()).is_some())
+        .find(|p| verify_pod(p, &agent.owner()).is_some())
         .and_then(|p| expiry_of(&p.marks));
     let Some(expires_at) = expires_at else {
         return report;

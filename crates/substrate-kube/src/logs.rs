@@ -295,7 +295,7 @@ impl PodLogs {
                     return Ok(LogsEnd::PodReplaced);
                 }
                 Ok(Some(pod)) => {
-                    let observed = observe_pod(&pod);
+                    let observed = observe_pod(&pod, agent.binding());
                     if matches!(
                         observed.facts.agent,
                         Some(ContainerState::Terminated { .. })
@@ -342,7 +342,7 @@ impl PodLogs {
         let Some(pod) = pod else {
             return Ok(None);
         };
-        match verify_pod(&observe_pod(&pod), agent.id()) {
+        match verify_pod(&observe_pod(&pod, agent.binding()), &agent.owner()) {
             Some(verified) => Ok(Some((
                 verified.fence().uid().to_owned(),
                 verified.facts().agent.clone(),

@@ -9,16 +9,16 @@ use std::fmt;
 
 use apiary_classify::expiry::{ANNOTATION_EXPIRES_AT, format_instant};
 use k8s_openapi::api::core::v1::{
-    Capabilities, Container, EmptyDirVolumeSource, EnvFromSource, Pod, PodSecurityContext, PodSpec,
-    ResourceRequirements, SeccompProfile, Secret, SecretEnvSource, SecurityContext, Volume,
-    VolumeMount,
+    Capabilities, Container, EmptyDirVolumeSource, EnvFromSource, EnvVar, EnvVarSource,
+    ObjectFieldSelector, Pod, PodSecurityContext, PodSpec, ResourceRequirements, SeccompProfile,
+    Secret, SecretEnvSource, SecurityContext, Volume, VolumeMount,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::config::ValidConfig;
 use crate::intent::{RESTART_POLICY, TERMINATION_GRACE_PERIOD_SECONDS};
-use crate::naming::{ANNOTATION_CREATE_INTENT, ANNOTATION_IMAGE, Generation};
+use crate::naming::Generation;
 
 /// The name of the one container; observation and tooling address it by this name.
 pub const CONTAINER_NAME: &str = "agent";
@@ -28,6 +28,12 @@ pub const WORKSPACE_VOLUME: &str = "workspace";
 pub const SECCOMP_PROFILE: &str = "RuntimeDefault";
 /// The capability set dropped from the container.
 pub const DROPPED_CAPABILITIES: &str = "ALL";
+/// The explicit container variable a buzz pod with `setup_pending` gets (buzz-provider.md § 16.3).
+pub const PILOT_POD_UID_ENV: &str = "BUZZ_PILOT_POD_UID";
+/// The downward-API field it is read from.
+pub const POD_UID_FIELD: &str = "metadata.uid";
+/// The resource name of a container's ephemeral storage.
+const EPHEMERAL_STORAGE: &str = "ephemeral-storage";
 
 impl ValidConfig {
     /// This configuration with the pod's expiry instant (Unix seconds on the apiserver's clock,
@@ -110,30 +116,58 @@ pub fn build_secret(config: &ValidConfig, generation: Generation) -> Secret {
 
 /// The pod of one attempt (deploy.md § Pod): one container `agent` with `envFrom` of this
 /// attempt's Secret, the hardening fields, and the four annotations (five with an expiry).
+/// Under the buzz binding (buzz-provider.md § 6.2) the identity annotations are the pubkey's,
+/// there is never a command, args or expiry annotation, and the pod options of § 16.3 add only
+/// what they set.
 #[must_use]
 pub fn build_pod(config: &ValidConfig, generation: Generation) -> Pod {
     let agent = config.agent();
     let mut annotations = agent.annotations();
-    annotations.insert(ANNOTATION_CREATE_INTENT.to_owned(), config.fingerprint());
+    let binding = agent.binding();
     annotations.insert(
-        ANNOTATION_IMAGE.to_owned(),
+        binding.annotation_create_intent.to_owned(),
+        config.fingerprint(),
+    );
+    annotations.insert(
+        binding.annotation_image.to_owned(),
         config.image().as_str().to_owned(),
     );
     // The expiry instant (server clock) when `--ttl` asked for one; outside the fingerprint.
-    if let Some(at) = config.expires_at() {
+    // A buzz pod never carries one: the buzz provider has no expiry.
+    if let Some(at) = config.expires_at().filter(|_| !config.is_buzz()) {
         annotations.insert(ANNOTATION_EXPIRES_AT.to_owned(), format_instant(at));
     }
-    let quantities = |cpu: &str, memory: &str| {
-        BTreeMap::from([
+    let options = config.pod_options();
+    let quantities = |cpu: &str, memory: &str, storage: Option<&String>| {
+        let mut map = BTreeMap::from([
             ("cpu".to_owned(), Quantity(cpu.to_owned())),
             ("memory".to_owned(), Quantity(memory.to_owned())),
-        ])
+        ]);
+        if let Some(storage) = storage {
+            map.insert(EPHEMERAL_STORAGE.to_owned(), Quantity(storage.clone()));
+        }
+        map
     };
+    // Explicit `env` beats `envFrom`, so the Secret cannot spoof the pod's uid.
+    let env = options.setup_pending.then(|| {
+        vec![EnvVar {
+            name: PILOT_POD_UID_ENV.to_owned(),
+            value_from: Some(EnvVarSource {
+                field_ref: Some(ObjectFieldSelector {
+                    field_path: POD_UID_FIELD.to_owned(),
+                    ..ObjectFieldSelector::default()
+                }),
+                ..EnvVarSource::default()
+            }),
+            ..EnvVar::default()
+        }]
+    });
     let container = Container {
         name: CONTAINER_NAME.to_owned(),
         image: Some(config.image().as_str().to_owned()),
         command: config.command().map(<[String]>::to_vec),
         args: config.args().map(<[String]>::to_vec),
+        env,
         env_from: Some(vec![EnvFromSource {
             secret_ref: Some(SecretEnvSource {
                 name: agent.secret_name(generation),
@@ -142,8 +176,16 @@ pub fn build_pod(config: &ValidConfig, generation: Generation) -> Pod {
             ..EnvFromSource::default()
         }]),
         resources: Some(ResourceRequirements {
-            requests: Some(quantities(config.cpu_request(), config.memory_request())),
-            limits: Some(quantities(config.cpu_limit(), config.memory_limit())),
+            requests: Some(quantities(
+                config.cpu_request(),
+                config.memory_request(),
+                options.ephemeral_storage_request.as_ref(),
+            )),
+            limits: Some(quantities(
+                config.cpu_limit(),
+                config.memory_limit(),
+                options.ephemeral_storage_limit.as_ref(),
+            )),
             ..ResourceRequirements::default()
         }),
         volume_mounts: Some(vec![VolumeMount {
@@ -190,9 +232,16 @@ pub fn build_pod(config: &ValidConfig, generation: Generation) -> Pod {
             }),
             volumes: Some(vec![Volume {
                 name: WORKSPACE_VOLUME.to_owned(),
-                empty_dir: Some(EmptyDirVolumeSource::default()),
+                empty_dir: Some(EmptyDirVolumeSource {
+                    size_limit: options.workspace_size_limit.clone().map(Quantity),
+                    ..EmptyDirVolumeSource::default()
+                }),
                 ..Volume::default()
             }]),
+            node_selector: (!options.node_selector.is_empty())
+                .then(|| options.node_selector.clone()),
+            tolerations: (!options.tolerations.is_empty()).then(|| options.tolerations.clone()),
+            active_deadline_seconds: options.active_deadline_seconds,
             ..PodSpec::default()
         }),
         status: None,

@@ -4,12 +4,16 @@
 //! Pure: no I/O, no clock. Errors name the field and flag, the problem and the fix; none ever
 //! contains an environment value (`Debug` of the configuration redacts them too).
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
 
+use k8s_openapi::api::core::v1::Toleration;
+use serde::{Deserialize, Serialize};
+
 use crate::env::{AgentEnv, Env, EnvError};
 use crate::image::{ImageError, ImageRef};
-use crate::intent::{CreateIntent, PodShape};
+use crate::intent::{BuzzIntent, CreateIntent, PodShape, Template};
 use crate::naming::AgentIdentity;
 
 /// Default `cpu_request`.
@@ -220,6 +224,125 @@ pub enum ConfigError {
     /// The environment is refused.
     #[error(transparent)]
     Env(#[from] EnvError),
+    /// A buzz pod's `active_deadline_seconds` is zero or negative (buzz-provider.md § 16.3).
+    #[error("provider_config.pod_options.active_deadline_seconds must be positive")]
+    NonPositiveDeadline,
+    /// A buzz pod's storage quantity is empty or whitespace only (buzz-provider.md § 16.3).
+    #[error("provider_config.pod_options storage quantities must not be empty")]
+    BlankStorageQuantity,
+    /// The configuration names a binding other than the one of the agent it is bound to.
+    #[error(
+        "the agent {agent} is not bound to the buzz binding: build it with \
+         AgentIdentity::buzz from the pubkey"
+    )]
+    WrongBinding {
+        /// The agent's name (public).
+        agent: String,
+    },
+}
+
+/// The optional placement, storage and lifetime controls of a buzz pod (buzz-provider.md
+/// § 16.3). `Default` is "no option set": a default value leaves the pod and the fingerprint
+/// exactly as the baseline shapes them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PodOptions {
+    /// The pod's `nodeSelector`, written only when non-empty.
+    pub node_selector: BTreeMap<String, String>,
+    /// The pod's `tolerations`, written only when non-empty.
+    pub tolerations: Vec<Toleration>,
+    /// The workspace emptyDir's `sizeLimit`, a quantity.
+    pub workspace_size_limit: Option<String>,
+    /// The container's `requests.ephemeral-storage`, a quantity.
+    pub ephemeral_storage_request: Option<String>,
+    /// The container's `limits.ephemeral-storage`, a quantity.
+    pub ephemeral_storage_limit: Option<String>,
+    /// The pod's `activeDeadlineSeconds` (positive).
+    pub active_deadline_seconds: Option<i64>,
+    /// Whether the container gets an explicit `BUZZ_PILOT_POD_UID` from the downward API
+    /// `metadata.uid` (explicit `env` beats `envFrom`, so the Secret cannot spoof it).
+    pub setup_pending: bool,
+}
+
+// `Toleration` only derives `PartialEq`, but its fields are strings and an integer, whose
+// equality is total; so is this struct's.
+impl Eq for PodOptions {}
+
+impl PodOptions {
+    /// Whether no option is set (the fingerprint then omits its `pod_options` member).
+    #[must_use]
+    pub fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// Checks the values § 16.3 constrains: a positive deadline, non-blank storage quantities.
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::NonPositiveDeadline`] or [`ConfigError::BlankStorageQuantity`].
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.active_deadline_seconds.is_some_and(|d| d <= 0) {
+            return Err(ConfigError::NonPositiveDeadline);
+        }
+        let blank = [
+            &self.workspace_size_limit,
+            &self.ephemeral_storage_request,
+            &self.ephemeral_storage_limit,
+        ]
+        .into_iter()
+        .flatten()
+        .any(|q| q.trim().is_empty());
+        if blank {
+            return Err(ConfigError::BlankStorageQuantity);
+        }
+        Ok(())
+    }
+}
+
+/// What the buzz provider asks of one agent's pod (buzz-provider.md § 6), already parsed and
+/// resolved by `apiary-buzz`: the environment is final (the substrate only restamps the start
+/// nonce per attempt). `Debug` redacts the environment's values.
+#[derive(Clone, PartialEq, Eq)]
+pub struct BuzzPod {
+    /// The namespace (an RFC 1123 label).
+    pub namespace: String,
+    /// The normalized, digest-pinned image reference (`name@sha256:<64 hex>`).
+    pub image: String,
+    /// CPU request, a Kubernetes quantity sent verbatim.
+    pub cpu_request: String,
+    /// Memory request, a Kubernetes quantity sent verbatim.
+    pub memory_request: String,
+    /// CPU limit, a Kubernetes quantity sent verbatim.
+    pub cpu_limit: String,
+    /// Memory limit, a Kubernetes quantity sent verbatim.
+    pub memory_limit: String,
+    /// The pod's service account; its token is never mounted.
+    pub service_account: Option<String>,
+    /// The placement, storage and lifetime options (§ 16.3).
+    pub pod_options: PodOptions,
+    /// The final environment (secret values).
+    pub env: BTreeMap<String, String>,
+}
+
+impl fmt::Debug for BuzzPod {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let env: Env = self
+            .env
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        f.debug_struct("BuzzPod")
+            .field("namespace", &self.namespace)
+            .field("image", &self.image)
+            .field("cpu_request", &self.cpu_request)
+            .field("memory_request", &self.memory_request)
+            .field("cpu_limit", &self.cpu_limit)
+            .field("memory_limit", &self.memory_limit)
+            .field("service_account", &self.service_account)
+            .field("pod_options", &self.pod_options)
+            .field("env", &env)
+            .finish()
+    }
 }
 
 /// Parses a `--timeout` value: `90`, `90s`, `5m`, `2m30s` (whole numbers only), 1 to 600 s.
@@ -450,6 +573,8 @@ impl DeployConfig {
             workspace_mount_path: self.workspace_mount_path.clone(),
             run_as_user: self.run_as_user,
             run_as_group: self.run_as_group,
+            template: Template::Apiary,
+            pod_options: PodOptions::default(),
         };
         Ok(ValidConfig {
             agent: agent.clone(),
@@ -474,6 +599,64 @@ pub struct ValidConfig {
 }
 
 impl ValidConfig {
+    /// The configuration of a buzz-bound agent (buzz-provider.md § 6): `pod` as `apiary-buzz`
+    /// resolved it, the pod shape of § 6.2 (no command or args, workspace `/home/agent`, UID and
+    /// GID 10001), the § 7 fingerprint template, and the 600 s deadline.
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::WrongBinding`] unless `agent` came from `AgentIdentity::buzz`; then, in
+    /// order, the namespace, the image, a blank resource, an empty service account, the pod
+    /// options, and the environment (a non-POSIX key or over 1 MiB of values).
+    pub fn buzz(agent: &AgentIdentity, pod: BuzzPod) -> Result<ValidConfig, ConfigError> {
+        if agent.binding() != apiary_classify::binding::BUZZ {
+            return Err(ConfigError::WrongBinding {
+                agent: agent.name().to_owned(),
+            });
+        }
+        validate_namespace(&pod.namespace)?;
+        let image = ImageRef::parse(&pod.image)?;
+        for (field, value) in [
+            (ResourceField::CpuRequest, &pod.cpu_request),
+            (ResourceField::MemoryRequest, &pod.memory_request),
+            (ResourceField::CpuLimit, &pod.cpu_limit),
+            (ResourceField::MemoryLimit, &pod.memory_limit),
+        ] {
+            if value.trim().is_empty() {
+                return Err(ConfigError::BlankResource { field });
+            }
+        }
+        if pod.service_account.as_deref() == Some("") {
+            return Err(ConfigError::EmptyServiceAccount);
+        }
+        pod.pod_options.validate()?;
+        let env = AgentEnv::given(pod.env.into_iter().collect(), agent.binding())?;
+        let shape = PodShape {
+            namespace: pod.namespace,
+            image,
+            cpu_request: pod.cpu_request,
+            memory_request: pod.memory_request,
+            cpu_limit: pod.cpu_limit,
+            memory_limit: pod.memory_limit,
+            service_account: pod.service_account,
+            command: None,
+            args: None,
+            env_keys: env.keys(),
+            workspace_mount_path: DEFAULT_WORKSPACE_MOUNT_PATH.to_owned(),
+            run_as_user: DEFAULT_RUN_AS_USER,
+            run_as_group: DEFAULT_RUN_AS_GROUP,
+            template: Template::Buzz,
+            pod_options: pod.pod_options,
+        };
+        Ok(ValidConfig {
+            agent: agent.clone(),
+            shape,
+            timeout: MAX_TIMEOUT,
+            env,
+            expires_at: None,
+        })
+    }
+
     /// The agent this configuration was validated for.
     #[must_use]
     pub fn agent(&self) -> &AgentIdentity {
@@ -582,16 +765,47 @@ impl ValidConfig {
         &self.shape
     }
 
-    /// The create-intent template of this configuration (deploy.md § Create-intent fingerprint).
+    /// The placement, storage and lifetime options (default for apiary's binding).
+    #[must_use]
+    pub fn pod_options(&self) -> &PodOptions {
+        &self.shape.pod_options
+    }
+
+    /// Whether this configuration shapes a buzz pod (buzz-provider.md § 6).
+    #[must_use]
+    pub fn is_buzz(&self) -> bool {
+        self.shape.template == Template::Buzz
+    }
+
+    /// apiary's create-intent template of this configuration (deploy.md § Create-intent
+    /// fingerprint). A buzz configuration is fingerprinted by [`ValidConfig::buzz_intent`].
     #[must_use]
     pub fn intent(&self) -> CreateIntent<'_> {
         CreateIntent::of(&self.shape)
     }
 
-    /// The 64-hex create-intent fingerprint of this configuration.
+    /// The buzz create-intent template of this configuration (buzz-provider.md § 7, § 16.3).
+    #[must_use]
+    pub fn buzz_intent(&self) -> BuzzIntent<'_> {
+        BuzzIntent::of(&self.shape)
+    }
+
+    /// The canonical JSON the fingerprint hashes, under this configuration's template.
+    #[must_use]
+    pub fn intent_json(&self) -> String {
+        match self.shape.template {
+            Template::Apiary => self.intent().to_json(),
+            Template::Buzz => self.buzz_intent().to_json(),
+        }
+    }
+
+    /// The 64-hex create-intent fingerprint of this configuration, under its template.
     #[must_use]
     pub fn fingerprint(&self) -> String {
-        self.intent().fingerprint()
+        match self.shape.template {
+            Template::Apiary => self.intent().fingerprint(),
+            Template::Buzz => self.buzz_intent().fingerprint(),
+        }
     }
 }
 

@@ -8,14 +8,17 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use apiary_classify::binding::Binding;
+
 use crate::naming::{AgentIdentity, Generation};
 
 /// Authoritative key: AGENT verbatim.
 pub const APIARY_AGENT_NAME: &str = "APIARY_AGENT_NAME";
 /// Authoritative key: the 64-hex agent_id.
 pub const APIARY_AGENT_ID: &str = "APIARY_AGENT_ID";
-/// Authoritative key: the generation of this attempt (the Secret-name suffix).
-pub const APIARY_START_NONCE: &str = "APIARY_START_NONCE";
+/// Authoritative key: the generation of this attempt (the Secret-name suffix); apiary's
+/// binding's start-nonce key.
+pub const APIARY_START_NONCE: &str = apiary_classify::binding::APIARY.start_nonce_key;
 /// The keys apiary owns; user input setting them is removed with a warning.
 pub const AUTHORITATIVE_KEYS: [&str; 3] = [APIARY_AGENT_NAME, APIARY_AGENT_ID, APIARY_START_NONCE];
 /// The cap on the summed UTF-8 bytes of all values (the Kubernetes Secret data limit).
@@ -283,13 +286,17 @@ impl fmt::Debug for EnvArg {
     }
 }
 
-/// The validated environment of one agent: user entries (authoritative keys removed) plus the
-/// values apiary writes. The nonce is stamped per attempt by [`AgentEnv::for_attempt`].
+/// The validated environment of one agent: the entries it was given (authoritative keys
+/// removed) plus the values the binding stamps. Under apiary's binding those are
+/// `APIARY_AGENT_NAME` and `APIARY_AGENT_ID` (deploy.md § Environment); under the buzz binding the
+/// environment arrives final from `apiary-buzz` (buzz-provider.md § 5.1). Either way the binding's
+/// start-nonce key is stamped per attempt by [`AgentEnv::for_attempt`], so it always equals the
+/// Secret-name suffix. `Debug` shows keys, never a given value.
 #[derive(Clone, PartialEq, Eq)]
 pub struct AgentEnv {
     user: Env,
-    agent_name: String,
-    agent_id: String,
+    stamped: Vec<(&'static str, String)>,
+    nonce_key: &'static str,
     removed: Vec<&'static str>,
 }
 
@@ -310,20 +317,51 @@ impl AgentEnv {
             .into_iter()
             .filter(|key| kept.remove(key).is_some())
             .collect();
-        let env = Self {
+        Self {
             user: kept,
-            agent_name: agent.name().to_owned(),
-            agent_id: agent.id().to_owned(),
+            stamped: vec![
+                (APIARY_AGENT_NAME, agent.name().to_owned()),
+                (APIARY_AGENT_ID, agent.id().to_owned()),
+            ],
+            nonce_key: APIARY_START_NONCE,
             removed,
-        };
-        let total = env.value_bytes();
+        }
+        .within_cap()
+    }
+
+    /// An environment given final (the buzz provider resolves its tiers itself): only the
+    /// binding's start-nonce key is replaced, per attempt. Keys must still be POSIX and the
+    /// values, the nonce included, must fit 1 MiB.
+    ///
+    /// # Errors
+    ///
+    /// [`EnvError::InvalidKey`] for the first non-POSIX key (bytewise order);
+    /// [`EnvError::TooLarge`] when the total exceeds [`MAX_ENV_VALUE_BYTES`].
+    pub fn given(env: Env, binding: Binding) -> Result<Self, EnvError> {
+        for key in env.keys() {
+            validate_key(key)?;
+        }
+        let mut kept = env;
+        // Its value is restamped per attempt; a given one never survives.
+        kept.remove(binding.start_nonce_key);
+        Self {
+            user: kept,
+            stamped: Vec::new(),
+            nonce_key: binding.start_nonce_key,
+            removed: Vec::new(),
+        }
+        .within_cap()
+    }
+
+    fn within_cap(self) -> Result<Self, EnvError> {
+        let total = self.value_bytes();
         if total > MAX_ENV_VALUE_BYTES {
             return Err(EnvError::TooLarge {
                 total,
                 limit: MAX_ENV_VALUE_BYTES,
             });
         }
-        Ok(env)
+        Ok(self)
     }
 
     /// The authoritative keys that user input set and that were removed, for a warning that
@@ -333,43 +371,56 @@ impl AgentEnv {
         &self.removed
     }
 
-    /// Every key of the final environment, authoritative ones included, sorted bytewise.
+    /// The key the per-attempt start nonce is stamped under.
+    #[must_use]
+    pub fn nonce_key(&self) -> &'static str {
+        self.nonce_key
+    }
+
+    /// Every key of the final environment, stamped ones included, sorted bytewise.
     #[must_use]
     pub fn keys(&self) -> Vec<String> {
         let mut keys: Vec<String> = self
             .user
             .keys()
-            .chain(AUTHORITATIVE_KEYS)
+            .chain(self.stamped.iter().map(|(k, _)| *k))
+            .chain([self.nonce_key])
             .map(str::to_owned)
             .collect();
         keys.sort_unstable();
+        keys.dedup();
         keys
     }
 
     /// The summed value bytes of the final environment (the nonce is always 8 bytes).
     #[must_use]
     pub fn value_bytes(&self) -> usize {
-        self.user.value_bytes() + self.agent_name.len() + self.agent_id.len() + GENERATION_BYTES
+        self.user.value_bytes()
+            + self.stamped.iter().map(|(_, v)| v.len()).sum::<usize>()
+            + GENERATION_BYTES
     }
 
-    /// The final environment of the attempt with `generation`: the user entries plus
-    /// `APIARY_AGENT_NAME`, `APIARY_AGENT_ID` and `APIARY_START_NONCE` = `generation`.
+    /// The final environment of the attempt with `generation`: the given entries plus the
+    /// stamped ones (`APIARY_AGENT_NAME`, `APIARY_AGENT_ID` under apiary's binding) and the
+    /// start-nonce key = `generation`.
     #[must_use]
     pub fn for_attempt(&self, generation: Generation) -> Env {
         let mut env = self.user.clone();
-        env.set(APIARY_AGENT_NAME, self.agent_name.clone());
-        env.set(APIARY_AGENT_ID, self.agent_id.clone());
-        env.set(APIARY_START_NONCE, generation.to_string());
+        for (key, value) in &self.stamped {
+            env.set(*key, value.clone());
+        }
+        env.set(self.nonce_key, generation.to_string());
         env
     }
 }
 
 impl fmt::Debug for AgentEnv {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The stamped values are the agent's public name and id; only given values are secret.
         f.debug_struct("AgentEnv")
             .field("user", &self.user)
-            .field("agent_name", &self.agent_name)
-            .field("agent_id", &self.agent_id)
+            .field("stamped", &self.stamped)
+            .field("nonce_key", &self.nonce_key)
             .field("removed", &self.removed)
             .finish()
     }

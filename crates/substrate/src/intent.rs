@@ -10,6 +10,7 @@
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
+use crate::config::PodOptions;
 use crate::image::ImageRef;
 use crate::naming::hex;
 
@@ -54,6 +55,20 @@ pub struct PodShape {
     pub run_as_user: i64,
     /// The container GID, also the pod's fsGroup.
     pub run_as_group: i64,
+    /// Which binding's pod template (and fingerprint template) this shape follows.
+    pub template: Template,
+    /// The buzz pod options (always default under apiary's template).
+    pub pod_options: PodOptions,
+}
+
+/// The pod and fingerprint template a shape follows: apiary's (deploy.md § Object templates) or
+/// the buzz provider's (buzz-provider.md § 6, § 7).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Template {
+    /// apiary's own template.
+    Apiary,
+    /// The buzz provider's template: no command or args members, optional `pod_options` last.
+    Buzz,
 }
 
 /// The create-intent template of one configuration. Field order is the serialization order.
@@ -112,6 +127,69 @@ impl<'a> CreateIntent<'a> {
     }
 
     /// The fingerprint: lowercase hex SHA-256 of [`CreateIntent::to_json`] (64 characters).
+    #[must_use]
+    pub fn fingerprint(&self) -> String {
+        hex(&Sha256::digest(self.to_json().as_bytes()))
+    }
+}
+
+/// The buzz provider's create-intent template (buzz-provider.md § 7): the baseline members in
+/// the spec's declared order (no `command`/`args`), and § 16.3's `pod_options` member last,
+/// omitted when no option is set so baseline fingerprints are preserved.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BuzzIntent<'a> {
+    template_version: u32,
+    namespace: &'a str,
+    image: &'a str,
+    cpu_request: &'a str,
+    memory_request: &'a str,
+    cpu_limit: &'a str,
+    memory_limit: &'a str,
+    service_account: Option<&'a str>,
+    restart_policy: &'static str,
+    termination_grace_period_seconds: i64,
+    env_keys: Vec<&'a str>,
+    env_from_secret: &'static str,
+    workspace_mount_path: &'a str,
+    run_as_user: i64,
+    run_as_group: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pod_options: Option<&'a PodOptions>,
+}
+
+impl<'a> BuzzIntent<'a> {
+    /// The buzz template of `shape`: env keys, never values; `pod_options` only when set.
+    #[must_use]
+    pub fn of(shape: &'a PodShape) -> Self {
+        Self {
+            template_version: TEMPLATE_VERSION,
+            namespace: &shape.namespace,
+            image: shape.image.as_str(),
+            cpu_request: &shape.cpu_request,
+            memory_request: &shape.memory_request,
+            cpu_limit: &shape.cpu_limit,
+            memory_limit: &shape.memory_limit,
+            service_account: shape.service_account.as_deref(),
+            restart_policy: RESTART_POLICY,
+            termination_grace_period_seconds: TERMINATION_GRACE_PERIOD_SECONDS,
+            env_keys: shape.env_keys.iter().map(String::as_str).collect(),
+            env_from_secret: ENV_FROM_SECRET_PLACEHOLDER,
+            workspace_mount_path: &shape.workspace_mount_path,
+            run_as_user: shape.run_as_user,
+            run_as_group: shape.run_as_group,
+            pod_options: (!shape.pod_options.is_default()).then_some(&shape.pod_options),
+        }
+    }
+
+    /// The compact JSON serialization that is hashed (`serde_json::to_vec` form).
+    #[must_use]
+    pub fn to_json(&self) -> String {
+        // Strings, integers, maps, arrays and nulls always serialize; serde_json cannot fail.
+        #[allow(clippy::expect_used)] // reason: infallible for this struct, see above
+        serde_json::to_string(self).expect("the buzz create-intent template always serializes")
+    }
+
+    /// The fingerprint: lowercase hex SHA-256 of [`BuzzIntent::to_json`] (64 characters).
     #[must_use]
     pub fn fingerprint(&self) -> String {
         hex(&Sha256::digest(self.to_json().as_bytes()))

@@ -11,12 +11,10 @@ use std::str::FromStr;
 
 use sha2::{Digest, Sha256};
 
-// The marker label and annotation names are defined once, by verification (the decisions read
-// them); the builders and observation use them from there.
-pub use apiary_classify::verify::{
-    ANNOTATION_AGENT_ID, ANNOTATION_AGENT_NAME, ANNOTATION_CREATE_INTENT, ANNOTATION_IMAGE,
-    BINDING_VERSION, LABEL_AGENT, LABEL_BINDING_VERSION, LABEL_MANAGED_BY, MANAGED_BY,
-};
+// The marker label and annotation names are defined once, by the bindings of
+// `apiary_classify::binding` (verification reads them); names, labels and observation read
+// them from the identity's binding.
+use apiary_classify::binding::{APIARY, BUZZ, Binding, Owner};
 
 /// The longest AGENT accepted, in UTF-8 bytes.
 pub const MAX_AGENT_BYTES: usize = 253;
@@ -24,8 +22,24 @@ pub const MAX_AGENT_BYTES: usize = 253;
 pub const MAX_SLUG_CHARS: usize = 30;
 /// Hex characters of the agent_id used in the pod name.
 const POD_NAME_ID_CHARS: usize = 12;
-/// Hex characters of the agent_id used as the `apiary.dev/agent` label value.
+/// Hex characters of the agent_id used as the agent label value (both bindings).
 const LABEL_ID_CHARS: usize = 32;
+/// The prefix of a buzz-bound pod name (buzz-provider.md § 4.2).
+const BUZZ_POD_PREFIX: &str = "buzz-agent-";
+/// Hex characters of a buzz pubkey.
+const PUBKEY_HEX_CHARS: usize = 64;
+
+/// A buzz agent pubkey that is not exactly 64 lowercase hex characters. The pubkey is public; the
+/// message still names only its length.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the buzz agent pubkey is {length} characters of which some are not lowercase hex: it must be \
+     exactly 64 lowercase hex characters (the x-only secp256k1 public key)"
+)]
+pub struct PubkeyError {
+    /// The length of the refused value, in bytes.
+    pub length: usize,
+}
 
 /// Why an AGENT was refused (deploy.md § AGENT and agent_id). AGENT is not secret.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -151,9 +165,12 @@ pub fn secret_name(pod_name: &str, generation: Generation) -> String {
     format!("{pod_name}-{generation}")
 }
 
-/// A validated AGENT together with its agent_id: the only way to obtain names and labels.
+/// A validated agent together with its agent_id and the binding it is deployed under: the only
+/// way to obtain names and labels. Under apiary's binding the id is the SHA-256 of AGENT; under
+/// buzz's it is the x-only pubkey the provider derived (buzz-provider.md § 4.1).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct AgentIdentity {
+    binding: Binding,
     name: String,
     id: String,
 }
@@ -167,12 +184,49 @@ impl AgentIdentity {
     pub fn new(name: &str) -> Result<Self, AgentNameError> {
         validate_agent_name(name)?;
         Ok(Self {
+            binding: APIARY,
             name: name.to_owned(),
             id: agent_id(name),
         })
     }
 
-    /// AGENT, verbatim.
+    /// The buzz-bound identity of `pubkey_hex`, the 64-hex x-only public key derived from the
+    /// agent's nsec (buzz-provider.md § 4.1): pod `buzz-agent-<12 hex>`, Secret
+    /// `buzz-agent-<12 hex>-<generation>`, label value the first 32 hex.
+    ///
+    /// # Errors
+    ///
+    /// [`PubkeyError`] unless `pubkey_hex` is exactly 64 lowercase hex characters.
+    pub fn buzz(pubkey_hex: &str) -> Result<Self, PubkeyError> {
+        let well_formed = pubkey_hex.len() == PUBKEY_HEX_CHARS
+            && pubkey_hex
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+        if !well_formed {
+            return Err(PubkeyError {
+                length: pubkey_hex.len(),
+            });
+        }
+        Ok(Self {
+            binding: BUZZ,
+            name: pubkey_hex.to_owned(),
+            id: pubkey_hex.to_owned(),
+        })
+    }
+
+    /// The binding this agent is deployed under.
+    #[must_use]
+    pub fn binding(&self) -> Binding {
+        self.binding
+    }
+
+    /// Whom this agent's objects must verify as: its binding and full id.
+    #[must_use]
+    pub fn owner(&self) -> Owner {
+        Owner::new(self.binding, self.id.clone())
+    }
+
+    /// AGENT, verbatim (under the buzz binding, which has no agent name: the pubkey).
     #[must_use]
     pub fn name(&self) -> &str {
         &self.name
@@ -184,7 +238,8 @@ impl AgentIdentity {
         &self.id
     }
 
-    /// The `apiary.dev/agent` label value: the first 32 hex of the agent_id.
+    /// The agent label value (`apiary.dev/agent`, `buzz.block.xyz/agent-pubkey`): the first 32
+    /// hex of the agent_id.
     #[must_use]
     pub fn label_value(&self) -> &str {
         &self.id[..LABEL_ID_CHARS]
@@ -196,10 +251,15 @@ impl AgentIdentity {
         slug(&self.name)
     }
 
-    /// The deterministic pod name of this agent (at most 50 characters).
+    /// The deterministic pod name of this agent (at most 50 characters): `apiary-<slug>-<12 hex>`,
+    /// or `buzz-agent-<12 hex>` under the buzz binding.
     #[must_use]
     pub fn pod_name(&self) -> String {
-        pod_name_from(&self.slug(), &self.id)
+        if self.binding == BUZZ {
+            format!("{BUZZ_POD_PREFIX}{}", &self.id[..POD_NAME_ID_CHARS])
+        } else {
+            pod_name_from(&self.slug(), &self.id)
+        }
     }
 
     /// The Secret name of the attempt with `generation` (at most 59 characters).
@@ -208,32 +268,44 @@ impl AgentIdentity {
         secret_name(&self.pod_name(), generation)
     }
 
-    /// The three labels every apiary pod and Secret carries.
+    /// The three labels every pod and Secret of this agent carries: managed-by, the binding
+    /// version and the agent label, under the binding's keys.
     #[must_use]
     pub fn labels(&self) -> BTreeMap<String, String> {
+        let b = self.binding;
         BTreeMap::from([
-            (LABEL_MANAGED_BY.to_owned(), MANAGED_BY.to_owned()),
-            (LABEL_BINDING_VERSION.to_owned(), BINDING_VERSION.to_owned()),
-            (LABEL_AGENT.to_owned(), self.label_value().to_owned()),
+            (b.label_managed_by.to_owned(), b.managed_by.to_owned()),
+            (
+                b.label_binding_version.to_owned(),
+                b.binding_version.to_owned(),
+            ),
+            (b.label_agent.to_owned(), self.label_value().to_owned()),
         ])
     }
 
-    /// The identity annotations every apiary pod and Secret carries: `agent-id` and `agent-name`.
+    /// The identity annotations every pod and Secret of this agent carries: the full agent id,
+    /// and the agent name when the binding has one (apiary's does, buzz's does not).
     #[must_use]
     pub fn annotations(&self) -> BTreeMap<String, String> {
-        BTreeMap::from([
-            (ANNOTATION_AGENT_ID.to_owned(), self.id.clone()),
-            (ANNOTATION_AGENT_NAME.to_owned(), self.name.clone()),
-        ])
+        let mut annotations =
+            BTreeMap::from([(self.binding.annotation_agent_id.to_owned(), self.id.clone())]);
+        if let Some(key) = self.binding.annotation_agent_name {
+            annotations.insert(key.to_owned(), self.name.clone());
+        }
+        annotations
     }
 
-    /// The label selector of every list:
-    /// `apiary.dev/agent=<32 hex>,app.kubernetes.io/managed-by=apiary`.
+    /// The label selector of every list: `<agent label>=<32 hex>,app.kubernetes.io/managed-by=<manager>`
+    /// (`apiary.dev/agent=…,…=apiary`; `buzz.block.xyz/agent-pubkey=…,…=buzz-backend-kubernetes`).
     #[must_use]
     pub fn selector(&self) -> String {
+        let b = self.binding;
         format!(
-            "{LABEL_AGENT}={},{LABEL_MANAGED_BY}={MANAGED_BY}",
-            self.label_value()
+            "{}={},{}={}",
+            b.label_agent,
+            self.label_value(),
+            b.label_managed_by,
+            b.managed_by
         )
     }
 }

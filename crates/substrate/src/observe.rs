@@ -15,25 +15,26 @@ use apiary_classify::facts::{
 use k8s_openapi::api::core::v1::{self as core, Container, Pod, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use crate::build::CONTAINER_NAME;
-use crate::naming::{
-    ANNOTATION_AGENT_ID, ANNOTATION_CREATE_INTENT, LABEL_BINDING_VERSION, LABEL_MANAGED_BY,
-};
+use apiary_classify::binding::Binding;
 
-/// The identity marks of `meta`: name, uid, resourceVersion, the two marker labels, the
-/// agent-id, create-intent and expiry annotations, the deletion mark and the creation time.
+use crate::build::CONTAINER_NAME;
+
+/// The identity marks of `meta` read under `binding`'s keys: name, uid, resourceVersion, the two
+/// marker labels, the agent-id, create-intent and expiry annotations, the deletion mark and the
+/// creation time. Verification then compares them against an owner of the same binding, so an
+/// object of the other binding never carries the markers it asks for.
 #[must_use]
-pub fn object_marks(meta: &ObjectMeta) -> ObjectMarks {
+pub fn object_marks(meta: &ObjectMeta, binding: Binding) -> ObjectMarks {
     let label = |key: &str| lookup(meta.labels.as_ref(), key);
     let annotation = |key: &str| lookup(meta.annotations.as_ref(), key);
     ObjectMarks {
         name: meta.name.clone(),
         uid: meta.uid.clone(),
         resource_version: meta.resource_version.clone(),
-        managed_by: label(LABEL_MANAGED_BY),
-        binding_version: label(LABEL_BINDING_VERSION),
-        agent_id: annotation(ANNOTATION_AGENT_ID),
-        create_intent: annotation(ANNOTATION_CREATE_INTENT),
+        managed_by: label(binding.label_managed_by),
+        binding_version: label(binding.label_binding_version),
+        agent_id: annotation(binding.annotation_agent_id),
+        create_intent: annotation(binding.annotation_create_intent),
         deletion_marked: meta.deletion_timestamp.is_some(),
         created_at_unix: meta.creation_timestamp.as_ref().map(|t| t.0.as_second()),
         expires_at: annotation(ANNOTATION_EXPIRES_AT),
@@ -44,20 +45,20 @@ fn lookup(map: Option<&BTreeMap<String, String>>, key: &str) -> Option<String> {
     map.and_then(|m| m.get(key)).cloned()
 }
 
-/// The pod as observed: its marks and its facts.
+/// The pod as observed under `binding`: its marks and its facts.
 #[must_use]
-pub fn observe_pod(pod: &Pod) -> ObservedPod {
+pub fn observe_pod(pod: &Pod, binding: Binding) -> ObservedPod {
     ObservedPod {
-        marks: object_marks(&pod.metadata),
+        marks: object_marks(&pod.metadata, binding),
         facts: pod_facts(pod),
     }
 }
 
-/// The Secret as observed: only its marks, never its data.
+/// The Secret as observed under `binding`: only its marks, never its data.
 #[must_use]
-pub fn observe_secret(secret: &Secret) -> ObservedSecret {
+pub fn observe_secret(secret: &Secret, binding: Binding) -> ObservedSecret {
     ObservedSecret {
-        marks: object_marks(&secret.metadata),
+        marks: object_marks(&secret.metadata, binding),
     }
 }
 

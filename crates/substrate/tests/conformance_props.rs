@@ -11,6 +11,7 @@
 )]
 mod conformance_support;
 
+use apiary_classify::binding::APIARY;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
@@ -173,7 +174,7 @@ fn check(s: &Scenario) -> Result<(), TestCaseError> {
     }
     // Every pod still present that this call created keeps its Secret.
     for pod in fake.pods() {
-        let observed = observe_pod(&pod);
+        let observed = observe_pod(&pod, APIARY);
         if let Some(secret) = observed.facts.env_from_secret
             && created.contains(&secret)
         {
@@ -183,7 +184,7 @@ fn check(s: &Scenario) -> Result<(), TestCaseError> {
     // A success names a running pod.
     if let Ok(deployed) = &result {
         let pod = fake.pod(&deployed.pod).expect("the returned pod exists");
-        let observed = observe_pod(&pod);
+        let observed = observe_pod(&pod, APIARY);
         prop_assert_eq!(
             observed.facts.agent,
             Some(apiary_classify::facts::ContainerState::Running)

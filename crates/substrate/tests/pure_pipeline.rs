@@ -5,6 +5,7 @@
 
 use std::path::Path;
 
+use apiary_classify::binding::{APIARY, Owner};
 use apiary_classify::verify::{verify_pod, verify_secret};
 use apiary_substrate::build::{Attempt, build_attempt};
 use apiary_substrate::config::{ConfigError, DeployConfig, ValidConfig};
@@ -55,7 +56,8 @@ fn attempt() -> Attempt {
 #[test]
 fn o8_own_built_pod_verifies() {
     let pod = stamp_pod(attempt().pod, "u-1", "100");
-    let verified = verify_pod(&observe_pod(&pod), agent().id()).expect("own pod verifies");
+    let verified =
+        verify_pod(&observe_pod(&pod, APIARY), &agent().owner()).expect("own pod verifies");
     assert_eq!(verified.name(), "apiary-research-bot-1-72bea12366a3");
     assert_eq!(
         (verified.fence().uid(), verified.fence().resource_version()),
@@ -107,7 +109,10 @@ fn o8_tampered_pods_unverified() {
     p.metadata.resource_version = None;
     cases.push(("resourceVersion missing", p));
     for (what, pod) in cases {
-        assert!(verify_pod(&observe_pod(&pod), &id).is_none(), "{what}");
+        assert!(
+            verify_pod(&observe_pod(&pod, APIARY), &Owner::apiary(id.clone())).is_none(),
+            "{what}"
+        );
     }
     // The built pod of another agent does not verify for this one.
     let other = AgentIdentity::new("other").unwrap();
@@ -119,8 +124,8 @@ fn o8_tampered_pods_unverified() {
         "u",
         "1",
     );
-    assert!(verify_pod(&observe_pod(&pod), &id).is_none());
-    assert!(verify_pod(&observe_pod(&pod), other.id()).is_some());
+    assert!(verify_pod(&observe_pod(&pod, APIARY), &Owner::apiary(id.clone())).is_none());
+    assert!(verify_pod(&observe_pod(&pod, APIARY), &other.owner()).is_some());
 }
 
 /// O9: a deletion-marked own pod still carries its fence and reads as deletion-marked.
@@ -128,7 +133,7 @@ fn o8_tampered_pods_unverified() {
 fn o9_deletion_marked_fence_carried() {
     let mut pod = stamp_pod(attempt().pod, "u-9", "900");
     pod.metadata.deletion_timestamp = Some(Time(Timestamp::from_second(1_785_643_260).unwrap()));
-    let verified = verify_pod(&observe_pod(&pod), agent().id()).unwrap();
+    let verified = verify_pod(&observe_pod(&pod, APIARY), &agent().owner()).unwrap();
     assert!(verified.deletion_marked());
     assert_eq!(verified.fence().uid(), "u-9");
     assert_eq!(verified.fence().resource_version(), "900");
@@ -143,7 +148,7 @@ fn o10_no_intent_recorded() {
         .as_mut()
         .unwrap()
         .remove("apiary.dev/create-intent");
-    let verified = verify_pod(&observe_pod(&pod), agent().id()).unwrap();
+    let verified = verify_pod(&observe_pod(&pod, APIARY), &agent().owner()).unwrap();
     assert_eq!(verified.recorded_intent(), None);
     assert!(!verified.intent_matches(&valid().fingerprint()));
 }
@@ -153,7 +158,8 @@ fn o10_no_intent_recorded() {
 fn o12_secret_verification() {
     let own = stamp_secret(attempt().secret);
     let id = agent().id().to_owned();
-    let verified = verify_secret(&observe_secret(&own), &id).expect("own Secret verifies");
+    let verified = verify_secret(&observe_secret(&own, APIARY), &Owner::apiary(id.clone()))
+        .expect("own Secret verifies");
     assert_eq!(
         verified.name(),
         Some("apiary-research-bot-1-72bea12366a3-0badcafe")
@@ -167,17 +173,17 @@ fn o12_secret_verification() {
         .as_mut()
         .unwrap()
         .insert("apiary.dev/agent-id".into(), "f".repeat(64));
-    assert!(verify_secret(&observe_secret(&other), &id).is_none());
+    assert!(verify_secret(&observe_secret(&other, APIARY), &Owner::apiary(id.clone())).is_none());
     let mut bare = own.clone();
     bare.metadata.labels = None;
-    assert!(verify_secret(&observe_secret(&bare), &id).is_none());
+    assert!(verify_secret(&observe_secret(&bare, APIARY), &Owner::apiary(id.clone())).is_none());
     let mut v999 = own;
     v999.metadata
         .labels
         .as_mut()
         .unwrap()
         .insert("apiary.dev/binding-version".into(), "999".into());
-    assert!(verify_secret(&observe_secret(&v999), &id).is_none());
+    assert!(verify_secret(&observe_secret(&v999, APIARY), &Owner::apiary(id.clone())).is_none());
 }
 
 /// R15 support: the pod references exactly this attempt's Secret, whose name ends with its
@@ -186,7 +192,7 @@ fn o12_secret_verification() {
 fn r15_secret_name_ends_with_nonce() {
     let attempt = attempt();
     let pod = stamp_pod(attempt.pod.clone(), "u", "1");
-    let facts = observe_pod(&pod).facts;
+    let facts = observe_pod(&pod, APIARY).facts;
     assert_eq!(
         facts.env_from_secret.as_deref(),
         Some(attempt.secret_name.as_str())
@@ -247,8 +253,8 @@ fn v11_value_appears_only_in_secret_payload() {
         pod_json,
         valid.intent().to_json(),
         valid.fingerprint(),
-        format!("{:?}", observe_pod(&attempt.pod)),
-        format!("{:?}", observe_secret(&attempt.secret)),
+        format!("{:?}", observe_pod(&attempt.pod, APIARY)),
+        format!("{:?}", observe_secret(&attempt.secret, APIARY)),
         format!("{:?}", EnvArg::parse(&format!("TOKEN={SECRET}"))),
     ];
     // Every refusal path that sees the value.

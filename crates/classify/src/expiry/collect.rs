@@ -7,6 +7,7 @@
 //! (deploy.md § Execution). A pod without a well-formed expiry, or a listing without a server
 //! clock, is never collectable: no local clock and no ambiguity ever kills a live agent.
 
+use crate::binding::Owner;
 use std::time::Duration;
 
 use super::rules::{expiry_of, is_expired};
@@ -55,7 +56,7 @@ pub enum ExpiryDecision {
 pub fn decide_expiry(
     pods: &[ObservedPod],
     pod_name: &str,
-    agent_id: &str,
+    owner: &Owner,
     server_now: Option<i64>,
 ) -> ExpiryDecision {
     let Some(pod) = pods
@@ -64,7 +65,7 @@ pub fn decide_expiry(
     else {
         return ExpiryDecision::Absent;
     };
-    let Some(verified) = verify_pod(pod, agent_id) else {
+    let Some(verified) = verify_pod(pod, owner) else {
         return ExpiryDecision::Foreign;
     };
     let Some(expires_at) = expiry_of(&pod.marks) else {
@@ -95,7 +96,7 @@ pub fn secrets_after_collection(
     secret: &str,
     pods: &[ObservedPod],
     secrets: &[ObservedSecret],
-    agent_id: &str,
+    owner: &Owner,
 ) -> Vec<SecretDeletion> {
     if pods
         .iter()
@@ -106,7 +107,7 @@ pub fn secrets_after_collection(
     secrets
         .iter()
         .filter(|s| s.marks.name.as_deref() == Some(secret))
-        .filter_map(|s| verify_secret(s, agent_id))
+        .filter_map(|s| verify_secret(s, owner))
         .filter_map(|s| s.deletion())
         .take(1)
         .collect()
@@ -117,8 +118,8 @@ pub fn secrets_after_collection(
 pub struct ExpireSpec {
     /// The agent's pod name.
     pub pod_name: String,
-    /// The full agent id.
-    pub agent_id: String,
+    /// The binding and full agent id verification compares against.
+    pub owner: Owner,
     /// Stop after the decision (reads only).
     pub dry_run: bool,
     /// The bound of the wait for disappearance.
@@ -328,7 +329,7 @@ impl ExpireMachine {
                         &secret,
                         &listing.pods,
                         &listing.secrets,
-                        &self.spec.agent_id,
+                        &self.spec.owner,
                     );
                     self.next_secret()
                 }
@@ -353,7 +354,7 @@ impl ExpireMachine {
         match decide_expiry(
             &listing.pods,
             &self.spec.pod_name,
-            &self.spec.agent_id,
+            &self.spec.owner,
             listing.server_now,
         ) {
             ExpiryDecision::Collect {

@@ -8,6 +8,7 @@
 //! not just seen, so it never overwrites a change it has not seen. The new instant is the
 //! observation's server clock plus the TTL, never a local clock.
 
+use crate::binding::Owner;
 use std::time::Duration;
 
 use super::rules::{expires_at, expiry_of};
@@ -22,8 +23,8 @@ use crate::wait::Deadline;
 pub struct RenewSpec {
     /// The agent's pod name.
     pub pod_name: String,
-    /// The full agent id verification compares against.
-    pub agent_id: String,
+    /// The binding and full agent id verification compares against.
+    pub owner: Owner,
     /// The new TTL, counted from the server clock of the observation that authorises the write.
     pub ttl_secs: u64,
     /// The operation deadline (conflict retries stop there).
@@ -323,7 +324,7 @@ impl RenewMachine {
                 pod: pod_name.clone(),
             });
         };
-        let Some(verified) = verify_pod(pod, &self.spec.agent_id) else {
+        let Some(verified) = verify_pod(pod, &self.spec.owner) else {
             return fail(RenewError::Foreign {
                 pod: pod_name.clone(),
             });

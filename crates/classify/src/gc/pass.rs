@@ -7,6 +7,7 @@
 //! after the list with the plan. GC has no deadline and never waits: it does not await
 //! disappearance (the deploy loop's row 2 does).
 
+use crate::binding::Owner;
 use std::collections::VecDeque;
 
 use super::plan::{GcPlan, GcPodDecision, OrphanSweep, decide_gc_reread, plan_gc};
@@ -19,8 +20,8 @@ use crate::verify::{PodDeletion, SecretDeletion, view_pod};
 /// What one pass works with.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GcSpec {
-    /// The full agent id verification compares against.
-    pub agent_id: String,
+    /// The binding and full agent id verification compares against.
+    pub owner: Owner,
     /// Whether to stop after planning (reads only).
     pub dry_run: bool,
 }
@@ -139,7 +140,7 @@ impl GcMachine {
                 Err(failure) => GcEffect::Finish(Err(failure)),
             },
             (Phase::Rereading(name), GcEvent::PodRead(read)) => match read {
-                Ok(pod) => match decide_gc_reread(&view_pod(pod.as_ref(), &self.spec.agent_id)) {
+                Ok(pod) => match decide_gc_reread(&view_pod(pod.as_ref(), &self.spec.owner)) {
                     GcPodDecision::Delete(deletion) => {
                         self.go(Phase::DeletingPod(name), GcEffect::DeletePod(deletion))
                     }
@@ -189,7 +190,7 @@ impl GcMachine {
             &listing.pods,
             &listing.secrets,
             listing.server_now,
-            &self.spec.agent_id,
+            &self.spec.owner,
         );
         self.report.orphan_sweep = Some(orphan_sweep);
         if self.spec.dry_run {

@@ -2,6 +2,7 @@
 //! terminated pods and which Secrets one pass may delete, on the apiserver's clock only. Pure;
 //! the pass that executes it is the sibling machine.
 
+use crate::binding::Owner;
 use std::collections::BTreeSet;
 
 use crate::facts::{ObservedPod, ObservedSecret};
@@ -59,12 +60,9 @@ pub fn plan_gc(
     pods: &[ObservedPod],
     secrets: &[ObservedSecret],
     server_now: Option<i64>,
-    agent_id: &str,
+    owner: &Owner,
 ) -> GcPlan {
-    let ours: Vec<VerifiedPod> = pods
-        .iter()
-        .filter_map(|p| verify_pod(p, agent_id))
-        .collect();
+    let ours: Vec<VerifiedPod> = pods.iter().filter_map(|p| verify_pod(p, owner)).collect();
     let (doomed, living): (Vec<&VerifiedPod>, Vec<&VerifiedPod>) =
         ours.iter().partition(|pod| terminated(pod));
     let protected: BTreeSet<&str> = living
@@ -77,7 +75,7 @@ pub fn plan_gc(
         .collect();
     let verified: Vec<_> = secrets
         .iter()
-        .filter_map(|s| verify_secret(s, agent_id))
+        .filter_map(|s| verify_secret(s, owner))
         .collect();
 
     let mut planned: Vec<SecretDeletion> = Vec::new();

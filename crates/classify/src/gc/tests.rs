@@ -2,6 +2,7 @@
 //! G1–G20 as far as they are pure).
 
 use super::*;
+use crate::binding::Owner;
 use crate::testkit::{
     AGENT_ID, OTHER_AGENT_ID, POD, marks, own_pod, own_secret, running, terminated, waiting,
 };
@@ -33,7 +34,7 @@ fn g1_terminated_pod_and_its_secret() {
         &[dead_pod("x", "x-g")],
         &[own_secret("x-g", Some(NOW))],
         Some(NOW),
-        AGENT_ID,
+        &Owner::apiary(AGENT_ID),
     );
     assert_eq!(plan.pods, ["x"]);
     assert_eq!(secret_names(&plan), ["x-g"]);
@@ -47,7 +48,12 @@ fn g2_non_terminated_pod_empty_plan() {
     for agent in [running(), waiting(Some("ContainerCreating"), None)] {
         let mut pod = dead_pod("x", "x-g");
         pod.facts.agent = agent;
-        let plan = plan_gc(&[pod], &[own_secret("x-g", Some(NOW))], Some(NOW), AGENT_ID);
+        let plan = plan_gc(
+            &[pod],
+            &[own_secret("x-g", Some(NOW))],
+            Some(NOW),
+            &Owner::apiary(AGENT_ID),
+        );
         assert!(plan.pods.is_empty() && plan.secrets.is_empty());
     }
 }
@@ -63,14 +69,24 @@ fn g3_foreign_pods_and_secrets_empty_plan() {
     s1.marks.managed_by = None;
     let mut s2 = own_secret("y-g", Some(NOW - 100_000));
     s2.marks.agent_id = Some(OTHER_AGENT_ID.into());
-    let plan = plan_gc(&[unmarked, other], &[s1, s2], Some(NOW), AGENT_ID);
+    let plan = plan_gc(
+        &[unmarked, other],
+        &[s1, s2],
+        Some(NOW),
+        &Owner::apiary(AGENT_ID),
+    );
     assert!(plan.pods.is_empty() && plan.secrets.is_empty());
 }
 
 /// G4: an unreferenced Secret aged 5 s is kept.
 #[test]
 fn g4_young_orphan_kept() {
-    let plan = plan_gc(&[], &[own_secret("s", Some(NOW - 5))], Some(NOW), AGENT_ID);
+    let plan = plan_gc(
+        &[],
+        &[own_secret("s", Some(NOW - 5))],
+        Some(NOW),
+        &Owner::apiary(AGENT_ID),
+    );
     assert!(plan.secrets.is_empty());
 }
 
@@ -81,7 +97,7 @@ fn g5_old_orphan_collected() {
         &[],
         &[own_secret("s", Some(NOW - 1201))],
         Some(NOW),
-        AGENT_ID,
+        &Owner::apiary(AGENT_ID),
     );
     assert_eq!(secret_names(&plan), ["s"]);
 }
@@ -93,14 +109,14 @@ fn g6_age_gate_boundary() {
         &[],
         &[own_secret("s", Some(NOW - 1199))],
         Some(NOW),
-        AGENT_ID,
+        &Owner::apiary(AGENT_ID),
     );
     assert!(plan.secrets.is_empty());
     let plan = plan_gc(
         &[],
         &[own_secret("s", Some(NOW - 1200))],
         Some(NOW),
-        AGENT_ID,
+        &Owner::apiary(AGENT_ID),
     );
     assert_eq!(secret_names(&plan), ["s"]);
     assert!(!orphan_old_enough(NOW, NOW - 1199));
@@ -115,7 +131,7 @@ fn g7_no_clock_keeps_ancient_orphan() {
         &[],
         &[own_secret("s", Some(NOW - 10_000_000))],
         None,
-        AGENT_ID,
+        &Owner::apiary(AGENT_ID),
     );
     assert!(plan.secrets.is_empty());
     assert_eq!(plan.orphan_sweep, OrphanSweep::Skipped);
@@ -130,7 +146,7 @@ fn g8_no_clock_still_collects_terminated() {
         &[dead_pod("x", "x-g")],
         &[own_secret("x-g", Some(NOW))],
         None,
-        AGENT_ID,
+        &Owner::apiary(AGENT_ID),
     );
     assert_eq!(plan.pods, ["x"]);
     assert_eq!(secret_names(&plan), ["x-g"]);
@@ -144,14 +160,14 @@ fn g9_protected_secret_kept() {
         &[live_pod("p", "s")],
         &[own_secret("s", Some(0))],
         Some(NOW),
-        AGENT_ID,
+        &Owner::apiary(AGENT_ID),
     );
     assert!(plan.secrets.is_empty());
     let plan = plan_gc(
         &[live_pod("p", "s"), dead_pod("q", "s")],
         &[own_secret("s", Some(0))],
         Some(NOW),
-        AGENT_ID,
+        &Owner::apiary(AGENT_ID),
     );
     assert_eq!(plan.pods, ["q"]);
     assert!(plan.secrets.is_empty());
@@ -160,7 +176,12 @@ fn g9_protected_secret_kept() {
 /// G10: no creationTimestamp → no age proof → kept.
 #[test]
 fn g10_no_creation_timestamp_kept() {
-    let plan = plan_gc(&[], &[own_secret("s", None)], Some(NOW), AGENT_ID);
+    let plan = plan_gc(
+        &[],
+        &[own_secret("s", None)],
+        Some(NOW),
+        &Owner::apiary(AGENT_ID),
+    );
     assert!(plan.secrets.is_empty());
 }
 
@@ -171,7 +192,7 @@ fn g11_secret_planned_once() {
         &[dead_pod("x", "x-g"), dead_pod("y", "x-g")],
         &[own_secret("x-g", Some(0)), own_secret("x-g", Some(0))],
         Some(NOW),
-        AGENT_ID,
+        &Owner::apiary(AGENT_ID),
     );
     assert_eq!(secret_names(&plan), ["x-g"]);
 }
@@ -179,12 +200,22 @@ fn g11_secret_planned_once() {
 /// G12: a doomed pod's Secret missing from the list or unverified → pod planned, Secret not.
 #[test]
 fn g12_missing_or_unverified_secret_not_planned() {
-    let plan = plan_gc(&[dead_pod("x", "x-g")], &[], Some(NOW), AGENT_ID);
+    let plan = plan_gc(
+        &[dead_pod("x", "x-g")],
+        &[],
+        Some(NOW),
+        &Owner::apiary(AGENT_ID),
+    );
     assert_eq!(plan.pods, ["x"]);
     assert!(plan.secrets.is_empty());
     let mut forged = own_secret("x-g", Some(NOW));
     forged.marks.agent_id = Some(OTHER_AGENT_ID.into());
-    let plan = plan_gc(&[dead_pod("x", "x-g")], &[forged], Some(NOW), AGENT_ID);
+    let plan = plan_gc(
+        &[dead_pod("x", "x-g")],
+        &[forged],
+        Some(NOW),
+        &Owner::apiary(AGENT_ID),
+    );
     assert_eq!(plan.pods, ["x"]);
     assert!(plan.secrets.is_empty());
 }
@@ -198,7 +229,7 @@ fn g13_unverified_pod_protects_nothing() {
         &[foreign],
         &[own_secret("s", Some(NOW - 1300))],
         Some(NOW),
-        AGENT_ID,
+        &Owner::apiary(AGENT_ID),
     );
     assert_eq!(secret_names(&plan), ["s"]);
 }
@@ -210,7 +241,7 @@ fn g14_negative_age_kept() {
         &[],
         &[own_secret("s", Some(NOW + 5000))],
         Some(NOW),
-        AGENT_ID,
+        &Owner::apiary(AGENT_ID),
     );
     assert!(plan.secrets.is_empty());
     assert!(!orphan_old_enough(i64::MIN, i64::MAX));
@@ -223,7 +254,7 @@ fn g15_in_flight_secret_kept() {
         &[],
         &[own_secret("a-s", Some(NOW - 30))],
         Some(NOW),
-        AGENT_ID,
+        &Owner::apiary(AGENT_ID),
     );
     assert!(plan.secrets.is_empty());
 }
@@ -231,13 +262,13 @@ fn g15_in_flight_secret_kept() {
 /// G17: a planned pod that is no longer terminated at re-read is not deleted.
 #[test]
 fn g17_reread_not_terminated_skipped() {
-    let view = view_pod(Some(&live_pod(POD, "s")), AGENT_ID);
+    let view = view_pod(Some(&live_pod(POD, "s")), &Owner::apiary(AGENT_ID));
     assert_eq!(decide_gc_reread(&view), GcPodDecision::SkipNotTerminated);
-    let view = view_pod(Some(&own_pod(running())), AGENT_ID);
+    let view = view_pod(Some(&own_pod(running())), &Owner::apiary(AGENT_ID));
     assert_eq!(decide_gc_reread(&view), GcPodDecision::SkipNotTerminated);
     let pending = view_pod(
         Some(&own_pod(waiting(Some("CreateContainerConfigError"), None))),
-        AGENT_ID,
+        &Owner::apiary(AGENT_ID),
     );
     assert_eq!(decide_gc_reread(&pending), GcPodDecision::SkipNotTerminated);
 }
@@ -246,7 +277,7 @@ fn g17_reread_not_terminated_skipped() {
 #[test]
 fn g18_reread_gone_skipped() {
     assert_eq!(
-        decide_gc_reread(&view_pod(None, AGENT_ID)),
+        decide_gc_reread(&view_pod(None, &Owner::apiary(AGENT_ID))),
         GcPodDecision::SkipGone
     );
 }
@@ -257,7 +288,7 @@ fn g20_reread_unverified_skipped() {
     let mut pod = dead_pod(POD, "s");
     pod.marks.binding_version = Some("999".into());
     assert_eq!(
-        decide_gc_reread(&view_pod(Some(&pod), AGENT_ID)),
+        decide_gc_reread(&view_pod(Some(&pod), &Owner::apiary(AGENT_ID))),
         GcPodDecision::SkipForeign
     );
 }
@@ -267,7 +298,7 @@ fn g20_reread_unverified_skipped() {
 fn reread_terminated_deletes_with_reread_fence() {
     let mut reread = dead_pod(POD, "s");
     reread.marks.resource_version = Some("205".into());
-    match decide_gc_reread(&view_pod(Some(&reread), AGENT_ID)) {
+    match decide_gc_reread(&view_pod(Some(&reread), &Owner::apiary(AGENT_ID))) {
         GcPodDecision::Delete(d) => {
             assert_eq!(d.name(), POD);
             assert_eq!(d.fence().uid(), format!("uid-{POD}"));
@@ -283,10 +314,15 @@ fn reread_terminated_deletes_with_reread_fence() {
 fn secrets_without_uid_are_not_planned() {
     let mut s = own_secret("x-g", Some(0));
     s.marks.uid = None;
-    let plan = plan_gc(&[dead_pod("x", "x-g")], &[s.clone()], Some(NOW), AGENT_ID);
+    let plan = plan_gc(
+        &[dead_pod("x", "x-g")],
+        &[s.clone()],
+        Some(NOW),
+        &Owner::apiary(AGENT_ID),
+    );
     assert!(plan.secrets.is_empty());
     let mut nameless = own_secret("n", Some(0));
     nameless.marks.name = None;
-    let plan = plan_gc(&[], &[s, nameless], Some(NOW), AGENT_ID);
+    let plan = plan_gc(&[], &[s, nameless], Some(NOW), &Owner::apiary(AGENT_ID));
     assert!(plan.secrets.is_empty());
 }

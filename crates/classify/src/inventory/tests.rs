@@ -2,12 +2,13 @@
 //! age, restarts, image and Secret count, the sort, and `--all`'s absent rows.
 
 use super::*;
+use crate::binding::Owner;
 use crate::facts::{ContainerState, ObjectMarks, PodFacts};
 
 /// A stand-in derivation: id `id-<name>`, pod `apiary-<name>` (the shell's is SHA-256).
 fn names(agent: &str) -> Option<AgentNames> {
     (!agent.is_empty()).then(|| AgentNames {
-        id: format!("id-{agent}"),
+        owner: Owner::apiary(format!("id-{agent}")),
         pod_name: format!("apiary-{agent}"),
     })
 }

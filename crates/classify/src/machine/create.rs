@@ -66,7 +66,7 @@ impl DeployMachine {
             },
             (Phase::RaceVerify { secret }, Event::PodRead(read)) => match self.read(read) {
                 Err(effect) => effect,
-                Ok(Some(pod)) if verify_pod(&pod, &self.spec.agent_id).is_none() => {
+                Ok(Some(pod)) if verify_pod(&pod, &self.spec.owner).is_none() => {
                     self.drop_own(secret, AfterDrop::Foreign)
                 }
                 Ok(_) => self.drop_own(secret, AfterDrop::Race),
@@ -77,7 +77,7 @@ impl DeployMachine {
                         &secret.name,
                         &listing.pods,
                         &listing.secrets,
-                        &self.spec.agent_id,
+                        &self.spec.owner,
                     )
                 });
                 match deletion {

@@ -42,7 +42,7 @@ impl DeployMachine {
                     self.stability.interrupted();
                     self.act(now, Action::Create)
                 }
-                Ok(Some(pod)) => match verify_pod(&pod, &self.spec.agent_id) {
+                Ok(Some(pod)) => match verify_pod(&pod, &self.spec.owner) {
                     None => self.foreign(),
                     Some(verified) => self.settle_main(now, verified, None),
                 },
@@ -150,7 +150,7 @@ impl DeployMachine {
     ) -> Result<Option<ObservedPod>, Effect> {
         match read {
             Ok(pod) => {
-                self.watch.observe(pod.as_ref(), &self.spec.agent_id);
+                self.watch.observe(pod.as_ref(), &self.spec.owner);
                 Ok(pod)
             }
             Err(failure) => Err(self.failed("read pod", failure)),

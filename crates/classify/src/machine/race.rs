@@ -23,7 +23,7 @@ impl DeployMachine {
                     self.stability.interrupted();
                     self.wait(now, Phase::RaceWait)
                 }
-                Ok(Some(pod)) => match verify_pod(&pod, &self.spec.agent_id) {
+                Ok(Some(pod)) => match verify_pod(&pod, &self.spec.owner) {
                     None => self.foreign(),
                     Some(verified) => self.settle_race(now, verified, None),
                 },
@@ -36,7 +36,7 @@ impl DeployMachine {
             (Phase::Condition(failing), Event::PodRead(read)) => {
                 let condition = match read {
                     Ok(pod) => {
-                        self.watch.observe(pod.as_ref(), &self.spec.agent_id);
+                        self.watch.observe(pod.as_ref(), &self.spec.owner);
                         LatestCondition::from_read(pod.as_ref().map(|p| &p.facts))
                     }
                     Err(failure) => LatestCondition::Unreadable(failure.to_string()),

@@ -3,6 +3,7 @@
 //!
 //! Pure data. Configuration validates the values before a spec is built; nothing here checks them.
 
+use crate::binding::Owner;
 use std::time::Duration;
 
 /// The default operation deadline (deploy.md § Timeout).
@@ -17,8 +18,8 @@ pub struct DeploySpec {
     pub namespace: String,
     /// The deterministic pod name.
     pub pod_name: String,
-    /// The full 64-hex agent id verification compares against.
-    pub agent_id: String,
+    /// The binding and full agent id verification compares against.
+    pub owner: Owner,
     /// The normalized image (for pull-failure reports).
     pub image: String,
     /// The desired create-intent fingerprint.

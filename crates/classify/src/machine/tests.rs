@@ -2,6 +2,7 @@
 //! driven step by step. The property tests over arbitrary answer sequences live in
 //! `tests/machine_props.rs`.
 
+use crate::binding::Owner;
 use std::time::Duration;
 
 use super::*;
@@ -21,7 +22,7 @@ fn spec() -> DeploySpec {
     DeploySpec {
         namespace: "agents".into(),
         pod_name: POD.into(),
-        agent_id: AGENT_ID.into(),
+        owner: Owner::apiary(AGENT_ID),
         image: IMAGE.into(),
         desired_intent: INTENT.into(),
         deadline: DEFAULT_DEADLINE,

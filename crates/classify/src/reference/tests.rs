@@ -2,6 +2,7 @@
 //! create race, step 2).
 
 use super::*;
+use crate::binding::Owner;
 use crate::testkit::{AGENT_ID, OTHER_AGENT_ID, own_pod, own_secret, running, waiting};
 
 fn pod_referencing(secret: &str) -> ObservedPod {
@@ -17,7 +18,7 @@ fn own_unreferenced_secret_is_dropped() {
         "mine",
         &[own_pod(running())],
         &[own_secret("mine", None), own_secret("theirs", None)],
-        AGENT_ID,
+        &Owner::apiary(AGENT_ID),
     )
     .unwrap();
     assert_eq!((d.name(), d.uid()), ("mine", "s-mine"));
@@ -27,21 +28,43 @@ fn own_unreferenced_secret_is_dropped() {
 #[test]
 fn referenced_own_secret_is_kept() {
     let pods = [pod_referencing("mine")];
-    assert!(own_secret_deletion("mine", &pods, &[own_secret("mine", None)], AGENT_ID).is_none());
+    assert!(
+        own_secret_deletion(
+            "mine",
+            &pods,
+            &[own_secret("mine", None)],
+            &Owner::apiary(AGENT_ID)
+        )
+        .is_none()
+    );
     let mut foreign = pod_referencing("mine");
     foreign.marks.agent_id = Some(OTHER_AGENT_ID.into());
     assert!(
-        own_secret_deletion("mine", &[foreign], &[own_secret("mine", None)], AGENT_ID).is_none()
+        own_secret_deletion(
+            "mine",
+            &[foreign],
+            &[own_secret("mine", None)],
+            &Owner::apiary(AGENT_ID)
+        )
+        .is_none()
     );
 }
 
 /// Not listed, or not verified: nothing proves which object to delete.
 #[test]
 fn unlisted_or_unverified_own_secret_is_not_dropped() {
-    assert!(own_secret_deletion("mine", &[], &[own_secret("other", None)], AGENT_ID).is_none());
+    assert!(
+        own_secret_deletion(
+            "mine",
+            &[],
+            &[own_secret("other", None)],
+            &Owner::apiary(AGENT_ID)
+        )
+        .is_none()
+    );
     let mut forged = own_secret("mine", None);
     forged.marks.agent_id = Some(OTHER_AGENT_ID.into());
-    assert!(own_secret_deletion("mine", &[], &[forged], AGENT_ID).is_none());
+    assert!(own_secret_deletion("mine", &[], &[forged], &Owner::apiary(AGENT_ID)).is_none());
 }
 
 /// References collect every listed pod's envFrom Secret.

@@ -1,6 +1,7 @@
 //! The `status` mapping (deploy.md § status): one observation of the pod name to a state, a
 //! condition and the Secret to look up; also the progress every machine reports. Pure.
 
+use crate::binding::Owner;
 use crate::condition::condition_text;
 use crate::facts::ObservedPod;
 use crate::pull::pull_failure_text;
@@ -136,8 +137,8 @@ pub struct Progress {
 }
 
 /// The progress of one read of the pod name (`None` = confirmed absent).
-pub fn progress_of(pod: Option<&ObservedPod>, agent_id: &str) -> Progress {
-    let view = view_pod(pod, agent_id);
+pub fn progress_of(pod: Option<&ObservedPod>, owner: &Owner) -> Progress {
+    let view = view_pod(pod, owner);
     let state = pod_status(&view, "").state;
     let condition = match &view {
         PodView::Pending(pending) => condition_text(pending.pod.facts()),
@@ -156,8 +157,8 @@ pub(crate) struct ProgressLog {
 
 impl ProgressLog {
     /// Record one read; it is reported only when it differs from the last one reported.
-    pub(crate) fn observe(&mut self, pod: Option<&ObservedPod>, agent_id: &str) {
-        let progress = progress_of(pod, agent_id);
+    pub(crate) fn observe(&mut self, pod: Option<&ObservedPod>, owner: &Owner) {
+        let progress = progress_of(pod, owner);
         if self.shown.as_ref() != Some(&progress) {
             self.shown = Some(progress.clone());
             self.pending = Some(progress);

@@ -6,6 +6,7 @@
 //! itself, so no Secret of it is read.
 
 use super::mapping::{PodStatus, StatusState, pod_status};
+use crate::binding::Owner;
 use crate::facts::ObservedPod;
 use crate::failure::RequestFailure;
 use crate::progress::{self, Machine};
@@ -16,8 +17,8 @@ use crate::verify::{PodView, view_pod};
 pub struct StatusSpec {
     /// The deterministic pod name.
     pub pod_name: String,
-    /// The full agent id verification compares against.
-    pub agent_id: String,
+    /// The binding and full agent id verification compares against.
+    pub owner: Owner,
     /// The configured (normalized) image, when a configuration was given; otherwise the pod's own.
     pub image: Option<String>,
     /// The configuration's create-intent fingerprint, when one was given.
@@ -134,7 +135,7 @@ impl StatusMachine {
                         .image
                         .clone()
                         .or_else(|| pod.as_ref().and_then(|p| p.facts.image.clone()));
-                    let view = view_pod(pod.as_ref(), &self.spec.agent_id);
+                    let view = view_pod(pod.as_ref(), &self.spec.owner);
                     self.image = image;
                     match view {
                         PodView::Pending(pending) => {

@@ -1,13 +1,14 @@
 //! Tests of the status mapping (deploy.md § status; scenarios S1, S2 as far as they are pure).
 
 use super::*;
+use crate::binding::Owner;
 use crate::facts::ObservedPod;
 use crate::pull::PullFailure;
 use crate::testkit::{AGENT_ID, IMAGE, OTHER_AGENT_ID, own_pod, running, terminated, waiting};
 use crate::verify::view_pod;
 
 fn status_of(pod: Option<&ObservedPod>) -> PodStatus {
-    pod_status(&view_pod(pod, AGENT_ID), IMAGE)
+    pod_status(&view_pod(pod, &Owner::apiary(AGENT_ID)), IMAGE)
 }
 
 /// S1: each startup state maps to its state name.
@@ -139,7 +140,7 @@ fn deleting_pull_failing_pod_shows_redacted_text() {
 #[test]
 fn progress_shows_state_and_redacted_condition() {
     let pulling = own_pod(waiting(Some("ErrImagePull"), Some("token=SUPERSECRET")));
-    let shown = progress_of(Some(&pulling), AGENT_ID);
+    let shown = progress_of(Some(&pulling), &Owner::apiary(AGENT_ID));
     assert_eq!(shown.state, StatusState::Starting);
     assert_eq!(
         shown.condition.as_deref(),
@@ -147,13 +148,13 @@ fn progress_shows_state_and_redacted_condition() {
     );
     let pending = own_pod(waiting(Some("CreateContainerConfigError"), None));
     assert_eq!(
-        progress_of(Some(&pending), AGENT_ID).state,
+        progress_of(Some(&pending), &Owner::apiary(AGENT_ID)).state,
         StatusState::Starting
     );
-    let foreign = progress_of(Some(&own_pod(running())), OTHER_AGENT_ID);
+    let foreign = progress_of(Some(&own_pod(running())), &Owner::apiary(OTHER_AGENT_ID));
     assert_eq!(foreign.state, StatusState::Foreign);
     assert_eq!(foreign.condition, None);
-    let absent = progress_of(None, AGENT_ID);
+    let absent = progress_of(None, &Owner::apiary(AGENT_ID));
     assert_eq!(
         (absent.state, absent.condition),
         (StatusState::Absent, None)
@@ -165,12 +166,12 @@ fn progress_shows_state_and_redacted_condition() {
 fn progress_log_reports_each_change_once() {
     let mut log = ProgressLog::default();
     assert_eq!(log.poll(), None);
-    log.observe(None, AGENT_ID);
-    log.observe(None, AGENT_ID);
+    log.observe(None, &Owner::apiary(AGENT_ID));
+    log.observe(None, &Owner::apiary(AGENT_ID));
     assert_eq!(log.poll().map(|p| p.state), Some(StatusState::Absent));
-    log.observe(None, AGENT_ID);
+    log.observe(None, &Owner::apiary(AGENT_ID));
     assert_eq!(log.poll(), None, "a repeat is no change");
-    log.observe(Some(&own_pod(running())), AGENT_ID);
+    log.observe(Some(&own_pod(running())), &Owner::apiary(AGENT_ID));
     assert_eq!(log.poll().map(|p| p.state), Some(StatusState::Started));
     assert_eq!(log.poll(), None);
 }

@@ -1,6 +1,7 @@
 //! The undeploy decisions (deploy.md § undeploy): what to do about one observation of the pod
 //! name, and which Secrets an explicit removal deletes. Pure; the sibling machine sequences them.
 
+use crate::binding::Owner;
 use std::collections::BTreeSet;
 
 use crate::facts::{ObservedPod, ObservedSecret};
@@ -26,11 +27,11 @@ pub enum UndeployPodStep {
 }
 
 /// Decide about one quorum read of the pod name (`None` = confirmed absent).
-pub fn undeploy_pod_step(pod: Option<&ObservedPod>, agent_id: &str) -> UndeployPodStep {
+pub fn undeploy_pod_step(pod: Option<&ObservedPod>, owner: &Owner) -> UndeployPodStep {
     let Some(pod) = pod else {
         return UndeployPodStep::Absent;
     };
-    match verify_pod(pod, agent_id) {
+    match verify_pod(pod, owner) {
         None => UndeployPodStep::Foreign,
         Some(verified) if verified.deletion_marked() => UndeployPodStep::AwaitOnly {
             name: verified.name().to_owned(),
@@ -53,7 +54,7 @@ pub struct SecretsPlan {
 pub fn undeploy_secrets(
     pods: &[ObservedPod],
     secrets: &[ObservedSecret],
-    agent_id: &str,
+    owner: &Owner,
 ) -> SecretsPlan {
     let referenced = referenced_secrets(pods);
     let mut plan = SecretsPlan {
@@ -61,7 +62,7 @@ pub fn undeploy_secrets(
         kept: Vec::new(),
     };
     let mut seen = BTreeSet::new();
-    for secret in secrets.iter().filter_map(|s| verify_secret(s, agent_id)) {
+    for secret in secrets.iter().filter_map(|s| verify_secret(s, owner)) {
         let Some(name) = secret.name() else { continue };
         if !seen.insert(name.to_owned()) {
             continue;

@@ -7,6 +7,7 @@
 //! deadline (E4 deletes no Secret); then the listed, unreferenced verified Secrets are deleted one
 //! by one. The report and the progress are outputs; the driver only executes.
 
+use crate::binding::Owner;
 use std::collections::VecDeque;
 use std::fmt;
 use std::time::Duration;
@@ -25,8 +26,8 @@ use crate::wait::{Deadline, Disappearance, disappearance};
 pub struct UndeploySpec {
     /// The deterministic pod name.
     pub pod_name: String,
-    /// The full agent id verification compares against.
-    pub agent_id: String,
+    /// The binding and full agent id verification compares against.
+    pub owner: Owner,
     /// Wait for the pod to disappear before deleting Secrets (`--no-wait` turns it off).
     pub wait: bool,
     /// The bound of the operation.
@@ -229,7 +230,7 @@ impl UndeployMachine {
             }
             (Phase::Observe, UndeployEvent::PodRead(read)) => match self.read(read) {
                 Err(effect) => effect,
-                Ok(pod) => match undeploy_pod_step(pod.as_ref(), &self.spec.agent_id) {
+                Ok(pod) => match undeploy_pod_step(pod.as_ref(), &self.spec.owner) {
                     UndeployPodStep::Absent => self.list(),
                     UndeployPodStep::Foreign => finish(Err(UndeployError::ForeignPod {
                         pod: self.spec.pod_name.clone(),
@@ -275,7 +276,7 @@ impl UndeployMachine {
             (Phase::Listing, UndeployEvent::Listed(listed)) => match listed {
                 Ok(listing) => {
                     let SecretsPlan { delete, kept } =
-                        undeploy_secrets(&listing.pods, &listing.secrets, &self.spec.agent_id);
+                        undeploy_secrets(&listing.pods, &listing.secrets, &self.spec.owner);
                     self.report.kept_secrets = kept;
                     self.queue = delete.into();
                     self.next_secret()
@@ -368,7 +369,7 @@ impl UndeployMachine {
     ) -> Result<Option<ObservedPod>, UndeployEffect> {
         match read {
             Ok(pod) => {
-                self.watch.observe(pod.as_ref(), &self.spec.agent_id);
+                self.watch.observe(pod.as_ref(), &self.spec.owner);
                 Ok(pod)
             }
             Err(failure) => Err(finish(Err(UndeployError::Failed(failure)))),

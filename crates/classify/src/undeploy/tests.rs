@@ -2,12 +2,13 @@
 //! they are pure).
 
 use super::*;
+use crate::binding::Owner;
 use crate::testkit::{AGENT_ID, OTHER_AGENT_ID, POD, own_pod, own_secret, running};
 
 /// S3: a verified started pod → fenced delete with the observed fence.
 #[test]
 fn s3_verified_pod_fenced_delete() {
-    match undeploy_pod_step(Some(&own_pod(running())), AGENT_ID) {
+    match undeploy_pod_step(Some(&own_pod(running())), &Owner::apiary(AGENT_ID)) {
         UndeployPodStep::Delete(d) => {
             assert_eq!(d.name(), POD);
             assert_eq!(d.fence().uid(), "u1");
@@ -20,7 +21,10 @@ fn s3_verified_pod_fenced_delete() {
 /// S4: no pod → straight to the Secrets.
 #[test]
 fn s4_absent_pod() {
-    assert_eq!(undeploy_pod_step(None, AGENT_ID), UndeployPodStep::Absent);
+    assert_eq!(
+        undeploy_pod_step(None, &Owner::apiary(AGENT_ID)),
+        UndeployPodStep::Absent
+    );
 }
 
 /// S5: a foreign pod stops undeploy.
@@ -29,7 +33,7 @@ fn s5_foreign_pod() {
     let mut pod = own_pod(running());
     pod.marks.agent_id = Some(OTHER_AGENT_ID.into());
     assert_eq!(
-        undeploy_pod_step(Some(&pod), AGENT_ID),
+        undeploy_pod_step(Some(&pod), &Owner::apiary(AGENT_ID)),
         UndeployPodStep::Foreign
     );
 }
@@ -40,7 +44,7 @@ fn deletion_marked_pod_only_awaited() {
     let mut pod = own_pod(running());
     pod.marks.deletion_marked = true;
     assert_eq!(
-        undeploy_pod_step(Some(&pod), AGENT_ID),
+        undeploy_pod_step(Some(&pod), &Owner::apiary(AGENT_ID)),
         UndeployPodStep::AwaitOnly {
             name: POD.into(),
             uid: "u1".into()
@@ -53,7 +57,7 @@ fn deletion_marked_pod_only_awaited() {
 fn s7_new_observation_new_fence() {
     let mut pod = own_pod(running());
     pod.marks.resource_version = Some("200".into());
-    match undeploy_pod_step(Some(&pod), AGENT_ID) {
+    match undeploy_pod_step(Some(&pod), &Owner::apiary(AGENT_ID)) {
         UndeployPodStep::Delete(d) => assert_eq!(d.fence().resource_version(), "200"),
         other => panic!("{other:?}"),
     }
@@ -75,7 +79,7 @@ fn s4_s6_secret_plan() {
             own_secret("young", Some(i64::MAX)),
             foreign,
         ],
-        AGENT_ID,
+        &Owner::apiary(AGENT_ID),
     );
     assert_eq!(plan.kept, ["kept"]);
     let names: Vec<_> = plan.delete.iter().map(|d| (d.name(), d.uid())).collect();
@@ -85,6 +89,6 @@ fn s4_s6_secret_plan() {
 /// No pods and no Secrets: nothing to do.
 #[test]
 fn s4_nothing_to_delete() {
-    let plan = undeploy_secrets(&[], &[], AGENT_ID);
+    let plan = undeploy_secrets(&[], &[], &Owner::apiary(AGENT_ID));
     assert!(plan.delete.is_empty() && plan.kept.is_empty());
 }

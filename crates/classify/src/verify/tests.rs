@@ -1,12 +1,13 @@
 //! Tests of verification (deploy.md § Verification; scenarios O8, O9, O10, O12).
 
 use super::*;
+use crate::binding::Owner;
 use crate::testkit::{AGENT_ID, OTHER_AGENT_ID, POD, own_pod, own_secret, running, waiting};
 
 /// O8: own pod verifies and carries its name and fence.
 #[test]
 fn o8_own_pod_verifies() {
-    let v = verify_pod(&own_pod(running()), AGENT_ID).expect("verified");
+    let v = verify_pod(&own_pod(running()), &Owner::apiary(AGENT_ID)).expect("verified");
     assert_eq!(v.name(), POD);
     assert_eq!(v.fence(), &Fence::new("u1".into(), "100".into()));
     assert!(!v.deletion_marked());
@@ -41,7 +42,10 @@ fn o8_each_missing_or_wrong_mark_is_unverified() {
     for (what, mutate) in mutations {
         let mut pod = own_pod(running());
         mutate(&mut pod.marks);
-        assert!(verify_pod(&pod, AGENT_ID).is_none(), "{what}");
+        assert!(
+            verify_pod(&pod, &Owner::apiary(AGENT_ID)).is_none(),
+            "{what}"
+        );
     }
 }
 
@@ -50,7 +54,7 @@ fn o8_each_missing_or_wrong_mark_is_unverified() {
 fn o8_agent_id_compared_bytewise() {
     let mut pod = own_pod(running());
     pod.marks.agent_id = Some(AGENT_ID.to_uppercase());
-    assert!(verify_pod(&pod, AGENT_ID).is_none());
+    assert!(verify_pod(&pod, &Owner::apiary(AGENT_ID)).is_none());
 }
 
 /// O9: a deletion-marked pod keeps its fence and reports the mark.
@@ -58,7 +62,7 @@ fn o8_agent_id_compared_bytewise() {
 fn o9_deletion_timestamp_keeps_fence() {
     let mut pod = own_pod(running());
     pod.marks.deletion_marked = true;
-    let v = verify_pod(&pod, AGENT_ID).unwrap();
+    let v = verify_pod(&pod, &Owner::apiary(AGENT_ID)).unwrap();
     assert!(v.deletion_marked());
     assert_eq!(v.fence().uid(), "u1");
     assert_eq!(v.fence().resource_version(), "100");
@@ -69,10 +73,10 @@ fn o9_deletion_timestamp_keeps_fence() {
 fn o10_no_intent_annotation_is_none() {
     let mut pod = own_pod(running());
     pod.marks.create_intent = None;
-    let v = verify_pod(&pod, AGENT_ID).unwrap();
+    let v = verify_pod(&pod, &Owner::apiary(AGENT_ID)).unwrap();
     assert_eq!(v.recorded_intent(), None);
     assert!(!v.intent_matches(""));
-    let v = verify_pod(&own_pod(running()), AGENT_ID).unwrap();
+    let v = verify_pod(&own_pod(running()), &Owner::apiary(AGENT_ID)).unwrap();
     assert!(v.intent_matches(crate::testkit::INTENT));
     assert!(!v.intent_matches(crate::testkit::OTHER_INTENT));
 }
@@ -81,35 +85,35 @@ fn o10_no_intent_annotation_is_none() {
 #[test]
 fn o12_secret_verification() {
     let own = own_secret("s1", Some(5));
-    let v = verify_secret(&own, AGENT_ID).expect("own verifies");
+    let v = verify_secret(&own, &Owner::apiary(AGENT_ID)).expect("own verifies");
     assert_eq!(v.name(), Some("s1"));
     assert_eq!(v.uid(), Some("s-s1"));
     assert_eq!(v.created_at_unix(), Some(5));
     let mut other = own.clone();
     other.marks.agent_id = Some(OTHER_AGENT_ID.into());
-    assert!(verify_secret(&other, AGENT_ID).is_none());
+    assert!(verify_secret(&other, &Owner::apiary(AGENT_ID)).is_none());
     let mut bare = own.clone();
     bare.marks.managed_by = None;
     bare.marks.binding_version = None;
-    assert!(verify_secret(&bare, AGENT_ID).is_none());
+    assert!(verify_secret(&bare, &Owner::apiary(AGENT_ID)).is_none());
     let mut v999 = own.clone();
     v999.marks.binding_version = Some("999".into());
-    assert!(verify_secret(&v999, AGENT_ID).is_none());
+    assert!(verify_secret(&v999, &Owner::apiary(AGENT_ID)).is_none());
     let mut managed = own;
     managed.marks.managed_by = Some("other".into());
-    assert!(verify_secret(&managed, AGENT_ID).is_none());
+    assert!(verify_secret(&managed, &Owner::apiary(AGENT_ID)).is_none());
 }
 
 /// A Secret without name or uid verifies but cannot be deleted (a delete needs the uid).
 #[test]
 fn secret_deletion_needs_name_and_uid() {
-    let v = verify_secret(&own_secret("s1", None), AGENT_ID).unwrap();
+    let v = verify_secret(&own_secret("s1", None), &Owner::apiary(AGENT_ID)).unwrap();
     let d = v.deletion().unwrap();
     assert_eq!((d.name(), d.uid()), ("s1", "s-s1"));
     let mut no_uid = own_secret("s1", None);
     no_uid.marks.uid = None;
     assert!(
-        verify_secret(&no_uid, AGENT_ID)
+        verify_secret(&no_uid, &Owner::apiary(AGENT_ID))
             .unwrap()
             .deletion()
             .is_none()
@@ -117,7 +121,7 @@ fn secret_deletion_needs_name_and_uid() {
     let mut no_name = own_secret("s1", None);
     no_name.marks.name = Some(String::new());
     assert!(
-        verify_secret(&no_name, AGENT_ID)
+        verify_secret(&no_name, &Owner::apiary(AGENT_ID))
             .unwrap()
             .deletion()
             .is_none()
@@ -128,7 +132,7 @@ fn secret_deletion_needs_name_and_uid() {
 #[test]
 fn settle_pending_needs_answer() {
     let pod = own_pod(waiting(Some("CreateContainerConfigError"), None));
-    let v = verify_pod(&pod, AGENT_ID).unwrap();
+    let v = verify_pod(&pod, &Owner::apiary(AGENT_ID)).unwrap();
     let pending = v.clone().settle(None).unwrap_err();
     assert_eq!(pending.secret, format!("{POD}-0000abcd"));
     assert_eq!(
@@ -139,7 +143,7 @@ fn settle_pending_needs_answer() {
         v.settle(Some(true)).unwrap().startup(),
         StartupState::NeverStartedRecoverable
     );
-    let started = verify_pod(&own_pod(running()), AGENT_ID).unwrap();
+    let started = verify_pod(&own_pod(running()), &Owner::apiary(AGENT_ID)).unwrap();
     assert_eq!(
         started.settle(Some(false)).unwrap().startup(),
         StartupState::Started
@@ -149,19 +153,19 @@ fn settle_pending_needs_answer() {
 /// `view_pod` distinguishes absent, foreign, pending and settled.
 #[test]
 fn view_pod_cases() {
-    assert_eq!(view_pod(None, AGENT_ID), PodView::Absent);
+    assert_eq!(view_pod(None, &Owner::apiary(AGENT_ID)), PodView::Absent);
     assert_eq!(
-        view_pod(Some(&own_pod(running())), OTHER_AGENT_ID),
+        view_pod(Some(&own_pod(running())), &Owner::apiary(OTHER_AGENT_ID)),
         PodView::Foreign
     );
     assert!(matches!(
         view_pod(
             Some(&own_pod(waiting(Some("CreateContainerConfigError"), None))),
-            AGENT_ID
+            &Owner::apiary(AGENT_ID),
         ),
         PodView::Pending(_)
     ));
-    match view_pod(Some(&own_pod(running())), AGENT_ID) {
+    match view_pod(Some(&own_pod(running())), &Owner::apiary(AGENT_ID)) {
         PodView::Settled(s) => {
             assert_eq!(s.startup(), StartupState::Started);
             assert_eq!(
@@ -176,7 +180,7 @@ fn view_pod_cases() {
 /// The deletion a verified pod authorises carries exactly its name and fence.
 #[test]
 fn deletion_carries_observed_fence() {
-    let v = verify_pod(&own_pod(running()), AGENT_ID).unwrap();
+    let v = verify_pod(&own_pod(running()), &Owner::apiary(AGENT_ID)).unwrap();
     let d = v.deletion();
     assert_eq!(d.name(), POD);
     assert_eq!(d.fence(), v.fence());

@@ -604,8 +604,15 @@ pub async fn g5_gc_keeps_the_young_orphan(s: &Stage) {
         .server_now
         .expect("the server sends a Date header")
         .timestamp();
-    let observed_pods: Vec<_> = pods.items.iter().map(observe_pod).collect();
-    let observed_secrets: Vec<_> = secrets.iter().map(observe_secret).collect();
+    let observed_pods: Vec<_> = pods
+        .items
+        .iter()
+        .map(|p| observe_pod(p, agent().binding()))
+        .collect();
+    let observed_secrets: Vec<_> = secrets
+        .iter()
+        .map(|x| observe_secret(x, agent().binding()))
+        .collect();
     let created = secrets
         .iter()
         .find(|x| x.metadata.name.as_deref() == Some(young_name.as_str()))
@@ -622,7 +629,7 @@ pub async fn g5_gc_keeps_the_young_orphan(s: &Stage) {
             &observed_pods,
             &observed_secrets,
             Some(created + shift),
-            agent().id(),
+            &agent().owner(),
         );
         assert_eq!(plan.orphan_sweep, OrphanSweep::Ran);
         let names: Vec<_> = plan.secrets.iter().map(|d| d.name().to_owned()).collect();

@@ -1,6 +1,7 @@
 //! Unit tests of `build`: T1–T13, N7, F9 and the V11 pod-spec rule of deploy.md § Templates,
 //! fingerprint, names, image, input. Pure; no I/O.
 
+use apiary_classify::binding::APIARY;
 use k8s_openapi::api::core::v1::{Container, PodSpec};
 
 use super::*;
@@ -296,7 +297,7 @@ fn t11_service_account_keeps_automount_off() {
 fn t12_recorded_equals_recomputed() {
     let v = valid(&config());
     let pod = build_pod(&v, g(9));
-    let observed = observe_pod(&pod);
+    let observed = observe_pod(&pod, APIARY);
     assert_eq!(observed.marks.create_intent, Some(v.fingerprint()));
     assert_eq!(
         observed.marks.create_intent,
@@ -364,7 +365,7 @@ fn f9_admission_mutation_no_divergence() {
     spec.dns_policy = Some("ClusterFirst".into());
     spec.scheduler_name = Some("default-scheduler".into());
     spec.containers[0].image_pull_policy = Some("IfNotPresent".into());
-    let recorded = observe_pod(&pod).marks.create_intent;
+    let recorded = observe_pod(&pod, APIARY).marks.create_intent;
     assert!(crate::intent::intent_matches(
         recorded.as_deref(),
         &v.fingerprint()
@@ -406,12 +407,12 @@ fn expiry_annotation_is_outside_the_fingerprint() {
     assert_eq!(annotations.len(), 5);
     assert_eq!(expiring.fingerprint(), plain.fingerprint());
     assert_eq!(
-        annotations.get(ANNOTATION_CREATE_INTENT),
+        annotations.get(APIARY.annotation_create_intent),
         build_pod(&plain, g(1))
             .metadata
             .annotations
             .unwrap()
-            .get(ANNOTATION_CREATE_INTENT)
+            .get(APIARY.annotation_create_intent)
     );
     let secret = build_secret(&expiring, g(1));
     assert!(
@@ -422,7 +423,7 @@ fn expiry_annotation_is_outside_the_fingerprint() {
             .contains_key("apiary.dev/expires-at")
     );
     assert_eq!(
-        observe_pod(&pod).marks.expires_at.as_deref(),
+        observe_pod(&pod, APIARY).marks.expires_at.as_deref(),
         Some("2026-08-02T04:00:00Z")
     );
     assert!(

@@ -67,7 +67,7 @@ pub fn spec_for(config: &ValidConfig, options: &DeployOptions) -> DeploySpec {
     DeploySpec {
         namespace: config.namespace().to_owned(),
         pod_name: config.pod_name(),
-        agent_id: config.agent().id().to_owned(),
+        owner: config.agent().owner(),
         image: config.image().as_str().to_owned(),
         desired_intent: config.fingerprint(),
         deadline: options.deadline,
@@ -167,9 +167,9 @@ async fn run<S: Substrate>(
                 }
                 Event::GcDone
             }
-            Effect::GetPod { name } | Effect::ReadLatestCondition { name } => {
-                Event::PodRead(read_pod_watching(substrate, &name, &mut stuck).await)
-            }
+            Effect::GetPod { name } | Effect::ReadLatestCondition { name } => Event::PodRead(
+                read_pod_watching(substrate, &name, agent.binding(), &mut stuck).await,
+            ),
             Effect::GetServiceAccount { name } => Event::ServiceAccountRead(
                 substrate
                     .service_account_exists(&name)

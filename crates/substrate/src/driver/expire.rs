@@ -21,9 +21,9 @@ use tracing::Instrument;
 
 use super::gc::gc;
 use super::shared::{DEFAULT_POLL, delete_pod, delete_secret, list_both, read_pod};
-use crate::naming::{
-    ANNOTATION_AGENT_ID, ANNOTATION_AGENT_NAME, AgentIdentity, LABEL_MANAGED_BY, MANAGED_BY,
-};
+use apiary_classify::binding::APIARY;
+
+use crate::naming::AgentIdentity;
 use crate::observe::observe_pod;
 use crate::substrate::Substrate;
 
@@ -56,7 +56,7 @@ async fn run<S: Substrate>(
 ) -> Result<ExpireReport, ExpireError> {
     let mut machine = ExpireMachine::new(ExpireSpec {
         pod_name: agent.pod_name(),
-        agent_id: agent.id().to_owned(),
+        owner: agent.owner(),
         dry_run,
         deadline,
         poll: DEFAULT_POLL,
@@ -71,14 +71,18 @@ async fn run<S: Substrate>(
                     .list_pods(&selector)
                     .await
                     .map(|listed| ExpireListing {
-                        pods: listed.items.iter().map(observe_pod).collect(),
+                        pods: listed
+                            .items
+                            .iter()
+                            .map(|p| observe_pod(p, agent.binding()))
+                            .collect(),
                         secrets: Vec::new(),
                         server_now: listed.server_now.map(|now| now.timestamp()),
                     })
                     .map_err(|e| e.failure()),
             ),
             ExpireEffect::ListBoth => ExpireEvent::Listed(
-                list_both(substrate, &selector)
+                list_both(substrate, &selector, agent.binding())
                     .await
                     .map(|(pods, secrets, server_now)| ExpireListing {
                         pods,
@@ -105,7 +109,9 @@ async fn run<S: Substrate>(
                     .await;
                 ExpireEvent::Waited
             }
-            ExpireEffect::GetPod { name } => ExpireEvent::PodRead(read_pod(substrate, &name).await),
+            ExpireEffect::GetPod { name } => {
+                ExpireEvent::PodRead(read_pod(substrate, &name, agent.binding()).await)
+            }
             ExpireEffect::DeleteSecret(deletion) => {
                 ExpireEvent::SecretDeleted(delete_secret(substrate, &deletion).await)
             }
@@ -176,18 +182,23 @@ pub const GC_ALL_GRANTS: &[(&str, &[&str])] = &[
     ("secrets", &["get", "list", "delete"]),
 ];
 
-/// The selector of `gc --all`'s discovery: apiary's marker label.
+/// The selector of `gc --all`'s discovery: apiary's marker label (only apiary's binding names
+/// its agents, so only its agents can be discovered).
 #[must_use]
 pub fn all_agents_selector() -> String {
-    format!("{LABEL_MANAGED_BY}={MANAGED_BY}")
+    format!("{}={}", APIARY.label_managed_by, APIARY.managed_by)
 }
 
 /// The agent a marked object claims, when its name is a valid AGENT whose id is the object's
 /// `apiary.dev/agent-id`.
 fn claimed_agent(meta: &ObjectMeta) -> Option<AgentIdentity> {
     let annotations = meta.annotations.as_ref()?;
-    let agent = AgentIdentity::new(annotations.get(ANNOTATION_AGENT_NAME)?).ok()?;
-    (annotations.get(ANNOTATION_AGENT_ID).map(String::as_str) == Some(agent.id())).then_some(agent)
+    let agent = AgentIdentity::new(annotations.get(APIARY.annotation_agent_name?)?).ok()?;
+    (annotations
+        .get(APIARY.annotation_agent_id)
+        .map(String::as_str)
+        == Some(agent.id()))
+    .then_some(agent)
 }
 
 /// `gc --all`: one pod list and one Secret list by apiary's marker label find the agents; then

@@ -34,7 +34,7 @@ pub(super) async fn run<S: Substrate>(
     dry_run: bool,
 ) -> Result<GcReport, RequestFailure> {
     let mut machine = GcMachine::new(GcSpec {
-        agent_id: agent.id().to_owned(),
+        owner: agent.owner(),
         dry_run,
     });
     let mut event = GcEvent::Start;
@@ -42,7 +42,7 @@ pub(super) async fn run<S: Substrate>(
         event = match machine.step(event) {
             GcEffect::Finish(result) => return result,
             GcEffect::List => GcEvent::Listed(
-                list_both(substrate, &agent.selector())
+                list_both(substrate, &agent.selector(), agent.binding())
                     .await
                     .map(|(pods, secrets, server_now)| GcListing {
                         pods,
@@ -51,7 +51,9 @@ pub(super) async fn run<S: Substrate>(
                     })
                     .map_err(|e| e.failure()),
             ),
-            GcEffect::GetPod { name } => GcEvent::PodRead(read_pod(substrate, &name).await),
+            GcEffect::GetPod { name } => {
+                GcEvent::PodRead(read_pod(substrate, &name, agent.binding()).await)
+            }
             GcEffect::DeletePod(deletion) => {
                 GcEvent::PodDeleted(delete_pod(substrate, &deletion).await)
             }

@@ -18,7 +18,9 @@ use apiary_classify::inventory::{
 use k8s_openapi::api::core::v1::{Pod, Secret};
 
 use crate::build::CONTAINER_NAME;
-use crate::naming::{ANNOTATION_AGENT_NAME, ANNOTATION_IMAGE, AgentIdentity, LABEL_MANAGED_BY};
+use apiary_classify::binding::APIARY;
+
+use crate::naming::AgentIdentity;
 use crate::observe::{observe_pod, observe_secret};
 use crate::substrate::{Listed, Substrate, SubstrateError};
 
@@ -76,10 +78,11 @@ impl Default for ListOptions {
     }
 }
 
-/// The selector of both listings: apiary's marker label, and `extra` when given.
+/// The selector of both listings: apiary's marker label, and `extra` when given. `list` is
+/// apiary's binding only: agents are named by its agent-name annotation.
 #[must_use]
 pub fn list_selector(extra: Option<&str>) -> String {
-    let marker = format!("{LABEL_MANAGED_BY}=apiary");
+    let marker = format!("{}={}", APIARY.label_managed_by, APIARY.managed_by);
     match extra.map(str::trim).filter(|s| !s.is_empty()) {
         Some(extra) => format!("{marker},{extra}"),
         None => marker,
@@ -128,7 +131,7 @@ pub async fn list<S: NamespaceListing>(
 fn agent_names(agent: &str) -> Option<AgentNames> {
     let identity = AgentIdentity::new(agent).ok()?;
     Some(AgentNames {
-        id: identity.id().to_owned(),
+        owner: identity.owner(),
         pod_name: identity.pod_name(),
     })
 }
@@ -150,10 +153,12 @@ pub fn listed_pod(pod: &Pod) -> ListedPod {
         .and_then(|all| all.iter().find(|c| c.name == CONTAINER_NAME))
         .and_then(|c| u32::try_from(c.restart_count).ok());
     ListedPod {
-        observed: observe_pod(pod),
-        agent_name: annotation(&pod.metadata, ANNOTATION_AGENT_NAME),
+        observed: observe_pod(pod, APIARY),
+        agent_name: APIARY
+            .annotation_agent_name
+            .and_then(|key| annotation(&pod.metadata, key)),
         restarts,
-        image: annotation(&pod.metadata, ANNOTATION_IMAGE),
+        image: annotation(&pod.metadata, APIARY.annotation_image),
     }
 }
 
@@ -161,7 +166,9 @@ pub fn listed_pod(pod: &Pod) -> ListedPod {
 #[must_use]
 pub fn listed_secret(secret: &Secret) -> ListedSecret {
     ListedSecret {
-        observed: observe_secret(secret),
-        agent_name: annotation(&secret.metadata, ANNOTATION_AGENT_NAME),
+        observed: observe_secret(secret, APIARY),
+        agent_name: APIARY
+            .annotation_agent_name
+            .and_then(|key| annotation(&secret.metadata, key)),
     }
 }

@@ -160,7 +160,7 @@ async fn run<S: ExpiryWrites>(
 ) -> Result<Renewed, RenewError> {
     let mut machine = RenewMachine::new(RenewSpec {
         pod_name: agent.pod_name(),
-        agent_id: agent.id().to_owned(),
+        owner: agent.owner(),
         ttl_secs: options.ttl_secs,
         deadline: options.deadline,
         backoff: options.backoff,
@@ -175,7 +175,11 @@ async fn run<S: ExpiryWrites>(
                     .list_pods(&selector)
                     .await
                     .map(|listed| RenewListing {
-                        pods: listed.items.iter().map(observe_pod).collect(),
+                        pods: listed
+                            .items
+                            .iter()
+                            .map(|p| observe_pod(p, agent.binding()))
+                            .collect(),
                         server_now: listed.server_now.map(|now| now.timestamp()),
                     })
                     .map_err(|e| e.failure()),

@@ -18,6 +18,7 @@ use tracing::instrument::Instrumented;
 use crate::naming::AgentIdentity;
 use crate::observe::{observe_pod, observe_secret};
 use crate::substrate::{DeleteOutcome, Substrate, SubstrateError};
+use apiary_classify::binding::Binding;
 use k8s_openapi::api::core::v1::Pod;
 
 /// The operations that run in a span of their own (status is one read and has none).
@@ -70,14 +71,16 @@ pub(super) fn report_progress(progress: Progress, on_progress: &mut (dyn FnMut(&
 /// A progress sink that only logs.
 pub(super) fn ignore(_: &Progress) {}
 
+/// One quorum read of the pod `name`, observed under `binding`.
 pub(super) async fn read_pod<S: Substrate>(
     substrate: &S,
     name: &str,
+    binding: Binding,
 ) -> Result<Option<ObservedPod>, RequestFailure> {
     substrate
         .get_pod(name)
         .await
-        .map(|pod| pod.as_ref().map(observe_pod))
+        .map(|pod| pod.as_ref().map(|p| observe_pod(p, binding)))
         .map_err(|e| e.failure())
 }
 
@@ -89,6 +92,7 @@ pub(super) async fn read_pod<S: Substrate>(
 pub(super) async fn read_pod_watching<S: Substrate>(
     substrate: &S,
     name: &str,
+    binding: Binding,
     watch: &mut TerminationWatch,
 ) -> Result<Option<ObservedPod>, RequestFailure> {
     let pod = substrate.get_pod(name).await.map_err(|e| e.failure())?;
@@ -100,7 +104,7 @@ pub(super) async fn read_pod_watching<S: Substrate>(
     {
         tracing::warn!("{}", diagnose(pod, &NodeFacts::Unknown, overdue));
     }
-    Ok(pod.as_ref().map(observe_pod))
+    Ok(pod.as_ref().map(|p| observe_pod(p, binding)))
 }
 
 /// What a deletion-marked pod shows about its deletion; `None` when it is not marked.
@@ -169,7 +173,7 @@ pub(super) async fn listing<S: Substrate>(
     substrate: &S,
     agent: &AgentIdentity,
 ) -> Result<Listing, SubstrateError> {
-    list_both(substrate, &agent.selector())
+    list_both(substrate, &agent.selector(), agent.binding())
         .await
         .map(|(pods, secrets, _)| Listing { pods, secrets })
 }
@@ -182,16 +186,18 @@ fn delete_answer(outcome: DeleteOutcome) -> DeleteAnswer {
     }
 }
 
-/// Quorum-list pods (with the server clock as Unix seconds) and then Secrets by `selector`.
+/// Quorum-list pods (with the server clock as Unix seconds) and then Secrets by `selector`,
+/// observed under `binding`.
 pub(super) async fn list_both<S: Substrate>(
     substrate: &S,
     selector: &str,
+    binding: Binding,
 ) -> Result<(Vec<ObservedPod>, Vec<ObservedSecret>, Option<i64>), SubstrateError> {
     let pods = substrate.list_pods(selector).await?;
     let secrets = substrate.list_secrets(selector).await?;
     Ok((
-        pods.items.iter().map(observe_pod).collect(),
-        secrets.iter().map(observe_secret).collect(),
+        pods.items.iter().map(|p| observe_pod(p, binding)).collect(),
+        secrets.iter().map(|s| observe_secret(s, binding)).collect(),
         pods.server_now.map(|now| now.timestamp()),
     ))
 }

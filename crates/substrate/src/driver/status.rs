@@ -21,7 +21,7 @@ pub async fn status<S: Substrate>(
 ) -> Result<StatusReport, RequestFailure> {
     let mut machine = StatusMachine::new(StatusSpec {
         pod_name: agent.pod_name(),
-        agent_id: agent.id().to_owned(),
+        owner: agent.owner(),
         image: config.map(|c| c.image().as_str().to_owned()),
         desired_intent: config.map(ValidConfig::fingerprint),
     });
@@ -29,7 +29,9 @@ pub async fn status<S: Substrate>(
     loop {
         event = match machine.step(event) {
             StatusEffect::Finish(result) => return result,
-            StatusEffect::GetPod { name } => StatusEvent::PodRead(read_pod(substrate, &name).await),
+            StatusEffect::GetPod { name } => {
+                StatusEvent::PodRead(read_pod(substrate, &name, agent.binding()).await)
+            }
             StatusEffect::CheckSecret { name } => StatusEvent::SecretChecked(
                 substrate
                     .secret_exists(&name)

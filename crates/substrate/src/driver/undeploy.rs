@@ -77,7 +77,7 @@ async fn run<S: Substrate>(
 ) -> Result<UndeployReport, UndeployError> {
     let mut machine = UndeployMachine::new(UndeploySpec {
         pod_name: agent.pod_name(),
-        agent_id: agent.id().to_owned(),
+        owner: agent.owner(),
         wait: options.wait,
         deadline: options.deadline,
         poll: options.poll,
@@ -91,9 +91,9 @@ async fn run<S: Substrate>(
         }
         event = match effect {
             UndeployEffect::Finish(result) => return result,
-            UndeployEffect::GetPod { name } => {
-                UndeployEvent::PodRead(read_pod_watching(substrate, &name, &mut stuck).await)
-            }
+            UndeployEffect::GetPod { name } => UndeployEvent::PodRead(
+                read_pod_watching(substrate, &name, agent.binding(), &mut stuck).await,
+            ),
             UndeployEffect::DeletePod(deletion) => {
                 UndeployEvent::PodDeleted(delete_pod(substrate, &deletion).await)
             }

@@ -5,10 +5,9 @@
 //! as plain facts marked for a test agent and lets `apiary-classify`'s verification turn it into
 //! the deletion, exactly as an observed pod would be. Must not be used by the driver.
 
+use apiary_classify::binding::{APIARY, Owner};
 use apiary_classify::facts::{ObjectMarks, ObservedPod, ObservedSecret};
 use apiary_classify::verify::{PodDeletion, SecretDeletion, verify_pod, verify_secret};
-
-use crate::naming::{BINDING_VERSION, MANAGED_BY};
 
 /// The agent id the described observations are marked for.
 const TEST_AGENT_ID: &str = "fake-observation";
@@ -18,8 +17,8 @@ fn marks(name: &str, uid: &str, resource_version: Option<&str>) -> ObjectMarks {
         name: Some(name.to_owned()),
         uid: Some(uid.to_owned()),
         resource_version: resource_version.map(str::to_owned),
-        managed_by: Some(MANAGED_BY.to_owned()),
-        binding_version: Some(BINDING_VERSION.to_owned()),
+        managed_by: Some(APIARY.managed_by.to_owned()),
+        binding_version: Some(APIARY.binding_version.to_owned()),
         agent_id: Some(TEST_AGENT_ID.to_owned()),
         ..ObjectMarks::default()
     }
@@ -34,7 +33,7 @@ pub fn pod_deletion(name: &str, uid: &str, resource_version: &str) -> PodDeletio
         marks: marks(name, uid, Some(resource_version)),
         facts: Default::default(),
     };
-    verify_pod(&observed, TEST_AGENT_ID)
+    verify_pod(&observed, &Owner::apiary(TEST_AGENT_ID))
         .expect("a marked observation with a name, uid and resourceVersion verifies")
         .deletion()
 }
@@ -47,7 +46,7 @@ pub fn secret_deletion(name: &str, uid: &str) -> SecretDeletion {
     let observed = ObservedSecret {
         marks: marks(name, uid, None),
     };
-    verify_secret(&observed, TEST_AGENT_ID)
+    verify_secret(&observed, &Owner::apiary(TEST_AGENT_ID))
         .and_then(|secret| secret.deletion())
         .expect("a marked observation with a name and uid verifies")
 }

@@ -1,6 +1,7 @@
 //! Unit tests of `naming`: the N* scenarios of deploy.md § Templates, fingerprint, names, image,
 //! input, plus the AGENT rules. Pure; no I/O.
 
+use apiary_classify::binding::APIARY;
 use proptest::prelude::*;
 
 use super::*;
@@ -176,7 +177,10 @@ fn identity_is_byte_exact() {
 fn n3_label_value_is_32_hex() {
     let id = identity("Research Bot #1");
     assert_eq!(id.label_value().len(), 32);
-    assert_eq!(id.labels()[LABEL_AGENT], "72bea12366a35432ab394024ae44c214");
+    assert_eq!(
+        id.labels()[APIARY.label_agent],
+        "72bea12366a35432ab394024ae44c214"
+    );
 }
 
 /// N7 / deploy.md § Labels, annotations, selector: labels and annotations have the literal keys and
@@ -199,8 +203,8 @@ fn labels_and_annotations_literals() {
         "72bea12366a35432ab394024ae44c214b8cee51a8e1c04be8797a1dc17805c98"
     );
     assert_eq!(annotations["apiary.dev/agent-name"], "Research Bot #1");
-    assert_eq!(ANNOTATION_CREATE_INTENT, "apiary.dev/create-intent");
-    assert_eq!(ANNOTATION_IMAGE, "apiary.dev/image");
+    assert_eq!(APIARY.annotation_create_intent, "apiary.dev/create-intent");
+    assert_eq!(APIARY.annotation_image, "apiary.dev/image");
 }
 
 /// N6: the selector carries both requirements.

@@ -2,6 +2,7 @@
 //! pod container-state inputs (deploy.md § Decoding and verification). Pure; pods are built as JSON
 //! fixtures.
 
+use apiary_classify::binding::APIARY;
 use apiary_classify::facts::{ConditionFacts, ContainerState};
 use k8s_openapi::api::core::v1::{Pod, Secret};
 use serde_json::json;
@@ -52,7 +53,7 @@ fn with_state(state: serde_json::Value) -> Pod {
 #[test]
 fn marks_copied() {
     let p = pod(json!({"metadata": marked_meta()}));
-    let marks = observe_pod(&p).marks;
+    let marks = observe_pod(&p, APIARY).marks;
     assert_eq!(marks.name.as_deref(), Some("apiary-bot-0123456789ab"));
     assert_eq!(marks.uid.as_deref(), Some("uid-1"));
     assert_eq!(marks.resource_version.as_deref(), Some("100"));
@@ -69,7 +70,7 @@ fn marks_copied() {
 #[test]
 fn o8_stripped_marks_absent() {
     let p = pod(json!({"metadata": {"name": "x"}}));
-    let marks = observe_pod(&p).marks;
+    let marks = observe_pod(&p, APIARY).marks;
     assert_eq!(marks.managed_by, None);
     assert_eq!(marks.binding_version, None);
     assert_eq!(marks.agent_id, None);
@@ -81,7 +82,7 @@ fn o8_stripped_marks_absent() {
         "labels": {"apiary.dev/agent-id": "ID", "apiary.dev/create-intent": "I"},
         "annotations": {"app.kubernetes.io/managed-by": "apiary", "apiary.dev/binding-version": "1"}
     }}));
-    let marks = observe_pod(&swapped).marks;
+    let marks = observe_pod(&swapped, APIARY).marks;
     assert_eq!(marks.managed_by, None);
     assert_eq!(marks.binding_version, None);
     assert_eq!(marks.agent_id, None);
@@ -94,7 +95,7 @@ fn o8_foreign_values_copied() {
     let mut meta = marked_meta();
     meta["labels"]["apiary.dev/binding-version"] = json!("999");
     meta["annotations"]["apiary.dev/agent-id"] = json!("OTHER");
-    let marks = observe_pod(&pod(json!({"metadata": meta}))).marks;
+    let marks = observe_pod(&pod(json!({"metadata": meta})), APIARY).marks;
     assert_eq!(marks.binding_version.as_deref(), Some("999"));
     assert_eq!(marks.agent_id.as_deref(), Some("OTHER"));
 }
@@ -104,7 +105,7 @@ fn o8_foreign_values_copied() {
 fn o9_deletion_mark() {
     let mut meta = marked_meta();
     meta["deletionTimestamp"] = json!("2026-08-02T04:01:00Z");
-    let marks = observe_pod(&pod(json!({"metadata": meta}))).marks;
+    let marks = observe_pod(&pod(json!({"metadata": meta})), APIARY).marks;
     assert!(marks.deletion_marked);
     assert_eq!(marks.uid.as_deref(), Some("uid-1"));
     assert_eq!(marks.resource_version.as_deref(), Some("100"));
@@ -118,7 +119,7 @@ fn o10_no_intent_annotation() {
         .as_object_mut()
         .unwrap()
         .remove("apiary.dev/create-intent");
-    let marks = observe_pod(&pod(json!({"metadata": meta}))).marks;
+    let marks = observe_pod(&pod(json!({"metadata": meta})), APIARY).marks;
     assert_eq!(marks.create_intent, None);
     assert_eq!(marks.agent_id.as_deref(), Some("ID"));
 }
@@ -131,13 +132,13 @@ fn o12_secret_marks() {
         "stringData": {"TOKEN": "v"}
     }))
     .unwrap();
-    let observed = observe_secret(&secret);
+    let observed = observe_secret(&secret, APIARY);
     assert_eq!(observed.marks.agent_id.as_deref(), Some("ID"));
     assert_eq!(observed.marks.managed_by.as_deref(), Some("apiary"));
     assert_eq!(observed.marks.binding_version.as_deref(), Some("1"));
     assert_eq!(observed.marks.uid.as_deref(), Some("uid-1"));
     assert_eq!(observed.marks.created_at_unix, Some(1_785_643_200));
-    let bare = observe_secret(&Secret::default());
+    let bare = observe_secret(&Secret::default(), APIARY);
     assert_eq!(bare.marks.managed_by, None);
     assert_eq!(bare.marks.agent_id, None);
 }

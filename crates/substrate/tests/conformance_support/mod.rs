@@ -8,13 +8,12 @@ use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
+use apiary_classify::binding::APIARY;
 use apiary_cluster_model::kubelet;
 use apiary_substrate::build::build_attempt;
 use apiary_substrate::config::{DeployConfig, ValidConfig};
 use apiary_substrate::fake::FakeCluster;
-use apiary_substrate::naming::{
-    ANNOTATION_AGENT_ID, AgentIdentity, Generation, LABEL_BINDING_VERSION, LABEL_MANAGED_BY,
-};
+use apiary_substrate::naming::{AgentIdentity, Generation};
 use k8s_openapi::api::core::v1::{Pod, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
@@ -134,8 +133,8 @@ pub fn seed(
 /// A look-alike of our pod: same name, labels stripped of the marker.
 pub fn without_marker(mut pod: Pod) -> Pod {
     if let Some(labels) = pod.metadata.labels.as_mut() {
-        labels.remove(LABEL_MANAGED_BY);
-        labels.remove(LABEL_BINDING_VERSION);
+        labels.remove(APIARY.label_managed_by);
+        labels.remove(APIARY.label_binding_version);
     }
     pod
 }
@@ -145,7 +144,7 @@ pub fn other_agent(mut pod: Pod) -> Pod {
     pod.metadata
         .annotations
         .get_or_insert_with(Default::default)
-        .insert(ANNOTATION_AGENT_ID.into(), "f".repeat(64));
+        .insert(APIARY.annotation_agent_id.into(), "f".repeat(64));
     pod
 }
 

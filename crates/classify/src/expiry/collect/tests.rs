@@ -1,6 +1,7 @@
 //! The expiry decision and the collection machine: fence of the listing, the wait for
 //! disappearance, the Secret only afterwards.
 
+use crate::binding::Owner;
 use std::time::Duration;
 
 use super::*;
@@ -20,7 +21,7 @@ fn expiring(rv: &str) -> ObservedPod {
 fn spec(dry_run: bool) -> ExpireSpec {
     ExpireSpec {
         pod_name: POD.to_owned(),
-        agent_id: AGENT_ID.to_owned(),
+        owner: Owner::apiary(AGENT_ID),
         dry_run,
         deadline: S(120),
         poll: S(2),
@@ -41,14 +42,24 @@ fn listed(pods: Vec<ObservedPod>, secrets: Vec<ObservedSecret>, now: Option<i64>
 fn expiry_is_decided_on_the_server_clock_only() {
     let pod = expiring("100");
     assert_eq!(
-        decide_expiry(std::slice::from_ref(&pod), POD, AGENT_ID, Some(AT - 1)),
+        decide_expiry(
+            std::slice::from_ref(&pod),
+            POD,
+            &Owner::apiary(AGENT_ID),
+            Some(AT - 1)
+        ),
         ExpiryDecision::Alive { expires_at: AT }
     );
     let ExpiryDecision::Collect {
         deletion,
         secret,
         expires_at,
-    } = decide_expiry(std::slice::from_ref(&pod), POD, AGENT_ID, Some(AT))
+    } = decide_expiry(
+        std::slice::from_ref(&pod),
+        POD,
+        &Owner::apiary(AGENT_ID),
+        Some(AT),
+    )
     else {
         panic!("collectable at the instant")
     };
@@ -56,39 +67,49 @@ fn expiry_is_decided_on_the_server_clock_only() {
     assert_eq!(secret, pod.facts.env_from_secret);
     assert_eq!(expires_at, AT);
     assert_eq!(
-        decide_expiry(std::slice::from_ref(&pod), POD, AGENT_ID, None),
+        decide_expiry(
+            std::slice::from_ref(&pod),
+            POD,
+            &Owner::apiary(AGENT_ID),
+            None
+        ),
         ExpiryDecision::NoClock { expires_at: AT }
     );
     let mut malformed = pod.clone();
     malformed.marks.expires_at = Some("soon".into());
     assert_eq!(
-        decide_expiry(&[malformed], POD, AGENT_ID, Some(AT * 2)),
+        decide_expiry(&[malformed], POD, &Owner::apiary(AGENT_ID), Some(AT * 2)),
         ExpiryDecision::NoExpiry
     );
     assert_eq!(
-        decide_expiry(&[own_pod(running())], POD, AGENT_ID, Some(AT * 2)),
+        decide_expiry(
+            &[own_pod(running())],
+            POD,
+            &Owner::apiary(AGENT_ID),
+            Some(AT * 2)
+        ),
         ExpiryDecision::NoExpiry
     );
     let mut foreign = pod.clone();
     foreign.marks.agent_id = Some(OTHER_AGENT_ID.into());
     assert_eq!(
-        decide_expiry(&[foreign], POD, AGENT_ID, Some(AT * 2)),
+        decide_expiry(&[foreign], POD, &Owner::apiary(AGENT_ID), Some(AT * 2)),
         ExpiryDecision::Foreign
     );
     assert_eq!(
-        decide_expiry(&[], POD, AGENT_ID, Some(AT)),
+        decide_expiry(&[], POD, &Owner::apiary(AGENT_ID), Some(AT)),
         ExpiryDecision::Absent
     );
     let mut deleting = pod.clone();
     deleting.marks.deletion_marked = true;
     assert_eq!(
-        decide_expiry(&[deleting], POD, AGENT_ID, Some(AT)),
+        decide_expiry(&[deleting], POD, &Owner::apiary(AGENT_ID), Some(AT)),
         ExpiryDecision::Deleting
     );
     let mut dead = own_pod(terminated(1, Some("Error")));
     dead.marks.expires_at = Some(EXPIRY.into());
     assert_eq!(
-        decide_expiry(&[dead], POD, AGENT_ID, Some(AT)),
+        decide_expiry(&[dead], POD, &Owner::apiary(AGENT_ID), Some(AT)),
         ExpiryDecision::Terminated
     );
 }

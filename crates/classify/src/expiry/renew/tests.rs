@@ -1,5 +1,6 @@
 //! The renew machine, transition by transition: the guarded write, conflict retries, refusals.
 
+use crate::binding::Owner;
 use std::time::Duration;
 
 use super::*;
@@ -11,7 +12,7 @@ const NOW: i64 = 1_785_643_200;
 fn spec() -> RenewSpec {
     RenewSpec {
         pod_name: POD.to_owned(),
-        agent_id: AGENT_ID.to_owned(),
+        owner: Owner::apiary(AGENT_ID),
         ttl_secs: 7_200,
         deadline: S(60),
         backoff: Duration::from_millis(200),

@@ -2,11 +2,12 @@
 //! pure): the order of effects, the re-read fence, and what aborts the pass and what does not.
 
 use super::*;
+use crate::binding::Owner;
 use crate::testkit::{AGENT_ID, POD, marks, own_pod, own_secret, running, terminated};
 
 fn spec(dry_run: bool) -> GcSpec {
     GcSpec {
-        agent_id: AGENT_ID.into(),
+        owner: Owner::apiary(AGENT_ID),
         dry_run,
     }
 }

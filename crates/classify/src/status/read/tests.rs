@@ -1,6 +1,7 @@
 //! Tests of the status machine (deploy.md § status; S1, S2): the reads it makes and the report.
 
 use super::*;
+use crate::binding::Owner;
 use crate::testkit::{
     AGENT_ID, INTENT, OTHER_AGENT_ID, OTHER_INTENT, POD, own_pod, running, waiting,
 };
@@ -10,7 +11,7 @@ const SECRET: &str = "apiary-research-bot-1-72bea12366a3-0000abcd";
 fn spec(desired_intent: Option<&str>) -> StatusSpec {
     StatusSpec {
         pod_name: POD.into(),
-        agent_id: AGENT_ID.into(),
+        owner: Owner::apiary(AGENT_ID),
         image: None,
         desired_intent: desired_intent.map(str::to_owned),
     }

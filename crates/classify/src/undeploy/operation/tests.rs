@@ -3,6 +3,7 @@
 //! `tests/undeploy_props.rs`.
 
 use super::*;
+use crate::binding::Owner;
 use crate::status::StatusState;
 use crate::testkit::{AGENT_ID, OTHER_AGENT_ID, POD, own_pod, own_secret, running};
 
@@ -12,7 +13,7 @@ const SECRET: &str = "apiary-research-bot-1-72bea12366a3-0000abcd";
 fn spec(wait: bool) -> UndeploySpec {
     UndeploySpec {
         pod_name: POD.into(),
-        agent_id: AGENT_ID.into(),
+        owner: Owner::apiary(AGENT_ID),
         wait,
         deadline: S(600),
         poll: S(2),

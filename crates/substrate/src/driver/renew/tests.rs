@@ -2,6 +2,7 @@
 //! `renew` moves it with a guarded write, `gc` collects an expired agent (pod gracefully, then
 //! its Secret) and leaves a live one, and `gc --all` visits every agent. Test-only; no I/O.
 
+use apiary_classify::binding::APIARY;
 use std::future::Future;
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
@@ -40,7 +41,7 @@ fn fake() -> FakeCluster {
 
 fn expiry(fake: &FakeCluster, agent: &AgentIdentity) -> Option<i64> {
     fake.pod(&agent.pod_name())
-        .map(|p| observe_pod(&p))
+        .map(|p| observe_pod(&p, APIARY))
         .and_then(|p| expiry_of(&p.marks))
 }
 
