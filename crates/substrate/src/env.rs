@@ -297,6 +297,10 @@ pub struct AgentEnv {
     user: Env,
     stamped: Vec<(&'static str, String)>,
     nonce_key: &'static str,
+    /// Whether the nonce key counts among [`AgentEnv::keys`]: always under apiary's binding;
+    /// under buzz's exactly when the given map held it (the original fingerprints the key set
+    /// of the map it was handed, and its tier 3 always writes the key).
+    nonce_keyed: bool,
     removed: Vec<&'static str>,
 }
 
@@ -324,6 +328,7 @@ impl AgentEnv {
                 (APIARY_AGENT_ID, agent.id().to_owned()),
             ],
             nonce_key: APIARY_START_NONCE,
+            nonce_keyed: true,
             removed,
         }
         .within_cap()
@@ -343,11 +348,12 @@ impl AgentEnv {
         }
         let mut kept = env;
         // Its value is restamped per attempt; a given one never survives.
-        kept.remove(binding.start_nonce_key);
+        let nonce_keyed = kept.remove(binding.start_nonce_key).is_some();
         Self {
             user: kept,
             stamped: Vec::new(),
             nonce_key: binding.start_nonce_key,
+            nonce_keyed,
             removed: Vec::new(),
         }
         .within_cap()
@@ -377,14 +383,17 @@ impl AgentEnv {
         self.nonce_key
     }
 
-    /// Every key of the final environment, stamped ones included, sorted bytewise.
+    /// Every key of the environment the fingerprint sees, stamped ones included, sorted
+    /// bytewise: the final environment's keys, except that a buzz environment given without its
+    /// nonce key is fingerprinted without it (the Secret still gets it).
     #[must_use]
     pub fn keys(&self) -> Vec<String> {
+        let nonce = self.nonce_keyed.then_some(self.nonce_key);
         let mut keys: Vec<String> = self
             .user
             .keys()
             .chain(self.stamped.iter().map(|(k, _)| *k))
-            .chain([self.nonce_key])
+            .chain(nonce)
             .map(str::to_owned)
             .collect();
         keys.sort_unstable();
@@ -421,6 +430,7 @@ impl fmt::Debug for AgentEnv {
             .field("user", &self.user)
             .field("stamped", &self.stamped)
             .field("nonce_key", &self.nonce_key)
+            .field("nonce_keyed", &self.nonce_keyed)
             .field("removed", &self.removed)
             .finish()
     }

@@ -185,3 +185,23 @@ fn deletion_carries_observed_fence() {
     assert_eq!(d.name(), POD);
     assert_eq!(d.fence(), v.fence());
 }
+
+/// Bindings (deploy.md § Bindings): marks written under one binding verify only under an owner
+/// of that binding, for pods and Secrets alike, even when the agent id is the same.
+#[test]
+fn verification_compares_under_the_owners_binding() {
+    use crate::binding::{APIARY, BUZZ, Owner};
+    let mut buzz_pod = own_pod(running());
+    buzz_pod.marks.managed_by = Some("buzz-backend-kubernetes".to_owned());
+    let mut buzz_secret = own_secret("s1", None);
+    buzz_secret.marks.managed_by = Some("buzz-backend-kubernetes".to_owned());
+    let buzz = Owner::new(BUZZ, AGENT_ID);
+    let apiary = Owner::new(APIARY, AGENT_ID);
+    assert!(verify_pod(&buzz_pod, &buzz).is_some());
+    assert!(verify_secret(&buzz_secret, &buzz).is_some());
+    assert!(verify_pod(&buzz_pod, &apiary).is_none());
+    assert!(verify_secret(&buzz_secret, &apiary).is_none());
+    assert!(verify_pod(&own_pod(running()), &buzz).is_none());
+    assert!(verify_secret(&own_secret("s1", None), &buzz).is_none());
+    assert_eq!(view_pod(Some(&own_pod(running())), &buzz), PodView::Foreign);
+}
