@@ -47,11 +47,13 @@ pub enum Operation {
     WatchPod,
     /// Updating a pod: `renew`'s merge patch of its expiry annotation (deploy.md § Expiry).
     UpdatePod,
+    /// Reading a pod's container log (`apiary logs`: the `pods/log` subresource).
+    ReadPodLog,
 }
 
 impl Operation {
     /// Every request kind, in declaration order (for tests that loop over "every").
-    pub const ALL: [Operation; 14] = [
+    pub const ALL: [Operation; 15] = [
         Operation::EnsureNamespace,
         Operation::GetNamespace,
         Operation::CreateNamespace,
@@ -66,6 +68,7 @@ impl Operation {
         Operation::DeleteSecret,
         Operation::WatchPod,
         Operation::UpdatePod,
+        Operation::ReadPodLog,
     ];
 
     /// The RBAC verb the request needs (`get`, `list`, `create`, `delete`, `watch`, `patch`); namespace
@@ -76,7 +79,8 @@ impl Operation {
             | Self::GetNamespace
             | Self::GetPod
             | Self::GetSecret
-            | Self::GetServiceAccount => "get",
+            | Self::GetServiceAccount
+            | Self::ReadPodLog => "get",
             Self::CreateNamespace | Self::CreateSecret | Self::CreatePod => "create",
             Self::ListPods | Self::ListSecrets => "list",
             Self::DeletePod | Self::DeleteSecret => "delete",
@@ -85,7 +89,8 @@ impl Operation {
         }
     }
 
-    /// The RBAC resource the request is on (`namespaces`, `pods`, `secrets`, `serviceaccounts`).
+    /// The RBAC resource the request is on (`namespaces`, `pods`, `pods/log`, `secrets`,
+    /// `serviceaccounts`).
     pub fn resource(self) -> &'static str {
         match self {
             Self::EnsureNamespace | Self::GetNamespace | Self::CreateNamespace => "namespaces",
@@ -99,6 +104,7 @@ impl Operation {
                 "secrets"
             }
             Self::GetServiceAccount => "serviceaccounts",
+            Self::ReadPodLog => "pods/log",
         }
     }
 
@@ -133,6 +139,7 @@ impl Operation {
             Self::DeleteSecret => "delete_secret",
             Self::WatchPod => "watch_pod",
             Self::UpdatePod => "update_pod",
+            Self::ReadPodLog => "read_pod_log",
         }
     }
 }
@@ -155,6 +162,7 @@ impl fmt::Display for Operation {
             Self::DeleteSecret => "delete secret",
             Self::WatchPod => "watch pod",
             Self::UpdatePod => "update pod",
+            Self::ReadPodLog => "read the log of pod",
         })
     }
 }

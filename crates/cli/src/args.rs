@@ -131,6 +131,10 @@ pub struct StatusArgs {
     /// The configuration to compare with (only with --image).
     #[command(flatten)]
     pub shape: ShapeArgs,
+    /// Give up after this long: 90, 90s, 5m, 2m30s (at most 600s) [default: each request
+    /// gives up after 30s]
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
 }
 
 /// The pod shape and environment flags shared by `deploy` and `status`.
@@ -209,6 +213,10 @@ pub struct UndeployArgs {
     /// Do not wait for the pod to finish terminating (its Secret is then kept for `gc`)
     #[arg(long)]
     pub no_wait: bool,
+    /// Give up after this long, the wait for the pod included: 90, 90s, 5m, 2m30s (at most
+    /// 600s) [default: 600s]
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
 }
 
 /// `apiary gc`.
@@ -228,6 +236,10 @@ pub struct GcArgs {
     /// Only print what would be collected
     #[arg(long)]
     pub dry_run: bool,
+    /// Give up after this long (per agent), the wait for an expired pod included: 90, 90s,
+    /// 5m, 2m30s (at most 600s) [default: 180s]
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
 }
 
 /// `apiary list`.
@@ -240,6 +252,10 @@ pub struct ListArgs {
     /// Also show agents that have Secrets but no pod, as state `absent` with their Secret count
     #[arg(long)]
     pub all: bool,
+    /// Give up after this long: 90, 90s, 5m, 2m30s (at most 600s) [default: each request
+    /// gives up after 30s]
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
 }
 
 /// `apiary renew`.
@@ -252,6 +268,10 @@ pub struct RenewArgs {
     /// most 366d)
     #[arg(long, value_name = "DURATION")]
     pub ttl: String,
+    /// Give up after this long, conflicts retried within it: 90, 90s, 5m, 2m30s (at most
+    /// 600s) [default: 60s]
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
 }
 
 /// `apiary logs`.

@@ -5,6 +5,8 @@
 //! only choices here are wording and document shape. Must not: print an env value (nothing
 //! here ever holds one: results carry names and redacted conditions only).
 
+use std::time::Duration;
+
 use apiary_substrate::Substrate;
 use apiary_substrate::config::ValidConfig;
 use apiary_substrate::driver::{
@@ -120,16 +122,20 @@ pub fn status_report(agent: &AgentIdentity, namespace: &str, report: &StatusRepo
     Report::new(text, doc)
 }
 
-/// `apiary undeploy`: delete the pod (waiting unless `--no-wait`) and its Secrets.
+/// `apiary undeploy`: delete the pod (waiting unless `--no-wait`) and its Secrets, within
+/// `deadline` (`--timeout`; the 600 s bound when not given).
 pub async fn undeploy<S: Substrate>(
     substrate: &S,
     agent: &AgentIdentity,
     wait: bool,
+    deadline: Option<Duration>,
     progress: &Progress,
 ) -> CommandResult {
+    let defaults = UndeployOptions::default();
     let options = UndeployOptions {
         wait,
-        ..UndeployOptions::default()
+        deadline: deadline.unwrap_or(defaults.deadline),
+        ..defaults
     };
     let result = driver::undeploy_watching(substrate, agent, &options, &mut |p| {
         progress.update(&describe(p, "the pod is gone"));

@@ -4,6 +4,7 @@
 //! into exit-2 refusals. Must not: contact a cluster, or print an env value.
 
 use std::ffi::OsStr;
+use std::time::Duration;
 
 use apiary_substrate::config::{DeployConfig, ValidConfig, parse_timeout};
 use apiary_substrate::env::Env;
@@ -26,6 +27,17 @@ pub fn agent_identity(raw: &OsStr) -> Result<AgentIdentity, Failure> {
         )
     })?;
     AgentIdentity::new(name).map_err(|e| Failure::refused(e.to_string()))
+}
+
+/// The `--timeout` of a command other than deploy: `None` when not given (the command's own
+/// default applies).
+///
+/// # Errors
+///
+/// Exit 2 when it does not parse or is outside 1..=600 s (the message names the flag).
+pub fn timeout_flag(text: Option<&str>) -> Result<Option<Duration>, Failure> {
+    text.map(|text| parse_timeout(text).map_err(|e| Failure::refused(e.to_string())))
+        .transpose()
 }
 
 /// The deploy configuration for `namespace`, `image`, the shape flags, `--timeout` and `env`.

@@ -466,7 +466,7 @@ async fn session(narrator: &mut Narrator) -> Result<(), Failure> {
         &format!("apiary {ns} undeploy \"demo agent\""),
     );
     let progress = Progress::start(format!("undeploying {pod}"), Style::for_stderr());
-    let result = commands::undeploy(&cluster(&client), &main, true, &progress).await;
+    let result = commands::undeploy(&cluster(&client), &main, true, None, &progress).await;
     let verdict = match &result {
         Ok(r) if r.json["waited"] == true && r.json["secrets"].as_array().is_some_and(|s| s.len() == 1) => Ok(
             "the pod was deleted with its uid and resourceVersion as preconditions, apiary waited \
@@ -494,7 +494,7 @@ async fn session(narrator: &mut Narrator) -> Result<(), Failure> {
         "Collect the crashed attempt",
         &format!("apiary {ns} gc \"demo crasher\""),
     );
-    let result = crate::expiry_cmd::gc(&cluster(&client), &crasher, false).await;
+    let result = crate::expiry_cmd::gc(&cluster(&client), &crasher, false, None).await;
     let verdict = match &result {
         Ok(r)
             if r.json["pods"].as_array().is_some_and(|p| p.len() == 1)

@@ -7,8 +7,10 @@
 //! read the local clock for anything shown or written, or print anything but the result on
 //! stdout.
 
+use std::time::Duration;
+
 use apiary_classify::expiry::{
-    ExpireError, ExpireReport, RenewError, Renewed, TtlError, expiry_of, format_instant, parse_ttl,
+    ExpireError, ExpireReport, Renewed, TtlError, expiry_of, format_instant, parse_ttl,
     render_time_left, seconds_left,
 };
 use apiary_classify::failure::RequestFailure;
@@ -24,8 +26,8 @@ use serde_json::{Value, json};
 
 use crate::outcome::{CommandResult, Failure, Report};
 
-/// How long `renew` retries conflicts.
-const RENEW_DEADLINE: std::time::Duration = std::time::Duration::from_secs(60);
+/// How long `renew` retries conflicts without `--timeout`.
+const RENEW_DEADLINE: Duration = Duration::from_secs(60);
 
 /// `--ttl` in seconds; exit 2 naming the flag, the problem and the fix.
 ///
@@ -52,57 +54,24 @@ pub async fn stamp<S: Substrate>(
         })
 }
 
-/// `apiary renew AGENT --ttl DURATION`.
+/// `apiary renew AGENT --ttl DURATION`, conflicts retried within `deadline` (`--timeout`; 60 s
+/// when not given).
 pub async fn renew<S: ExpiryWrites>(
     substrate: &S,
     agent: &AgentIdentity,
     ttl_secs: u64,
+    deadline: Option<Duration>,
 ) -> CommandResult {
     let options = RenewOptions {
         ttl_secs,
-        deadline: RENEW_DEADLINE,
+        deadline: deadline.unwrap_or(RENEW_DEADLINE),
         backoff: RENEW_BACKOFF,
     };
     let ns = substrate.namespace();
     let renewed = driver::renew(substrate, agent, &options)
         .await
-        .map_err(|error| renew_failure(&error, agent, ns))?;
+        .map_err(|error| Failure::renew(&error, agent.name(), ns))?;
     Ok(renew_report(agent, ns, &renewed))
-}
-
-fn renew_failure(error: &RenewError, agent: &AgentIdentity, ns: &str) -> Failure {
-    let name = agent.name();
-    match error {
-        RenewError::Absent { pod } => Failure::failed(format!(
-            "agent {name:?} has no pod in namespace {ns} (pod/{pod}): nothing to renew; deploy it \
-             with --ttl instead"
-        )),
-        RenewError::Foreign { pod } => Failure::failed(format!(
-            "pod/{pod} in namespace {ns} is not apiary's pod for agent {name:?}: it was not \
-             changed"
-        )),
-        RenewError::Deleting { pod } => Failure::failed(format!(
-            "pod/{pod} of agent {name:?} is being deleted: nothing to renew; deploy it again"
-        )),
-        RenewError::Terminated { pod } => Failure::failed(format!(
-            "the agent container of pod/{pod} has terminated: an expiry no longer matters; \
-             `apiary gc` collects it, `apiary deploy` starts it again"
-        )),
-        RenewError::NoServerClock => Failure::failed(
-            "the apiserver's answer carried no usable Date header, so renew has no server clock \
-             to count from (the local clock is never used): nothing was written",
-        ),
-        RenewError::Deadline {
-            pod,
-            deadline,
-            conflicts,
-        } => Failure::failed(format!(
-            "pod/{pod} kept changing while renew tried to write its expiry ({conflicts} \
-             conflict(s) in {}s): nothing was overwritten; run `apiary renew` again",
-            deadline.as_secs()
-        )),
-        RenewError::Request(failure) => Failure::request(failure, ns),
-    }
 }
 
 fn renew_report(agent: &AgentIdentity, ns: &str, renewed: &Renewed) -> Report {
@@ -229,14 +198,17 @@ fn agent_parts(result: &AgentGc) -> (Vec<String>, Value) {
     (lines, json)
 }
 
-/// `apiary gc AGENT`: the GC pass, then the agent's pod if it has expired.
+/// `apiary gc AGENT`: the GC pass, then the agent's pod if it has expired, waited for within
+/// `deadline` (`--timeout`; 180 s when not given).
 pub async fn gc<S: Substrate>(
     substrate: &S,
     agent: &AgentIdentity,
     dry_run: bool,
+    deadline: Option<Duration>,
 ) -> CommandResult {
     let ns = substrate.namespace();
-    let result = driver::gc_agent(substrate, agent, dry_run, EXPIRE_DEADLINE).await;
+    let deadline = deadline.unwrap_or(EXPIRE_DEADLINE);
+    let result = driver::gc_agent(substrate, agent, dry_run, deadline).await;
     if let Err(failure) = &result.pass {
         return Err(Failure::request(failure, ns));
     }
@@ -261,10 +233,15 @@ pub async fn gc<S: Substrate>(
     Err(gc_failure(&problems, ns).with_detail("gc", report.json))
 }
 
-/// `apiary gc --all`: every agent apiary manages in the namespace, each attempted.
-pub async fn gc_all<S: Substrate>(substrate: &S, dry_run: bool) -> CommandResult {
+/// `apiary gc --all`: every agent apiary manages in the namespace, each attempted (each
+/// expired pod waited for within `deadline`, 180 s when not given).
+pub async fn gc_all<S: Substrate>(
+    substrate: &S,
+    dry_run: bool,
+    deadline: Option<Duration>,
+) -> CommandResult {
     let ns = substrate.namespace();
-    let all: GcAll = driver::gc_all(substrate, dry_run, EXPIRE_DEADLINE)
+    let all: GcAll = driver::gc_all(substrate, dry_run, deadline.unwrap_or(EXPIRE_DEADLINE))
         .await
         .map_err(|failure| Failure::request(&failure, ns))?;
     if all.skipped > 0 {

@@ -44,7 +44,7 @@ pub fn list_options(args: &ListArgs) -> Result<ListOptions, Failure> {
 pub async fn list<S: NamespaceListing>(substrate: &S, options: &ListOptions) -> CommandResult {
     let inventory = driver::list(substrate, options)
         .await
-        .map_err(|e| Failure::failed(e.to_string()))?;
+        .map_err(|failure| Failure::request(&failure, substrate.namespace()))?;
     if inventory.skipped_pods > 0 {
         tracing::warn!(
             "skipped {} pod(s) labelled as apiary's that are not an agent's own (foreign or \
@@ -179,6 +179,7 @@ mod tests {
         ListArgs {
             selector: selector.map(str::to_owned),
             all,
+            timeout: None,
         }
     }
 

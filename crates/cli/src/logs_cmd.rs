@@ -115,7 +115,7 @@ async fn read(
     let end = logs
         .read(agent, options, &mut sink)
         .await
-        .map_err(|e| Failure::failed(e.to_string()))?;
+        .map_err(|error| Failure::logs(&error, namespace))?;
     let pod = agent.pod_name();
     match end {
         LogsEnd::Complete => {}

@@ -93,13 +93,14 @@ fn run(cli: Cli) -> CommandResult {
         Command::Status(s) => run_status(&global, &s),
         Command::Undeploy(u) => {
             let agent = config_input::agent_identity(&u.agent)?;
+            let timeout = config_input::timeout_flag(u.timeout.as_deref())?;
             block_on(async {
-                let cluster = cluster(&global).await?;
+                let cluster = bounded(cluster(&global).await?, timeout);
                 let progress = Progress::start(
                     format!("undeploying {}", agent.pod_name()),
                     Style::for_stderr(),
                 );
-                commands::undeploy(&cluster, &agent, !u.no_wait, &progress).await
+                commands::undeploy(&cluster, &agent, !u.no_wait, timeout, &progress).await
             })
         }
         Command::Gc(g) => {
@@ -108,26 +109,29 @@ fn run(cli: Cli) -> CommandResult {
                 .as_deref()
                 .map(config_input::agent_identity)
                 .transpose()?;
+            let timeout = config_input::timeout_flag(g.timeout.as_deref())?;
             block_on(async {
-                let cluster = cluster(&global).await?;
+                let cluster = bounded(cluster(&global).await?, timeout);
                 match &agent {
-                    Some(agent) => expiry_cmd::gc(&cluster, agent, g.dry_run).await,
-                    None => expiry_cmd::gc_all(&cluster, g.dry_run).await,
+                    Some(agent) => expiry_cmd::gc(&cluster, agent, g.dry_run, timeout).await,
+                    None => expiry_cmd::gc_all(&cluster, g.dry_run, timeout).await,
                 }
             })
         }
         Command::Renew(r) => {
             let agent = config_input::agent_identity(&r.agent)?;
             let ttl = expiry_cmd::ttl_flag(&r.ttl)?;
+            let timeout = config_input::timeout_flag(r.timeout.as_deref())?;
             block_on(async {
-                let cluster = cluster(&global).await?;
-                expiry_cmd::renew(&cluster, &agent, ttl).await
+                let cluster = bounded(cluster(&global).await?, timeout);
+                expiry_cmd::renew(&cluster, &agent, ttl, timeout).await
             })
         }
         Command::List(l) => {
             let options = list_cmd::list_options(&l)?;
+            let timeout = config_input::timeout_flag(l.timeout.as_deref())?;
             block_on(async {
-                let cluster = cluster(&global).await?;
+                let cluster = bounded(cluster(&global).await?, timeout);
                 list_cmd::list(&cluster, &options).await
             })
         }
@@ -165,14 +169,25 @@ async fn cluster(global: &args::GlobalArgs) -> Result<Cluster, Failure> {
     Ok(Cluster::new(connection.client, namespace))
 }
 
+/// `cluster` with the operation bounded by `--timeout` when one was given: every request and
+/// its retries end within it (one request in flight at the deadline aside), so a dead server
+/// makes the command give up at its timeout, not after a 30 s request budget.
+fn bounded(cluster: Cluster, timeout: Option<std::time::Duration>) -> Cluster {
+    match timeout {
+        Some(timeout) => cluster.with_request_timeout(timeout).with_deadline(timeout),
+        None => cluster,
+    }
+}
+
 /// `apiary deploy`: validate everything, build the client, then run the deploy with progress.
 fn run_deploy(global: &args::GlobalArgs, d: &args::DeployArgs) -> CommandResult {
     let (agent, mut config) = prepare_deploy(global, d)?;
     let min_running = staying_up::min_running_flag(d.min_running.as_deref(), config.timeout)?;
     let ttl = d.ttl.as_deref().map(expiry_cmd::ttl_flag).transpose()?;
     block_on(async {
-        // One request never outlives a lowered deadline (it stays capped at 30 s otherwise).
-        let cluster = cluster(global).await?.with_request_timeout(config.timeout);
+        // One request never outlives a lowered deadline (it stays capped at 30 s otherwise),
+        // and no request is retried past the deadline.
+        let cluster = bounded(cluster(global).await?, Some(config.timeout));
         config.namespace = cluster.namespace().to_owned();
         let valid = config_input::validate(&config, &agent)?;
         config_input::warn_removed_keys(&valid);
@@ -195,6 +210,7 @@ fn run_deploy(global: &args::GlobalArgs, d: &args::DeployArgs) -> CommandResult 
 /// `apiary status`: with `--image`, the configuration is validated exactly as for deploy.
 fn run_status(global: &args::GlobalArgs, s: &args::StatusArgs) -> CommandResult {
     let agent = config_input::agent_identity(&s.agent)?;
+    let timeout = config_input::timeout_flag(s.timeout.as_deref())?;
     let mut config = match &s.image {
         None => {
             let given = s.shape.given_flags();
@@ -216,7 +232,7 @@ fn run_status(global: &args::GlobalArgs, s: &args::StatusArgs) -> CommandResult 
         }
     };
     block_on(async {
-        let cluster = cluster(global).await?;
+        let cluster = bounded(cluster(global).await?, timeout);
         let valid = match config.as_mut() {
             Some(config) => {
                 config.namespace = cluster.namespace().to_owned();

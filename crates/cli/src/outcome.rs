@@ -10,8 +10,10 @@ pub mod explain;
 
 use std::io::Write;
 
+use apiary_classify::expiry::RenewError;
 use apiary_classify::failure::RequestFailure;
 use apiary_classify::machine::DeployError;
+use apiary_substrate_kube::LogsError;
 use serde_json::{Map, Value, json};
 
 use crate::args::OutputFormat;
@@ -82,6 +84,22 @@ impl Failure {
             log_chain(failure);
         }
         Self::explained(explain::deploy(error, namespace, explain::target()))
+    }
+
+    /// Exit 1: a failed `apiary logs`, in the shared shape.
+    pub fn logs(error: &LogsError, namespace: &str) -> Self {
+        if let LogsError::Failed(failure) = error {
+            log_chain(failure);
+        }
+        Self::explained(explain::logs(error, namespace, explain::target()))
+    }
+
+    /// Exit 1: a failed `apiary renew` of `agent` (its name), in the shared shape.
+    pub fn renew(error: &RenewError, agent: &str, namespace: &str) -> Self {
+        if let RenewError::Request(failure) = error {
+            log_chain(failure);
+        }
+        Self::explained(explain::renew(error, agent, namespace, explain::target()))
     }
 
     fn explained(explained: Explained) -> Self {

@@ -558,3 +558,73 @@ fn e13_missing_credential_plugin_names_context_and_command() {
     );
     assert!(run.stderr.contains("PATH"), "{}", run.stderr);
 }
+
+/// How each shell's script registers the command it completes, by name.
+fn registers(shell: &str, script: &str, name: &str) -> bool {
+    match shell {
+        "bash" => script.lines().any(|line| {
+            let line = line.trim();
+            line.starts_with(&format!("complete -F _{name} "))
+                && line.ends_with(&format!(" {name}"))
+        }),
+        "zsh" => script.starts_with(&format!("#compdef {name}\n")),
+        "fish" => script.contains(&format!("complete -c {name} ")),
+        other => panic!("no such shell {other}"),
+    }
+}
+
+/// `apiary completions <shell>` completes the command `apiary` in bash, zsh and fish, and says
+/// the same when run as `kubectl-apiary` (kubectl's plugin name): the script is for the
+/// `apiary` binary on PATH, and naming it `kubectl apiary` would register a command with a
+/// space in its name that no shell could complete.
+#[test]
+fn completion_scripts_complete_apiary_under_either_name() {
+    let fx = Fixture::start();
+    let link = fx.dir().join("kubectl-apiary");
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_apiary"), &link).expect("symlink");
+    for shell in ["bash", "zsh", "fish"] {
+        let run = fx.apiary(&["completions", shell]);
+        assert_eq!(run.code, 0, "{shell}: {run:?}");
+        assert!(
+            registers(shell, &run.stdout, "apiary"),
+            "{shell}: {}",
+            run.stdout
+        );
+        let mut cmd = std::process::Command::new(&link);
+        cmd.args(["completions", shell]);
+        let plugin = common::run(cmd);
+        assert_eq!(plugin.code, 0, "{shell}: {plugin:?}");
+        assert_eq!(
+            plugin.stdout, run.stdout,
+            "{shell}: the same script under either name"
+        );
+        assert!(
+            !plugin.stdout.contains("kubectl"),
+            "{shell}: {}",
+            plugin.stdout
+        );
+    }
+    fx.assert_no_requests("completions");
+}
+
+/// `--timeout` of status, undeploy, gc, list and renew is checked like deploy's before any
+/// request: exit 2 naming the flag.
+#[test]
+fn bad_timeouts_are_refused_before_contact() {
+    let fx = Fixture::start();
+    for bad in ["0", "601", "1.5s", "soon"] {
+        for args in [
+            &["status", AGENT][..],
+            &["undeploy", AGENT][..],
+            &["gc", AGENT][..],
+            &["gc", "--all"][..],
+            &["list"][..],
+            &["renew", AGENT, "--ttl", "1h"][..],
+        ] {
+            let run = fx.apiary(&[args, &["--timeout", bad][..]].concat());
+            assert_eq!(run.code, 2, "{args:?} {bad}: {run:?}");
+            assert!(run.stderr.contains("--timeout"), "{}", run.stderr);
+        }
+    }
+    fx.assert_no_requests("bad timeouts");
+}

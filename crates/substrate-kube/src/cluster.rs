@@ -39,6 +39,7 @@ use tokio::time::Instant;
 use crate::exchange::{self, Exchanged, Reply};
 use mapping::{AfterNamespaceCreate, AfterNamespaceGet, Failure, TransportKind};
 pub use retry::RetryPolicy;
+use retry::Window;
 
 /// The kube-rs `Substrate`, bound to one namespace.
 ///
@@ -50,6 +51,8 @@ pub struct Cluster {
     client: kube::Client,
     namespace: String,
     policy: RetryPolicy,
+    /// The operation's deadline on the `origin` clock, when one was set: retries stop at it.
+    deadline: Option<Instant>,
     /// The origin of [`Substrate::now`]: construction, fixed for the `Cluster`'s life.
     origin: Instant,
     jitter_seed: RandomState,
@@ -96,6 +99,7 @@ impl Cluster {
             client,
             namespace: namespace.into(),
             policy: RetryPolicy::default(),
+            deadline: None,
             origin: Instant::now(),
             jitter_seed: RandomState::new(),
             jitter_draws: AtomicU64::new(0),
@@ -107,6 +111,16 @@ impl Cluster {
     #[must_use]
     pub fn with_request_timeout(mut self, timeout: Duration) -> Self {
         self.policy = self.policy.with_budget(timeout);
+        self
+    }
+
+    /// This `Cluster` with its operation's deadline `after` its construction (the clock of
+    /// [`Substrate::now`], the one the driver's deadline is measured on): no request is
+    /// retried past it, and no attempt runs longer than one attempt limit after it, so the
+    /// operation overruns the deadline by at most the request in flight (`retry::Window`).
+    #[must_use]
+    pub fn with_deadline(mut self, after: Duration) -> Self {
+        self.deadline = Some(self.origin + after);
         self
     }
 
@@ -167,9 +181,21 @@ impl Cluster {
             }
         };
         let jitter = || self.jitter();
+        let window = match self.deadline {
+            None => Window::budget(&self.policy),
+            Some(deadline) => {
+                let now = Instant::now();
+                Window::before_deadline(
+                    &self.policy,
+                    deadline.saturating_duration_since(now),
+                    now.saturating_duration_since(deadline),
+                )
+            }
+        };
         exchange::retrying(
             &self.client,
             &self.policy,
+            window,
             jitter,
             &request,
             call.operation,

@@ -37,7 +37,7 @@ use kube::client::Body;
 use tokio::time::Instant;
 
 use crate::cluster::mapping::{self, Failure, Refusal, TransportKind};
-use crate::cluster::retry::{self, RetryPolicy};
+use crate::cluster::retry::{self, RetryPolicy, Window};
 
 /// A 2xx answer, read whole.
 pub(crate) struct Reply {
@@ -123,8 +123,26 @@ pub(crate) fn describe_refusal(code: u16, reason: &str, message: &str) -> String
 /// chain of causes.
 pub(crate) fn describe_kube_error(error: &kube::Error) -> String {
     match error {
-        kube::Error::Api(status) => describe_refusal(status.code, &status.reason, &status.message),
+        kube::Error::Api(status) => {
+            let (reason, message) = status_words(status);
+            describe_refusal(status.code, reason, message)
+        }
         other => mapping::describe_chain(other),
+    }
+}
+
+/// kube's own words for a refusal whose body was no `Status`: it makes one up with the body as
+/// its message (requests it sends itself, such as the log stream, do not pass through
+/// [`open`]).
+const KUBE_UNPARSED_REASON: &str = "Failed to parse error data";
+
+/// A refusal's reason and message by the quoting rule: a `Status` that kube reconstructed from
+/// a body that was none keeps neither (its message is that body, which is never quoted).
+fn status_words(status: &kube::core::Status) -> (&str, &str) {
+    if status.reason == KUBE_UNPARSED_REASON {
+        ("", "")
+    } else {
+        (&status.reason, &status.message)
     }
 }
 
@@ -140,13 +158,8 @@ pub fn request_failure(
 ) -> apiary_classify::failure::RequestFailure {
     use apiary_classify::failure::RequestFailure;
     if let kube::Error::Api(status) = error {
-        return RequestFailure::answered(
-            operation,
-            object,
-            status.code,
-            &status.reason,
-            &status.message,
-        );
+        let (reason, message) = status_words(status);
+        return RequestFailure::answered(operation, object, status.code, reason, message);
     }
     let timed_out = match error {
         kube::Error::Service(inner) => inner.downcast_ref::<TimedOut>().map(|t| t.0),
@@ -218,12 +231,13 @@ pub(crate) struct Exchanged {
     pub(crate) retried: bool,
 }
 
-/// Sends `request` until it succeeds, fails finally, or `policy`'s budget is spent; `jitter`
-/// draws the random word of each backoff. `operation` and `object` only name the retries in
-/// the debug log.
+/// Sends `request` until it succeeds, fails finally, or `window` closes (`policy`'s budget, or
+/// the operation's deadline: `retry::Window`); `jitter` draws the random word of each backoff.
+/// `operation` and `object` only name the retries in the debug log.
 pub(crate) async fn retrying(
     client: &kube::Client,
     policy: &RetryPolicy,
+    window: Window,
     jitter: impl Fn() -> u64,
     request: &http::Request<Vec<u8>>,
     operation: Operation,
@@ -233,9 +247,11 @@ pub(crate) async fn retrying(
     let mut retry = 0u32;
     let mut last: Option<Failure> = None;
     loop {
-        let failure = match retry::attempt_limit(policy, started.elapsed()) {
+        let failure = match window.attempt_limit(policy, started.elapsed()) {
             // The budget ran out while waiting: the last real failure says more.
-            None => last.take().unwrap_or_else(|| budget_spent(policy)),
+            None => last
+                .take()
+                .unwrap_or_else(|| window_closed(policy, &window)),
             Some(limit) => match fetch(client, request, limit).await {
                 Ok(reply) => {
                     return Exchanged {
@@ -246,7 +262,7 @@ pub(crate) async fn retrying(
                 Err(miss) => miss.into_failure(),
             },
         };
-        let delay = retry::next_delay(policy, retry, &failure, started.elapsed(), jitter());
+        let delay = window.next_delay(policy, retry, &failure, started.elapsed(), jitter());
         let Some(delay) = delay else {
             return Exchanged {
                 result: Err(failure),
@@ -267,8 +283,16 @@ pub(crate) async fn retrying(
     }
 }
 
-/// The failure reported when the budget ran out before an attempt could start.
-fn budget_spent(policy: &RetryPolicy) -> Failure {
+/// The failure reported when the window closed before an attempt could start: the operation's
+/// deadline had passed by more than one request, or the budget ran out while waiting.
+fn window_closed(policy: &RetryPolicy, window: &Window) -> Failure {
+    if window.ends_by < policy.budget {
+        return Failure::Transport {
+            kind: TransportKind::Timeout,
+            cause: TransportCause::Other,
+            message: "not sent: the operation's deadline had passed".to_owned(),
+        };
+    }
     Failure::Transport {
         kind: TransportKind::Timeout,
         cause: TransportCause::TimedOut(policy.budget),

@@ -15,6 +15,7 @@
 use std::time::Duration;
 
 use apiary_classify::facts::ContainerState;
+use apiary_classify::failure::{Operation, RequestFailure};
 use apiary_classify::verify::verify_pod;
 use apiary_substrate::build::CONTAINER_NAME;
 use apiary_substrate::naming::AgentIdentity;
@@ -97,14 +98,12 @@ pub enum LogsError {
         /// The server's message.
         message: String,
     },
-    /// Any other failed request.
-    #[error("could not read the log of pod {pod}: {message}")]
-    Failed {
-        /// The pod name.
-        pod: String,
-        /// What went wrong (the server's message or the client's error).
-        message: String,
-    },
+    /// Any other failed request (the pod read, or the log read; while following, the last of
+    /// the reconnects that failed in a row, its hint saying how many), typed so that the one
+    /// renderer of failure messages words it (docs/errors.md): a refusal keeps its code,
+    /// reason and message apart, and a body that was no `Status` is never quoted.
+    #[error("{0}")]
+    Failed(RequestFailure),
 }
 
 /// Reads agents' logs in one namespace.
@@ -265,22 +264,18 @@ impl PodLogs {
                     });
                 }
                 Err(error) if (first && !opened) || !options.follow => {
-                    return Err(LogsError::Failed {
-                        pod: pod_name,
-                        message: describe(&error),
-                    });
+                    return Err(self.failed(Operation::ReadPodLog, &pod_name, &error));
                 }
                 Err(error) => {
                     failures += 1;
-                    tracing::debug!(error = %describe(&error), failures, "log stream broke");
+                    tracing::debug!(error = %crate::exchange::describe_kube_error(&error), failures, "log stream broke");
                     if failures > MAX_RECONNECTS {
-                        return Err(LogsError::Failed {
-                            pod: pod_name,
-                            message: format!(
-                                "the log stream broke {failures} times in a row: {}",
-                                describe(&error)
-                            ),
-                        });
+                        return Err(self.gave_up(
+                            Operation::ReadPodLog,
+                            &pod_name,
+                            &error,
+                            failures,
+                        ));
                     }
                 }
             }
@@ -306,12 +301,9 @@ impl PodLogs {
                 }
                 Err(error) => {
                     failures += 1;
-                    tracing::debug!(error = %describe(&error), failures, "pod read failed");
+                    tracing::debug!(error = %crate::exchange::describe_kube_error(&error), failures, "pod read failed");
                     if failures > MAX_RECONNECTS {
-                        return Err(LogsError::Failed {
-                            pod: pod_name,
-                            message: describe(&error),
-                        });
+                        return Err(self.gave_up(Operation::GetPod, &pod_name, &error, failures));
                     }
                 }
             }
@@ -325,6 +317,30 @@ impl PodLogs {
         }
     }
 
+    /// `operation` on `pod` failed with `error`, in the typed vocabulary of failures.
+    fn failed(&self, operation: Operation, pod: &str, error: &kube::Error) -> LogsError {
+        LogsError::Failed(self.failure(operation, pod, error))
+    }
+
+    fn failure(&self, operation: Operation, pod: &str, error: &kube::Error) -> RequestFailure {
+        let object = format!("{}/{pod}", self.namespace);
+        crate::exchange::request_failure(operation, &object, error)
+    }
+
+    /// A follow gave up: `failures` reconnects in a row failed, the last with `error`.
+    fn gave_up(
+        &self,
+        operation: Operation,
+        pod: &str,
+        error: &kube::Error,
+        failures: u32,
+    ) -> LogsError {
+        LogsError::Failed(self.failure(operation, pod, error).with_hint(format_args!(
+            "the log stream broke {failures} times in a row while following; run `apiary logs \
+             -f` again to go on"
+        )))
+    }
+
     /// The uid of `agent`'s pod and its container's state when it verifies; `None` when absent.
     async fn verified(
         &self,
@@ -335,10 +351,7 @@ impl PodLogs {
             .pods
             .get_opt(pod_name)
             .await
-            .map_err(|error| LogsError::Failed {
-                pod: pod_name.to_owned(),
-                message: describe(&error),
-            })?;
+            .map_err(|error| self.failed(Operation::GetPod, pod_name, &error))?;
         let Some(pod) = pod else {
             return Ok(None);
         };
@@ -379,26 +392,6 @@ fn not_started(state: Option<&ContainerState>) -> Option<String> {
 /// those newer than what was shown.
 fn first_pass_or_new(resume: &mut Resume, at: Option<Timestamp>, skip_at_last: &mut usize) -> bool {
     !resume.seen(at, skip_at_last)
-}
-
-/// A kube error in words: the server's message for a refusal, the client's chain otherwise.
-fn describe(error: &kube::Error) -> String {
-    match error {
-        kube::Error::Api(status) => format!(
-            "the apiserver answered {} {}: {}",
-            status.code, status.reason, status.message
-        ),
-        other => {
-            let mut text = other.to_string();
-            let mut source = std::error::Error::source(other);
-            while let Some(cause) = source {
-                text.push_str(": ");
-                text.push_str(&cause.to_string());
-                source = cause.source();
-            }
-            text
-        }
-    }
 }
 
 #[cfg(test)]

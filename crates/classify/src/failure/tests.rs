@@ -142,6 +142,7 @@ fn every_operation_names_its_verb_and_resource() {
             Operation::DeleteSecret => ("delete", "secrets", true),
             Operation::WatchPod => ("watch", "pods", false),
             Operation::UpdatePod => ("patch", "pods", true),
+            Operation::ReadPodLog => ("get", "pods/log", false),
         };
         assert_eq!(operation.verb(), verb, "{operation:?}");
         assert_eq!(operation.resource(), resource, "{operation:?}");
@@ -170,6 +171,7 @@ fn every_operation_has_its_words_and_name() {
             "delete secret",
             "watch pod",
             "update pod",
+            "read the log of pod",
         ]
     );
     let names: Vec<&str> = Operation::ALL.iter().map(|o| o.as_str()).collect();
@@ -190,6 +192,7 @@ fn every_operation_has_its_words_and_name() {
             "delete_secret",
             "watch_pod",
             "update_pod",
+            "read_pod_log",
         ]
     );
 }

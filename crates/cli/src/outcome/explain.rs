@@ -11,8 +11,10 @@
 
 use std::sync::OnceLock;
 
+use apiary_classify::expiry::RenewError;
 use apiary_classify::failure::{Cause, Operation, RequestFailure, TransportCause};
 use apiary_classify::machine::DeployError;
+use apiary_substrate_kube::LogsError;
 use serde_json::{Map, Value, json};
 
 /// About the most a message may hold; a longer server message is cut (with `…`) so the whole
@@ -134,6 +136,72 @@ pub fn deploy(error: &DeployError, namespace: &str, target: Option<&Target>) -> 
     )
 }
 
+/// A failed `apiary logs`: a failed request in the shared shape; a missing or foreign pod, or a
+/// container that never started, in its own words (they name the pod, the cause and the fix).
+pub fn logs(error: &LogsError, namespace: &str, target: Option<&Target>) -> Explained {
+    match error {
+        LogsError::Failed(failure) => request(failure, namespace, Grant::Deployer, target),
+        other => Explained {
+            message: clip(&other.to_string()),
+            fields: Map::new(),
+        },
+    }
+}
+
+/// A failed `apiary renew` of `agent` (its name) in `namespace`: a request failure in the shared
+/// shape; every other case says what was found, that nothing was written, and what to do.
+pub fn renew(
+    error: &RenewError,
+    agent: &str,
+    namespace: &str,
+    target: Option<&Target>,
+) -> Explained {
+    let what = format!("could not renew the expiry of agent {agent:?}");
+    let object = |pod: &str| format!("{namespace}/{pod}");
+    let why_and_fix = match error {
+        RenewError::Request(failure) => {
+            return request(failure, namespace, Grant::Deployer, target);
+        }
+        RenewError::Absent { pod } => format!(
+            "it has no pod ({} does not exist); deploy it with `apiary deploy --ttl`",
+            object(pod)
+        ),
+        RenewError::Foreign { pod } => format!(
+            "pod {} is not apiary's pod for this agent, so it was not changed; `apiary status` \
+             says what holds the name",
+            object(pod)
+        ),
+        RenewError::Deleting { pod } => format!(
+            "pod {} is being deleted; deploy the agent again with `apiary deploy --ttl`",
+            object(pod)
+        ),
+        RenewError::Terminated { pod } => format!(
+            "the agent container of pod {} has terminated, so an expiry no longer matters; \
+             `apiary gc` collects it and `apiary deploy` starts the agent again",
+            object(pod)
+        ),
+        RenewError::NoServerClock => "the apiserver's answer carried no usable Date header, so \
+             there is no server clock to count from (the local clock is never used) and nothing \
+             was written; retry, and if it persists ask whoever runs the API server (or a proxy \
+             in front of it) why the Date header is missing"
+            .to_owned(),
+        RenewError::Deadline {
+            pod,
+            deadline,
+            conflicts,
+        } => format!(
+            "pod {} kept changing while renew wrote its expiry ({conflicts} conflict(s) in {} s) \
+             and nothing was overwritten; run `apiary renew` again",
+            object(pod),
+            deadline.as_secs()
+        ),
+    };
+    Explained {
+        message: clip(&format!("{what}: {why_and_fix}")),
+        fields: Map::new(),
+    }
+}
+
 /// `could not <operation> <object>`.
 fn what(operation: Operation, object: &str) -> String {
     if object.is_empty() {
@@ -195,6 +263,17 @@ fn why(failure: &RequestFailure, target: Option<&Target>) -> String {
             .take(MAX_WHY)
             .collect()
         }
+        // An answer with no message (an empty body, or a `Status` without one) says so instead
+        // of ending in a dangling colon ("answered 500 :").
+        Cause::Answered { message, .. }
+            if message.trim().is_empty() && failure.operation().is_some() =>
+        {
+            let why = failure.why();
+            format!(
+                "{}, with no message",
+                why.trim_end().trim_end_matches(':').trim_end()
+            )
+        }
         Cause::Answered { .. } | Cause::Unsent { .. } => cut(&failure.why(), MAX_WHY),
     }
 }
@@ -225,6 +304,12 @@ fn fix(failure: &RequestFailure, namespace: &str, grant: Grant) -> Option<String
             let operation = failure.operation()?;
             Some(rbac_fix(operation, namespace, grant))
         }
+        // A 5xx is the server's own failure (or a proxy's in front of it), not the request's.
+        Some(500..=599) => Some(
+            "the API server (or a proxy in front of it) failed, not the request: retry, and if \
+             it keeps failing, the API server's own log says why"
+                .to_owned(),
+        ),
         _ => None,
     }
 }
@@ -266,7 +351,8 @@ fn fields(failure: &RequestFailure) -> Map<String, Value> {
     if let Some(code) = failure.code() {
         fields.insert("code".into(), json!(code));
     }
-    if let Some(reason) = failure.reason() {
+    // An empty reason (a body that was no `Status`) is no reason.
+    if let Some(reason) = failure.reason().filter(|reason| !reason.is_empty()) {
         fields.insert("reason".into(), json!(reason));
     }
     if let Some(cause) = failure.transport_cause() {

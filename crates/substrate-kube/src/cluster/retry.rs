@@ -9,12 +9,12 @@ use std::time::Duration;
 
 use super::mapping::{Failure, TransportKind};
 
-/// Bounds of one operation's retries. Every attempt and every wait happens inside `budget`, so
-/// an operation overruns the deploy deadline by at most one budget (deploy.md § Latest
+/// Bounds of one request's retries. Every attempt and every wait happens inside `budget`; an
+/// operation's deadline narrows that further ([`Window`]) (deploy.md § Latest
 /// condition, deadline, zero mutation: every API request must time out within 30 s).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RetryPolicy {
-    /// The whole operation, all attempts and waits included.
+    /// One request, all its attempts and waits included.
     pub budget: Duration,
     /// One attempt at most (further limited by what remains of `budget`).
     pub attempt_timeout: Duration,
@@ -100,10 +100,62 @@ pub fn next_delay(
     (elapsed + delay < policy.budget).then_some(delay)
 }
 
-/// The time limit of the next attempt, or `None` when the budget is spent.
-pub fn attempt_limit(policy: &RetryPolicy, elapsed: Duration) -> Option<Duration> {
-    let remaining = policy.budget.checked_sub(elapsed)?;
-    (!remaining.is_zero()).then(|| remaining.min(policy.attempt_timeout))
+/// What an operation's deadline leaves one exchange, on the exchange's own clock (zero at its
+/// first attempt). The budget bounds one request's retries; the deadline bounds the operation
+/// that sends many requests: a retry (its backoff wait included) only starts if it ends before
+/// the deadline, and no attempt runs past one attempt limit after it. So an operation overruns
+/// its deadline by at most one request, the one in flight when the deadline passed, however
+/// many requests it sends (before, a request started a second before a 3 s deadline still
+/// retried for its whole 30 s budget, and a dead server made `--timeout 3s` take 30 s).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Window {
+    /// A retry's wait must end before this.
+    pub retries_until: Duration,
+    /// No attempt may still run at this.
+    pub ends_by: Duration,
+}
+
+impl Window {
+    /// The policy's budget alone (an operation without a deadline).
+    pub fn budget(policy: &RetryPolicy) -> Self {
+        Self {
+            retries_until: policy.budget,
+            ends_by: policy.budget,
+        }
+    }
+
+    /// The window of an exchange that starts `left` before the operation's deadline, or
+    /// `overdue` after it (at most one of the two is non-zero): retries stop at the deadline,
+    /// attempts one attempt limit after it, and neither later than the budget.
+    pub fn before_deadline(policy: &RetryPolicy, left: Duration, overdue: Duration) -> Self {
+        let one_request = policy.attempt_timeout.min(policy.budget);
+        Self {
+            retries_until: left.min(policy.budget),
+            ends_by: (left + one_request)
+                .saturating_sub(overdue)
+                .min(policy.budget),
+        }
+    }
+
+    /// The time limit of the next attempt, `elapsed` into the exchange, or `None` when the
+    /// window is closed (no request is sent then).
+    pub fn attempt_limit(&self, policy: &RetryPolicy, elapsed: Duration) -> Option<Duration> {
+        let remaining = self.ends_by.checked_sub(elapsed)?;
+        (!remaining.is_zero()).then(|| remaining.min(policy.attempt_timeout))
+    }
+
+    /// [`next_delay`], and only when the wait ends before the deadline.
+    pub fn next_delay(
+        &self,
+        policy: &RetryPolicy,
+        retry: u32,
+        failure: &Failure,
+        elapsed: Duration,
+        jitter: u64,
+    ) -> Option<Duration> {
+        next_delay(policy, retry, failure, elapsed, jitter)
+            .filter(|delay| elapsed + *delay < self.retries_until)
+    }
 }
 
 /// Parse a `Retry-After` value in its delta-seconds form (the form the apiserver sends).

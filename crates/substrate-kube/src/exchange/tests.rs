@@ -144,3 +144,22 @@ fn refusal_words() {
         "the apiserver answered 599 : the response carried no Status body (0 bytes)"
     );
 }
+
+/// Rule 2 for the requests kube sends itself (the log stream): for a body that is not a
+/// `Status`, kube makes one up with the body as its message and "Failed to parse error data" as
+/// its reason; the typed failure and the words keep the code and quote neither.
+#[test]
+fn kubes_made_up_status_is_not_quoted() {
+    let error = kube::Error::Api(
+        kube::core::Status::failure("<html>SECRET-LOOKING</html>", "Failed to parse error data")
+            .with_code(502)
+            .boxed(),
+    );
+    let failure = request_failure(Operation::ReadPodLog, "agents/p", &error);
+    assert_eq!(failure.code(), Some(502));
+    assert_eq!(failure.reason(), Some(""));
+    assert_eq!(failure.server_message(), Some(""));
+    let words = describe_kube_error(&error);
+    assert_eq!(words, "the apiserver answered 502 Bad Gateway: ");
+    assert!(!failure.to_string().contains("SECRET"), "{failure}");
+}

@@ -163,20 +163,29 @@ fn retry_after_is_honoured() {
 fn attempt_limit_respects_budget() {
     let p = policy();
     assert_eq!(
-        attempt_limit(&p, Duration::ZERO),
+        Window::budget(&p).attempt_limit(&p, Duration::ZERO),
         Some(Duration::from_secs(10))
     );
     assert_eq!(
-        attempt_limit(&p, Duration::from_secs(20)),
+        Window::budget(&p).attempt_limit(&p, Duration::from_secs(20)),
         Some(Duration::from_secs(10))
     );
     assert_eq!(
-        attempt_limit(&p, Duration::from_secs(25)),
+        Window::budget(&p).attempt_limit(&p, Duration::from_secs(25)),
         Some(Duration::from_secs(5))
     );
-    assert_eq!(attempt_limit(&p, MS(29_999)), Some(MS(1)));
-    assert_eq!(attempt_limit(&p, Duration::from_secs(30)), None);
-    assert_eq!(attempt_limit(&p, Duration::from_secs(31)), None);
+    assert_eq!(
+        Window::budget(&p).attempt_limit(&p, MS(29_999)),
+        Some(MS(1))
+    );
+    assert_eq!(
+        Window::budget(&p).attempt_limit(&p, Duration::from_secs(30)),
+        None
+    );
+    assert_eq!(
+        Window::budget(&p).attempt_limit(&p, Duration::from_secs(31)),
+        None
+    );
 }
 
 /// `Retry-After` delta-seconds parse; anything else does not.
@@ -227,4 +236,81 @@ fn default_policy_values() {
     assert_eq!(p.attempt_timeout, Duration::from_secs(10));
     assert_eq!(p.base, MS(200));
     assert_eq!(p.cap, Duration::from_secs(5));
+}
+
+/// Without a deadline the window is the budget: the same limits and delays as the policy alone.
+#[test]
+fn the_budget_window_is_the_policy_alone() {
+    let p = policy();
+    let window = Window::budget(&p);
+    let failure = refused(503, None);
+    for elapsed in [0, 1, 9_999, 20_000, 29_899, 29_900, 29_999, 30_000, 31_000] {
+        let left = Duration::from_secs(30).saturating_sub(MS(elapsed));
+        assert_eq!(
+            window.attempt_limit(&p, MS(elapsed)),
+            (!left.is_zero()).then(|| left.min(Duration::from_secs(10))),
+            "{elapsed}"
+        );
+        assert_eq!(
+            window.next_delay(&p, 0, &failure, MS(elapsed), 0),
+            next_delay(&p, 0, &failure, MS(elapsed), 0),
+            "{elapsed}"
+        );
+    }
+}
+
+/// Defect (d) of issue 13: a request sent 1 s before a 3 s deadline retries only until the
+/// deadline, not for its whole 30 s budget, and its last attempt ends within one attempt
+/// limit after the deadline.
+#[test]
+fn retries_stop_at_the_operations_deadline() {
+    let p = policy();
+    let window = Window::before_deadline(&p, MS(1_000), Duration::ZERO);
+    assert_eq!(window.retries_until, MS(1_000));
+    assert_eq!(window.ends_by, MS(11_000));
+    let failure = transport(TransportKind::Connection);
+    // The first backoff (jitter 0: 100 ms) still fits before the deadline; one ending at it
+    // does not.
+    assert_eq!(
+        window.next_delay(&p, 0, &failure, MS(899), 0),
+        Some(MS(100))
+    );
+    assert_eq!(window.next_delay(&p, 0, &failure, MS(900), 0), None);
+    // An attempt started just before the deadline runs at most one attempt limit.
+    assert_eq!(window.attempt_limit(&p, MS(999)), Some(MS(10_000)));
+    assert_eq!(window.attempt_limit(&p, MS(5_000)), Some(MS(6_000)));
+    assert_eq!(window.attempt_limit(&p, MS(11_000)), None);
+}
+
+/// After the deadline, a request (the latest-condition read of a failing deploy) gets one
+/// attempt, shortened by how far the deadline is past, and no retry; once the deadline is one
+/// attempt limit past, nothing is sent at all.
+#[test]
+fn after_the_deadline_one_attempt_and_no_retry() {
+    let p = policy();
+    let late = Window::before_deadline(&p, Duration::ZERO, MS(4_000));
+    assert_eq!(late.attempt_limit(&p, Duration::ZERO), Some(MS(6_000)));
+    assert_eq!(
+        late.next_delay(&p, 0, &transport(TransportKind::Connection), MS(1), 0),
+        None
+    );
+    let closed = Window::before_deadline(&p, Duration::ZERO, MS(10_000));
+    assert_eq!(closed.attempt_limit(&p, Duration::ZERO), None);
+}
+
+/// The budget still bounds a request whose deadline is far away, and a short budget bounds
+/// the attempt after the deadline too.
+#[test]
+fn the_budget_still_bounds_a_window() {
+    let p = policy();
+    let far = Window::before_deadline(&p, Duration::from_secs(500), Duration::ZERO);
+    assert_eq!(far, Window::budget(&p));
+    let short = policy().with_budget(Duration::from_secs(3));
+    let window = Window::before_deadline(&short, MS(2_000), Duration::ZERO);
+    assert_eq!(window.retries_until, MS(2_000));
+    assert_eq!(window.ends_by, MS(3_000));
+    assert_eq!(
+        window.attempt_limit(&short, Duration::ZERO),
+        Some(MS(3_000))
+    );
 }
