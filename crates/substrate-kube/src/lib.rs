@@ -14,8 +14,8 @@ mod logs;
 mod pod_seeds;
 
 pub use cluster::client::{
-    ClientError, ClientOptions, ConfigSource, Connection, choose_source, connect, connect_with,
-    install_crypto_provider,
+    ClientError, ClientOptions, ConfigSource, Connection, choose_source, connect,
+    connect_kubeconfig_only, connect_with, install_crypto_provider,
 };
 pub use cluster::{Cluster, RetryPolicy};
 pub use exchange::request_failure;

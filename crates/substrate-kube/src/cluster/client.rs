@@ -5,7 +5,11 @@
 //! reads files and the environment and may run a credential plugin. It must never fall back to
 //! the `default` namespace (the context's namespace is reported as found, `None` when unset),
 //! and it turns kube's own retries off so `Cluster` alone retries, visibly and inside its budget.
+//! `connect_kubeconfig_only` is the buzz provider's variant (buzz-provider.md § 3.5): the user's
+//! kubeconfig or nothing, never the in-cluster service account, with an optional PATH for exec
+//! credential plugins.
 
+use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
@@ -121,6 +125,14 @@ pub enum ClientError {
         /// The requested context.
         context: String,
     },
+    /// No kubeconfig file exists, and the caller does not use the in-cluster service account
+    /// (the buzz provider runs on the user's desktop with the user's kubeconfig only).
+    #[error(
+        "no kubeconfig found (KUBECONFIG, ~/.kube/config): the buzz provider uses the user's \
+         kubeconfig only, never an in-cluster service account; set KUBECONFIG or create \
+         ~/.kube/config"
+    )]
+    NoKubeconfig,
     /// No kubeconfig file exists and the in-cluster service account is unusable.
     #[error(
         "no kubeconfig found (--kubeconfig, KUBECONFIG, ~/.kube/config) and the in-cluster \
@@ -231,13 +243,68 @@ pub async fn connect_with(
                 server,
             })
         }
-        ConfigSource::Kubeconfig { paths } => connect_kubeconfig(options, paths).await,
+        ConfigSource::Kubeconfig { paths } => connect_kubeconfig(options, paths, None).await,
+    }
+}
+
+/// Build a client from the user's kubeconfig only (`KUBECONFIG`, else `~/.kube/config`): the
+/// buzz provider's connection (buzz-provider.md § 3.5). There is no in-cluster fallback. When
+/// `plugin_path` is given, every exec credential plugin of the kubeconfig runs with it as its
+/// `PATH` (unless the kubeconfig sets the plugin's `PATH` itself): the in-process PATH rewrite,
+/// made without touching the process environment.
+///
+/// # Errors
+///
+/// [`ClientError::NoKubeconfig`] when no kubeconfig file exists; otherwise as [`connect`].
+pub async fn connect_kubeconfig_only(
+    context: Option<&str>,
+    plugin_path: Option<&OsStr>,
+) -> Result<Connection, ClientError> {
+    let source = choose_source(
+        None,
+        std::env::var_os("KUBECONFIG").as_deref(),
+        std::env::home_dir().as_deref(),
+        &|path| path.exists(),
+    );
+    let ConfigSource::Kubeconfig { paths } = source else {
+        return Err(ClientError::NoKubeconfig);
+    };
+    let options = ClientOptions {
+        kubeconfig: None,
+        context: context.map(str::to_owned),
+    };
+    connect_kubeconfig(&options, paths, plugin_path).await
+}
+
+/// Give every exec credential plugin of `kubeconfig` the `PATH` `path`, unless its own `env`
+/// names `PATH` (kubectl semantics: the kubeconfig's entries win). A path that is not UTF-8
+/// cannot be written into the kubeconfig and is left out.
+pub(crate) fn set_plugin_path(kubeconfig: &mut Kubeconfig, path: &OsStr) {
+    let Some(path) = path.to_str() else {
+        return;
+    };
+    for named in &mut kubeconfig.auth_infos {
+        let Some(exec) = named.auth_info.as_mut().and_then(|auth| auth.exec.as_mut()) else {
+            continue;
+        };
+        let env = exec.env.get_or_insert_with(Vec::new);
+        if env
+            .iter()
+            .any(|entry| entry.get("name").is_some_and(|name| name == "PATH"))
+        {
+            continue;
+        }
+        env.push(HashMap::from([
+            ("name".to_owned(), "PATH".to_owned()),
+            ("value".to_owned(), path.to_owned()),
+        ]));
     }
 }
 
 async fn connect_kubeconfig(
     options: &ClientOptions,
     paths: Vec<PathBuf>,
+    plugin_path: Option<&OsStr>,
 ) -> Result<Connection, ClientError> {
     let shown = show_paths(&paths);
     let mut context_label = options
@@ -256,6 +323,9 @@ async fn connect_kubeconfig(
         merged = merged
             .merge(file)
             .map_err(|e| kubeconfig_error(&context_label, e))?;
+    }
+    if let Some(path) = plugin_path {
+        set_plugin_path(&mut merged, path);
     }
     let context_name = options
         .context

@@ -325,3 +325,34 @@ fn crypto_provider_install_is_idempotent() {
     install_crypto_provider();
     assert!(rustls::crypto::CryptoProvider::get_default().is_some());
 }
+
+/// The buzz provider's PATH reaches every exec credential plugin that does not set its own
+/// `PATH`; users without a plugin are untouched (buzz-provider.md § 3.5).
+#[test]
+fn plugin_path_is_given_to_exec_plugins_without_their_own() {
+    let mut kubeconfig = Kubeconfig::from_yaml(
+        "apiVersion: v1\nkind: Config\nusers:\n\
+         - name: plain\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: aws\n\
+         - name: own\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: gke\n      env:\n      - name: PATH\n        value: /mine\n\
+         - name: token\n  user:\n    token: t\n",
+    )
+    .expect("kubeconfig");
+    set_plugin_path(&mut kubeconfig, OsStr::new("/opt/homebrew/bin:/usr/bin"));
+    let env_of = |name: &str| {
+        kubeconfig
+            .auth_infos
+            .iter()
+            .find(|named| named.name == name)
+            .and_then(|named| named.auth_info.as_ref())
+            .and_then(|auth| auth.exec.as_ref())
+            .and_then(|exec| exec.env.clone())
+    };
+    let plain = env_of("plain").expect("env added");
+    assert_eq!(plain.len(), 1);
+    assert_eq!(plain[0]["name"], "PATH");
+    assert_eq!(plain[0]["value"], "/opt/homebrew/bin:/usr/bin");
+    let own = env_of("own").expect("own env");
+    assert_eq!(own.len(), 1);
+    assert_eq!(own[0]["value"], "/mine");
+    assert!(env_of("token").is_none());
+}
