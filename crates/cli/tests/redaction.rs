@@ -1,10 +1,10 @@
 //! End-to-end secret redaction (deploy.md § Environment, rule 7; CLI contract output rule 4):
 //! a distinctive env value, given through every input path (`--env KEY=VALUE`, `--env KEY`,
 //! `--env-file`), never appears in anything apiary prints at the highest verbosity (`-vvv`, and
-//! `RUST_LOG=trace`), on success or failure paths, nor in the server's record of the pod nor any
-//! pod request it received. The scenario runs against the simulator (`::sim`) and against a real
-//! `kube-apiserver` (`::real`, through the envtest proxy's request log; skipped without
-//! `KUBEBUILDER_ASSETS`).
+//! `RUST_LOG=trace`), on success or failure paths (deploy, status, list, logs, renew, gc and
+//! undeploy), nor in the server's record of the pod nor any pod request it received. The
+//! scenario runs against the simulator (`::sim`) and against a real `kube-apiserver` (`::real`,
+//! through the envtest proxy's request log; skipped without `KUBEBUILDER_ASSETS`).
 
 mod common;
 
@@ -105,6 +105,17 @@ on_both_backends! {
                 a.extend(["--env".to_owned(), format!("bad.key={CANARY_FLAG}")]);
                 a
             });
+            // The day-two commands read the same objects: rows, log lines, the renewed expiry.
+            with("list", &["list", "--all"], vec![]);
+            with("list json", &["-o", "json", "list", "--all"], vec![]);
+            with("logs", &["logs", "keeper"], vec![]);
+            with("logs json", &["-o", "json", "logs", "keeper"], vec![]);
+            with("renew", &["renew", "keeper", "--ttl", "1h"], vec![]);
+            with(
+                "renew json",
+                &["-o", "json", "renew", "keeper", "--ttl", "2h"],
+                vec![],
+            );
             with("gc dry", &["gc", "crasher", "--dry-run"], vec![]);
             if rust_log.is_some() {
                 // Last pass: collect and remove, after the pod records were checked below.
