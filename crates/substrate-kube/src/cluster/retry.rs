@@ -10,7 +10,7 @@ use std::time::Duration;
 use super::mapping::{Failure, TransportKind};
 
 /// Bounds of one request's retries. Every attempt and every wait happens inside `budget`; an
-/// operation's deadline narrows that further ([`Window`]) (deploy.md § Latest
+/// operation's deadline narrows that further (`Window`) (deploy.md § Latest
 /// condition, deadline, zero mutation: every API request must time out within 30 s).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RetryPolicy {
