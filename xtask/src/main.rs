@@ -405,9 +405,23 @@ fn bench(root: &Path) -> Result<(), String> {
 
 /// The real-server figures (BENCHMARKS.md § Against a real API server): the release `apiary`
 /// binary against `kubectl` on an envtest control plane (needs `KUBEBUILDER_ASSETS`; slow; not
-/// part of `ci`). Extra arguments go to the benchmark (`--runs N`, `--pods N`).
+/// part of `ci`). Extra arguments go to the benchmark (`--runs N`, `--pods N`, `--latencies
+/// 0,20,50`, `--pages 1000,2500`, `--apiary-before PATH`, `--full`, `--no-deploy`).
 fn bench_real(root: &Path, extra: &[String]) -> Result<(), String> {
     cargo(root, &["build", "--release", "-p", "apiary"], &[])?;
+    // The page-size child (`--pages`) of the seeds comparison.
+    cargo(
+        root,
+        &[
+            "build",
+            "--release",
+            "-p",
+            "apiary-substrate-kube",
+            "--example",
+            "seeds_once",
+        ],
+        &[],
+    )?;
     let mut args = vec![
         "run",
         "--release",

@@ -1,27 +1,32 @@
-//! The real-server figures of issue 8 § 5, measured side by side in one run against an upstream
-//! `kube-apiserver` + `etcd` (from `KUBEBUILDER_ASSETS`), with every client talking through the
-//! envtest fault proxy in pass-through mode (which counts requests and bytes) and the fake kubelet
-//! making pods Ready:
+//! The real-server figures of issue 8 § 5 and issue 14, measured side by side in one run against
+//! an upstream `kube-apiserver` + `etcd` (from `KUBEBUILDER_ASSETS`), with every client talking
+//! through the envtest fault proxy (which counts requests and bytes received from the upstream,
+//! compressed when compressed, and adds a fixed latency per request and per response) and the
+//! fake kubelet making pods Ready. Everything runs at each round trip of `--latencies` (default
+//! 0, 20 and 50 ms; half before each request is forwarded, half before its response returns):
 //!
-//! 1. `apiary deploy AGENT --image …` (the built release binary) against what a user types today,
-//!    `kubectl run NAME --image=… --restart=Never` then `kubectl wait --for=condition=Ready
-//!    pod/NAME`: wall time from command start to return, and requests made.
+//! 1. `apiary deploy AGENT --image …` (the built release binary, and `--apiary-before PATH` for
+//!    an older build in the same runs) against what a user types today, `kubectl run NAME
+//!    --image=… --restart=Never` then `kubectl wait --for=condition=Ready pod/NAME`: wall time
+//!    from command start to return, requests and bytes.
 //! 2. `apiary seeds` over 10,000 pods shaped like ordinary workload pods (the synthetic pods of
-//!    `crates/seeds/examples/support/synthetic.rs`, about 5 KB each): wall, CPU and peak RSS of
-//!    the process, against a full `k8s_openapi` decode of the same paginated list (this program
-//!    re-run with `--full-list`: kube-rs `Api::<Pod>::list`, the typed path a kube-rs user
-//!    writes) and against `kubectl get pods -l … -o json` as the transfer floor.
+//!    `crates/seeds/examples/support/synthetic.rs`), with kube's gzip on and, through a second
+//!    kubeconfig with `disable-compression: true`, off, against one unpaginated `curl
+//!    --compressed` of the same list (the transfer floor); `--pages 1000,2500` adds
+//!    `substrate-kube`'s `seeds_once` example at those page sizes; `--full` adds (at the first
+//!    latency) a full `k8s_openapi` decode (this program re-run with `--full-list`) and `kubectl
+//!    get pods -o json`.
 //!
-//! Each figure is the median of `--runs` runs (default 5), the runs of the compared commands
+//! Each figure is the median of `--runs` runs (default 3), the runs of the compared commands
 //! interleaved so drift hits them alike. CPU is the child's user + system time, read from this
 //! process's `cutime`/`cstime` (`/proc/self/stat`) before and after reaping it; peak RSS is the
 //! child's `VmHWM` (`/proc/<pid>/status`), polled every 2 ms while it runs — a high-water mark, so
 //! the last sample is the peak up to the final 2 ms.
 //!
-//! Usage (a measurement tool, not a test; slow; never run in CI):
-//! `cargo build --release -p apiary && KUBEBUILDER_ASSETS=… cargo run --release -p apiary-envtest
-//! --example bench_real -- [--apiary PATH] [--runs N] [--pods N]` (or `cargo xtask bench-real`).
-//! It talks only to loopback and prints no token.
+//! Usage (a measurement tool, not a test; slow; never run in CI): `cargo xtask bench-real --
+//! [--apiary PATH] [--apiary-before PATH] [--runs N] [--pods N] [--latencies 0,20,50] [--pages
+//! N,N] [--full] [--no-deploy]` (builds the release `apiary` and `seeds_once` first; needs
+//! `KUBEBUILDER_ASSETS`). It talks only to loopback and prints no token.
 
 // The seeds benchmark's own synthetic pods (one definition, shared), not a copy.
 #[path = "../../seeds/examples/support/synthetic.rs"]
@@ -33,7 +38,7 @@ use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 use apiary_envtest::kubelet::{Kubelet, Options as KubeletOptions};
-use apiary_envtest::proxy::FaultProxy;
+use apiary_envtest::proxy::{FaultProxy, Latency};
 use apiary_envtest::{ControlPlane, Identity, Options};
 use futures::{StreamExt as _, TryStreamExt as _};
 use k8s_openapi::api::core::v1::Pod;
@@ -56,24 +61,62 @@ const CREATE_CONCURRENCY: usize = 32;
 
 struct Args {
     apiary: PathBuf,
+    /// An older `apiary` binary whose deploy is measured in the same runs (before/after).
+    apiary_before: Option<PathBuf>,
+    seeds_once: PathBuf,
     runs: usize,
     pods: usize,
+    /// Round trips (ms) the proxy adds, half each way.
+    latencies: Vec<u64>,
+    /// Page sizes measured through `seeds_once` (empty: none).
+    page_sizes: Vec<u32>,
+    /// Also the full-decode and `kubectl get` baselines (at the first latency only: slow).
+    full: bool,
+    /// Whether the deploy comparison runs.
+    deploy: bool,
+}
+
+fn list_of<T: std::str::FromStr>(flag: &str, value: &str) -> Result<Vec<T>, String>
+where
+    T::Err: std::fmt::Display,
+{
+    value
+        .split(',')
+        .filter(|v| !v.trim().is_empty())
+        .map(|v| v.trim().parse().map_err(|e| format!("{flag}: {e}")))
+        .collect()
 }
 
 fn parse_args(mut argv: impl Iterator<Item = String>) -> Result<Args, String> {
+    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/release");
     let mut args = Args {
-        apiary: Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/release/apiary"),
-        runs: 5,
+        apiary: target.join("apiary"),
+        apiary_before: None,
+        seeds_once: target.join("examples/seeds_once"),
+        runs: 3,
         pods: 10_000,
+        latencies: vec![0, 20, 50],
+        page_sizes: Vec::new(),
+        full: false,
+        deploy: true,
     };
     while let Some(flag) = argv.next() {
         let mut value = || argv.next().ok_or_else(|| format!("{flag} needs a value"));
         match flag.as_str() {
             "--apiary" => args.apiary = PathBuf::from(value()?),
+            "--apiary-before" => args.apiary_before = Some(PathBuf::from(value()?)),
+            "--seeds-once" => args.seeds_once = PathBuf::from(value()?),
             "--runs" => args.runs = value()?.parse().map_err(|e| format!("--runs: {e}"))?,
             "--pods" => args.pods = value()?.parse().map_err(|e| format!("--pods: {e}"))?,
+            "--latencies" => args.latencies = list_of("--latencies", &value()?)?,
+            "--pages" => args.page_sizes = list_of("--pages", &value()?)?,
+            "--full" => args.full = true,
+            "--no-deploy" => args.deploy = false,
             other => return Err(format!("unknown argument {other:?}")),
         }
+    }
+    if args.runs == 0 || args.latencies.is_empty() {
+        return Err("--runs and --latencies need at least one".to_owned());
     }
     Ok(args)
 }
@@ -346,11 +389,51 @@ fn main() -> ExitCode {
     }
 }
 
+/// The latency knob for a round trip of `rtt_ms`: half before the request is forwarded, half
+/// before the response head returns.
+fn round_trip(rtt_ms: u64) -> Latency {
+    Latency::symmetric(Duration::from_micros(rtt_ms * 500))
+}
+
+/// The same kubeconfig with kube's compression turned off (`disable-compression: true` on the
+/// cluster), so the benchmark compares compressed and uncompressed lists in one run.
+fn uncompressed_kubeconfig(yaml: &str) -> String {
+    yaml.replacen(
+        "    server: ",
+        "    disable-compression: true\n    server: ",
+        1,
+    )
+}
+
+/// One latency's medians.
+struct AtLatency {
+    rtt_ms: u64,
+    deploy: Option<(Sample, Sample)>,
+    /// `--apiary-before`'s deploy, measured in the same runs.
+    before: Option<Sample>,
+    seeds: Option<SeedsSamples>,
+}
+
+struct SeedsSamples {
+    gzip: Sample,
+    plain: Sample,
+    curl: Sample,
+    pages: Vec<(u32, Sample)>,
+    full: Option<(Sample, Sample)>,
+}
+
 fn bench(args: &Args) -> Result<(), String> {
     if !args.apiary.is_file() {
         return Err(format!(
             "{} is not built: run `cargo build --release -p apiary` first (or pass --apiary)",
             args.apiary.display()
+        ));
+    }
+    if !args.page_sizes.is_empty() && !args.seeds_once.is_file() {
+        return Err(format!(
+            "{} is not built: run `cargo build --release -p apiary-substrate-kube --example \
+             seeds_once` first (or pass --seeds-once, or --pages '')",
+            args.seeds_once.display()
         ));
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -375,12 +458,14 @@ fn bench(args: &Args) -> Result<(), String> {
     let dir = plane.dir().to_owned();
     let deploy_kubeconfig = dir.join("bench-deploy.kubeconfig");
     let seeds_kubeconfig = dir.join("bench-seeds.kubeconfig");
-    proxy
-        .kubeconfig(&deploy_kubeconfig, deploy_ns.name())
-        .map_err(|e| e.to_string())?;
-    proxy
-        .kubeconfig(&seeds_kubeconfig, seeds_ns.name())
-        .map_err(|e| e.to_string())?;
+    let plain_kubeconfig = dir.join("bench-seeds-plain.kubeconfig");
+    let write = |path: &Path, yaml: String| std::fs::write(path, yaml).map_err(|e| e.to_string());
+    write(&deploy_kubeconfig, proxy.kubeconfig_yaml(deploy_ns.name()))?;
+    write(&seeds_kubeconfig, proxy.kubeconfig_yaml(seeds_ns.name()))?;
+    write(
+        &plain_kubeconfig,
+        uncompressed_kubeconfig(&proxy.kubeconfig_yaml(seeds_ns.name())),
+    )?;
     let kubectl_cache = dir.join("kubectl-cache");
     let kubectl = |kubeconfig: &Path| {
         let mut command = Command::new("kubectl");
@@ -396,149 +481,276 @@ fn bench(args: &Args) -> Result<(), String> {
         command.arg("--kubeconfig").arg(kubeconfig);
         command
     };
+    let apiary_seeds = |kubeconfig: &Path| {
+        let mut c = apiary(kubeconfig);
+        c.args(["seeds", "--selector", SELECTOR, "--port-name", PORT_NAME]);
+        c
+    };
+    let mut results: Vec<AtLatency> = args
+        .latencies
+        .iter()
+        .map(|&rtt_ms| AtLatency {
+            rtt_ms,
+            deploy: None,
+            before: None,
+            seeds: None,
+        })
+        .collect();
 
-    // 1. A fresh deploy, apiary against kubectl run + kubectl wait.
-    let kubelet = Kubelet::start(
-        plane.config(Identity::Admin),
-        KubeletOptions::in_namespace(deploy_ns.name()),
-    )
-    .map_err(|e| e.to_string())?;
-    // A warm discovery cache, as a user who has used kubectl before has (not measured).
-    meter.run(&proxy, kubectl(&deploy_kubeconfig).args(["get", "pods"]))?;
-    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
-    for run in 0..args.runs {
-        let agent = format!("bench-{run}");
-        ours.push(meter.run(
-            &proxy,
-            apiary(&deploy_kubeconfig).args(["deploy", &agent, "--image", IMAGE]),
-        )?);
-        let name = format!("kubectl-{run}");
-        let image = format!("--image={IMAGE}");
-        let pod = format!("pod/{name}");
-        theirs.push(meter.run_all(
-            &proxy,
-            &mut [
-                {
-                    let mut c = kubectl(&deploy_kubeconfig);
-                    c.args(["run", &name, &image, "--restart=Never"]);
-                    c
-                },
-                {
-                    let mut c = kubectl(&deploy_kubeconfig);
-                    c.args(["wait", "--for=condition=Ready", &pod, "--timeout=120s"]);
-                    c
-                },
-            ],
-        )?);
-        eprintln!(
-            "deploy run {run}: apiary {ours:?}\n                kubectl {theirs:?}",
-            ours = ours[run],
-            theirs = theirs[run]
-        );
+    // 1. A fresh deploy, apiary against kubectl run + kubectl wait, at each latency.
+    if args.deploy {
+        let kubelet = Kubelet::start(
+            plane.config(Identity::Admin),
+            KubeletOptions::in_namespace(deploy_ns.name()),
+        )
+        .map_err(|e| e.to_string())?;
+        // A warm discovery cache, as a user who has used kubectl before has (not measured).
+        meter.run(&proxy, kubectl(&deploy_kubeconfig).args(["get", "pods"]))?;
+        for at in &mut results {
+            proxy.set_latency(round_trip(at.rtt_ms));
+            let (mut ours, mut theirs, mut before) = (Vec::new(), Vec::new(), Vec::new());
+            for run in 0..args.runs {
+                if let Some(old) = &args.apiary_before {
+                    let agent = format!("before-{}-{run}", at.rtt_ms);
+                    before.push(
+                        meter.run(
+                            &proxy,
+                            Command::new(old)
+                                .arg("--kubeconfig")
+                                .arg(&deploy_kubeconfig)
+                                .args(["deploy", &agent, "--image", IMAGE]),
+                        )?,
+                    );
+                }
+                let agent = format!("bench-{}-{run}", at.rtt_ms);
+                ours.push(meter.run(
+                    &proxy,
+                    apiary(&deploy_kubeconfig).args(["deploy", &agent, "--image", IMAGE]),
+                )?);
+                let name = format!("kubectl-{}-{run}", at.rtt_ms);
+                let image = format!("--image={IMAGE}");
+                let pod = format!("pod/{name}");
+                theirs.push(meter.run_all(
+                    &proxy,
+                    &mut [
+                        {
+                            let mut c = kubectl(&deploy_kubeconfig);
+                            c.args(["run", &name, &image, "--restart=Never"]);
+                            c
+                        },
+                        {
+                            let mut c = kubectl(&deploy_kubeconfig);
+                            c.args(["wait", "--for=condition=Ready", &pod, "--timeout=120s"]);
+                            c
+                        },
+                    ],
+                )?);
+                eprintln!(
+                    "deploy {} ms run {run}: apiary {:?}\n    kubectl {:?}",
+                    at.rtt_ms, ours[run], theirs[run]
+                );
+            }
+            at.deploy = Some((median(&ours), median(&theirs)));
+            at.before = (!before.is_empty()).then(|| median(&before));
+        }
+        proxy.set_latency(Latency::default());
+        drop(kubelet);
     }
-    drop(kubelet);
-    let (deploy, run_wait) = (median(&ours), median(&theirs));
 
-    // 2. Seeds over the synthetic pods.
-    eprintln!("creating {} pods …", args.pods);
-    let created = Instant::now();
-    let admin = runtime.block_on(async { plane.client(Identity::Admin) });
-    runtime.block_on(create_pods(&admin, seeds_ns.name(), args.pods))?;
-    eprintln!("created in {:?}", created.elapsed());
-    let this = std::env::current_exe().map_err(|e| e.to_string())?;
-    let (mut seeds, mut full, mut get) = (Vec::new(), Vec::new(), Vec::new());
-    for run in 0..args.runs {
-        seeds.push(meter.run(
-            &proxy,
-            apiary(&seeds_kubeconfig).args([
-                "seeds",
-                "--selector",
-                SELECTOR,
-                "--port-name",
-                PORT_NAME,
-            ]),
-        )?);
-        full.push(
-            meter.run(
-                &proxy,
-                Command::new(&this)
-                    .arg("--full-list")
-                    .arg(&seeds_kubeconfig)
-                    .arg(seeds_ns.name()),
-            )?,
+    // 2. Seeds over the synthetic pods, at each latency.
+    if args.pods > 0 {
+        eprintln!("creating {} pods …", args.pods);
+        let created = Instant::now();
+        let admin = runtime.block_on(async { plane.client(Identity::Admin) });
+        runtime.block_on(create_pods(&admin, seeds_ns.name(), args.pods))?;
+        eprintln!("created in {:?}", created.elapsed());
+        let this = std::env::current_exe().map_err(|e| e.to_string())?;
+        let list_url = format!(
+            "{}/api/v1/namespaces/{}/pods?labelSelector={}",
+            proxy.url(),
+            seeds_ns.name(),
+            SELECTOR.replace('=', "%3D")
         );
-        get.push(meter.run(
-            &proxy,
-            kubectl(&seeds_kubeconfig).args(["get", "pods", "-l", SELECTOR, "-o", "json"]),
-        )?);
-        eprintln!(
-            "seeds run {run}: apiary {:?}\n              full {:?}\n              kubectl {:?}",
-            seeds[run], full[run], get[run]
-        );
+        for (index, at) in results.iter_mut().enumerate() {
+            proxy.set_latency(round_trip(at.rtt_ms));
+            let (mut gzip, mut plain, mut curl) = (Vec::new(), Vec::new(), Vec::new());
+            let mut pages: Vec<Vec<Sample>> = vec![Vec::new(); args.page_sizes.len()];
+            let (mut full, mut get) = (Vec::new(), Vec::new());
+            for run in 0..args.runs {
+                gzip.push(meter.run(&proxy, &mut apiary_seeds(&seeds_kubeconfig))?);
+                plain.push(meter.run(&proxy, &mut apiary_seeds(&plain_kubeconfig))?);
+                curl.push(
+                    meter.run(
+                        &proxy,
+                        Command::new("curl")
+                            .args(["-sS", "--fail", "--compressed", "-o", "/dev/null"])
+                            .arg(&list_url),
+                    )?,
+                );
+                for (size, samples) in args.page_sizes.iter().zip(&mut pages) {
+                    samples.push(meter.run(
+                        &proxy,
+                        Command::new(&args.seeds_once).arg(&seeds_kubeconfig).args([
+                            SELECTOR,
+                            PORT_NAME,
+                            &size.to_string(),
+                        ]),
+                    )?);
+                }
+                if args.full && index == 0 {
+                    full.push(
+                        meter.run(
+                            &proxy,
+                            Command::new(&this)
+                                .arg("--full-list")
+                                .arg(&seeds_kubeconfig)
+                                .arg(seeds_ns.name()),
+                        )?,
+                    );
+                    get.push(
+                        meter.run(
+                            &proxy,
+                            kubectl(&seeds_kubeconfig)
+                                .args(["get", "pods", "-l", SELECTOR, "-o", "json"]),
+                        )?,
+                    );
+                }
+                eprintln!(
+                    "seeds {} ms run {run}: apiary gzip {:?}\n    plain {:?}\n    curl {:?}",
+                    at.rtt_ms, gzip[run], plain[run], curl[run]
+                );
+            }
+            at.seeds = Some(SeedsSamples {
+                gzip: median(&gzip),
+                plain: median(&plain),
+                curl: median(&curl),
+                pages: args
+                    .page_sizes
+                    .iter()
+                    .zip(&pages)
+                    .map(|(size, s)| (*size, median(s)))
+                    .collect(),
+                full: (!full.is_empty()).then(|| (median(&full), median(&get))),
+            });
+        }
+        proxy.set_latency(Latency::default());
     }
-    let (seeds, full, get) = (median(&seeds), median(&full), median(&get));
 
+    report(args, &results);
+    drop(proxy);
+    drop(runtime);
+    Ok(())
+}
+
+fn report(args: &Args, results: &[AtLatency]) {
+    let json_of = |at: &AtLatency| {
+        json!({
+            "rtt_ms": at.rtt_ms,
+            "deploy": at.deploy.as_ref().map(|(a, k)| json!({
+                "apiary": sample_json(a), "kubectl_run_wait": sample_json(k),
+                "apiary_before": at.before.as_ref().map(sample_json),
+            })),
+            "seeds": at.seeds.as_ref().map(|s| json!({
+                "apiary_gzip": sample_json(&s.gzip),
+                "apiary_uncompressed": sample_json(&s.plain),
+                "curl_compressed_unpaginated": sample_json(&s.curl),
+                "page_sizes": s.pages.iter().map(|(size, p)| json!({
+                    "page_size": size, "sample": sample_json(p),
+                })).collect::<Vec<_>>(),
+                "full_decode": s.full.as_ref().map(|(f, _)| sample_json(f)),
+                "kubectl_get_json": s.full.as_ref().map(|(_, g)| sample_json(g)),
+            })),
+        })
+    };
     let report = json!({
         "machine": machine_notes(),
         "runs": args.runs,
         "pods": args.pods,
-        "deploy": {"apiary": sample_json(&deploy), "kubectl_run_wait": sample_json(&run_wait)},
-        "seeds": {"apiary": sample_json(&seeds), "full_decode": sample_json(&full), "kubectl_get_json": sample_json(&get)},
+        "latencies": results.iter().map(json_of).collect::<Vec<_>>(),
     });
     println!("{report:#}");
     println!();
-    println!("| fresh deploy | wall | requests |");
-    println!("|---|---|---|");
-    println!(
-        "| `apiary deploy` | {} | {} |",
-        ms(deploy.wall),
-        deploy.requests
-    );
-    println!(
-        "| `kubectl run` + `kubectl wait` | {} | {} |",
-        ms(run_wait.wall),
-        run_wait.requests
-    );
-    println!(
-        "| ratio apiary / kubectl | {} | {:.2} |",
-        ratio(deploy.wall, run_wait.wall),
-        deploy.requests as f64 / run_wait.requests.max(1) as f64
-    );
-    println!();
-    println!(
-        "| {} pods | wall | CPU | peak RSS | requests | bytes received |",
-        args.pods
-    );
-    println!("|---|---|---|---|---|---|");
-    for (what, s) in [
-        ("`apiary seeds`", &seeds),
-        ("full `k8s_openapi` decode (kube-rs list)", &full),
-        ("`kubectl get pods -o json`", &get),
-    ] {
+    if results.iter().any(|at| at.deploy.is_some()) {
         println!(
-            "| {what} | {} | {} | {} MiB | {} | {:.1} MB |",
-            ms(s.wall),
-            ms(s.cpu),
-            s.peak_rss_kib / 1024,
-            s.requests,
-            s.bytes as f64 / 1e6
+            "| fresh deploy, round trip | apiary wall | kubectl run + wait wall | wall ratio | \
+             apiary requests | kubectl requests | apiary bytes | kubectl bytes |"
         );
+        println!("|---|---|---|---|---|---|---|---|");
+        for at in results {
+            if let Some((a, k)) = &at.deploy {
+                println!(
+                    "| {} ms | {} | {} | **{}** | {} | {} | {:.1} KB | {:.1} KB |",
+                    at.rtt_ms,
+                    ms(a.wall),
+                    ms(k.wall),
+                    ratio(a.wall, k.wall),
+                    a.requests,
+                    k.requests,
+                    a.bytes as f64 / 1e3,
+                    k.bytes as f64 / 1e3
+                );
+            }
+            if let (Some(b), Some((_, k))) = (&at.before, &at.deploy) {
+                println!(
+                    "| {} ms, `--apiary-before` | {} | {} | {} | {} | {} | {:.1} KB | |",
+                    at.rtt_ms,
+                    ms(b.wall),
+                    ms(k.wall),
+                    ratio(b.wall, k.wall),
+                    b.requests,
+                    k.requests,
+                    b.bytes as f64 / 1e3
+                );
+            }
+        }
+        println!();
     }
-    println!(
-        "| ratio apiary / full decode | {} | {} | {:.2} | | |",
-        ratio(seeds.wall, full.wall),
-        ratio(seeds.cpu, full.cpu),
-        seeds.peak_rss_kib as f64 / full.peak_rss_kib.max(1) as f64
-    );
-    println!(
-        "| ratio apiary / kubectl | {} | {} | {:.2} | | |",
-        ratio(seeds.wall, get.wall),
-        ratio(seeds.cpu, get.cpu),
-        seeds.peak_rss_kib as f64 / get.peak_rss_kib.max(1) as f64
-    );
-    drop(proxy);
-    drop(runtime);
-    Ok(())
+    for at in results {
+        let Some(s) = &at.seeds else { continue };
+        println!(
+            "| {} pods at {} ms round trip | wall | CPU | peak RSS | requests | bytes received |",
+            args.pods, at.rtt_ms
+        );
+        println!("|---|---|---|---|---|---|");
+        let mut rows: Vec<(String, &Sample)> = vec![
+            ("`apiary seeds` (gzip)".to_owned(), &s.gzip),
+            ("`apiary seeds` (compression off)".to_owned(), &s.plain),
+            (
+                "`curl --compressed`, one unpaginated list".to_owned(),
+                &s.curl,
+            ),
+        ];
+        for (size, p) in &s.pages {
+            rows.push((format!("seeds_once, pages of {size} (gzip)"), p));
+        }
+        if let Some((f, g)) = &s.full {
+            rows.push(("full `k8s_openapi` decode (kube-rs list)".to_owned(), f));
+            rows.push(("`kubectl get pods -o json`".to_owned(), g));
+        }
+        for (what, p) in rows {
+            println!(
+                "| {what} | {} | {} | {:.1} MiB | {} | {:.2} MB |",
+                ms(p.wall),
+                ms(p.cpu),
+                p.peak_rss_kib as f64 / 1024.0,
+                p.requests,
+                p.bytes as f64 / 1e6
+            );
+        }
+        println!(
+            "| ratio gzip / compression off | {} | {} | {:.2} | | **{:.3}** |",
+            ratio(s.gzip.wall, s.plain.wall),
+            ratio(s.gzip.cpu, s.plain.cpu),
+            s.gzip.peak_rss_kib as f64 / s.plain.peak_rss_kib.max(1) as f64,
+            s.gzip.bytes as f64 / s.plain.bytes.max(1) as f64
+        );
+        println!(
+            "| ratio apiary (gzip) / curl | **{}** | | | | {:.2} |",
+            ratio(s.gzip.wall, s.curl.wall),
+            s.gzip.bytes as f64 / s.curl.bytes.max(1) as f64
+        );
+        println!();
+    }
 }
 
 fn sample_json(s: &Sample) -> Value {
