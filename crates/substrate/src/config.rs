@@ -4,17 +4,17 @@
 //! Pure: no I/O, no clock. Errors name the field and flag, the problem and the fix; none ever
 //! contains an environment value (`Debug` of the configuration redacts them too).
 
-use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::Toleration;
-use serde::{Deserialize, Serialize};
-
+// The buzz pod request is defined beside its options (no cycle with `intent`); this is its path.
+pub use crate::buzz_pod::{BuzzPod, PodOptions, PodOptionsError};
+// Timeout parsing has a module of its own; this is its path.
 use crate::env::{AgentEnv, Env, EnvError};
 use crate::image::{ImageError, ImageRef};
 use crate::intent::{BuzzIntent, CreateIntent, PodShape, Template};
 use crate::naming::AgentIdentity;
+pub use crate::timeout::{MAX_TIMEOUT, TimeoutError, parse_timeout, validate_timeout};
 
 /// Default `cpu_request`.
 pub const DEFAULT_CPU_REQUEST: &str = "1";
@@ -32,8 +32,6 @@ pub const DEFAULT_RUN_AS_USER: i64 = 10001;
 pub const DEFAULT_RUN_AS_GROUP: i64 = 10001;
 /// The largest UID or GID accepted.
 pub const MAX_RUN_AS_ID: i64 = 2_147_483_647;
-/// The longest timeout, and the default: the orphan-Secret age gate (2 × this) relies on it.
-pub const MAX_TIMEOUT: Duration = Duration::from_secs(600);
 /// The default timeout.
 pub const DEFAULT_TIMEOUT: Duration = MAX_TIMEOUT;
 /// The longest namespace name (an RFC 1123 label).
@@ -117,36 +115,6 @@ impl fmt::Display for WorkspaceProblem {
     }
 }
 
-/// Why a `--timeout` was refused.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum TimeoutError {
-    /// The text is not `N`, `Ns`, `Nm` or `NmMs` in whole numbers.
-    #[error(
-        "timeout {text:?} (--timeout) is not a duration in whole seconds: write it as 90, 90s, \
-         5m or 2m30s, from 1 to 600 seconds"
-    )]
-    Malformed {
-        /// The refused text.
-        text: String,
-    },
-    /// The duration has a fractional second.
-    #[error(
-        "timeout (--timeout) must be whole seconds from 1 to 600; a fraction of a second is \
-         refused"
-    )]
-    Fractional,
-    /// Outside 1..=600 seconds.
-    #[error(
-        "timeout (--timeout) of {seconds}s is out of range: it must be from 1 to 600 seconds; it \
-         may be lowered but never raised above 600 s, because the orphan-Secret age gate relies \
-         on that bound"
-    )]
-    OutOfRange {
-        /// The refused number of seconds.
-        seconds: u64,
-    },
-}
-
 /// Why a configuration was refused. No variant holds or prints an environment value.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
@@ -224,180 +192,15 @@ pub enum ConfigError {
     /// The environment is refused.
     #[error(transparent)]
     Env(#[from] EnvError),
-    /// A buzz pod's `active_deadline_seconds` is zero or negative (buzz-provider.md § 16.3).
-    #[error("provider_config.pod_options.active_deadline_seconds must be positive")]
-    NonPositiveDeadline,
-    /// A buzz pod's storage quantity is empty or whitespace only (buzz-provider.md § 16.3).
-    #[error("provider_config.pod_options storage quantities must not be empty")]
-    BlankStorageQuantity,
-    /// The configuration names a binding other than the one of the agent it is bound to.
-    #[error(
-        "the agent {agent} is not bound to the buzz binding: build it with \
-         AgentIdentity::buzz from the pubkey"
-    )]
+    /// A buzz pod option is refused (buzz-provider.md § 16.3).
+    #[error(transparent)]
+    PodOptions(#[from] PodOptionsError),
+    /// `ValidConfig::buzz` was given an identity of another binding (not secret).
+    #[error("agent {agent} is not buzz-bound: build it with AgentIdentity::buzz")]
     WrongBinding {
-        /// The agent's name (public).
+        /// The agent's name.
         agent: String,
     },
-}
-
-/// The optional placement, storage and lifetime controls of a buzz pod (buzz-provider.md
-/// § 16.3). `Default` is "no option set": a default value leaves the pod and the fingerprint
-/// exactly as the baseline shapes them.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct PodOptions {
-    /// The pod's `nodeSelector`, written only when non-empty.
-    pub node_selector: BTreeMap<String, String>,
-    /// The pod's `tolerations`, written only when non-empty.
-    pub tolerations: Vec<Toleration>,
-    /// The workspace emptyDir's `sizeLimit`, a quantity.
-    pub workspace_size_limit: Option<String>,
-    /// The container's `requests.ephemeral-storage`, a quantity.
-    pub ephemeral_storage_request: Option<String>,
-    /// The container's `limits.ephemeral-storage`, a quantity.
-    pub ephemeral_storage_limit: Option<String>,
-    /// The pod's `activeDeadlineSeconds` (positive).
-    pub active_deadline_seconds: Option<i64>,
-    /// Whether the container gets an explicit `BUZZ_PILOT_POD_UID` from the downward API
-    /// `metadata.uid` (explicit `env` beats `envFrom`, so the Secret cannot spoof it).
-    pub setup_pending: bool,
-}
-
-// `Toleration` only derives `PartialEq`, but its fields are strings and an integer, whose
-// equality is total; so is this struct's.
-impl Eq for PodOptions {}
-
-impl PodOptions {
-    /// Whether no option is set (the fingerprint then omits its `pod_options` member).
-    #[must_use]
-    pub fn is_default(&self) -> bool {
-        *self == Self::default()
-    }
-
-    /// Checks the values § 16.3 constrains: a positive deadline, non-blank storage quantities.
-    ///
-    /// # Errors
-    ///
-    /// [`ConfigError::NonPositiveDeadline`] or [`ConfigError::BlankStorageQuantity`].
-    pub fn validate(&self) -> Result<(), ConfigError> {
-        if self.active_deadline_seconds.is_some_and(|d| d <= 0) {
-            return Err(ConfigError::NonPositiveDeadline);
-        }
-        let blank = [
-            &self.workspace_size_limit,
-            &self.ephemeral_storage_request,
-            &self.ephemeral_storage_limit,
-        ]
-        .into_iter()
-        .flatten()
-        .any(|q| q.trim().is_empty());
-        if blank {
-            return Err(ConfigError::BlankStorageQuantity);
-        }
-        Ok(())
-    }
-}
-
-/// What the buzz provider asks of one agent's pod (buzz-provider.md § 6), already parsed and
-/// resolved by `apiary-buzz`: the environment is final (the substrate only restamps the start
-/// nonce per attempt). `Debug` redacts the environment's values.
-#[derive(Clone, PartialEq, Eq)]
-pub struct BuzzPod {
-    /// The namespace (an RFC 1123 label).
-    pub namespace: String,
-    /// The normalized, digest-pinned image reference (`name@sha256:<64 hex>`).
-    pub image: String,
-    /// CPU request, a Kubernetes quantity sent verbatim.
-    pub cpu_request: String,
-    /// Memory request, a Kubernetes quantity sent verbatim.
-    pub memory_request: String,
-    /// CPU limit, a Kubernetes quantity sent verbatim.
-    pub cpu_limit: String,
-    /// Memory limit, a Kubernetes quantity sent verbatim.
-    pub memory_limit: String,
-    /// The pod's service account; its token is never mounted.
-    pub service_account: Option<String>,
-    /// The placement, storage and lifetime options (§ 16.3).
-    pub pod_options: PodOptions,
-    /// The final environment (secret values).
-    pub env: BTreeMap<String, String>,
-}
-
-impl fmt::Debug for BuzzPod {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let env: Env = self
-            .env
-            .iter()
-            .map(|(k, v)| (k.as_str(), v.as_str()))
-            .collect();
-        f.debug_struct("BuzzPod")
-            .field("namespace", &self.namespace)
-            .field("image", &self.image)
-            .field("cpu_request", &self.cpu_request)
-            .field("memory_request", &self.memory_request)
-            .field("cpu_limit", &self.cpu_limit)
-            .field("memory_limit", &self.memory_limit)
-            .field("service_account", &self.service_account)
-            .field("pod_options", &self.pod_options)
-            .field("env", &env)
-            .finish()
-    }
-}
-
-/// Parses a `--timeout` value: `90`, `90s`, `5m`, `2m30s` (whole numbers only), 1 to 600 s.
-///
-/// # Errors
-///
-/// [`TimeoutError::Malformed`] for any other spelling (`1.5s`, `soon`, `-5`, empty);
-/// [`TimeoutError::OutOfRange`] outside 1..=600 seconds.
-pub fn parse_timeout(text: &str) -> Result<Duration, TimeoutError> {
-    let malformed = || TimeoutError::Malformed {
-        text: text.to_owned(),
-    };
-    let seconds = if text.bytes().all(|b| b.is_ascii_digit()) {
-        parse_digits(text).ok_or_else(malformed)?
-    } else {
-        let (minutes, rest) = match text.split_once('m') {
-            Some((minutes, rest)) => (parse_digits(minutes).ok_or_else(malformed)?, rest),
-            None => (0, text),
-        };
-        let seconds = match rest {
-            "" => 0,
-            _ => rest
-                .strip_suffix('s')
-                .and_then(parse_digits)
-                .ok_or_else(malformed)?,
-        };
-        minutes.saturating_mul(60).saturating_add(seconds)
-    };
-    validate_timeout(Duration::from_secs(seconds))
-}
-
-/// Non-empty ASCII digits as a number (saturating, so huge numbers are out of range later).
-fn parse_digits(text: &str) -> Option<u64> {
-    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    Some(text.bytes().fold(0_u64, |acc, b| {
-        acc.saturating_mul(10).saturating_add(u64::from(b - b'0'))
-    }))
-}
-
-/// Checks a timeout: whole seconds from 1 to 600.
-///
-/// # Errors
-///
-/// [`TimeoutError::Fractional`] or [`TimeoutError::OutOfRange`].
-pub fn validate_timeout(timeout: Duration) -> Result<Duration, TimeoutError> {
-    if timeout.subsec_nanos() != 0 {
-        return Err(TimeoutError::Fractional);
-    }
-    let seconds = timeout.as_secs();
-    if seconds == 0 || timeout > MAX_TIMEOUT {
-        return Err(TimeoutError::OutOfRange { seconds });
-    }
-    Ok(timeout)
 }
 
 /// Checks that `namespace` is an RFC 1123 label.
@@ -599,64 +402,6 @@ pub struct ValidConfig {
 }
 
 impl ValidConfig {
-    /// The configuration of a buzz-bound agent (buzz-provider.md § 6): `pod` as `apiary-buzz`
-    /// resolved it, the pod shape of § 6.2 (no command or args, workspace `/home/agent`, UID and
-    /// GID 10001), the § 7 fingerprint template, and the 600 s deadline.
-    ///
-    /// # Errors
-    ///
-    /// [`ConfigError::WrongBinding`] unless `agent` came from `AgentIdentity::buzz`; then, in
-    /// order, the namespace, the image, a blank resource, an empty service account, the pod
-    /// options, and the environment (a non-POSIX key or over 1 MiB of values).
-    pub fn buzz(agent: &AgentIdentity, pod: BuzzPod) -> Result<ValidConfig, ConfigError> {
-        if agent.binding() != apiary_classify::binding::BUZZ {
-            return Err(ConfigError::WrongBinding {
-                agent: agent.name().to_owned(),
-            });
-        }
-        validate_namespace(&pod.namespace)?;
-        let image = ImageRef::parse(&pod.image)?;
-        for (field, value) in [
-            (ResourceField::CpuRequest, &pod.cpu_request),
-            (ResourceField::MemoryRequest, &pod.memory_request),
-            (ResourceField::CpuLimit, &pod.cpu_limit),
-            (ResourceField::MemoryLimit, &pod.memory_limit),
-        ] {
-            if value.trim().is_empty() {
-                return Err(ConfigError::BlankResource { field });
-            }
-        }
-        if pod.service_account.as_deref() == Some("") {
-            return Err(ConfigError::EmptyServiceAccount);
-        }
-        pod.pod_options.validate()?;
-        let env = AgentEnv::given(pod.env.into_iter().collect(), agent.binding())?;
-        let shape = PodShape {
-            namespace: pod.namespace,
-            image,
-            cpu_request: pod.cpu_request,
-            memory_request: pod.memory_request,
-            cpu_limit: pod.cpu_limit,
-            memory_limit: pod.memory_limit,
-            service_account: pod.service_account,
-            command: None,
-            args: None,
-            env_keys: env.keys(),
-            workspace_mount_path: DEFAULT_WORKSPACE_MOUNT_PATH.to_owned(),
-            run_as_user: DEFAULT_RUN_AS_USER,
-            run_as_group: DEFAULT_RUN_AS_GROUP,
-            template: Template::Buzz,
-            pod_options: pod.pod_options,
-        };
-        Ok(ValidConfig {
-            agent: agent.clone(),
-            shape,
-            timeout: MAX_TIMEOUT,
-            env,
-            expires_at: None,
-        })
-    }
-
     /// The agent this configuration was validated for.
     #[must_use]
     pub fn agent(&self) -> &AgentIdentity {
@@ -765,38 +510,11 @@ impl ValidConfig {
         &self.shape
     }
 
-    /// The placement, storage and lifetime options (default for apiary's binding).
-    #[must_use]
-    pub fn pod_options(&self) -> &PodOptions {
-        &self.shape.pod_options
-    }
-
-    /// Whether this configuration shapes a buzz pod (buzz-provider.md § 6).
-    #[must_use]
-    pub fn is_buzz(&self) -> bool {
-        self.shape.template == Template::Buzz
-    }
-
-    /// apiary's create-intent template of this configuration (deploy.md § Create-intent
-    /// fingerprint). A buzz configuration is fingerprinted by [`ValidConfig::buzz_intent`].
+    /// apiary's create-intent template (deploy.md § Create-intent fingerprint); a buzz
+    /// configuration's is `ValidConfig::buzz_intent`.
     #[must_use]
     pub fn intent(&self) -> CreateIntent<'_> {
         CreateIntent::of(&self.shape)
-    }
-
-    /// The buzz create-intent template of this configuration (buzz-provider.md § 7, § 16.3).
-    #[must_use]
-    pub fn buzz_intent(&self) -> BuzzIntent<'_> {
-        BuzzIntent::of(&self.shape)
-    }
-
-    /// The canonical JSON the fingerprint hashes, under this configuration's template.
-    #[must_use]
-    pub fn intent_json(&self) -> String {
-        match self.shape.template {
-            Template::Apiary => self.intent().to_json(),
-            Template::Buzz => self.buzz_intent().to_json(),
-        }
     }
 
     /// The 64-hex create-intent fingerprint of this configuration, under its template.
@@ -804,7 +522,19 @@ impl ValidConfig {
     pub fn fingerprint(&self) -> String {
         match self.shape.template {
             Template::Apiary => self.intent().fingerprint(),
-            Template::Buzz => self.buzz_intent().fingerprint(),
+            Template::Buzz => BuzzIntent::of(&self.shape).fingerprint(),
+        }
+    }
+
+    /// A configuration of parts validated elsewhere (the buzz binding's, in `buzz_config`).
+    pub(crate) fn from_parts(agent: &AgentIdentity, shape: PodShape, env: AgentEnv) -> Self {
+        let (agent, timeout, expires_at) = (agent.clone(), MAX_TIMEOUT, None);
+        Self {
+            agent,
+            shape,
+            timeout,
+            env,
+            expires_at,
         }
     }
 }

@@ -10,7 +10,7 @@
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use crate::config::PodOptions;
+use crate::buzz_pod::PodOptions;
 use crate::image::ImageRef;
 use crate::naming::hex;
 

@@ -5,6 +5,8 @@
 #![deny(missing_docs)]
 
 pub mod build;
+mod buzz_config;
+mod buzz_pod;
 pub mod config;
 pub mod dotenv;
 pub mod driver;
@@ -17,6 +19,7 @@ pub mod naming;
 pub mod observe;
 // Private: its items have one public path, the crate root (re-exported below).
 mod substrate;
+mod timeout;
 
 pub use substrate::{
     CreateOutcome, DeleteOutcome, Listed, NamespaceError, Substrate, SubstrateError,

@@ -22,11 +22,11 @@ use k8s_openapi::api::core::v1::{Pod, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use serde_json::json;
 
-/// The namespace of the spec's § 7 vector.
+/// The namespace of the spec's buzz-provider.md § 7 vector.
 const NS: &str = "buzz-agents-test";
 /// The fixture key's pubkey (buzz-provider.md § 2.5).
 const PUBKEY: &str = "7e7e9c42a91bfef19fa929e5fda1b72e0ebc1a4c1141673e2794234d86addf4e";
-/// The fingerprint of the spec's § 7 vector, as the original computes it (taken from the spec,
+/// The fingerprint of the spec's buzz-provider.md § 7 vector, as the original computes it (taken from the spec,
 /// not computed here).
 const SPEC_INTENT: &str = "8ad2592a0cf5416dc57fe986f6fb7113443444f76d364e74391cdbbcdb8f6a81";
 
@@ -38,7 +38,7 @@ fn buzz_agent(pubkey: &str) -> AgentIdentity {
     AgentIdentity::buzz(pubkey).expect("64 lowercase hex")
 }
 
-/// The configuration of the § 7 vector: default resources, no service account, one env key.
+/// The configuration of the buzz-provider.md § 7 vector: default resources, no service account, one env key.
 fn buzz_config(pubkey: &str) -> ValidConfig {
     let pod = BuzzPod {
         namespace: NS.to_owned(),
@@ -54,7 +54,7 @@ fn buzz_config(pubkey: &str) -> ValidConfig {
     ValidConfig::buzz(&buzz_agent(pubkey), pod).expect("valid buzz pod")
 }
 
-/// The three labels of § 4.2 for `pubkey`.
+/// The three labels of buzz-provider.md § 4.2 for `pubkey`.
 fn labels(pubkey: &str) -> serde_json::Value {
     json!({
         "app.kubernetes.io/managed-by": "buzz-backend-kubernetes",
@@ -63,7 +63,7 @@ fn labels(pubkey: &str) -> serde_json::Value {
     })
 }
 
-/// A Secret as the original backend writes it (§ 6.1), created `age` before the fake's now.
+/// A Secret as the original backend writes it (buzz-provider.md § 6.1), created `age` before the fake's now.
 fn original_secret(fake: &FakeCluster, pubkey: &str, generation: &str, age: Duration) -> Secret {
     let mut secret: Secret = serde_json::from_value(json!({
         "apiVersion": "v1",
@@ -90,7 +90,7 @@ fn original_secret(fake: &FakeCluster, pubkey: &str, generation: &str, age: Dura
     secret
 }
 
-/// A pod as the original backend writes it (§ 6.2) for attempt `generation`, recording `intent`.
+/// A pod as the original backend writes it (buzz-provider.md § 6.2) for attempt `generation`, recording `intent`.
 fn original_pod(pubkey: &str, generation: &str, intent: &str) -> Pod {
     serde_json::from_value(json!({
         "apiVersion": "v1",
@@ -151,7 +151,7 @@ fn deploy_buzz(fake: &FakeCluster, config: &ValidConfig) -> Result<Deployed, Dep
     run(deploy(fake, config, &DeployOptions::for_config(config)))
 }
 
-/// § 7: the fingerprint apiary computes for the vector's request is the original's.
+/// buzz-provider.md § 7: the fingerprint apiary computes for the vector's request is the original's.
 #[test]
 fn buzz_fingerprint_equals_the_originals_for_the_spec_vector() {
     assert_eq!(buzz_config(PUBKEY).fingerprint(), SPEC_INTENT);

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use apiary_classify::binding::{APIARY, BUZZ};
 use apiary_classify::verify::{verify_pod, verify_secret};
 use apiary_substrate::build::build_attempt;
-use apiary_substrate::config::{BuzzPod, ConfigError, PodOptions, ValidConfig};
+use apiary_substrate::config::{BuzzPod, ConfigError, PodOptions, PodOptionsError, ValidConfig};
 use apiary_substrate::naming::{AgentIdentity, Generation};
 use apiary_substrate::observe::{observe_pod, observe_secret};
 use k8s_openapi::api::core::v1::Toleration;
@@ -50,7 +50,7 @@ fn pod(namespace: &str, env: &[(&str, &str)]) -> BuzzPod {
     }
 }
 
-/// A realistic resolved buzz environment (tiers 1–3 of § 5.1; one user key).
+/// A realistic resolved buzz environment (tiers 1–3 of buzz-provider.md § 5.1; one user key).
 fn realistic_env() -> Vec<(&'static str, &'static str)> {
     vec![
         ("BUZZ_RELAY_URL", "wss://relay.example.com"),
@@ -70,7 +70,7 @@ fn valid(pod: BuzzPod) -> ValidConfig {
     ValidConfig::buzz(&agent(), pod).expect("a valid buzz pod")
 }
 
-/// § 4.2: names, labels, annotations and selector of the fixture key, as literals.
+/// buzz-provider.md § 4.2: names, labels, annotations and selector of the fixture key, as literals.
 #[test]
 fn buzz_identity_names_labels_and_selector_are_the_spec_literals() {
     let agent = agent();
@@ -112,7 +112,7 @@ fn buzz_identity_names_labels_and_selector_are_the_spec_literals() {
     assert_eq!(agent.owner().agent_id, PUBKEY);
 }
 
-/// § 4.1: only exactly 64 lowercase hex characters are a pubkey.
+/// buzz-provider.md § 4.1: only exactly 64 lowercase hex characters are a pubkey.
 #[test]
 fn buzz_identity_refuses_anything_but_64_lowercase_hex() {
     for bad in [
@@ -131,7 +131,7 @@ fn buzz_identity_refuses_anything_but_64_lowercase_hex() {
     assert_ne!(apiary.pod_name(), agent().pod_name());
 }
 
-/// § 7: the spec's test vector, canonical bytes and digest.
+/// buzz-provider.md § 7: the spec's test vector, canonical bytes and digest.
 #[test]
 fn buzz_fingerprint_matches_the_spec_vector() {
     let config = valid(pod(
@@ -157,7 +157,7 @@ fn buzz_fingerprint_matches_the_spec_vector() {
     );
 }
 
-/// § 7, a second worked example computed by hand (python3 hashlib over the bytes below): a
+/// buzz-provider.md § 7, a second worked example computed by hand (python3 hashlib over the bytes below): a
 /// realistic resolved env (ten keys, sorted bytewise, the nonce key among them), a service
 /// account and non-default requests. Values never reach the bytes.
 #[test]
@@ -193,7 +193,7 @@ fn buzz_fingerprint_second_worked_example() {
     assert!(!config.intent_json().contains("nsec1"));
 }
 
-/// § 7: values never matter, keys do (adding or dropping a key changes the fingerprint).
+/// buzz-provider.md § 7: values never matter, keys do (adding or dropping a key changes the fingerprint).
 #[test]
 fn buzz_fingerprint_reads_keys_not_values() {
     let base = valid(pod("agents", &realistic_env())).fingerprint();
@@ -271,7 +271,7 @@ fn each_option() -> Vec<(&'static str, PodOptions)> {
     ]
 }
 
-/// § 16.3 `each_optional_pod_control_changes_intent`: default options leave the baseline bytes
+/// buzz-provider.md § 16.3 `each_optional_pod_control_changes_intent`: default options leave the baseline bytes
 /// (no `pod_options` member); each single option changes the fingerprint and appears as the
 /// last member.
 #[test]
@@ -297,7 +297,7 @@ fn each_optional_pod_control_changes_intent() {
     }
 }
 
-/// § 16.3 validation: a non-positive deadline and a blank storage quantity are refused with the
+/// buzz-provider.md § 16.3 validation: a non-positive deadline and a blank storage quantity are refused with the
 /// spec's messages; unknown option fields are refused by deserialization.
 #[test]
 fn refuses_invalid_pod_options() {
@@ -305,7 +305,10 @@ fn refuses_invalid_pod_options() {
         let mut request = pod("agents", &realistic_env());
         request.pod_options.active_deadline_seconds = Some(deadline);
         let err = ValidConfig::buzz(&agent(), request).unwrap_err();
-        assert_eq!(err, ConfigError::NonPositiveDeadline);
+        assert_eq!(
+            err,
+            ConfigError::PodOptions(PodOptionsError::NonPositiveDeadline)
+        );
         assert_eq!(
             err.to_string(),
             "provider_config.pod_options.active_deadline_seconds must be positive"
@@ -340,7 +343,7 @@ fn buzz_config_needs_a_buzz_identity() {
     ));
 }
 
-/// § 6.1: every field of the Secret of one attempt; the nonce key is restamped to the
+/// buzz-provider.md § 6.1: every field of the Secret of one attempt; the nonce key is restamped to the
 /// generation whatever the given value.
 #[test]
 fn buzz_secret_has_every_field_of_the_spec() {
@@ -375,7 +378,7 @@ fn buzz_secret_has_every_field_of_the_spec() {
     assert_eq!(attempt.secret_name, "buzz-agent-7e7e9c42a91b-0a1b2c3d");
 }
 
-/// § 6.2: every field of the baseline pod, as one JSON value (no command, no args, no
+/// buzz-provider.md § 6.2: every field of the baseline pod, as one JSON value (no command, no args, no
 /// nodeSelector, tolerations, activeDeadlineSeconds, env, sizeLimit or ephemeral storage).
 #[test]
 fn buzz_pod_has_every_field_of_the_spec() {
@@ -435,7 +438,7 @@ fn buzz_pod_has_every_field_of_the_spec() {
     );
 }
 
-/// § 6.2: a named service account is set, and the token is still not mounted; an expiry asked
+/// buzz-provider.md § 6.2: a named service account is set, and the token is still not mounted; an expiry asked
 /// of a buzz configuration never becomes an annotation.
 #[test]
 fn buzz_pod_service_account_and_no_expiry() {
@@ -451,7 +454,7 @@ fn buzz_pod_service_account_and_no_expiry() {
     assert!(annotations.keys().all(|k| k.starts_with("buzz.block.xyz/")));
 }
 
-/// § 16.3 `optional_placement_storage_and_lifetime_reach_pod_and_intent` and
+/// buzz-provider.md § 16.3 `optional_placement_storage_and_lifetime_reach_pod_and_intent` and
 /// `setup_uid_is_opt_in_and_comes_from_the_api_not_the_secret`: every option reaches its field.
 #[test]
 fn optional_placement_storage_and_lifetime_reach_pod() {
@@ -504,7 +507,7 @@ fn optional_placement_storage_and_lifetime_reach_pod() {
     assert!(plain["spec"]["containers"][0].get("env").is_none());
 }
 
-/// § 4.3: the built objects verify under the buzz owner and never under apiary's, and apiary's
+/// buzz-provider.md § 4.3: the built objects verify under the buzz owner and never under apiary's, and apiary's
 /// built objects never under buzz's.
 #[test]
 fn built_buzz_objects_verify_only_under_the_buzz_binding() {
