@@ -19,6 +19,7 @@
     reason = "each test binary uses a different part of the fixture"
 )]
 
+pub mod buzz;
 pub mod real;
 
 use std::ffi::OsStr;
