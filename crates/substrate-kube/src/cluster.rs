@@ -14,10 +14,10 @@ mod expiry;
 mod listing;
 pub mod mapping;
 pub mod retry;
+mod watch;
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
-use std::pin::pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -26,13 +26,11 @@ use apiary_classify::verify::{PodDeletion, SecretDeletion};
 use apiary_substrate::{
     CreateOutcome, DeleteOutcome, Listed, NamespaceError, Substrate, SubstrateError,
 };
-use futures::TryStreamExt;
 use k8s_openapi::api::core::v1::{Namespace, Pod, Secret, ServiceAccount};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Resource;
-use kube::core::params::WatchParams;
 use kube::core::params::{DeleteParams, GetParams, ListParams, PostParams, Preconditions};
-use kube::core::{ObjectList, Request, WatchEvent};
+use kube::core::{ObjectList, Request};
 use serde::de::DeserializeOwned;
 use tokio::time::Instant;
 
@@ -57,6 +55,9 @@ pub struct Cluster {
     origin: Instant,
     jitter_seed: RandomState,
     jitter_draws: AtomicU64,
+    /// The pod watches kept between waits and the resourceVersions this `Cluster`'s creates
+    /// answered (`watch`).
+    watches: watch::Watches,
 }
 
 impl std::fmt::Debug for Cluster {
@@ -103,6 +104,7 @@ impl Cluster {
             origin: Instant::now(),
             jitter_seed: RandomState::new(),
             jitter_draws: AtomicU64::new(0),
+            watches: watch::Watches::default(),
         }
     }
 
@@ -248,78 +250,6 @@ impl Cluster {
             }
         }
     }
-
-    /// Watch the pod `name` from `resource_version`; `true` as soon as an object event arrives,
-    /// `false` when the watch could not start, failed, or ended without one.
-    async fn watch_for_change(
-        &self,
-        name: &str,
-        resource_version: Option<&str>,
-        max: Duration,
-    ) -> bool {
-        let seconds = u32::try_from(max.as_secs()).unwrap_or(u32::MAX).max(1);
-        let params = WatchParams::default()
-            .fields(&format!("metadata.name={name}"))
-            .timeout(seconds)
-            .disable_bookmarks();
-        let request =
-            match Request::new(self.pods_path()).watch(&params, resource_version.unwrap_or("")) {
-                Ok(request) => without_empty_resource_version(request),
-                Err(error) => {
-                    tracing::debug!(pod = name, error = %error, "watch request not built; polling");
-                    return false;
-                }
-            };
-        let events = match self
-            .client
-            .request_events::<serde_json::Value>(request)
-            .await
-        {
-            Ok(events) => events,
-            Err(error) => {
-                tracing::debug!(
-                    pod = name,
-                    error = %mapping::describe_chain(&error),
-                    "watch refused or failed; polling"
-                );
-                return false;
-            }
-        };
-        let mut events = pin!(events);
-        loop {
-            match events.try_next().await {
-                Ok(Some(
-                    WatchEvent::Added(_) | WatchEvent::Modified(_) | WatchEvent::Deleted(_),
-                )) => return true,
-                Ok(Some(WatchEvent::Bookmark(_))) => {}
-                Ok(Some(WatchEvent::Error(status))) => {
-                    tracing::debug!(pod = name, code = status.code, reason = %status.reason, "watch ended with an error event; polling");
-                    return false;
-                }
-                Ok(None) => return false,
-                Err(error) => {
-                    tracing::debug!(
-                        pod = name,
-                        error = %mapping::describe_chain(&error),
-                        "watch stream failed; polling"
-                    );
-                    return false;
-                }
-            }
-        }
-    }
-}
-
-/// kube's watch builder always appends `resourceVersion`; with none observed, drop the empty
-/// parameter instead of sending `resourceVersion=`.
-fn without_empty_resource_version(mut request: http::Request<Vec<u8>>) -> http::Request<Vec<u8>> {
-    let uri = request.uri().to_string();
-    if let Some(stripped) = uri.strip_suffix("&resourceVersion=")
-        && let Ok(parsed) = stripped.parse()
-    {
-        *request.uri_mut() = parsed;
-    }
-    request
 }
 
 /// Decode a 2xx body. The message names only the position of the problem, never the content,
@@ -462,7 +392,17 @@ impl Substrate for Cluster {
         // A retried create that answers AlreadyExists goes through the normal adopt path: the
         // lost-race path verifies whatever holds the name before adopting it.
         match self.exchange(&call, request).await.result {
-            Ok(_) => Ok(CreateOutcome::Created),
+            Ok(reply) => {
+                // The wait after this create watches from here, with no baseline read.
+                if let Some(rv) = serde_json::from_slice::<serde_json::Value>(&reply.body)
+                    .ok()
+                    .as_ref()
+                    .and_then(watch::resource_version_of)
+                {
+                    self.watches.created(name, rv);
+                }
+                Ok(CreateOutcome::Created)
+            }
             Err(failure) => match mapping::create_outcome(&failure) {
                 Some(outcome) => Ok(outcome),
                 None => Err(mapping::pod_create_error(failure, &call.object)),
@@ -520,24 +460,7 @@ impl Substrate for Cluster {
     }
 
     async fn wait_for_pod_change(&self, name: &str, resource_version: Option<&str>, max: Duration) {
-        let started = Instant::now();
-        let woke = tokio::time::timeout(max, async {
-            // Without an observed resourceVersion (right after this call's own create), a watch
-            // from "now" would replay the pod's current state as an ADDED event and wake at
-            // once, skipping the pause deploy.md § Create asks for before re-observing. So the
-            // baseline is read first and the watch starts after it.
-            let baseline = match resource_version {
-                Some(_) => None,
-                None => self.current_resource_version(name).await,
-            };
-            let from = resource_version.or(baseline.as_deref());
-            self.watch_for_change(name, from, max).await
-        })
-        .await
-        .unwrap_or(false);
-        if !woke && let Some(rest) = max.checked_sub(started.elapsed()) {
-            tokio::time::sleep(rest).await;
-        }
+        self.watches.wait(self, name, resource_version, max).await;
     }
 
     fn now(&self) -> Duration {

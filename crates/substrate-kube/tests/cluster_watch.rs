@@ -12,15 +12,20 @@ use cluster_mock::{Answer, cluster, status};
 use tokio::time::Instant;
 
 fn event(kind: &str) -> String {
+    event_at(kind, "43")
+}
+
+fn event_at(kind: &str, resource_version: &str) -> String {
     serde_json::json!({
         "type": kind,
-        "object": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "agent-x", "resourceVersion": "43"}},
+        "object": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "agent-x", "resourceVersion": resource_version}},
     })
     .to_string()
 }
 
 /// The watch names the one pod by field selector, starts at the observed resourceVersion, and
-/// asks the server to end it within the wait (no bookmarks).
+/// asks the server to keep it open for the longest deploy (600 s, no bookmarks), so the next
+/// wait can read on from it; the wait itself ends at its bound on the client side.
 #[tokio::test(start_paused = true)]
 async fn watch_request_shape() {
     let (cluster, log) = cluster(vec![Answer::StreamThenHang(vec![event("MODIFIED")])]);
@@ -37,7 +42,7 @@ async fn watch_request_shape() {
         "{query}"
     );
     assert!(query.contains("resourceVersion=42"), "{query}");
-    assert!(query.contains("timeoutSeconds=2"), "{query}");
+    assert!(query.contains("timeoutSeconds=600"), "{query}");
     assert!(!query.contains("allowWatchBookmarks"), "{query}");
     assert!(!query.contains("labelSelector"), "{query}");
 }
@@ -182,4 +187,104 @@ async fn now_is_monotonic_from_construction() {
     );
     cluster.sleep(Duration::from_secs(2)).await;
     assert!(cluster.now() >= second + Duration::from_secs(2));
+}
+
+/// Issue 14 (one watch for the whole wait): consecutive waits on one pod read on from the watch
+/// the first opened. An event the caller's read already reflects (its resourceVersion is the one
+/// passed in, or comes before it in the stream) never wakes a wait; the next one does.
+#[tokio::test(start_paused = true)]
+async fn one_watch_serves_consecutive_waits() {
+    let (cluster, log) = cluster(vec![Answer::StreamThenHang(vec![
+        event_at("MODIFIED", "43"),
+        event_at("MODIFIED", "44"),
+        event_at("MODIFIED", "45"),
+    ])]);
+    let max = Duration::from_secs(2);
+    let started = Instant::now();
+    cluster
+        .wait_for_pod_change("agent-x", Some("42"), max)
+        .await;
+    assert!(
+        started.elapsed() < max,
+        "woken by 43: {:?}",
+        started.elapsed()
+    );
+    // The caller's re-read saw 44: 43 and 44 are old news, 45 wakes.
+    let started = Instant::now();
+    cluster
+        .wait_for_pod_change("agent-x", Some("44"), max)
+        .await;
+    assert!(
+        started.elapsed() < max,
+        "woken by 45: {:?}",
+        started.elapsed()
+    );
+    // Then 45 was read: nothing new arrives, so the whole bound passes.
+    let started = Instant::now();
+    cluster
+        .wait_for_pod_change("agent-x", Some("45"), max)
+        .await;
+    assert!(started.elapsed() >= max, "{:?}", started.elapsed());
+    assert_eq!(
+        log.count(),
+        1,
+        "one watch for the three waits: {:?}",
+        log.all()
+    );
+}
+
+/// Issue 14 (no baseline re-read a create already answers): the wait right after this
+/// `Cluster`'s own pod create watches from the resourceVersion the create answered, without a
+/// GET first.
+#[tokio::test(start_paused = true)]
+async fn the_wait_after_a_create_starts_from_the_created_resource_version() {
+    let (cluster, log) = cluster(vec![
+        cluster_mock::created(cluster_mock::pod_json("agent-x", "u1", "77")),
+        Answer::StreamThenHang(vec![event_at("MODIFIED", "78")]),
+    ]);
+    let pod: k8s_openapi::api::core::v1::Pod =
+        serde_json::from_value(cluster_mock::pod_json("agent-x", "u1", "")).expect("a pod");
+    cluster.create_pod(&pod).await.expect("created");
+    let started = Instant::now();
+    cluster
+        .wait_for_pod_change("agent-x", None, Duration::from_secs(2))
+        .await;
+    assert!(started.elapsed() < Duration::from_secs(2), "woken by 78");
+    let requests = log.all();
+    assert_eq!(requests.len(), 2, "{requests:?}");
+    assert_eq!(requests[0].method, "POST");
+    assert!(
+        requests[1].query().contains("watch=true"),
+        "{}",
+        requests[1].uri
+    );
+    assert!(
+        requests[1].query().contains("resourceVersion=77"),
+        "{}",
+        requests[1].uri
+    );
+}
+
+/// A watch the server ends (its timeout) is reopened by the next wait from the last position it
+/// delivered, and that wait wakes on the new watch's event.
+#[tokio::test(start_paused = true)]
+async fn an_ended_watch_is_reopened() {
+    let (cluster, log) = cluster(vec![
+        Answer::Stream(vec![event_at("MODIFIED", "43")]),
+        Answer::StreamThenHang(vec![event_at("MODIFIED", "50")]),
+    ]);
+    let max = Duration::from_secs(2);
+    cluster
+        .wait_for_pod_change("agent-x", Some("42"), max)
+        .await;
+    cluster
+        .wait_for_pod_change("agent-x", Some("43"), max)
+        .await;
+    let requests = log.all();
+    assert_eq!(requests.len(), 2, "{requests:?}");
+    assert!(
+        requests[1].query().contains("resourceVersion=43"),
+        "{}",
+        requests[1].uri
+    );
 }

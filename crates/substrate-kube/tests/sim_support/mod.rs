@@ -219,18 +219,19 @@ pub fn attempt(config: &ValidConfig, generation: u32) -> (Pod, Secret) {
 }
 
 /// Starts the container of [`POD`] (scripted inert from now on) right after the driver's first
-/// successful read of it, i.e. once a deploy is waiting on the created pod. The task answers
-/// how many requests were logged at the start, and when it was.
+/// successful read of it or its first watch of it, i.e. once a deploy is waiting on the created
+/// pod (the wait after a create watches from the create's answer, with no read first). The task
+/// answers how many requests were logged at the start, and when it was.
 pub fn start_after_first_reread(s: &Arc<Sim>) -> JoinHandle<(usize, Instant)> {
     s.sim
         .with_model(|m| m.script_pods_named(NS, POD, PodScript::Inert));
     let s = Arc::clone(s);
     tokio::spawn(async move {
-        s.until("the driver re-read the created pod", |s| {
-            s.sim
-                .requests()
-                .iter()
-                .any(|r| r.is(Verb::Get, Resource::Pods) && r.status == Some(200))
+        s.until("the driver re-read or watched the created pod", |s| {
+            s.sim.requests().iter().any(|r| {
+                (r.is(Verb::Get, Resource::Pods) && r.status == Some(200))
+                    || r.is(Verb::Watch, Resource::Pods)
+            })
         })
         .await;
         let logged = s.sim.requests().len();
