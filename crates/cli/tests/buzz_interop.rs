@@ -52,8 +52,9 @@ fn mutated_objects(fx: &Fixture) -> Vec<String> {
 }
 
 on_both_backends! {
-    /// A started pod of the original backend (with § 7's fingerprint for this very request) is
-    /// verified as ours and returned without a write: same uid, `ok:true`, its Secret kept.
+    /// A started pod of the original backend (with buzz-provider.md § 7's fingerprint for this
+    /// request) is verified as ours and returned without a write: same uid, `ok:true`, its
+    /// Secret kept.
     fn started_original_pod_is_a_noop(fx) {
         let image = buzz_image("agent");
         let template = Template::for_request(fx.namespace(), &image);
@@ -67,9 +68,10 @@ on_both_backends! {
     }
 
     /// Fingerprint compatibility at the reconciler: a never-started pod of the original backend
-    /// whose recorded fingerprint is § 7's for this very request (computed here) is waited for,
-    /// never replaced (deploy.md § Classification, row 7); once it runs, the same pod is the
-    /// answer and nothing was written. (A differing fingerprint would have been a delete.)
+    /// whose recorded fingerprint is buzz-provider.md § 7's for this request (computed here)
+    /// is awaited, never replaced (deploy.md § Classification, row 7); once it runs, the same
+    /// pod is the answer and nothing was written. (A differing fingerprint would have been a
+    /// delete.)
     fn recoverable_original_pod_with_the_same_intent_is_awaited(fx) {
         let image = buzz_image("agent");
         let template = Template::for_request(fx.namespace(), &image);

@@ -63,9 +63,10 @@ fn fixture_key_names_are_the_spec_examples() {
 
 on_both_backends! {
     /// deploy: `{"ok":true,"agent_id":"buzz-agent-7e7e9c42a91b"}` once the container runs; the
-    /// server holds exactly one pod and one Secret, shaped exactly as § 6 says (labels,
-    /// annotations, spec, § 7's fingerprint computed here), the Secret holding § 5.1's keys
-    /// with the nonce equal to its name's suffix.
+    /// server holds exactly one pod and one Secret, shaped exactly as buzz-provider.md § 6
+    /// says (labels, annotations, spec, the fingerprint of buzz-provider.md § 7 computed here),
+    /// the Secret holding the keys of buzz-provider.md § 5.1 with the nonce equal to its name's
+    /// suffix.
     fn deploy_creates_the_spec_pod_and_secret(fx) {
         let image = buzz_image("agent");
         let answer = fx.buzz_deploy(&image);

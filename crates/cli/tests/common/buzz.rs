@@ -199,7 +199,8 @@ impl Template {
         }
     }
 
-    /// § 7's canonical bytes: compact JSON, fields in the declared order, `null` for none.
+    /// The canonical bytes of buzz-provider.md § 7: compact JSON, fields in the declared order,
+    /// `null` for none.
     pub fn canonical(&self) -> String {
         let s = |v: &str| serde_json::to_string(v).expect("string");
         let mut keys = self.env_keys.clone();
