@@ -435,7 +435,12 @@ async fn gzipped_lists_pass_compressed_and_count_as_sent() {
         .await
         .expect("create 200 pods");
     let proxy = proxy_for(plane).await;
-    let client = no_retry_client(&proxy, &ns);
+    // kube's own decompression (its `gzip` feature) off, so the body arrives as the proxy sent it.
+    let _already = rustls::crypto::ring::default_provider().install_default();
+    let mut config = proxy.config(&ns);
+    config.default_retry = false;
+    config.disable_compression = true;
+    let client = kube::Client::try_from(config).expect("client");
     let list = |gzip: bool| {
         let mut r = http::Request::get(format!("/api/v1/namespaces/{ns}/pods"));
         if gzip {
