@@ -259,3 +259,19 @@ fn pod_options_are_parsed() {
         PodOptions::default()
     );
 }
+
+/// buzz-provider.md § 3.2: resource quantities are passed through verbatim (after trimming),
+/// never validated locally; the API server is the one that judges them.
+#[test]
+fn resource_quantities_are_not_validated_locally() {
+    let mut config = base();
+    config["cpu_request"] = json!("lots");
+    config["memory_request"] = json!(" 2 gigs ");
+    config["cpu_limit"] = json!("-3");
+    config["memory_limit"] = json!("4Zz");
+    let config = parse(&config).unwrap();
+    assert_eq!(config.cpu_request, "lots");
+    assert_eq!(config.memory_request, "2 gigs");
+    assert_eq!(config.cpu_limit, "-3");
+    assert_eq!(config.memory_limit, "4Zz");
+}

@@ -402,3 +402,65 @@ fn refusals_hold_no_values() {
         }
     }
 }
+
+/// buzz-provider.md § 5.1: `launch.owner_pubkey` is trimmed before it becomes
+/// `BUZZ_ACP_AGENT_OWNER`; a blank `auth_tag` (with an owner present) leaves `BUZZ_AUTH_TAG` absent.
+#[test]
+fn owner_is_trimmed_and_blank_auth_tag_is_absent() {
+    let owner = "c".repeat(64);
+    let env = build(json!({
+        "auth_tag": " \t ",
+        "launch": {"owner_pubkey": format!("  {owner}\n")}
+    }))
+    .unwrap();
+    assert_eq!(env["BUZZ_ACP_AGENT_OWNER"], owner);
+    assert!(!env.contains_key("BUZZ_AUTH_TAG"), "{:?}", keys(&env));
+    let empty = build(json!({"auth_tag": "", "launch": {"owner_pubkey": "o"}})).unwrap();
+    assert!(!empty.contains_key("BUZZ_AUTH_TAG"));
+    assert_eq!(empty["BUZZ_ACP_AGENT_OWNER"], "o");
+}
+
+/// buzz-provider.md § 5.1 and § 16.1: the authoritative list pinned as literals (not read back
+/// from the code's constant). Each key spoofed in `policy_env` and in `launch.env` ends up either
+/// absent (tier 3 writes nothing for it here) or holding tier 3's value.
+#[test]
+fn authoritative_list_is_the_fourteen_literal_keys() {
+    let literal = [
+        "BUZZ_RELAY_URL",
+        "BUZZ_PRIVATE_KEY",
+        "NOSTR_PRIVATE_KEY",
+        "BUZZ_AUTH_TAG",
+        "BUZZ_ACP_AGENT_OWNER",
+        "BUZZ_ACP_AGENT_COMMAND",
+        "BUZZ_ACP_AGENT_ARGS",
+        "BUZZ_ACP_RESPOND_TO",
+        "BUZZ_ACP_RESPOND_TO_ALLOWLIST",
+        "BUZZ_ACP_MCP_COMMAND",
+        "BUZZ_ACP_EXIT_AFTER_INACTIVITY",
+        "BUZZ_MANAGED_AGENT_START_NONCE",
+        "BUZZ_ACP_MCP_SERVERS_FILE",
+        "BUZZ_ACP_AGENT_ARGS_JSON",
+    ];
+    let mut sorted_literal = literal.to_vec();
+    sorted_literal.sort_unstable();
+    let mut sorted_code = AUTHORITATIVE_KEYS.to_vec();
+    sorted_code.sort_unstable();
+    assert_eq!(sorted_code, sorted_literal);
+    for tier in ["policy_env", "env"] {
+        let spoofed: serde_json::Map<String, Value> = literal
+            .iter()
+            .map(|key| ((*key).to_owned(), json!("spoofed")))
+            .collect();
+        let env = build(json!({"launch": {"owner_pubkey": "o", tier: spoofed}})).unwrap();
+        let expected = json!({
+            "BUZZ_ACP_AGENT_OWNER": "o",
+            "BUZZ_ACP_EXIT_AFTER_INACTIVITY": "3600",
+            "BUZZ_ACP_MCP_COMMAND": "buzz-dev-mcp",
+            "BUZZ_MANAGED_AGENT_START_NONCE": "0a1b2c3d",
+            "BUZZ_PRIVATE_KEY": NSEC,
+            "BUZZ_RELAY_URL": "wss://relay.example",
+            "NOSTR_PRIVATE_KEY": NSEC
+        });
+        assert_eq!(serde_json::to_value(&env).unwrap(), expected, "{tier}");
+    }
+}

@@ -195,3 +195,42 @@ fn defaults_round_trip_through_parse() {
         "ghcr.io/block/buzz-sprig@sha256:17facfc7608d8ddb33bc056c9aaba1098f4ef6abe5655702fbfd7584d1f74d76"
     );
 }
+
+/// buzz-provider.md § 3.3: the rest of the property table. `namespace`'s type and default shape,
+/// the `image` description's gist (digest-pinned, buzz-acp runtime ABI, tags refused because of
+/// the private key), the `inactivity_seconds` description verbatim, and no description (nor
+/// default) where the table has none.
+#[test]
+fn remaining_schema_columns_are_pinned() {
+    let schema = schema_value(0);
+    let p = &schema["properties"];
+    assert_eq!(p["namespace"]["type"], "string");
+    let namespace = p["namespace"]["default"].as_str().unwrap();
+    let suffix = namespace.strip_prefix("buzz-agents-").unwrap();
+    assert_eq!(suffix.len(), 6, "{namespace}");
+    assert!(
+        suffix
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()),
+        "{namespace}"
+    );
+    let image = p["image"]["description"].as_str().unwrap();
+    for gist in [
+        "digest-pinned",
+        "buzz-acp runtime ABI",
+        "tag alone is refused",
+        "private key",
+    ] {
+        assert!(image.contains(gist), "{gist:?} not in {image:?}");
+    }
+    assert_eq!(
+        p["inactivity_seconds"]["description"],
+        "The agent exits after this long with no work, and can be started again at any time."
+    );
+    for key in ["cpu_request", "memory_request", "cpu_limit", "memory_limit"] {
+        assert!(p[key].get("description").is_none(), "{key}");
+    }
+    for key in ["context", "service_account"] {
+        assert!(p[key].get("default").is_none(), "{key}");
+    }
+}
