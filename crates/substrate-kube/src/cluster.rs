@@ -460,7 +460,14 @@ impl Substrate for Cluster {
     }
 
     async fn wait_for_pod_change(&self, name: &str, resource_version: Option<&str>, max: Duration) {
-        self.watches.wait(self, name, resource_version, max).await;
+        let pods = watch::PodsAt {
+            client: &self.client,
+            namespace: &self.namespace,
+        };
+        let baseline = self.current_resource_version(name);
+        self.watches
+            .wait(pods, baseline, name, resource_version, max)
+            .await;
     }
 
     fn now(&self) -> Duration {

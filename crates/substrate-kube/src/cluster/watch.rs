@@ -27,7 +27,7 @@ use kube::core::{Request, WatchEvent};
 use serde_json::Value;
 use tokio::time::Instant;
 
-use super::{Cluster, mapping};
+use super::mapping;
 
 /// How long the server keeps one watch open (`timeoutSeconds`): the longest deploy deadline.
 /// A watch that ends normally is reopened from its last position while a wait still runs.
@@ -60,6 +60,16 @@ impl OpenWatch {
     fn has_seen(&self, resource_version: &str) -> bool {
         self.positions.iter().any(|p| p == resource_version)
     }
+}
+
+/// Where the watched pods are: the client and the namespace of the `Cluster` that waits (passed
+/// in, so this module does not depend on its parent).
+#[derive(Clone, Copy)]
+pub(super) struct PodsAt<'a> {
+    /// The client, with kube's own retries off.
+    pub(super) client: &'a kube::Client,
+    /// The namespace.
+    pub(super) namespace: &'a str,
 }
 
 /// The watches a `Cluster` keeps between waits, and the resourceVersions its creates answered.
@@ -120,7 +130,8 @@ impl Watches {
     /// rest of the bound into a sleep.
     pub(super) async fn wait(
         &self,
-        cluster: &Cluster,
+        pods: PodsAt<'_>,
+        baseline: impl Future<Output = Option<String>>,
         name: &str,
         resource_version: Option<&str>,
         max: Duration,
@@ -133,7 +144,7 @@ impl Watches {
             // retried create), a watch from "now" would replay the pod's current state as an
             // ADDED event and wake at once, skipping the pause deploy.md § Create asks for. So
             // the baseline is read first and the watch starts after it.
-            None => tokio::time::timeout_at(deadline, cluster.current_resource_version(name))
+            None => tokio::time::timeout_at(deadline, baseline)
                 .await
                 .ok()
                 .flatten(),
@@ -142,17 +153,14 @@ impl Watches {
         let mut watch = match (reused, from.as_deref()) {
             // Without a position an open watch's buffered events cannot be told old from new.
             (Some(w), Some(_)) => w,
-            _ => {
-                match tokio::time::timeout_at(deadline, open(cluster, name, from.as_deref())).await
-                {
-                    Ok(Some(w)) => w,
-                    Ok(None) => {
-                        tokio::time::sleep_until(deadline).await;
-                        return;
-                    }
-                    Err(_elapsed) => return,
+            _ => match tokio::time::timeout_at(deadline, open(pods, name, from.as_deref())).await {
+                Ok(Some(w)) => w,
+                Ok(None) => {
+                    tokio::time::sleep_until(deadline).await;
+                    return;
                 }
-            }
+                Err(_elapsed) => return,
+            },
         };
         let mut caught_up = from.as_deref().is_none_or(|rv| watch.has_seen(rv));
         let mut reopened = false;
@@ -197,8 +205,7 @@ impl Watches {
                     let again = if reopened {
                         Ok(None)
                     } else {
-                        tokio::time::timeout_at(deadline, open(cluster, name, last.as_deref()))
-                            .await
+                        tokio::time::timeout_at(deadline, open(pods, name, last.as_deref())).await
                     };
                     reopened = true;
                     match again {
@@ -226,12 +233,12 @@ impl Watches {
 
 /// Opens a watch of pod `name` from `resource_version` (from "now" without one); `None` when it
 /// cannot start (refused, no `watch` permission, transport failure).
-async fn open(cluster: &Cluster, name: &str, resource_version: Option<&str>) -> Option<OpenWatch> {
+async fn open(pods: PodsAt<'_>, name: &str, resource_version: Option<&str>) -> Option<OpenWatch> {
     let params = WatchParams::default()
         .fields(&format!("metadata.name={name}"))
         .timeout(WATCH_SECONDS)
         .disable_bookmarks();
-    let path = Pod::url_path(&(), Some(&cluster.namespace));
+    let path = Pod::url_path(&(), Some(pods.namespace));
     let request = match Request::new(path).watch(&params, resource_version.unwrap_or("")) {
         Ok(request) => without_empty_resource_version(request),
         Err(error) => {
@@ -239,7 +246,7 @@ async fn open(cluster: &Cluster, name: &str, resource_version: Option<&str>) -> 
             return None;
         }
     };
-    match cluster.client.request_events::<Value>(request).await {
+    match pods.client.request_events::<Value>(request).await {
         Ok(events) => Some(OpenWatch {
             events: Box::pin(events),
             positions: resource_version.map(str::to_owned).into_iter().collect(),
