@@ -343,3 +343,67 @@ fn each_binding_refuses_the_others_object_under_its_name() {
         [format!("ensure_namespace {NS}")]
     );
 }
+
+/// buzz-provider.md § 7: a wedged pod whose `create-intent` annotation is malformed (not 64
+/// lowercase hex, or empty) or missing counts as divergent and is replaced, exactly once.
+#[test]
+fn malformed_or_missing_create_intent_is_divergence() {
+    let config = buzz_config(PUBKEY);
+    for intent in [Some("not-a-fingerprint"), Some(""), None] {
+        let fake = FakeCluster::new(NS);
+        fake.insert_secret(original_secret(&fake, PUBKEY, "0a1b2c3d", Duration::ZERO))
+            .unwrap();
+        let mut pod = original_pod(PUBKEY, "0a1b2c3d", intent.unwrap_or(""));
+        if intent.is_none() {
+            let annotations = pod.metadata.annotations.as_mut().unwrap();
+            annotations.remove("buzz.block.xyz/create-intent");
+            assert!(annotations.contains_key("buzz.block.xyz/agent-pubkey-full"));
+        }
+        let stored = fake
+            .insert_pod(shaped(&fake, pod, &Shape::Unschedulable))
+            .unwrap();
+        assert_eq!(
+            deploy_buzz(&fake, &config),
+            Ok(Deployed {
+                pod: "buzz-agent-7e7e9c42a91b".to_owned(),
+                intent_matches: true,
+            }),
+            "{intent:?}"
+        );
+        let deletes = fake.pod_deletes();
+        assert_eq!(deletes.len(), 1, "{intent:?}");
+        assert_eq!(deletes[0].1.uid(), fence_of(&stored).0, "{intent:?}");
+        let created = fake.creates_of_pods();
+        assert_eq!(created.len(), 1, "{intent:?}");
+        let annotations = created[0].metadata.annotations.as_ref().unwrap();
+        assert_eq!(annotations["buzz.block.xyz/create-intent"], SPEC_INTENT);
+    }
+}
+
+/// buzz-provider.md § 14 under the buzz binding: the orphan Secret age gate is inclusive at
+/// 1200 s (collected) and keeps an orphan of 1199 s.
+#[test]
+fn orphan_secret_age_gate_is_inclusive_at_1200_seconds() {
+    let fake = FakeCluster::new(NS);
+    fake.set_server_clock(ServerClock::Model);
+    fake.insert_secret(original_secret(
+        &fake,
+        PUBKEY,
+        "12001200",
+        Duration::from_secs(1200),
+    ))
+    .unwrap();
+    fake.insert_secret(original_secret(
+        &fake,
+        PUBKEY,
+        "11991199",
+        Duration::from_secs(1199),
+    ))
+    .unwrap();
+    let report = run(gc(&fake, &buzz_agent(PUBKEY), false)).unwrap();
+    assert!(report.pods.is_empty(), "{:?}", report.pods);
+    assert_eq!(report.secrets, ["buzz-agent-7e7e9c42a91b-12001200"]);
+    assert!(report.failures.is_empty());
+    assert!(fake.secret("buzz-agent-7e7e9c42a91b-12001200").is_none());
+    assert!(fake.secret("buzz-agent-7e7e9c42a91b-11991199").is_some());
+}
