@@ -547,3 +547,23 @@ fn buzz_debug_never_shows_an_env_value() {
         assert!(shown.contains("BUZZ_PRIVATE_KEY") || shown.contains("Attempt"));
     }
 }
+
+/// buzz-provider.md § 3.2: resource quantities are not validated locally: `ValidConfig::buzz`
+/// accepts nonsense quantities and the built pod carries them verbatim (the API server judges).
+#[test]
+fn buzz_resource_quantities_reach_the_pod_verbatim() {
+    let mut request = pod("agents", &realistic_env());
+    request.cpu_request = "lots".to_owned();
+    request.memory_request = "2 gigs".to_owned();
+    request.cpu_limit = "-3".to_owned();
+    request.memory_limit = "4Zz".to_owned();
+    let config = valid(request);
+    let built = serde_json::to_value(build_attempt(&config, Generation::from_u32(1)).pod).unwrap();
+    assert_eq!(
+        built["spec"]["containers"][0]["resources"],
+        json!({
+            "requests": {"cpu": "lots", "memory": "2 gigs"},
+            "limits": {"cpu": "-3", "memory": "4Zz"},
+        })
+    );
+}
