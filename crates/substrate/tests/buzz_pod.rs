@@ -567,3 +567,93 @@ fn buzz_resource_quantities_reach_the_pod_verbatim() {
         })
     );
 }
+
+/// The observed form of a freshly built buzz pod, as the apiserver returns it (uid and
+/// resourceVersion set).
+fn served_pod() -> k8s_openapi::api::core::v1::Pod {
+    let config = valid(pod("agents", &realistic_env()));
+    let mut built = build_attempt(&config, Generation::from_u32(3)).pod;
+    built.metadata.uid = Some("u-pod".to_owned());
+    built.metadata.resource_version = Some("9".to_owned());
+    built
+}
+
+/// buzz-provider.md § 4.3 under the buzz binding: every broken mark makes the pod not ours
+/// (managed-by, binding version `999`, the full-pubkey annotation, name, uid, resourceVersion).
+#[test]
+fn buzz_pod_with_any_broken_mark_is_not_ours() {
+    type Mutation = fn(&mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta);
+    let mutations: [(&str, Mutation); 8] = [
+        ("managed-by apiary", |m| {
+            m.labels.as_mut().unwrap().insert(
+                "app.kubernetes.io/managed-by".to_owned(),
+                "apiary".to_owned(),
+            );
+        }),
+        ("managed-by missing", |m| {
+            m.labels
+                .as_mut()
+                .unwrap()
+                .remove("app.kubernetes.io/managed-by");
+        }),
+        ("binding 999", |m| {
+            m.labels.as_mut().unwrap().insert(
+                "buzz.block.xyz/binding-version".to_owned(),
+                "999".to_owned(),
+            );
+        }),
+        ("binding missing", |m| {
+            m.labels
+                .as_mut()
+                .unwrap()
+                .remove("buzz.block.xyz/binding-version");
+        }),
+        ("pubkey-full of another key", |m| {
+            m.annotations.as_mut().unwrap().insert(
+                "buzz.block.xyz/agent-pubkey-full".to_owned(),
+                "0".repeat(64),
+            );
+        }),
+        ("pubkey-full missing", |m| {
+            m.annotations
+                .as_mut()
+                .unwrap()
+                .remove("buzz.block.xyz/agent-pubkey-full");
+        }),
+        ("uid missing", |m| m.uid = None),
+        ("resourceVersion missing", |m| m.resource_version = None),
+    ];
+    let owner = agent().owner();
+    assert!(verify_pod(&observe_pod(&served_pod(), BUZZ), &owner).is_some());
+    for (what, mutate) in mutations {
+        let mut broken = served_pod();
+        mutate(&mut broken.metadata);
+        assert!(
+            verify_pod(&observe_pod(&broken, BUZZ), &owner).is_none(),
+            "{what}"
+        );
+    }
+}
+
+/// buzz-provider.md § 4.3: the `agent-pubkey` label is used by the list selector only and is not
+/// re-checked by verification; the full-pubkey annotation decides.
+#[test]
+fn buzz_agent_label_is_not_rechecked_by_verification() {
+    let mut relabelled = served_pod();
+    relabelled.metadata.labels.as_mut().unwrap().insert(
+        "buzz.block.xyz/agent-pubkey".to_owned(),
+        "ffffffffffffffffffffffffffffffff".to_owned(),
+    );
+    assert!(verify_pod(&observe_pod(&relabelled, BUZZ), &agent().owner()).is_some());
+}
+
+/// buzz-provider.md § 14: a buzz configuration deploys with the 600 s operation deadline and the
+/// 2 s poll interval.
+#[test]
+fn buzz_deploy_deadline_is_600_s_and_poll_2_s() {
+    let config = valid(pod("agents", &realistic_env()));
+    assert_eq!(config.timeout(), std::time::Duration::from_secs(600));
+    let options = apiary_substrate::driver::DeployOptions::for_config(&config);
+    assert_eq!(options.deadline, std::time::Duration::from_secs(600));
+    assert_eq!(options.poll, std::time::Duration::from_secs(2));
+}
