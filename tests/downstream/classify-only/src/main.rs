@@ -4,8 +4,9 @@
 //! Proof of use, not a test of the rules (the library's own tests do that): it must compile
 //! against the library as published, and it exits non-zero if an answer is not the expected one.
 
-use apiary_classify::facts::{ContainerState, ObjectMarks, ObservedPod, PodFacts};
 use apiary_classify::action::{Action, classify};
+use apiary_classify::binding::Owner;
+use apiary_classify::facts::{ContainerState, ObjectMarks, ObservedPod, PodFacts};
 use apiary_classify::startup::StartupState;
 use apiary_classify::verify::verify_pod;
 
@@ -34,10 +35,13 @@ fn observed(agent: ContainerState, phase: &str) -> ObservedPod {
 
 fn main() {
     // Started: the only success.
-    let running = verify_pod(&observed(ContainerState::Running, "Running"), AGENT_ID)
-        .expect("apiary's pod for this agent")
-        .settle(None)
-        .expect("a running pod needs no Secret check");
+    let running = verify_pod(
+        &observed(ContainerState::Running, "Running"),
+        &Owner::apiary(AGENT_ID),
+    )
+    .expect("apiary's pod for this agent")
+    .settle(None)
+    .expect("a running pod needs no Secret check");
     assert_eq!(running.startup(), StartupState::Started);
     assert_eq!(
         classify(Some(&running), "intent-a"),
@@ -52,7 +56,7 @@ fn main() {
         exit_code: 1,
         reason: Some("Error".to_owned()),
     };
-    let terminated = verify_pod(&observed(exited, "Failed"), AGENT_ID)
+    let terminated = verify_pod(&observed(exited, "Failed"), &Owner::apiary(AGENT_ID))
         .expect("apiary's pod for this agent")
         .settle(None)
         .expect("a terminated pod needs no Secret check");
@@ -69,7 +73,7 @@ fn main() {
     assert!(
         verify_pod(
             &observed(ContainerState::Running, "Running"),
-            "someone-else"
+            &Owner::apiary("someone-else")
         )
         .is_none()
     );
