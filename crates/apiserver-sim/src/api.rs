@@ -40,6 +40,10 @@ pub(crate) fn serve(
     if req.resource == Resource::ServiceAccounts && !matches!(req.verb, Verb::Get | Verb::Create) {
         return error_response(&ApiError::method_not_allowed());
     }
+    // Nodes are served for reading only (issue 11 § 6); tests register them in the model.
+    if req.resource == Resource::Nodes && req.verb != Verb::Get {
+        return error_response(&ApiError::method_not_allowed());
+    }
     let answer = match req.verb {
         Verb::Get => get(shared, req).map(|(s, v)| (s, as_table(shared, req.resource, accept, v))),
         Verb::List => {
@@ -111,6 +115,7 @@ fn get(shared: &Shared, req: &ResourceRequest) -> Answer {
             &m.get_service_account(ns, name)
                 .map_err(|e| model_error(&e))?,
         ),
+        Resource::Nodes => to_json(&m.get_node(name).map_err(|e| model_error(&e))?),
     };
     Ok((StatusCode::OK, value))
 }
@@ -123,8 +128,8 @@ fn list(shared: &Shared, req: &ResourceRequest, query: &Query) -> Answer {
         Resource::Namespaces => list_json("NamespaceList", m.list_namespaces(&options)),
         Resource::Pods => list_json("PodList", m.list_pods(ns, &options)),
         Resource::Secrets => list_json("SecretList", m.list_secrets(ns, &options)),
-        // Refused before dispatch (`serve`): only get and create are served.
-        Resource::ServiceAccounts => return Err(ApiError::method_not_allowed()),
+        // Refused before dispatch (`serve`): only get (and create) are served.
+        Resource::ServiceAccounts | Resource::Nodes => return Err(ApiError::method_not_allowed()),
     }?;
     Ok((StatusCode::OK, value))
 }
@@ -259,6 +264,7 @@ fn create(shared: &Shared, req: &ResourceRequest, body: &CreateBody<'_>) -> Answ
                 .map_err(|e| model_error(&e))?;
             to_json(&created)
         }
+        Resource::Nodes => return Err(ApiError::method_not_allowed()),
     };
     shared.publish();
     Ok((StatusCode::CREATED, value))
@@ -320,7 +326,9 @@ fn delete(shared: &Shared, req: &ResourceRequest, query: &Query, body: &Bytes) -
                     gone.metadata.uid.as_deref().unwrap_or_default(),
                 )
             }
-            Resource::ServiceAccounts => return Err(ApiError::method_not_allowed()),
+            Resource::ServiceAccounts | Resource::Nodes => {
+                return Err(ApiError::method_not_allowed());
+            }
         }
     };
     shared.publish();
@@ -350,7 +358,7 @@ fn refuse_update(shared: &Shared, req: &ResourceRequest) -> Answer {
         Resource::Namespaces => {
             m.get_namespace(name).map_err(|e| model_error(&e))?;
         }
-        Resource::ServiceAccounts => {}
+        Resource::ServiceAccounts | Resource::Nodes => {}
     }
     Err(ApiError::method_not_allowed())
 }

@@ -17,6 +17,7 @@
 //! | `GET\|POST /api/v1/namespaces/<ns>/{pods,secrets}`, `GET\|DELETE …/{pods,secrets}/<name>` | pods and Secrets |
 //! | `GET /api/v1/{pods,secrets}` | lists and watches across namespaces |
 //! | `POST …/serviceaccounts`, `GET …/serviceaccounts/<name>` | ServiceAccounts (other verbs 405); with the model's ServiceAccount admission on, a pod create without its account gets the real 403 (`with_model(\|m\| m.set_service_account_admission(true))`) |
+//! | `GET /api/v1/nodes/<name>` | a node the test registered in the model (`with_model(\|m\| m.create_node(…))`), 404 `NotFound` otherwise; other verbs 405; deny reads with `faults().deny(Verb::Get, Some(Resource::Nodes))` |
 //! | `…?watch=true` (or `watch=1`) | a stream of `{"type":…,"object":…}` lines |
 //! | `PATCH …/pods/<name>` (`application/merge-patch+json`) | changes `metadata.annotations` only, guarded by `metadata.resourceVersion` (409 `Conflict` when stale); other fields 422, other patch types 415 |
 //! | any other `PUT`/`PATCH` on an object | 422 `Invalid` on an immutable Secret, else 405 (no update verb) |

@@ -18,6 +18,8 @@ pub enum Resource {
     Secrets,
     /// `serviceaccounts` (get and create only: what apiary and a test's setup need).
     ServiceAccounts,
+    /// `nodes` (cluster-scoped; get only: apiary reads the node of a pod that will not go away).
+    Nodes,
 }
 
 impl Resource {
@@ -28,6 +30,7 @@ impl Resource {
             Resource::Pods => "pods",
             Resource::Secrets => "secrets",
             Resource::ServiceAccounts => "serviceaccounts",
+            Resource::Nodes => "nodes",
         }
     }
 
@@ -38,6 +41,7 @@ impl Resource {
             Resource::Pods => "Pod",
             Resource::Secrets => "Secret",
             Resource::ServiceAccounts => "ServiceAccount",
+            Resource::Nodes => "Node",
         }
     }
 
@@ -47,6 +51,7 @@ impl Resource {
             "pods" => Some(Resource::Pods),
             "secrets" => Some(Resource::Secrets),
             "serviceaccounts" => Some(Resource::ServiceAccounts),
+            "nodes" => Some(Resource::Nodes),
             _ => None,
         }
     }
@@ -148,8 +153,9 @@ pub fn route(method: &http::Method, path: &str, query: &Query) -> Route {
         ["apis"] if get => Route::Groups,
         ["api", "v1", plural] => collection(method, Resource::from_plural(plural), None, query),
         ["api", "v1", "namespaces", name] => item(method, Some(Resource::Namespaces), None, name),
+        ["api", "v1", "nodes", name] => item(method, Some(Resource::Nodes), None, name),
         ["api", "v1", "namespaces", ns, plural] => match Resource::from_plural(plural) {
-            Some(Resource::Namespaces) | None => Route::Unknown,
+            Some(Resource::Namespaces | Resource::Nodes) | None => Route::Unknown,
             some => collection(method, some, Some(ns), query),
         },
         ["api", "v1", "namespaces", ns, "pods", name, "log"] if get => Route::PodLog {
@@ -157,7 +163,7 @@ pub fn route(method: &http::Method, path: &str, query: &Query) -> Route {
             name: percent_decode(name),
         },
         ["api", "v1", "namespaces", ns, plural, name] => match Resource::from_plural(plural) {
-            Some(Resource::Namespaces) | None => Route::Unknown,
+            Some(Resource::Namespaces | Resource::Nodes) | None => Route::Unknown,
             some => item(method, some, Some(ns), name),
         },
         _ => Route::Unknown,
@@ -357,6 +363,27 @@ mod tests {
         assert_eq!(
             r(Method::GET, "/api/v1/pods", ""),
             req(Pods, List, None, None)
+        );
+        assert_eq!(
+            r(Method::GET, "/api/v1/nodes/node-1", ""),
+            req(Nodes, Get, None, Some("node-1"))
+        );
+    }
+
+    /// Nodes are cluster-scoped: no path inside a namespace reaches them.
+    #[test]
+    fn nodes_route_only_at_the_cluster_scope() {
+        assert_eq!(
+            r(Method::GET, "/api/v1/namespaces/a/nodes/n", ""),
+            Route::Unknown
+        );
+        assert_eq!(
+            r(Method::GET, "/api/v1/namespaces/a/nodes", ""),
+            Route::Unknown
+        );
+        assert_eq!(
+            r(Method::DELETE, "/api/v1/nodes/n", ""),
+            req(Resource::Nodes, Verb::Delete, None, Some("n"))
         );
     }
 

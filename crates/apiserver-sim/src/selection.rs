@@ -16,6 +16,7 @@ pub(crate) fn kind_of(resource: Resource) -> Kind {
         Resource::Pods => Kind::Pod,
         Resource::Secrets => Kind::Secret,
         Resource::ServiceAccounts => Kind::ServiceAccount,
+        Resource::Nodes => Kind::Node,
     }
 }
 

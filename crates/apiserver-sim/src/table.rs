@@ -88,6 +88,20 @@ fn pod_status(pod: &Value) -> String {
         .to_owned()
 }
 
+/// The STATUS column of a node, as kubectl derives it from the `Ready` condition.
+fn node_status(node: &Value) -> &'static str {
+    let conditions = node["status"]["conditions"].as_array();
+    let ready = conditions
+        .into_iter()
+        .flatten()
+        .find(|c| c["type"] == "Ready");
+    match ready.and_then(|c| c["status"].as_str()) {
+        Some("True") => "Ready",
+        Some(_) => "NotReady",
+        None => "Unknown",
+    }
+}
+
 fn pod_row(pod: &Value, now: Timestamp) -> Vec<Value> {
     let statuses = pod["status"]["containerStatuses"]
         .as_array()
@@ -172,6 +186,11 @@ pub fn table(
             age_col,
         ],
         Resource::ServiceAccounts => vec![name, age_col],
+        Resource::Nodes => vec![
+            name,
+            column("Status", "string", "", "The status of the node"),
+            age_col,
+        ],
     };
     let rows: Vec<Value> = objects
         .iter()
@@ -192,6 +211,11 @@ pub fn table(
                 Resource::ServiceAccounts => {
                     vec![o["metadata"]["name"].clone(), json!(age(o, now))]
                 }
+                Resource::Nodes => vec![
+                    o["metadata"]["name"].clone(),
+                    json!(node_status(o)),
+                    json!(age(o, now)),
+                ],
             };
             json!({
                 "cells": cells,

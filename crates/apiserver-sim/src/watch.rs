@@ -300,8 +300,8 @@ impl Session {
                         .list_secrets(ns, &unpaged)
                         .map(|p| p.items.into_iter().map(Object::Secret).collect()),
                     // Never watched: `api::serve` refuses every verb on serviceaccounts but get
-                    // and create.
-                    Kind::ServiceAccount => Ok(Vec::new()),
+                    // and create, and every verb on nodes but get.
+                    Kind::ServiceAccount | Kind::Node => Ok(Vec::new()),
                 }
                 .map_err(|e| model_error(&e))?;
                 let rv = m.resource_version();

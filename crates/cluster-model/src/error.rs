@@ -15,6 +15,8 @@ pub enum Kind {
     Secret,
     /// `v1/ServiceAccount`.
     ServiceAccount,
+    /// `v1/Node` (cluster-scoped).
+    Node,
 }
 
 impl Kind {
@@ -25,6 +27,7 @@ impl Kind {
             Self::Pod => "pods",
             Self::Secret => "secrets",
             Self::ServiceAccount => "serviceaccounts",
+            Self::Node => "nodes",
         }
     }
 
@@ -35,6 +38,7 @@ impl Kind {
             Self::Pod => "Pod",
             Self::Secret => "Secret",
             Self::ServiceAccount => "ServiceAccount",
+            Self::Node => "Node",
         }
     }
 }

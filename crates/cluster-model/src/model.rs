@@ -1,16 +1,16 @@
 //! [`ClusterModel`]: the state of the in-memory apiserver + kubelet and its bookkeeping — the one
 //! resourceVersion counter, uids, stamping, the clock reading and the watch event log. Each verb
 //! lives in the child module named for it (`verbs` for what every kind shares, then
-//! `namespaces`, `secrets`, `pods`, `service_accounts`, `scripting` for the kubelet, `clock`);
+//! `namespaces`, `secrets`, `pods`, `service_accounts`, `nodes`, `scripting` for the kubelet, `clock`);
 //! the plain data they work on lives in the leaf modules (`store`, `list`, `watch`, `runtime`,
-//! `accounts`, `object`, `time`), which know nothing of `ClusterModel`.
+//! `accounts`, `object`, `time`, `node_ready`), which know nothing of `ClusterModel`.
 //!
 //! Layer: pure state. Performs no I/O, spawns nothing and never reads a real clock.
 
 use std::fmt;
 
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::{Namespace, Pod, Secret};
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 
 use self::accounts::Accounts;
@@ -21,6 +21,7 @@ use crate::error::ModelError;
 
 pub use self::list::{ListOptions, ListPage};
 pub use self::log_store::{LogLine, LogQuery, LogRead};
+pub use self::node_ready::NodeReady;
 pub use self::object::{Object, PodDeletion};
 pub use self::store::Preconditions;
 pub use self::time::{DEFAULT_EPOCH_SECONDS, add};
@@ -33,6 +34,8 @@ mod list;
 mod log_store;
 mod logs;
 mod namespaces;
+mod node_ready;
+mod nodes;
 mod object;
 mod pods;
 mod runtime;
@@ -54,6 +57,7 @@ pub struct ClusterModel {
     namespaces: Store<Namespace>,
     pods: Store<Pod>,
     secrets: Store<Secret>,
+    nodes: Store<Node>,
     accounts: Accounts,
     events: EventLog,
     kubelet: Kubelet,
@@ -74,6 +78,10 @@ impl fmt::Debug for ClusterModel {
             )
             .field("pods", &names(&mut self.pods.keys()))
             .field("secrets", &names(&mut self.secrets.keys()))
+            .field(
+                "nodes",
+                &self.nodes.keys().map(|k| &k.1).collect::<Vec<_>>(),
+            )
             .field("events", &self.events.len())
             .field("horizon", &self.events.horizon())
             .finish_non_exhaustive()
@@ -97,6 +105,7 @@ impl ClusterModel {
             namespaces: Store::default(),
             pods: Store::default(),
             secrets: Store::default(),
+            nodes: Store::default(),
             accounts: Accounts::default(),
             events: EventLog::default(),
             kubelet: Kubelet::default(),

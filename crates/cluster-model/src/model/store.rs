@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::{
-    Namespace, NamespaceStatus, Pod, PodStatus, Secret, ServiceAccount,
+    Namespace, NamespaceStatus, Node, Pod, PodStatus, Secret, ServiceAccount,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
@@ -182,6 +182,19 @@ impl Stored for ServiceAccount {
         &mut self.metadata
     }
     /// Nothing in apiary watches ServiceAccounts, so the model logs no events for them.
+    fn to_object(&self) -> Option<Object> {
+        None
+    }
+}
+
+impl Stored for Node {
+    fn meta(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+    fn meta_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.metadata
+    }
+    /// Nothing in apiary watches nodes, so the model logs no events for them.
     fn to_object(&self) -> Option<Object> {
         None
     }

@@ -6,7 +6,7 @@
 //! Layer: part of the pure model. It performs no I/O and reads no clock (stamps use the model
 //! clock).
 
-use k8s_openapi::api::core::v1::{Namespace, Pod, Secret, ServiceAccount};
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod, Secret, ServiceAccount};
 
 use super::ClusterModel;
 use super::list::{self, ListOptions, ListPage, Snapshot};
@@ -61,6 +61,16 @@ impl Held for ServiceAccount {
     }
     fn store_mut(model: &mut ClusterModel) -> &mut Store<Self> {
         &mut model.accounts.stored
+    }
+}
+
+impl Held for Node {
+    const NAMESPACED: bool = false;
+    fn store(model: &ClusterModel) -> &Store<Self> {
+        &model.nodes
+    }
+    fn store_mut(model: &mut ClusterModel) -> &mut Store<Self> {
+        &mut model.nodes
     }
 }
 

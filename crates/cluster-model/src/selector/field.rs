@@ -4,7 +4,7 @@
 //!
 //! Layer: pure parsing and matching; performs no I/O.
 
-use k8s_openapi::api::core::v1::{Namespace, Pod, Secret, ServiceAccount};
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod, Secret, ServiceAccount};
 
 use super::validation::bad;
 use crate::error::{Kind, ModelError};
@@ -65,6 +65,16 @@ impl HasFields for ServiceAccount {
     }
 }
 
+impl HasFields for Node {
+    const KIND: Kind = Kind::Node;
+    fn field(&self, label: &str) -> Option<String> {
+        match label {
+            "metadata.name" => self.metadata.name.clone(),
+            _ => None,
+        }
+    }
+}
+
 fn supported_fields(kind: Kind) -> &'static [&'static str] {
     match kind {
         Kind::Pod => &[
@@ -76,6 +86,7 @@ fn supported_fields(kind: Kind) -> &'static [&'static str] {
         Kind::Secret => &["metadata.name", "metadata.namespace", "type"],
         Kind::Namespace => &["metadata.name", "status.phase"],
         Kind::ServiceAccount => &["metadata.name", "metadata.namespace"],
+        Kind::Node => &["metadata.name"],
     }
 }
 
