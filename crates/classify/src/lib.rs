@@ -15,6 +15,7 @@
 pub mod action;
 pub mod binding;
 pub mod condition;
+pub mod duration;
 pub mod expiry;
 pub mod facts;
 pub mod failure;

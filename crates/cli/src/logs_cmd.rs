@@ -10,6 +10,7 @@
 
 use std::io::Write;
 
+use apiary_classify::duration::{DurationError, DurationSyntax, parse_duration};
 use apiary_substrate::naming::AgentIdentity;
 use apiary_substrate_kube::{LogsEnd, LogsOptions, PodLogs};
 use serde_json::json;
@@ -17,8 +18,9 @@ use serde_json::json;
 use crate::args::{GlobalArgs, LogsArgs, OutputFormat};
 use crate::outcome::{CommandResult, Failure, Report};
 
-/// The longest `--since` accepted: a year (beyond it, it reads as a typo for "everything").
-const MAX_SINCE_SECS: u64 = 366 * 86_400;
+/// The `--since` syntax: whole numbers with units `d`, `h`, `m`, `s`, more than zero and at most
+/// a year (beyond it, it reads as a typo for "everything").
+const SINCE_SYNTAX: DurationSyntax = DurationSyntax::unit_groups(1, 366 * 86_400);
 
 /// Parse a `--since` duration: whole numbers with units `d`, `h`, `m`, `s` (`30s`, `5m`,
 /// `1h30m`), more than zero.
@@ -26,43 +28,17 @@ const MAX_SINCE_SECS: u64 = 366 * 86_400;
 /// # Errors
 /// The refusal, naming the flag, the problem and the fix.
 pub fn parse_since(text: &str) -> Result<u64, Failure> {
-    let refuse = |problem: &str| {
+    parse_duration(text, &SINCE_SYNTAX).map_err(|error| {
+        let problem = match error {
+            DurationError::Malformed => "is not a duration",
+            DurationError::TooShort { .. } => "is zero",
+            DurationError::TooLong { .. } => "is longer than 366 days",
+        };
         Failure::refused(format!(
             "--since {text:?} {problem}: write whole numbers with units d, h, m or s, such as \
              30s, 5m or 1h30m"
         ))
-    };
-    let mut total: u64 = 0;
-    let mut digits = String::new();
-    for c in text.chars() {
-        if c.is_ascii_digit() {
-            digits.push(c);
-            continue;
-        }
-        let unit = match c {
-            'd' => 86_400,
-            'h' => 3_600,
-            'm' => 60,
-            's' => 1,
-            _ => return Err(refuse("is not a duration")),
-        };
-        let n: u64 = digits.parse().map_err(|_| refuse("is not a duration"))?;
-        total = n
-            .checked_mul(unit)
-            .and_then(|s| total.checked_add(s))
-            .ok_or_else(|| refuse("is too long"))?;
-        digits.clear();
-    }
-    if !digits.is_empty() || text.is_empty() {
-        return Err(refuse("is not a duration"));
-    }
-    if total == 0 {
-        return Err(refuse("is zero"));
-    }
-    if total > MAX_SINCE_SECS {
-        return Err(refuse("is longer than 366 days"));
-    }
-    Ok(total)
+    })
 }
 
 /// AGENT and the read options, checked before any request.

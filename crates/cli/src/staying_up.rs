@@ -6,10 +6,13 @@
 
 use std::time::Duration;
 
+use apiary_classify::duration::{DurationError, DurationSyntax, parse_duration};
+
 use crate::outcome::Failure;
 
 /// The window `--min-running` asks for (zero when not given): whole seconds written as `0`, `3`,
-/// `3s`, `2m` or `1m30s`, shorter than the deploy's `timeout`.
+/// `3s`, `2m` or `1m30s`, shorter than the deploy's `timeout` (a validated one: whole seconds,
+/// at least one).
 ///
 /// # Errors
 /// A refusal (exit 2) naming the flag, the problem and the fix.
@@ -17,47 +20,27 @@ pub fn min_running_flag(text: Option<&str>, timeout: Duration) -> Result<Duratio
     let Some(text) = text else {
         return Ok(Duration::ZERO);
     };
-    let window = parse(text).ok_or_else(|| {
-        Failure::refused(format!(
-            "--min-running {text:?} is not a duration: write whole seconds as 0, 3, 3s, 2m or \
-             1m30s"
-        ))
-    })?;
-    if window >= timeout {
-        return Err(Failure::refused(format!(
-            "--min-running {}s is not shorter than the deploy's timeout of {}s: the deploy would \
-             time out before the window ends; lower --min-running or raise --timeout",
-            window.as_secs(),
+    // Shorter than the timeout: at most its whole seconds less one (or its whole seconds, for a
+    // fractional timeout).
+    let longest = timeout
+        .as_secs()
+        .saturating_sub(u64::from(timeout.subsec_nanos() == 0));
+    let syntax = DurationSyntax::minutes_and_seconds(0, longest);
+    match parse_duration(text, &syntax) {
+        Ok(seconds) => Ok(Duration::from_secs(seconds)),
+        Err(DurationError::TooLong { seconds }) => Err(Failure::refused(format!(
+            "--min-running {seconds}s is not shorter than the deploy's timeout of {}s: the deploy \
+             would time out before the window ends; lower --min-running or raise --timeout",
             timeout.as_secs()
-        )));
+        ))),
+        // A range from zero is never too short: only the spelling can be wrong here.
+        Err(DurationError::Malformed | DurationError::TooShort { .. }) => {
+            Err(Failure::refused(format!(
+                "--min-running {text:?} is not a duration: write whole seconds as 0, 3, 3s, 2m or \
+                 1m30s"
+            )))
+        }
     }
-    Ok(window)
-}
-
-/// `N`, `Ns`, `Nm`, `NmMs`: minutes before seconds, each at most once, whole numbers only.
-fn parse(text: &str) -> Option<Duration> {
-    let (minutes, rest) = match text.split_once('m') {
-        Some((minutes, rest)) => (Some(number(minutes)?), rest),
-        None => (None, text),
-    };
-    let seconds = match rest.strip_suffix('s') {
-        Some(seconds) => Some(number(seconds)?),
-        None if rest.is_empty() && minutes.is_some() => None,
-        None if minutes.is_none() => Some(number(rest)?),
-        None => return None,
-    };
-    let total = minutes
-        .unwrap_or(0)
-        .checked_mul(60)?
-        .checked_add(seconds.unwrap_or(0))?;
-    Some(Duration::from_secs(total))
-}
-
-fn number(digits: &str) -> Option<u64> {
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    digits.parse().ok()
 }
 
 #[cfg(test)]

@@ -5,6 +5,8 @@
 
 use std::time::Duration;
 
+use apiary_classify::duration::{DurationError, DurationSyntax, parse_duration};
+
 /// The longest timeout, and the default: the orphan-Secret age gate (2 × this) relies on it.
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(600);
 
@@ -38,6 +40,10 @@ pub enum TimeoutError {
     },
 }
 
+/// The `--timeout` syntax: a bare number of seconds, or minutes then seconds, 1 to 600 s.
+const TIMEOUT_SYNTAX: DurationSyntax =
+    DurationSyntax::minutes_and_seconds(1, MAX_TIMEOUT.as_secs());
+
 /// Parses a `--timeout` value: `90`, `90s`, `5m`, `2m30s` (whole numbers only), 1 to 600 s.
 ///
 /// # Errors
@@ -45,36 +51,21 @@ pub enum TimeoutError {
 /// [`TimeoutError::Malformed`] for any other spelling (`1.5s`, `soon`, `-5`, empty);
 /// [`TimeoutError::OutOfRange`] outside 1..=600 seconds.
 pub fn parse_timeout(text: &str) -> Result<Duration, TimeoutError> {
-    let malformed = || TimeoutError::Malformed {
-        text: text.to_owned(),
-    };
-    let seconds = if text.bytes().all(|b| b.is_ascii_digit()) {
-        parse_digits(text).ok_or_else(malformed)?
-    } else {
-        let (minutes, rest) = match text.split_once('m') {
-            Some((minutes, rest)) => (parse_digits(minutes).ok_or_else(malformed)?, rest),
-            None => (0, text),
-        };
-        let seconds = match rest {
-            "" => 0,
-            _ => rest
-                .strip_suffix('s')
-                .and_then(parse_digits)
-                .ok_or_else(malformed)?,
-        };
-        minutes.saturating_mul(60).saturating_add(seconds)
-    };
-    validate_timeout(Duration::from_secs(seconds))
+    parse_duration(text, &TIMEOUT_SYNTAX)
+        .map(Duration::from_secs)
+        .map_err(|error| refusal(error, text))
 }
 
-/// Non-empty ASCII digits as a number (saturating, so huge numbers are out of range later).
-fn parse_digits(text: &str) -> Option<u64> {
-    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
+/// The refusal of a duration error: the text when malformed, the seconds when out of range.
+fn refusal(error: DurationError, text: &str) -> TimeoutError {
+    match error {
+        DurationError::Malformed => TimeoutError::Malformed {
+            text: text.to_owned(),
+        },
+        DurationError::TooShort { seconds } | DurationError::TooLong { seconds } => {
+            TimeoutError::OutOfRange { seconds }
+        }
     }
-    Some(text.bytes().fold(0_u64, |acc, b| {
-        acc.saturating_mul(10).saturating_add(u64::from(b - b'0'))
-    }))
 }
 
 /// Checks a timeout: whole seconds from 1 to 600.
@@ -87,7 +78,7 @@ pub fn validate_timeout(timeout: Duration) -> Result<Duration, TimeoutError> {
         return Err(TimeoutError::Fractional);
     }
     let seconds = timeout.as_secs();
-    if seconds == 0 || timeout > MAX_TIMEOUT {
+    if !(TIMEOUT_SYNTAX.min()..=TIMEOUT_SYNTAX.max()).contains(&seconds) {
         return Err(TimeoutError::OutOfRange { seconds });
     }
     Ok(timeout)

@@ -5,6 +5,7 @@
 //! Pure: no clock is read here; every instant is Unix seconds on the apiserver's clock, passed
 //! in. An annotation that does not parse is no expiry.
 
+use crate::duration::{DurationError, DurationSyntax, parse_duration};
 use crate::facts::ObjectMarks;
 
 /// Annotation key carrying the instant a pod expires, as `YYYY-MM-DDTHH:MM:SSZ` (UTC, whole
@@ -41,50 +42,27 @@ impl std::fmt::Display for TtlError {
     }
 }
 
+/// The `--ttl` syntax: `<whole number><unit>` groups, units `d`, `h`, `m`, `s`, from
+/// [`MIN_TTL_SECS`] to [`MAX_TTL_SECS`].
+const TTL_SYNTAX: DurationSyntax = DurationSyntax::unit_groups(MIN_TTL_SECS, MAX_TTL_SECS);
+
+impl From<DurationError> for TtlError {
+    fn from(error: DurationError) -> Self {
+        match error {
+            DurationError::Malformed => TtlError::Malformed,
+            DurationError::TooShort { .. } => TtlError::TooShort,
+            DurationError::TooLong { .. } => TtlError::TooLong,
+        }
+    }
+}
+
 /// Parse a `--ttl` duration: one or more `<whole number><unit>` groups, units `d`, `h`, `m`, `s`
 /// (`2h`, `90m`, `1h30m`, `3600s`), into seconds.
 ///
 /// # Errors
 /// [`TtlError`] when malformed or outside [`MIN_TTL_SECS`]..=[`MAX_TTL_SECS`].
 pub fn parse_ttl(text: &str) -> Result<u64, TtlError> {
-    if text.is_empty() {
-        return Err(TtlError::Malformed);
-    }
-    let mut total: u64 = 0;
-    let mut digits = String::new();
-    for c in text.chars() {
-        if c.is_ascii_digit() {
-            digits.push(c);
-            continue;
-        }
-        let unit = match c {
-            'd' => 86_400,
-            'h' => 3_600,
-            'm' => 60,
-            's' => 1,
-            _ => return Err(TtlError::Malformed),
-        };
-        if digits.is_empty() {
-            return Err(TtlError::Malformed);
-        }
-        // A number too large for u64 is certainly too long.
-        let n: u64 = digits.parse().map_err(|_| TtlError::TooLong)?;
-        total = n
-            .checked_mul(unit)
-            .and_then(|s| total.checked_add(s))
-            .ok_or(TtlError::TooLong)?;
-        digits.clear();
-    }
-    if !digits.is_empty() {
-        return Err(TtlError::Malformed);
-    }
-    if total < MIN_TTL_SECS {
-        return Err(TtlError::TooShort);
-    }
-    if total > MAX_TTL_SECS {
-        return Err(TtlError::TooLong);
-    }
-    Ok(total)
+    Ok(parse_duration(text, &TTL_SYNTAX)?)
 }
 
 /// The expiry instant of a TTL that starts at `server_now` (apiserver clock, Unix seconds).
