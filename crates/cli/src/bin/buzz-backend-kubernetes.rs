@@ -16,11 +16,10 @@
 use std::io::{Read, Write};
 use std::process::ExitCode;
 
-use tracing::level_filters::LevelFilter;
-use tracing_subscriber::filter::{FilterExt, Targets};
+use tracing_subscriber::filter::FilterExt;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
-use tracing_subscriber::{EnvFilter, Layer, fmt};
+use tracing_subscriber::{Layer, fmt};
 
 use apiary_buzz::entropy::OsEntropy;
 use apiary_buzz::outcome::deploy_response;
@@ -29,6 +28,10 @@ use apiary_buzz::plan::plan_deploy;
 use apiary_buzz::wire::{self, DeployRequest, Dispatch, Response};
 use apiary_substrate::driver::{self, DeployOptions};
 use apiary_substrate_kube::Cluster;
+
+// The same filter table and body caps as `apiary`, from the one file that defines them.
+#[path = "../logging/filter.rs"]
+mod log_filter;
 
 fn main() -> ExitCode {
     // Process-wide, before anything can open a connection: with two rustls providers compiled
@@ -111,31 +114,19 @@ fn write_response(response: &Response) -> ExitCode {
     }
 }
 
-/// Diagnostics on stderr: `RUST_LOG` when set and valid, else warnings and errors only. The
-/// caps hold whatever the filter says: Secret create bodies carry every env value, and these
-/// HTTP-layer targets can print bodies or headers at their finer levels.
+/// Diagnostics on stderr: `RUST_LOG` when set and valid, else warnings and errors only (the
+/// filter of `apiary` without `-v`). The caps hold whatever the filter says: Secret create
+/// bodies carry every env value, and the HTTP-layer targets can print bodies or headers at
+/// their finer levels.
 fn init_logging() {
-    let filter = std::env::var("RUST_LOG")
-        .ok()
-        .filter(|spec| !spec.trim().is_empty())
-        .and_then(|spec| EnvFilter::try_new(spec).ok())
-        .unwrap_or_else(|| EnvFilter::new("warn,kube_client::client::builder=off"));
-    let caps = Targets::new()
-        .with_default(LevelFilter::TRACE)
-        .with_target("kube_client", LevelFilter::DEBUG)
-        .with_target("kube_client::client", LevelFilter::ERROR)
-        .with_target("kube_client::client::builder", LevelFilter::DEBUG)
-        .with_target("kube_core", LevelFilter::DEBUG)
-        .with_target("kube_runtime", LevelFilter::DEBUG)
-        .with_target("kube", LevelFilter::DEBUG)
-        .with_target("tower_http", LevelFilter::OFF)
-        .with_target("hyper", LevelFilter::INFO)
-        .with_target("hyper_util", LevelFilter::INFO)
-        .with_target("h2", LevelFilter::INFO)
-        .with_target("rustls", LevelFilter::INFO);
+    let rust_log = std::env::var("RUST_LOG").ok();
+    let (filter, warning) = log_filter::choose_filter(0, rust_log.as_deref());
     let layer = fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(false)
-        .with_filter(filter.and(caps));
+        .with_filter(filter.and(log_filter::body_caps()));
     let _ = tracing_subscriber::registry().with(layer).try_init();
+    if let Some(warning) = warning {
+        tracing::warn!("{warning}");
+    }
 }
