@@ -71,9 +71,11 @@ pub enum Template {
     Buzz,
 }
 
-/// The create-intent template of one configuration. Field order is the serialization order.
+/// The members both templates open with, in their serialization order (deploy.md § Create-intent
+/// fingerprint, buzz-provider.md § 7). Flattened into each template, so the bytes are the same as
+/// if the members were written there.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct CreateIntent<'a> {
+struct Leading<'a> {
     template_version: u32,
     namespace: &'a str,
     image: &'a str,
@@ -82,21 +84,10 @@ pub struct CreateIntent<'a> {
     cpu_limit: &'a str,
     memory_limit: &'a str,
     service_account: Option<&'a str>,
-    command: Option<&'a [String]>,
-    args: Option<&'a [String]>,
-    restart_policy: &'static str,
-    termination_grace_period_seconds: i64,
-    env_keys: Vec<&'a str>,
-    env_from_secret: &'static str,
-    workspace_mount_path: &'a str,
-    run_as_user: i64,
-    run_as_group: i64,
 }
 
-impl<'a> CreateIntent<'a> {
-    /// The template of `shape`: its env keys, never values; empty args as null.
-    #[must_use]
-    pub fn of(shape: &'a PodShape) -> Self {
+impl<'a> Leading<'a> {
+    fn of(shape: &'a PodShape) -> Self {
         Self {
             template_version: TEMPLATE_VERSION,
             namespace: &shape.namespace,
@@ -106,8 +97,26 @@ impl<'a> CreateIntent<'a> {
             cpu_limit: &shape.cpu_limit,
             memory_limit: &shape.memory_limit,
             service_account: shape.service_account.as_deref(),
-            command: shape.command.as_deref(),
-            args: shape.args.as_deref(),
+        }
+    }
+}
+
+/// The members both templates continue with after apiary's `command` and `args` (which the buzz
+/// template does not have), in their serialization order.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+struct Trailing<'a> {
+    restart_policy: &'static str,
+    termination_grace_period_seconds: i64,
+    env_keys: Vec<&'a str>,
+    env_from_secret: &'static str,
+    workspace_mount_path: &'a str,
+    run_as_user: i64,
+    run_as_group: i64,
+}
+
+impl<'a> Trailing<'a> {
+    fn of(shape: &'a PodShape) -> Self {
+        Self {
             restart_policy: RESTART_POLICY,
             termination_grace_period_seconds: TERMINATION_GRACE_PERIOD_SECONDS,
             env_keys: shape.env_keys.iter().map(String::as_str).collect(),
@@ -115,6 +124,30 @@ impl<'a> CreateIntent<'a> {
             workspace_mount_path: &shape.workspace_mount_path,
             run_as_user: shape.run_as_user,
             run_as_group: shape.run_as_group,
+        }
+    }
+}
+
+/// The create-intent template of one configuration. Field order is the serialization order.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CreateIntent<'a> {
+    #[serde(flatten)]
+    leading: Leading<'a>,
+    command: Option<&'a [String]>,
+    args: Option<&'a [String]>,
+    #[serde(flatten)]
+    trailing: Trailing<'a>,
+}
+
+impl<'a> CreateIntent<'a> {
+    /// The template of `shape`: its env keys, never values; empty args as null.
+    #[must_use]
+    pub fn of(shape: &'a PodShape) -> Self {
+        Self {
+            leading: Leading::of(shape),
+            command: shape.command.as_deref(),
+            args: shape.args.as_deref(),
+            trailing: Trailing::of(shape),
         }
     }
 
@@ -138,21 +171,10 @@ impl<'a> CreateIntent<'a> {
 /// omitted when no option is set so baseline fingerprints are preserved.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct BuzzIntent<'a> {
-    template_version: u32,
-    namespace: &'a str,
-    image: &'a str,
-    cpu_request: &'a str,
-    memory_request: &'a str,
-    cpu_limit: &'a str,
-    memory_limit: &'a str,
-    service_account: Option<&'a str>,
-    restart_policy: &'static str,
-    termination_grace_period_seconds: i64,
-    env_keys: Vec<&'a str>,
-    env_from_secret: &'static str,
-    workspace_mount_path: &'a str,
-    run_as_user: i64,
-    run_as_group: i64,
+    #[serde(flatten)]
+    leading: Leading<'a>,
+    #[serde(flatten)]
+    trailing: Trailing<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pod_options: Option<&'a PodOptions>,
 }
@@ -162,21 +184,8 @@ impl<'a> BuzzIntent<'a> {
     #[must_use]
     pub fn of(shape: &'a PodShape) -> Self {
         Self {
-            template_version: TEMPLATE_VERSION,
-            namespace: &shape.namespace,
-            image: shape.image.as_str(),
-            cpu_request: &shape.cpu_request,
-            memory_request: &shape.memory_request,
-            cpu_limit: &shape.cpu_limit,
-            memory_limit: &shape.memory_limit,
-            service_account: shape.service_account.as_deref(),
-            restart_policy: RESTART_POLICY,
-            termination_grace_period_seconds: TERMINATION_GRACE_PERIOD_SECONDS,
-            env_keys: shape.env_keys.iter().map(String::as_str).collect(),
-            env_from_secret: ENV_FROM_SECRET_PLACEHOLDER,
-            workspace_mount_path: &shape.workspace_mount_path,
-            run_as_user: shape.run_as_user,
-            run_as_group: shape.run_as_group,
+            leading: Leading::of(shape),
+            trailing: Trailing::of(shape),
             pod_options: (!shape.pod_options.is_default()).then_some(&shape.pod_options),
         }
     }

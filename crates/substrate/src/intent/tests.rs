@@ -125,23 +125,30 @@ fn f4_every_field_counts() {
 fn f4_constants_count() {
     let valid = base().validate(&agent()).unwrap();
     let original = valid.intent();
+    let trailing = |trailing| CreateIntent {
+        trailing,
+        ..original.clone()
+    };
     let variants = [
         CreateIntent {
-            template_version: 2,
+            leading: Leading {
+                template_version: 2,
+                ..original.leading.clone()
+            },
             ..original.clone()
         },
-        CreateIntent {
+        trailing(Trailing {
             restart_policy: "Always",
-            ..original.clone()
-        },
-        CreateIntent {
+            ..original.trailing.clone()
+        }),
+        trailing(Trailing {
             termination_grace_period_seconds: 30,
-            ..original.clone()
-        },
-        CreateIntent {
+            ..original.trailing.clone()
+        }),
+        trailing(Trailing {
             env_from_secret: "x",
-            ..original.clone()
-        },
+            ..original.trailing.clone()
+        }),
     ];
     for variant in variants {
         assert_ne!(variant.fingerprint(), original.fingerprint());
