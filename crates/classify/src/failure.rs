@@ -49,11 +49,14 @@ pub enum Operation {
     UpdatePod,
     /// Reading a pod's container log (`apiary logs`: the `pods/log` subresource).
     ReadPodLog,
+    /// Reading the node a pod that will not go away is bound to (issue 11 § 6): cluster-scoped
+    /// and optional, so a refusal is never a failure of the operation that asked.
+    GetNode,
 }
 
 impl Operation {
     /// Every request kind, in declaration order (for tests that loop over "every").
-    pub const ALL: [Operation; 15] = [
+    pub const ALL: [Operation; 16] = [
         Operation::EnsureNamespace,
         Operation::GetNamespace,
         Operation::CreateNamespace,
@@ -69,6 +72,7 @@ impl Operation {
         Operation::WatchPod,
         Operation::UpdatePod,
         Operation::ReadPodLog,
+        Operation::GetNode,
     ];
 
     /// The RBAC verb the request needs (`get`, `list`, `create`, `delete`, `watch`, `patch`); namespace
@@ -80,7 +84,8 @@ impl Operation {
             | Self::GetPod
             | Self::GetSecret
             | Self::GetServiceAccount
-            | Self::ReadPodLog => "get",
+            | Self::ReadPodLog
+            | Self::GetNode => "get",
             Self::CreateNamespace | Self::CreateSecret | Self::CreatePod => "create",
             Self::ListPods | Self::ListSecrets => "list",
             Self::DeletePod | Self::DeleteSecret => "delete",
@@ -90,7 +95,7 @@ impl Operation {
     }
 
     /// The RBAC resource the request is on (`namespaces`, `pods`, `pods/log`, `secrets`,
-    /// `serviceaccounts`).
+    /// `serviceaccounts`, `nodes`).
     pub fn resource(self) -> &'static str {
         match self {
             Self::EnsureNamespace | Self::GetNamespace | Self::CreateNamespace => "namespaces",
@@ -105,6 +110,7 @@ impl Operation {
             }
             Self::GetServiceAccount => "serviceaccounts",
             Self::ReadPodLog => "pods/log",
+            Self::GetNode => "nodes",
         }
     }
 
@@ -140,6 +146,7 @@ impl Operation {
             Self::WatchPod => "watch_pod",
             Self::UpdatePod => "update_pod",
             Self::ReadPodLog => "read_pod_log",
+            Self::GetNode => "get_node",
         }
     }
 }
@@ -163,6 +170,7 @@ impl fmt::Display for Operation {
             Self::WatchPod => "watch pod",
             Self::UpdatePod => "update pod",
             Self::ReadPodLog => "read the log of pod",
+            Self::GetNode => "read node",
         })
     }
 }

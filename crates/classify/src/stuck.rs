@@ -53,6 +53,20 @@ pub enum NodeFacts {
     Unknown,
 }
 
+impl NodeFacts {
+    /// What a node read the apiserver refused shows, split on the literal `Status.reason`, never
+    /// the code: `NotFound` is [`NodeFacts::Missing`], `Forbidden` (the user may not read nodes,
+    /// which is optional) [`NodeFacts::NotPermitted`], anything else — another reason, or none —
+    /// [`NodeFacts::Unknown`]. A read with no answer at all is `Unknown` without asking this.
+    pub fn refused(reason: &str) -> NodeFacts {
+        match reason {
+            "NotFound" => NodeFacts::Missing,
+            "Forbidden" => NodeFacts::NotPermitted,
+            _ => NodeFacts::Unknown,
+        }
+    }
+}
+
 /// One reason the API shows for a pod still being there.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Cause {

@@ -13,6 +13,7 @@ pub mod client;
 mod expiry;
 mod listing;
 pub mod mapping;
+mod node;
 pub mod retry;
 mod watch;
 
@@ -453,6 +454,10 @@ impl Substrate for Cluster {
             mapping::delete_outcome,
         )
         .await
+    }
+
+    async fn read_node(&self, name: &str) -> apiary_classify::stuck::NodeFacts {
+        self.node_facts(name).await
     }
 
     async fn sleep(&self, duration: Duration) {

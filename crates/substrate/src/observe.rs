@@ -1,6 +1,7 @@
 //! Observation (deploy.md § Observation): maps Kubernetes pods and Secrets onto the plain facts
 //! of `apiary_classify::facts` — marks, the `agent` container's state, conditions, the first
-//! `envFrom` Secret reference.
+//! `envFrom` Secret reference — and the node of a pod that will not go away onto
+//! `apiary_classify::stuck::NodeFacts`.
 //!
 //! Pure mapping: no I/O, no clock, and no decision. Verification, settling and classification
 //! live in `apiary-classify`; this module only copies what the objects say. It never reads a
@@ -12,6 +13,7 @@ use apiary_classify::expiry::ANNOTATION_EXPIRES_AT;
 use apiary_classify::facts::{
     ConditionFacts, ContainerState, ObjectMarks, ObservedPod, ObservedSecret, PodFacts,
 };
+use apiary_classify::stuck::NodeFacts;
 use k8s_openapi::api::core::v1::{self as core, Container, Pod, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
@@ -108,6 +110,24 @@ fn condition_facts(condition: &core::PodCondition) -> ConditionFacts {
         reason: condition.reason.clone(),
         message: condition.message.clone(),
     }
+}
+
+/// What a read node shows for the explanation of a pod that will not go away (issue 11 § 6):
+/// its `Ready` condition, when it reports one (the first of that type).
+#[must_use]
+pub fn node_facts(node: &core::Node) -> NodeFacts {
+    let ready = node
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .and_then(|conditions| conditions.iter().find(|c| c.type_ == "Ready"))
+        .map(|c| ConditionFacts {
+            kind: c.type_.clone(),
+            status: c.status.clone(),
+            reason: c.reason.clone(),
+            message: c.message.clone(),
+        });
+    NodeFacts::Read { ready }
 }
 
 /// The spec `image` of the container named `agent`, when any (the pull-failure classifier strips

@@ -227,6 +227,15 @@ pub trait Substrate: Send + Sync {
         deletion: &SecretDeletion,
     ) -> impl Future<Output = Result<DeleteOutcome, SubstrateError>> + Send;
 
+    /// Read the node `name` (cluster-scoped, a quorum GET) for the explanation of a pod that
+    /// outlives its grace period (issue 11 § 6). Never an error, because the read only adds to a
+    /// warning: 404 `NotFound` is `Missing`, 403 `Forbidden` is `NotPermitted` (reading nodes is
+    /// optional, skipped silently), and any other failure is `Unknown` (logged at debug level).
+    fn read_node(
+        &self,
+        name: &str,
+    ) -> impl Future<Output = apiary_classify::stuck::NodeFacts> + Send;
+
     /// Sleep for `duration` (the fake advances its clock here and only here).
     fn sleep(&self, duration: Duration) -> impl Future<Output = ()> + Send;
 

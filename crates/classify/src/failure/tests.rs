@@ -143,6 +143,7 @@ fn every_operation_names_its_verb_and_resource() {
             Operation::WatchPod => ("watch", "pods", false),
             Operation::UpdatePod => ("patch", "pods", true),
             Operation::ReadPodLog => ("get", "pods/log", false),
+            Operation::GetNode => ("get", "nodes", false),
         };
         assert_eq!(operation.verb(), verb, "{operation:?}");
         assert_eq!(operation.resource(), resource, "{operation:?}");
@@ -172,6 +173,7 @@ fn every_operation_has_its_words_and_name() {
             "watch pod",
             "update pod",
             "read the log of pod",
+            "read node",
         ]
     );
     let names: Vec<&str> = Operation::ALL.iter().map(|o| o.as_str()).collect();
@@ -193,6 +195,7 @@ fn every_operation_has_its_words_and_name() {
             "watch_pod",
             "update_pod",
             "read_pod_log",
+            "get_node",
         ]
     );
 }

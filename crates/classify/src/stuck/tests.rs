@@ -276,3 +276,33 @@ fn short_durations_keep_their_tenths() {
     assert!(at(secs(3), secs(1)).contains("after 3 s (grace period 1 s)"));
     assert!(at(Duration::from_millis(10_900), secs(1)).contains("after 10 s "));
 }
+
+/// A refused node read is split on the literal reason: `NotFound` says the node is gone,
+/// `Forbidden` is skipped silently, and any other reason (or none, or another case) says
+/// nothing about the node.
+#[test]
+fn node_refusals_split_on_the_literal_reason() {
+    assert_eq!(NodeFacts::refused("NotFound"), NodeFacts::Missing);
+    assert_eq!(NodeFacts::refused("Forbidden"), NodeFacts::NotPermitted);
+    for other in [
+        "",
+        "notfound",
+        "forbidden",
+        "InternalError",
+        "Unauthorized",
+        "Conflict",
+    ] {
+        assert_eq!(NodeFacts::refused(other), NodeFacts::Unknown, "{other:?}");
+    }
+    let held = pod("u", 60);
+    let gone = diagnose(&held, &NodeFacts::refused("NotFound"), late(61));
+    assert_eq!(
+        gone.causes,
+        [Cause::NodeGone {
+            node: "node-1".into()
+        }]
+    );
+    let denied = diagnose(&held, &NodeFacts::refused("Forbidden"), late(61));
+    assert!(denied.causes.is_empty());
+    assert!(!denied.to_string().contains("its node"), "{denied}");
+}

@@ -317,6 +317,15 @@ fn fix(failure: &RequestFailure, namespace: &str, grant: Grant) -> Option<String
 /// The verb and resource refused, and the manifest and binding that grant them.
 fn rbac_fix(operation: Operation, namespace: &str, grant: Grant) -> String {
     let (verb, resource) = (operation.verb(), operation.resource());
+    // Nodes are cluster-scoped and their grant is optional, whichever command read them.
+    if resource == "nodes" {
+        return format!(
+            "the caller may not `{verb}` nodes: grant rbac/apiary-node-reader.yaml with \
+             `kubectl apply -f rbac/apiary-node-reader.yaml` and `kubectl create \
+             clusterrolebinding apiary-node-reader --clusterrole=apiary-node-reader --user=<you>` \
+             (optional: apiary reads a node only to say why a pod will not go away)"
+        );
+    }
     match grant {
         Grant::Seeds => format!(
             "the caller may not `{verb}` {resource} in namespace {namespace} (--watch also needs \

@@ -9,8 +9,10 @@
 use std::time::Duration;
 
 use apiary_classify::failure::{Operation, TransportCause};
+use apiary_classify::stuck::NodeFacts;
 use apiary_substrate::{CreateOutcome, DeleteOutcome, SubstrateError};
 use chrono::{DateTime, Datelike, NaiveDate, NaiveDateTime, NaiveTime, Utc, Weekday};
+use k8s_openapi::api::core::v1::Node;
 
 /// `Status.reason` of a create that lost to an existing object of the same name.
 pub const REASON_ALREADY_EXISTS: &str = "AlreadyExists";
@@ -202,6 +204,19 @@ pub fn delete_outcome(failure: &Failure) -> Option<DeleteOutcome> {
 /// Whether a read's refusal is a confirmed absence (reason `NotFound`).
 pub fn is_absent(failure: &Failure) -> bool {
     failure.has_reason(REASON_NOT_FOUND)
+}
+
+/// What a read of a stuck pod's node shows (issue 11 § 6): the node's `Ready` condition when it
+/// was read; otherwise the refusal split on its literal `Status.reason` (`NotFound` is a node
+/// that is gone, `Forbidden` a user who may not read nodes, skipped silently; any other reason is
+/// nothing to say), and nothing to say for a read with no usable answer.
+pub fn node_facts(answer: Result<&Node, &Failure>) -> NodeFacts {
+    match answer {
+        Ok(node) => apiary_substrate::observe::node_facts(node),
+        Err(failure) => failure.refusal().map_or(NodeFacts::Unknown, |refusal| {
+            NodeFacts::refused(&refusal.reason)
+        }),
+    }
 }
 
 /// The next step of namespace ensure after the GET (deploy.md § Namespace ensure).

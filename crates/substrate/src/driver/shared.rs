@@ -1,7 +1,7 @@
 //! The requests and helpers every operation of the driver shares: the operation's tracing span,
 //! quorum reads mapped onto the classify vocabulary (a read during a wait for a disappearance
-//! also feeds the stuck-pod watch, issue 11 § 6), fenced deletes and their answers, the paired
-//! listing, and the progress sink. Imperative shell; it decides nothing (which pod or
+//! also feeds the stuck-pod watch and, once a pod is overdue, reads its node: issue 11 § 6),
+//! fenced deletes and their answers, the paired listing, and the progress sink. Imperative shell; it decides nothing (which pod or
 //! Secret to delete, with which fence, and how long to wait all arrive from a machine).
 
 use std::time::Duration;
@@ -88,7 +88,9 @@ pub(super) async fn read_pod<S: Substrate>(
 /// and deploy's wait for a deleting pod or a replace): each read also goes to `watch`, and when
 /// the pod has been terminating for longer than its grace period a warning says why as far as
 /// the API shows (classify's `stuck::diagnose`) and which `kubectl` commands would show more.
-/// Never a forced delete.
+/// Only then, once per pod and only when the pod names a node, is that node read: its `Ready`
+/// condition joins the explanation, and a user who may not read nodes gets no node sentence and
+/// no error. Never a forced delete.
 pub(super) async fn read_pod_watching<S: Substrate>(
     substrate: &S,
     name: &str,
@@ -102,7 +104,11 @@ pub(super) async fn read_pod_watching<S: Substrate>(
     if let Some(overdue) = watch.observe(substrate.now(), terminating.as_ref())
         && let Some(pod) = &terminating
     {
-        tracing::warn!("{}", diagnose(pod, &NodeFacts::Unknown, overdue));
+        let node = match &pod.node {
+            Some(node) => substrate.read_node(node).await,
+            None => NodeFacts::Unknown,
+        };
+        tracing::warn!("{}", diagnose(pod, &node, overdue));
     }
     Ok(pod.as_ref().map(|p| observe_pod(p, binding)))
 }

@@ -68,6 +68,11 @@ pub enum Call {
         /// The uid precondition.
         uid: String,
     },
+    /// `read_node(name)`.
+    GetNode {
+        /// The node name.
+        name: String,
+    },
     /// `sleep(duration)`.
     Sleep {
         /// The requested duration.
@@ -98,6 +103,7 @@ impl Call {
             Self::CreatePod { .. } => Operation::CreatePod,
             Self::DeletePod { .. } => Operation::DeletePod,
             Self::DeleteSecret { .. } => Operation::DeleteSecret,
+            Self::GetNode { .. } => Operation::GetNode,
             Self::Sleep { .. } | Self::WaitForPodChange { .. } => return None,
         })
     }
@@ -110,7 +116,7 @@ impl Call {
     /// A one-line, value-free summary for assertions: `ensure_namespace agents`,
     /// `create_secret <name>`, `create_pod <name>`, `delete_pod <name> uid=<uid> rv=<rv>`,
     /// `delete_secret <name> uid=<uid>`, `get_pod <name>`, `secret_exists <name>`,
-    /// `service_account_exists <name>`,
+    /// `service_account_exists <name>`, `get_node <name>`,
     /// `list_pods <selector>`, `list_secrets <selector>`, `sleep <secs>s`,
     /// `wait_for_pod_change <name> rv=<rv or -> max=<secs>s` (seconds with fractions when not
     /// whole, e.g. `0.5s`).
@@ -142,6 +148,7 @@ impl Call {
                 fence.resource_version()
             ),
             Self::DeleteSecret { name, uid } => format!("delete_secret {name} uid={uid}"),
+            Self::GetNode { name } => format!("get_node {name}"),
             Self::Sleep { duration } => format!("sleep {}", secs(duration)),
             Self::WaitForPodChange {
                 name,

@@ -30,6 +30,8 @@ pub(crate) struct State {
     pub(crate) steps: BTreeMap<Operation, VecDeque<Step>>,
     pub(crate) poll_hooks: BTreeMap<u32, Vec<ModelHook>>,
     pub(crate) every_poll: Vec<PollHook>,
+    /// Whether node reads answer 403 (`FakeCluster::deny_node_reads`).
+    pub(crate) node_reads_denied: bool,
 }
 
 /// The in-memory [`Substrate`](crate::Substrate) (see the module docs).
@@ -82,6 +84,7 @@ impl FakeCluster {
                 steps: BTreeMap::new(),
                 poll_hooks: BTreeMap::new(),
                 every_poll: Vec::new(),
+                node_reads_denied: false,
             }),
         }
     }

@@ -28,6 +28,7 @@
 //! | `create_secret` / `create_pod` | create (uid, rv, creationTimestamp stamped; the kubelet script attached) | `Created`, `AlreadyExists` on 409; a missing namespace is `Err(Api 404 NotFound)` |
 //! | `delete_pod(deletion)` | delete with preconditions `{uid, resourceVersion}`, no grace override | `Accepted` (graceful mark or removal), `NotFound`, `PreconditionFailed` on 409 Conflict |
 //! | `delete_secret(deletion)` | delete with precondition `{uid}` | `Accepted`, `NotFound`, `PreconditionFailed` |
+//! | `read_node(name)` | get the node (cluster-scoped; a test registers it with [`FakeCluster::add_node`] and scripts its `Ready` condition with [`FakeCluster::set_node_ready`]) | `Read` with its `Ready` condition, `Missing` on 404, `NotPermitted` while [`FakeCluster::deny_node_reads`] is on, `Unknown` for any other scripted failure |
 //! | `sleep(d)` | advance the clock by `d` | — |
 //! | `wait_for_pod_change(name, rv, max)` | advance step by step until the pod's rv differs from `rv` (or, with `None`, from its state at the call; appearing/disappearing counts) or `max` passed; returns at once if it already differs | — |
 //!
@@ -120,6 +121,7 @@ mod clock;
 mod cluster;
 mod errors;
 mod log;
+mod nodes;
 pub mod proof;
 mod serve;
 mod step;

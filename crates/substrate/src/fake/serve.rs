@@ -73,7 +73,7 @@ impl WriteOutcome for DeleteOutcome {
 
 impl FakeCluster {
     /// Log `call`, apply the request latency, and take the next scripted step of its kind.
-    fn begin(&self, call: Call) -> Step {
+    pub(super) fn begin(&self, call: Call) -> Step {
         let (latency, step) = {
             let mut state = lock(&self.state);
             let op = call.op();
@@ -330,6 +330,10 @@ impl Substrate for FakeCluster {
             m.delete_secret(&self.namespace, name, &preconditions)
                 .map(|_| ())
         })
+    }
+
+    async fn read_node(&self, name: &str) -> apiary_classify::stuck::NodeFacts {
+        self.serve_node_read(name)
     }
 
     async fn sleep(&self, duration: Duration) {

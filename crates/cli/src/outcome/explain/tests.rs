@@ -50,7 +50,12 @@ fn every_forbidden_request_names_verb_resource_and_manifest() {
             )),
             "{text}"
         );
-        assert!(text.contains("rbac/apiary-deployer.yaml"), "{text}");
+        // Nodes (cluster-scoped, optional) have their own manifest.
+        let manifest = match operation {
+            Operation::GetNode => "rbac/apiary-node-reader.yaml",
+            _ => "rbac/apiary-deployer.yaml",
+        };
+        assert!(text.contains(manifest), "{text}");
         assert_eq!(
             text.matches(&format!("could not {operation}")).count(),
             1,
@@ -58,7 +63,11 @@ fn every_forbidden_request_names_verb_resource_and_manifest() {
         );
         assert!(text.chars().count() <= MAX_MESSAGE, "{text}");
         let seeds = request(&failure, "ring", Grant::Seeds, None).message;
-        assert!(seeds.contains("rbac/apiary-seeds.yaml"), "{seeds}");
+        let manifest = match operation {
+            Operation::GetNode => manifest,
+            _ => "rbac/apiary-seeds.yaml",
+        };
+        assert!(seeds.contains(manifest), "{seeds}");
     }
 }
 

@@ -693,3 +693,73 @@ fn every_other_refusal_is_not_a_missing_account() {
         }
     );
 }
+
+/// A node as the apiserver answers it, with these conditions (type, status, reason).
+fn node_with(conditions: &[(&str, &str, Option<&str>)]) -> Node {
+    serde_json::from_value(serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "node-7"},
+        "status": {"conditions": conditions.iter().map(|(kind, status, reason)| {
+            serde_json::json!({"type": kind, "status": status, "reason": reason})
+        }).collect::<Vec<_>>()},
+    }))
+    .expect("a Node")
+}
+
+/// Issue 11 § 6: a read node shows its `Ready` condition (not another one first in the list);
+/// a node without one is read with none.
+#[test]
+fn a_read_node_shows_its_ready_condition() {
+    let node = node_with(&[
+        (
+            "MemoryPressure",
+            "False",
+            Some("KubeletHasSufficientMemory"),
+        ),
+        ("Ready", "False", Some("KubeletNotReady")),
+    ]);
+    let NodeFacts::Read { ready: Some(ready) } = node_facts(Ok(&node)) else {
+        panic!("read with a Ready condition");
+    };
+    assert_eq!(ready.kind, "Ready");
+    assert_eq!(ready.status, "False");
+    assert_eq!(ready.reason.as_deref(), Some("KubeletNotReady"));
+    let bare = node_with(&[("DiskPressure", "False", None)]);
+    assert_eq!(node_facts(Ok(&bare)), NodeFacts::Read { ready: None });
+    assert_eq!(
+        node_facts(Ok(&Node::default())),
+        NodeFacts::Read { ready: None }
+    );
+}
+
+/// Issue 11 § 6: a refused node read is split on the literal reason (never the code): 404
+/// `NotFound` is a node that is gone, 403 `Forbidden` a user who may not read nodes, and every
+/// other refusal (an empty reason too) and every transport failure says nothing.
+#[test]
+fn node_read_refusals_split_on_the_reason() {
+    assert_eq!(
+        node_facts(Err(&refused(404, "NotFound"))),
+        NodeFacts::Missing
+    );
+    assert_eq!(
+        node_facts(Err(&refused(403, "Forbidden"))),
+        NodeFacts::NotPermitted
+    );
+    for (code, reason) in [
+        (404, ""),
+        (403, ""),
+        (500, "InternalError"),
+        (401, "Unauthorized"),
+        (404, "notfound"),
+    ] {
+        assert_eq!(
+            node_facts(Err(&refused(code, reason))),
+            NodeFacts::Unknown,
+            "{code} {reason:?}"
+        );
+    }
+    for kind in ALL_TRANSPORT {
+        assert_eq!(node_facts(Err(&transport(kind))), NodeFacts::Unknown);
+    }
+}
