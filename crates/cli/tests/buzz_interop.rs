@@ -32,6 +32,19 @@ fn insert_original_attempt(fx: &Fixture, template: &Template, intent: &str, age:
     fx.insert_original(&[secret], Some(pod), age);
 }
 
+/// Clear the request log and deploy `image` again, `ok:true`, with the original backend's
+/// Secrets past the orphan age gate: on the simulator they were inserted 1300 s old, on a real
+/// server the provider reads a `Date` clock 1300 s ahead.
+fn redeploy_past_the_age_gate(fx: &Fixture, image: &str) {
+    fx.clear_requests();
+    let request = deploy_request(fx.namespace(), image);
+    let answer = match fx.kind() {
+        BackendKind::Sim => fx.provide(&request),
+        BackendKind::Real => fx.provide_with_clock_ahead(&request),
+    };
+    answer.assert_ok();
+}
+
 /// The names of the objects every mutation since the last clear wrote: the path's last segment,
 /// or for a create (whose path names only the collection) the body's `metadata.name`.
 fn mutated_objects(fx: &Fixture) -> Vec<String> {
@@ -137,13 +150,7 @@ on_both_backends! {
         both.sort();
         assert_eq!(fx.sorted_secret_names(), both, "the old Secret waits for the age gate");
 
-        fx.clear_requests();
-        let request = deploy_request(fx.namespace(), &image);
-        let answer = match fx.kind() {
-            BackendKind::Sim => fx.provide(&request),
-            BackendKind::Real => fx.provide_with_clock_ahead(&request),
-        };
-        answer.assert_ok();
+        redeploy_past_the_age_gate(&fx, &image);
         assert_eq!(fx.pod_uid(POD), new_uid, "a no-op");
         assert_eq!(fx.secret_names(), [current], "the previous attempt's Secret was collected");
     }
@@ -208,13 +215,7 @@ on_both_backends! {
         buzz_secrets.sort();
         assert_eq!(fx.sorted_secret_names(), buzz_secrets, "only the buzz Secrets are left");
 
-        fx.clear_requests();
-        let request = deploy_request(fx.namespace(), &image);
-        let answer = match fx.kind() {
-            BackendKind::Sim => fx.provide(&request),
-            BackendKind::Real => fx.provide_with_clock_ahead(&request),
-        };
-        answer.assert_ok();
+        redeploy_past_the_age_gate(&fx, &image);
         assert_eq!(fx.secret_names(), [buzz_secret], "the orphan was the provider's to collect");
     }
 }

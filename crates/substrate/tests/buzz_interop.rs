@@ -10,6 +10,8 @@
     reason = "each conformance test binary uses a different subset"
 )]
 mod conformance_support;
+#[path = "common/original_backend.rs"]
+mod original_backend;
 
 use std::time::Duration;
 
@@ -20,6 +22,7 @@ use apiary_substrate::naming::AgentIdentity;
 use conformance_support::{Shape, attempt, fence_of, run, shaped};
 use k8s_openapi::api::core::v1::{Pod, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use original_backend::Attempt;
 use serde_json::json;
 
 /// The namespace of the spec's buzz-provider.md § 7 vector.
@@ -54,33 +57,20 @@ fn buzz_config(pubkey: &str) -> ValidConfig {
     ValidConfig::buzz(&buzz_agent(pubkey), pod).expect("valid buzz pod")
 }
 
-/// The three labels of buzz-provider.md § 4.2 for `pubkey`.
-fn labels(pubkey: &str) -> serde_json::Value {
-    json!({
-        "app.kubernetes.io/managed-by": "buzz-backend-kubernetes",
-        "buzz.block.xyz/binding-version": "1",
-        "buzz.block.xyz/agent-pubkey": &pubkey[..32],
-    })
+/// The original backend's attempt `generation` for `pubkey` in the vector's namespace.
+fn original(pubkey: &str, generation: &str) -> Attempt {
+    Attempt::new(NS, pubkey, generation, &image())
 }
 
-/// A Secret as the original backend writes it (buzz-provider.md § 6.1), created `age` before the fake's now.
+/// The original's Secret of attempt `generation` (the vector's one env key and the start
+/// nonce), created `age` before the fake's now.
 fn original_secret(fake: &FakeCluster, pubkey: &str, generation: &str, age: Duration) -> Secret {
-    let mut secret: Secret = serde_json::from_value(json!({
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "metadata": {
-            "name": format!("buzz-agent-{}-{generation}", &pubkey[..12]),
-            "namespace": NS,
-            "labels": labels(pubkey),
-            "annotations": {"buzz.block.xyz/agent-pubkey-full": pubkey},
-        },
-        "stringData": {
-            "BUZZ_RELAY_URL": "wss://relay",
-            "BUZZ_MANAGED_AGENT_START_NONCE": generation,
-        },
-        "immutable": true,
-    }))
-    .expect("a Secret literal");
+    let data = json!({
+        "BUZZ_RELAY_URL": "wss://relay",
+        "BUZZ_MANAGED_AGENT_START_NONCE": generation,
+    });
+    let mut secret: Secret = serde_json::from_value(original(pubkey, generation).secret(data))
+        .expect("a Secret literal");
     let created = fake
         .model()
         .now()
@@ -90,65 +80,58 @@ fn original_secret(fake: &FakeCluster, pubkey: &str, generation: &str, age: Dura
     secret
 }
 
-/// A pod as the original backend writes it (buzz-provider.md § 6.2) for attempt `generation`, recording `intent`.
-fn original_pod(pubkey: &str, generation: &str, intent: &str) -> Pod {
-    serde_json::from_value(json!({
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": format!("buzz-agent-{}", &pubkey[..12]),
-            "namespace": NS,
-            "labels": labels(pubkey),
-            "annotations": {
-                "buzz.block.xyz/agent-pubkey-full": pubkey,
-                "buzz.block.xyz/create-intent": intent,
-                "buzz.block.xyz/image": image(),
-            },
-        },
-        "spec": {
-            "containers": [{
-                "name": "agent",
-                "image": image(),
-                "envFrom": [{"secretRef": {
-                    "name": format!("buzz-agent-{}-{generation}", &pubkey[..12]),
-                    "optional": false,
-                }}],
-                "resources": {
-                    "requests": {"cpu": "1", "memory": "2Gi"},
-                    "limits": {"cpu": "2", "memory": "4Gi"},
-                },
-                "volumeMounts": [{"name": "workspace", "mountPath": "/home/agent"}],
-                "securityContext": {
-                    "allowPrivilegeEscalation": false,
-                    "capabilities": {"drop": ["ALL"]},
-                },
-            }],
-            "restartPolicy": "Never",
-            "terminationGracePeriodSeconds": 60,
-            "automountServiceAccountToken": false,
-            "securityContext": {
-                "runAsNonRoot": true,
-                "runAsUser": 10001,
-                "runAsGroup": 10001,
-                "fsGroup": 10001,
-                "seccompProfile": {"type": "RuntimeDefault"},
-            },
-            "volumes": [{"name": "workspace", "emptyDir": {}}],
-        },
-    }))
-    .expect("a Pod literal")
+/// Put the original's Secret of attempt `generation`, `age` old, in the fake.
+fn insert_original_secret(fake: &FakeCluster, pubkey: &str, generation: &str, age: Duration) {
+    fake.insert_secret(original_secret(fake, pubkey, generation, age))
+        .unwrap();
 }
 
-/// Seed the original's attempt `generation`: its Secret and its pod in `shape`.
-fn seed_original(fake: &FakeCluster, pubkey: &str, generation: &str, shape: &Shape) -> Pod {
-    fake.insert_secret(original_secret(fake, pubkey, generation, Duration::ZERO))
-        .unwrap();
-    let pod = original_pod(pubkey, generation, SPEC_INTENT);
+/// The original's pod of attempt `generation`, recording `intent`.
+fn original_pod(pubkey: &str, generation: &str, intent: &str) -> Pod {
+    serde_json::from_value(original(pubkey, generation).pod(intent)).expect("a Pod literal")
+}
+
+/// Seed the original's attempt `generation`: its Secret, then `pod` in `shape`.
+fn seed(fake: &FakeCluster, pubkey: &str, generation: &str, pod: Pod, shape: &Shape) -> Pod {
+    insert_original_secret(fake, pubkey, generation, Duration::ZERO);
     fake.insert_pod(shaped(fake, pod, shape)).unwrap()
+}
+
+/// Seed the original's attempt `generation` recording the vector's intent, its pod in `shape`.
+fn seed_original(fake: &FakeCluster, pubkey: &str, generation: &str, shape: &Shape) -> Pod {
+    let pod = original_pod(pubkey, generation, SPEC_INTENT);
+    seed(fake, pubkey, generation, pod, shape)
 }
 
 fn deploy_buzz(fake: &FakeCluster, config: &ValidConfig) -> Result<Deployed, DeployError> {
     run(deploy(fake, config, &DeployOptions::for_config(config)))
+}
+
+/// A deploy's answer for the vector's pubkey: its pod, started, with this request's intent.
+fn deployed() -> Result<Deployed, DeployError> {
+    Ok(Deployed {
+        pod: "buzz-agent-7e7e9c42a91b".to_owned(),
+        intent_matches: true,
+    })
+}
+
+/// Deploy `config` over the wedged `stored` pod and assert that it was replaced: exactly one
+/// delete, fenced by the stored pod's uid and resourceVersion, and one create recording the
+/// vector's intent. `case` names the scenario in a failure.
+fn assert_replaced(fake: &FakeCluster, config: &ValidConfig, stored: &Pod, case: &str) {
+    assert_eq!(deploy_buzz(fake, config), deployed(), "{case}");
+    let deletes = fake.pod_deletes();
+    assert_eq!(deletes.len(), 1, "{case}");
+    let (uid, rv) = fence_of(stored);
+    assert_eq!(deletes[0].1.uid(), uid, "{case}");
+    assert_eq!(deletes[0].1.resource_version(), rv, "{case}");
+    let created = fake.creates_of_pods();
+    assert_eq!(created.len(), 1, "{case}");
+    let annotations = created[0].metadata.annotations.as_ref().unwrap();
+    assert_eq!(
+        annotations["buzz.block.xyz/create-intent"], SPEC_INTENT,
+        "{case}"
+    );
 }
 
 /// buzz-provider.md § 7: the fingerprint apiary computes for the vector's request is the original's.
@@ -163,13 +146,7 @@ fn buzz_fingerprint_equals_the_originals_for_the_spec_vector() {
 fn original_running_pod_is_a_no_op() {
     let fake = FakeCluster::new(NS);
     seed_original(&fake, PUBKEY, "0a1b2c3d", &Shape::Running);
-    assert_eq!(
-        deploy_buzz(&fake, &buzz_config(PUBKEY)),
-        Ok(Deployed {
-            pod: "buzz-agent-7e7e9c42a91b".to_owned(),
-            intent_matches: true,
-        })
-    );
+    assert_eq!(deploy_buzz(&fake, &buzz_config(PUBKEY)), deployed());
     assert_eq!(
         fake.mutation_summaries(),
         [format!("ensure_namespace {NS}")]
@@ -191,27 +168,9 @@ fn original_wedged_pod_is_replaced_exactly_when_the_intent_differs() {
     assert!(fake.pod_deletes().is_empty(), "same intent: never replaced");
 
     let fake = FakeCluster::new(NS);
-    fake.insert_secret(original_secret(&fake, PUBKEY, "0a1b2c3d", Duration::ZERO))
-        .unwrap();
     let stale = original_pod(PUBKEY, "0a1b2c3d", &"0".repeat(64));
-    let stored = fake
-        .insert_pod(shaped(&fake, stale, &Shape::Unschedulable))
-        .unwrap();
-    assert_eq!(
-        deploy_buzz(&fake, &config),
-        Ok(Deployed {
-            pod: "buzz-agent-7e7e9c42a91b".to_owned(),
-            intent_matches: true,
-        })
-    );
-    let deletes = fake.pod_deletes();
-    assert_eq!(deletes.len(), 1);
-    let (uid, rv) = fence_of(&stored);
-    assert_eq!(deletes[0].1.uid(), uid);
-    assert_eq!(deletes[0].1.resource_version(), rv);
-    let created = fake.creates_of_pods();
-    let annotations = created[0].metadata.annotations.as_ref().unwrap();
-    assert_eq!(annotations["buzz.block.xyz/create-intent"], SPEC_INTENT);
+    let stored = seed(&fake, PUBKEY, "0a1b2c3d", stale, &Shape::Unschedulable);
+    assert_replaced(&fake, &config, &stored, "another intent");
 }
 
 /// GC under the buzz binding collects the original's terminated pod, its Secret and an orphan
@@ -221,20 +180,8 @@ fn original_objects_are_collected_by_buzz_gc() {
     let fake = FakeCluster::new(NS);
     fake.set_server_clock(ServerClock::Model);
     let dead = seed_original(&fake, PUBKEY, "0a1b2c3d", &Shape::Terminated(1));
-    fake.insert_secret(original_secret(
-        &fake,
-        PUBKEY,
-        "11111111",
-        Duration::from_secs(1300),
-    ))
-    .unwrap();
-    fake.insert_secret(original_secret(
-        &fake,
-        PUBKEY,
-        "22222222",
-        Duration::from_secs(60),
-    ))
-    .unwrap();
+    insert_original_secret(&fake, PUBKEY, "11111111", Duration::from_secs(1300));
+    insert_original_secret(&fake, PUBKEY, "22222222", Duration::from_secs(60));
     let report = run(gc(&fake, &buzz_agent(PUBKEY), false)).unwrap();
     assert_eq!(report.pods, ["buzz-agent-7e7e9c42a91b"]);
     let mut secrets = report.secrets.clone();
@@ -276,13 +223,7 @@ fn bindings_never_collect_each_others_objects() {
     fake.insert_secret(old).unwrap();
     // The original's terminated attempt and old orphan for the same id.
     seed_original(&fake, &same_id, "0a1b2c3d", &Shape::Terminated(1));
-    fake.insert_secret(original_secret(
-        &fake,
-        &same_id,
-        "11111111",
-        Duration::from_secs(1300),
-    ))
-    .unwrap();
+    insert_original_secret(&fake, &same_id, "11111111", Duration::from_secs(1300));
     let buzz_pod = buzz.pod_name();
 
     let report = run(gc(&fake, &buzz, false)).unwrap();
@@ -351,32 +292,14 @@ fn malformed_or_missing_create_intent_is_divergence() {
     let config = buzz_config(PUBKEY);
     for intent in [Some("not-a-fingerprint"), Some(""), None] {
         let fake = FakeCluster::new(NS);
-        fake.insert_secret(original_secret(&fake, PUBKEY, "0a1b2c3d", Duration::ZERO))
-            .unwrap();
         let mut pod = original_pod(PUBKEY, "0a1b2c3d", intent.unwrap_or(""));
         if intent.is_none() {
             let annotations = pod.metadata.annotations.as_mut().unwrap();
             annotations.remove("buzz.block.xyz/create-intent");
             assert!(annotations.contains_key("buzz.block.xyz/agent-pubkey-full"));
         }
-        let stored = fake
-            .insert_pod(shaped(&fake, pod, &Shape::Unschedulable))
-            .unwrap();
-        assert_eq!(
-            deploy_buzz(&fake, &config),
-            Ok(Deployed {
-                pod: "buzz-agent-7e7e9c42a91b".to_owned(),
-                intent_matches: true,
-            }),
-            "{intent:?}"
-        );
-        let deletes = fake.pod_deletes();
-        assert_eq!(deletes.len(), 1, "{intent:?}");
-        assert_eq!(deletes[0].1.uid(), fence_of(&stored).0, "{intent:?}");
-        let created = fake.creates_of_pods();
-        assert_eq!(created.len(), 1, "{intent:?}");
-        let annotations = created[0].metadata.annotations.as_ref().unwrap();
-        assert_eq!(annotations["buzz.block.xyz/create-intent"], SPEC_INTENT);
+        let stored = seed(&fake, PUBKEY, "0a1b2c3d", pod, &Shape::Unschedulable);
+        assert_replaced(&fake, &config, &stored, &format!("{intent:?}"));
     }
 }
 
@@ -386,20 +309,8 @@ fn malformed_or_missing_create_intent_is_divergence() {
 fn orphan_secret_age_gate_is_inclusive_at_1200_seconds() {
     let fake = FakeCluster::new(NS);
     fake.set_server_clock(ServerClock::Model);
-    fake.insert_secret(original_secret(
-        &fake,
-        PUBKEY,
-        "12001200",
-        Duration::from_secs(1200),
-    ))
-    .unwrap();
-    fake.insert_secret(original_secret(
-        &fake,
-        PUBKEY,
-        "11991199",
-        Duration::from_secs(1199),
-    ))
-    .unwrap();
+    insert_original_secret(&fake, PUBKEY, "12001200", Duration::from_secs(1200));
+    insert_original_secret(&fake, PUBKEY, "11991199", Duration::from_secs(1199));
     let report = run(gc(&fake, &buzz_agent(PUBKEY), false)).unwrap();
     assert!(report.pods.is_empty(), "{:?}", report.pods);
     assert_eq!(report.secrets, ["buzz-agent-7e7e9c42a91b-12001200"]);
