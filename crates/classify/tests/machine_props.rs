@@ -14,8 +14,8 @@ use std::time::Duration;
 use apiary_classify::facts::{ContainerState, ObjectMarks, ObservedPod, ObservedSecret, PodFacts};
 use apiary_classify::failure::RequestFailure;
 use apiary_classify::machine::{
-    DeleteAnswer, DeployError, DeployMachine, DeploySpec, Effect, Event, Listing, NamespaceFailure,
-    OwnSecret, PodCreateOutcome, SecretCreateFailure,
+    DeleteAnswer, DeployError, DeployMachine, DeploySpec, Effect, Event, Listing, NamespaceCheck,
+    NamespaceFailure, OwnSecret, PodCreateOutcome, SecretCreateFailure,
 };
 use apiary_classify::verify::verify_pod;
 use proptest::prelude::*;
@@ -117,6 +117,23 @@ fn read_pod(c: &mut Choices, own_secret: &str) -> Event {
             "read failed {SECRET_WORD}"
         )))),
         _ => Event::PodRead(Ok(Some(arbitrary_pod(c, &[own_secret, "other-s", ""])))),
+    }
+}
+
+/// Remember a read of the pod name (the preflight's first read or a later GET).
+fn note_read(seen: &mut Seen, read: &Result<Option<ObservedPod>, RequestFailure>) {
+    seen.last_read = read.as_ref().ok().cloned().flatten();
+    seen.read_since_delete = true;
+    seen.fresh_read = Some(seen.last_read.clone());
+    if seen.first_read.is_none() {
+        seen.first_read = Some(
+            seen.last_read
+                .as_ref()
+                .and_then(|pod| pod.marks.uid.clone()),
+        );
+    }
+    if matches!(read, Ok(None)) && seen.created {
+        seen.absent_since_created = true;
     }
 }
 
@@ -243,34 +260,31 @@ fn run(
                 }
                 return check_finish(result, &seen, elapsed, deadline);
             }
-            Effect::EnsureNamespace => Event::NamespaceEnsured(match c.pick(12) {
-                0 => Err(NamespaceFailure::CreateForbidden),
-                1 => Err(NamespaceFailure::Failed(RequestFailure::api(
-                    500, "", "boom",
-                ))),
-                _ => Ok(()),
-            }),
-            Effect::RunGc => Event::GcDone,
+            Effect::Preflight { pod, .. } => {
+                prop_assert_eq!(pod, POD);
+                let namespace = match c.pick(12) {
+                    0 => Err(NamespaceFailure::CreateForbidden),
+                    1 => Err(NamespaceFailure::Failed(RequestFailure::api(
+                        500, "", "boom",
+                    ))),
+                    2 => Ok(NamespaceCheck::Unchecked),
+                    _ => Ok(NamespaceCheck::Present),
+                };
+                let Event::PodRead(pod) = read_pod(&mut c, &own) else {
+                    unreachable!("read_pod answers a read");
+                };
+                // The first read counts as an observation only when the namespace ensure let
+                // the machine use it.
+                if namespace.is_ok() {
+                    note_read(&mut seen, &pod);
+                }
+                Event::Preflighted { namespace, pod }
+            }
             Effect::GetPod { name } | Effect::ReadLatestCondition { name } => {
                 prop_assert_eq!(name, POD);
                 let event = read_pod(&mut c, &own);
-                if matches!(effect, Effect::GetPod { .. }) {
-                    seen.last_read = match &event {
-                        Event::PodRead(Ok(pod)) => pod.clone(),
-                        _ => None,
-                    };
-                    seen.read_since_delete = true;
-                    seen.fresh_read = Some(seen.last_read.clone());
-                    if seen.first_read.is_none() {
-                        seen.first_read = Some(
-                            seen.last_read
-                                .as_ref()
-                                .and_then(|pod| pod.marks.uid.clone()),
-                        );
-                    }
-                    if matches!(event, Event::PodRead(Ok(None))) && seen.created {
-                        seen.absent_since_created = true;
-                    }
+                if let (Effect::GetPod { .. }, Event::PodRead(pod)) = (&effect, &event) {
+                    note_read(&mut seen, pod);
                 }
                 event
             }

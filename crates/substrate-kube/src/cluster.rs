@@ -25,7 +25,7 @@ use std::time::Duration;
 use apiary_classify::failure::{Operation, TransportCause};
 use apiary_classify::verify::{PodDeletion, SecretDeletion};
 use apiary_substrate::{
-    CreateOutcome, DeleteOutcome, Listed, NamespaceError, Substrate, SubstrateError,
+    CreateOutcome, DeleteOutcome, Listed, NamespaceCheck, NamespaceError, Substrate, SubstrateError,
 };
 use k8s_openapi::api::core::v1::{Namespace, Pod, Secret, ServiceAccount};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -281,7 +281,7 @@ impl Substrate for Cluster {
         &self.namespace
     }
 
-    async fn ensure_namespace(&self) -> Result<(), NamespaceError> {
+    async fn ensure_namespace(&self) -> Result<NamespaceCheck, NamespaceError> {
         let namespace = self.namespace.clone();
         let get = Call::new(Operation::GetNamespace, namespace.clone());
         let create = Call::new(Operation::CreateNamespace, get.object.clone());
@@ -293,10 +293,10 @@ impl Substrate for Cluster {
             Request::new(Namespace::url_path(&(), None)).get(&namespace, &GetParams::default());
         let got = self.exchange(&get, request).await.result;
         match mapping::after_namespace_get(got.map(|_| ())) {
-            AfterNamespaceGet::Exists => return Ok(()),
+            AfterNamespaceGet::Exists => return Ok(NamespaceCheck::Present),
             AfterNamespaceGet::Continue => {
                 tracing::debug!(%namespace, "reading the namespace is forbidden; continuing without ensuring it");
-                return Ok(());
+                return Ok(NamespaceCheck::Unchecked);
             }
             AfterNamespaceGet::Fail(failure) => return Err(failed(&get, failure)),
             AfterNamespaceGet::Create => {}
@@ -313,7 +313,7 @@ impl Substrate for Cluster {
             Request::new(Namespace::url_path(&(), None)).create(&PostParams::default(), body);
         let created = self.exchange(&create, request).await.result;
         match mapping::after_namespace_create(created.map(|_| ())) {
-            AfterNamespaceCreate::Done => Ok(()),
+            AfterNamespaceCreate::Done => Ok(NamespaceCheck::Present),
             AfterNamespaceCreate::Forbidden => Err(NamespaceError::CreateForbidden { namespace }),
             AfterNamespaceCreate::Fail(failure) => Err(failed(&create, failure)),
         }

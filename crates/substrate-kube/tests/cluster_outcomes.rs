@@ -10,7 +10,9 @@ use std::time::Duration;
 use apiary_classify::failure::Operation;
 use apiary_classify::verify::PodDeletion;
 use apiary_substrate::fake::proof::{pod_deletion, secret_deletion};
-use apiary_substrate::{CreateOutcome, DeleteOutcome, NamespaceError, Substrate, SubstrateError};
+use apiary_substrate::{
+    CreateOutcome, DeleteOutcome, NamespaceCheck, NamespaceError, Substrate, SubstrateError,
+};
 use apiary_substrate_kube::{Cluster, RetryPolicy};
 use cluster_mock::{Answer, client, cluster, status};
 use k8s_openapi::api::core::v1::{Pod, Secret};
@@ -145,7 +147,10 @@ async fn a4_dropped_connection_is_not_absence() {
 #[tokio::test]
 async fn a9_namespace_create_already_exists_is_success() {
     let (cluster, _log) = cluster(vec![status(404, "NotFound"), status(409, "AlreadyExists")]);
-    assert_eq!(cluster.ensure_namespace().await, Ok(()));
+    assert_eq!(
+        cluster.ensure_namespace().await,
+        Ok(NamespaceCheck::Present)
+    );
 }
 
 /// A9/E11: namespace create forbidden names `kubectl create namespace <ns>`.
@@ -171,7 +176,10 @@ async fn a9_namespace_create_forbidden_is_e11() {
 #[tokio::test]
 async fn a9_namespace_get_forbidden_continues() {
     let (cluster, log) = cluster(vec![status(403, "Forbidden")]);
-    assert_eq!(cluster.ensure_namespace().await, Ok(()));
+    assert_eq!(
+        cluster.ensure_namespace().await,
+        Ok(NamespaceCheck::Unchecked)
+    );
     assert_eq!(log.count(), 1);
 }
 

@@ -705,7 +705,8 @@ async fn deploy_into_missing_namespace(
 
 /// deploy.md § Namespace ensure, item 2: a user who may read namespaces but not create them,
 /// deploying into a missing namespace, gets E11 with the literal `kubectl create namespace
-/// <ns>`; the one create is answered 403 and not retried, and no pod or Secret request is sent.
+/// <ns>`; the one create is answered 403 and not retried, and nothing else is written (the pod
+/// and Secret reads of the preflight go out with the namespace ensure, issue 14).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn namespace_create_refusal_gives_the_kubectl_hint() {
     let Some(s) = Stage::start_with(Backend::Real, None).await else {
@@ -719,7 +720,16 @@ async fn namespace_create_refusal_gives_the_kubectl_hint() {
         text.contains(&format!("kubectl create namespace {fresh}")),
         "{text}"
     );
-    let statuses: Vec<_> = log.iter().map(|r| (r.target, r.status)).collect();
+    assert!(
+        log.iter()
+            .all(|r| r.method == "GET" || r.is(Verb::Create, Resource::Namespaces)),
+        "{log:?}"
+    );
+    let statuses: Vec<_> = log
+        .iter()
+        .filter(|r| r.target.is_some_and(|(res, _)| res == Resource::Namespaces))
+        .map(|r| (r.target, r.status))
+        .collect();
     assert_eq!(
         statuses,
         [
@@ -730,13 +740,12 @@ async fn namespace_create_refusal_gives_the_kubectl_hint() {
 }
 
 /// The same for a user with namespace-scoped rights only (no namespace rule at all), which
-/// deploy.md § Namespace ensure, item 1, promises E11 too ("the Secret create fails with
-/// NotFound"). On a real server that user has no rights in a namespace that does not exist (a
-/// RoleBinding lives in its namespace), so after the forbidden namespace GET the preflight GC and
-/// the pod read are refused with 403 and deploy fails with E12 before any Secret create: the hint
-/// is lost. Kept as the failing test of that apiary defect.
+/// deploy.md § Namespace ensure, item 1, promises E11's hint too. On a real server that user has
+/// no rights in a namespace that does not exist (a RoleBinding lives in its namespace), so after
+/// the forbidden namespace GET the pod read is refused with 403 and the Secret create that would
+/// find the NotFound is never reached: the refusal (E12) carries E11's command, because the
+/// namespace could not be checked; nothing is written.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "apiary defect: without namespace rights, E12 (pod read 403) instead of E11"]
 async fn missing_namespace_without_namespace_rights_gives_the_kubectl_hint() {
     let Some(s) = Stage::start_with(Backend::Real, None).await else {
         return;
@@ -748,6 +757,11 @@ async fn missing_namespace_without_namespace_rights_gives_the_kubectl_hint() {
         text.contains(&format!("kubectl create namespace {fresh}")),
         "{text}\n{log:?}"
     );
+    assert!(
+        text.contains("forbidden"),
+        "the refusal itself is kept: {text}"
+    );
+    assert!(log.iter().all(|r| r.method == "GET"), "{log:?}");
 }
 
 /// seeds.md § RBAC: without `list` on pods, a resolve is a `Client` error with the server's 403

@@ -22,5 +22,5 @@ mod substrate;
 mod timeout;
 
 pub use substrate::{
-    CreateOutcome, DeleteOutcome, Listed, NamespaceError, Substrate, SubstrateError,
+    CreateOutcome, DeleteOutcome, Listed, NamespaceCheck, NamespaceError, Substrate, SubstrateError,
 };

@@ -10,6 +10,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use apiary_classify::failure::{Operation, RequestFailure, TransportCause};
+pub use apiary_classify::machine::NamespaceCheck;
 use apiary_classify::verify::{PodDeletion, SecretDeletion};
 use chrono::{DateTime, Utc};
 use k8s_openapi::api::core::v1::{Pod, Secret};
@@ -167,8 +168,11 @@ pub trait Substrate: Send + Sync {
     /// The namespace this substrate works in.
     fn namespace(&self) -> &str;
 
-    /// Ensure the namespace exists: GET, create when absent; a forbidden GET continues.
-    fn ensure_namespace(&self) -> impl Future<Output = Result<(), NamespaceError>> + Send;
+    /// Ensure the namespace exists: GET, create when absent; a forbidden GET continues,
+    /// answered [`NamespaceCheck::Unchecked`] (deploy.md § Namespace ensure, item 1).
+    fn ensure_namespace(
+        &self,
+    ) -> impl Future<Output = Result<NamespaceCheck, NamespaceError>> + Send;
 
     /// Quorum-list pods by label selector, with the response's `Date` as the server clock.
     fn list_pods(

@@ -11,6 +11,17 @@ use crate::facts::{ObservedPod, ObservedSecret};
 use crate::failure::RequestFailure;
 use crate::verify::{PodDeletion, SecretDeletion};
 
+/// What ensuring the namespace established (deploy.md § Namespace ensure, item 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NamespaceCheck {
+    /// The namespace was read, or created (by this call or a racing one).
+    Present,
+    /// Reading it was forbidden, so the deploy continues without ensuring it: it may be missing,
+    /// and a refusal of the first request inside it says so (E12 with the `kubectl create
+    /// namespace` hint).
+    Unchecked,
+}
+
 /// Why ensuring the namespace failed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum NamespaceFailure {
@@ -92,10 +103,14 @@ pub struct Listing {
 pub enum Event {
     /// Begin the operation (the first event).
     Start,
-    /// Answer to [`Effect::EnsureNamespace`].
-    NamespaceEnsured(Result<(), NamespaceFailure>),
-    /// Answer to [`Effect::RunGc`] (its failures are swallowed by the driver, with a warning).
-    GcDone,
+    /// Answer to [`Effect::Preflight`]: the namespace ensure and the first quorum GET of the pod
+    /// name (the preflight GC's failures are swallowed by the driver, with a warning).
+    Preflighted {
+        /// What the namespace ensure established.
+        namespace: Result<NamespaceCheck, NamespaceFailure>,
+        /// The first read of the pod name (`Ok(None)` = confirmed absent).
+        pod: Result<Option<ObservedPod>, RequestFailure>,
+    },
     /// Answer to [`Effect::GetPod`] and [`Effect::ReadLatestCondition`]: the quorum GET of the
     /// pod name (`Ok(None)` = confirmed absent).
     PodRead(Result<Option<ObservedPod>, RequestFailure>),
@@ -120,10 +135,16 @@ pub enum Event {
 /// The next thing the driver must do.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Effect {
-    /// Ensure the namespace exists.
-    EnsureNamespace,
-    /// Run preflight GC; swallow its errors with a warning.
-    RunGc,
+    /// deploy.md § Sequence, steps 3 and 4, and the loop's first observation, run concurrently
+    /// (issue 14: they are independent reads and GC's own fenced deletes, and no create is sent
+    /// before all three have answered): ensure the namespace, run the preflight GC when `gc`
+    /// (swallowing its errors with a warning), and quorum GET the pod `pod`.
+    Preflight {
+        /// The pod name.
+        pod: String,
+        /// Whether to run the preflight GC.
+        gc: bool,
+    },
     /// Quorum GET of the pod `name`.
     GetPod {
         /// The pod name.
@@ -178,8 +199,7 @@ pub enum Effect {
 pub(super) fn event_name(event: &Event) -> &'static str {
     match event {
         Event::Start => "Start",
-        Event::NamespaceEnsured(_) => "NamespaceEnsured",
-        Event::GcDone => "GcDone",
+        Event::Preflighted { .. } => "Preflighted",
         Event::PodRead(_) => "PodRead",
         Event::SecretChecked(_) => "SecretChecked",
         Event::SecretCreated(_) => "SecretCreated",

@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use super::error::{DeployError, Deployed};
-use super::io::{self, DeleteAnswer, Effect, Event, NamespaceFailure};
+use super::io::{self, DeleteAnswer, Effect, Event, NamespaceCheck, NamespaceFailure};
 use super::replace::Replace;
 use super::state::{DeployMachine, Failing, Phase, fail, phase_name, read_secret_failed};
 use crate::action::{Action, classify};
@@ -20,17 +20,27 @@ impl DeployMachine {
     pub(super) fn transition(&mut self, phase: Phase, now: Duration, event: Event) -> Effect {
         match (phase, event) {
             (Phase::Done(result), _) => Effect::Finish(result),
-            (Phase::Start, Event::Start) => self.go(Phase::Namespace, Effect::EnsureNamespace),
-            (Phase::Namespace, Event::NamespaceEnsured(result)) => match result {
-                Ok(()) if self.spec.preflight_gc => self.go(Phase::Gc, Effect::RunGc),
-                Ok(()) => self.loop_top(now),
+            (Phase::Start, Event::Start) => {
+                let effect = Effect::Preflight {
+                    pod: self.spec.pod_name.clone(),
+                    gc: self.spec.preflight_gc,
+                };
+                self.go(Phase::Preflight, effect)
+            }
+            (Phase::Preflight, Event::Preflighted { namespace, pod }) => match namespace {
                 Err(NamespaceFailure::CreateForbidden) => self.namespace_missing(),
                 Err(NamespaceFailure::Failed(failure)) => fail(DeployError::Namespace {
                     namespace: self.spec.namespace.clone(),
                     failure,
                 }),
+                // deploy.md § Loop, step 1, before the first observation is used.
+                Ok(_) if self.expired(now) => self.latest_condition(Failing::Deadline),
+                Ok(check) => {
+                    let pod = pod.map_err(|failure| self.unchecked_namespace(check, failure));
+                    self.transition(Phase::Observe, now, Event::PodRead(pod))
+                }
             },
-            (Phase::Gc, Event::GcDone) | (Phase::PollWait, Event::Waited) => self.loop_top(now),
+            (Phase::PollWait, Event::Waited) => self.loop_top(now),
             (Phase::Observe, Event::PodRead(read)) => match self.read(read) {
                 Err(effect) => effect,
                 Ok(pod) if self.replace == Replace::Unread => {
@@ -155,6 +165,26 @@ impl DeployMachine {
             }
             Err(failure) => Err(self.failed("read pod", failure)),
         }
+    }
+
+    /// deploy.md § Namespace ensure, item 1: a forbidden namespace GET continues, so when the
+    /// first request inside the namespace is refused too, the namespace may be missing (a
+    /// RoleBinding grants nothing in a namespace that does not exist, so the Secret create that
+    /// would have found the NotFound is never reached). The refusal carries E11's command.
+    fn unchecked_namespace(
+        &self,
+        check: NamespaceCheck,
+        failure: RequestFailure,
+    ) -> RequestFailure {
+        if check != NamespaceCheck::Unchecked || !failure.is_forbidden() {
+            return failure;
+        }
+        let namespace = &self.spec.namespace;
+        failure.with_hint(format_args!(
+            "apiary may not read namespace {namespace} either, so it may not exist: if it does \
+             not, ask a cluster administrator to run `kubectl create namespace {namespace}`; if \
+             it does, grant the deployer role of rbac/apiary-deployer.yaml in it"
+        ))
     }
 
     pub(super) fn failed(&self, operation: &str, failure: RequestFailure) -> Effect {

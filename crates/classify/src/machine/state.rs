@@ -43,8 +43,7 @@ pub(crate) enum Failing {
 pub(crate) enum Phase {
     #[default]
     Start,
-    Namespace,
-    Gc,
+    Preflight,
     Observe,
     SecretCheck(VerifiedPod),
     CreatingSecret,
@@ -179,8 +178,7 @@ pub(super) fn read_secret_failed(pod: &VerifiedPod, failure: RequestFailure) -> 
 pub(super) fn phase_name(phase: &Phase) -> &'static str {
     match phase {
         Phase::Start => "Start",
-        Phase::Namespace => "NamespaceEnsured",
-        Phase::Gc => "GcDone",
+        Phase::Preflight => "Preflighted",
         Phase::Observe
         | Phase::DisappearRead { .. }
         | Phase::RaceVerify { .. }

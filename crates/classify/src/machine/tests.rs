@@ -51,6 +51,9 @@ fn own() -> OwnSecret {
 struct Run {
     machine: DeployMachine,
     elapsed: Duration,
+    /// The machine waits for the preflight's answer: the next pod read answers it, with the
+    /// namespace present.
+    preflight: bool,
 }
 
 impl Run {
@@ -62,18 +65,26 @@ impl Run {
         Run {
             machine: DeployMachine::new(spec),
             elapsed: Duration::ZERO,
+            preflight: false,
         }
     }
 
     fn step(&mut self, event: Event) -> Effect {
+        let event = match event {
+            Event::PodRead(pod) if std::mem::take(&mut self.preflight) => Event::Preflighted {
+                namespace: Ok(NamespaceCheck::Present),
+                pod,
+            },
+            other => other,
+        };
         self.machine.step(self.elapsed, event)
     }
 
-    /// Start, ensure the namespace, run GC: up to the first observation.
+    /// Start: the preflight (namespace ensure, GC, first read) is asked for; the next pod read
+    /// the test feeds answers it.
     fn reach_first_get(&mut self) {
-        assert_eq!(self.step(Event::Start), Effect::EnsureNamespace);
-        assert_eq!(self.step(Event::NamespaceEnsured(Ok(()))), Effect::RunGc);
-        assert_eq!(self.step(Event::GcDone), get());
+        assert_eq!(self.step(Event::Start), preflight(true));
+        self.preflight = true;
     }
 
     /// Answer a Wait by advancing the clock by its `max`.
@@ -90,6 +101,21 @@ impl Run {
 
 fn get() -> Effect {
     Effect::GetPod { name: POD.into() }
+}
+
+fn preflight(gc: bool) -> Effect {
+    Effect::Preflight {
+        pod: POD.into(),
+        gc,
+    }
+}
+
+/// The preflight's answer: the namespace as `namespace` says, the first read as `pod` says.
+fn preflighted(
+    namespace: Result<NamespaceCheck, NamespaceFailure>,
+    pod: Result<Option<ObservedPod>, RequestFailure>,
+) -> Event {
+    Event::Preflighted { namespace, pod }
 }
 
 fn read(pod: ObservedPod) -> Event {
@@ -348,16 +374,14 @@ fn no_time_left_skips_the_wait() {
 #[test]
 fn deadline_boundary_is_inclusive() {
     let mut run = Run::new();
-    assert_eq!(run.step(Event::Start), Effect::EnsureNamespace);
-    run.step(Event::NamespaceEnsured(Ok(())));
+    run.reach_first_get();
     run.elapsed = DEFAULT_DEADLINE - Duration::from_nanos(1);
-    assert_eq!(run.step(Event::GcDone), get());
+    assert!(matches!(run.step(absent()), Effect::CreateSecret));
     let mut run = Run::new();
-    run.step(Event::Start);
-    run.step(Event::NamespaceEnsured(Ok(())));
+    run.reach_first_get();
     run.elapsed = DEFAULT_DEADLINE;
     assert_eq!(
-        run.step(Event::GcDone),
+        run.step(absent()),
         Effect::ReadLatestCondition { name: POD.into() }
     );
 }
@@ -751,17 +775,19 @@ fn r21_foreign_at_observation_e8_before_writing() {
 fn r31_namespace_failures() {
     let mut run = Run::new();
     run.step(Event::Start);
-    let e = error(run.step(Event::NamespaceEnsured(Err(
-        NamespaceFailure::CreateForbidden,
-    ))));
+    let e = error(run.step(preflighted(
+        Err(NamespaceFailure::CreateForbidden),
+        Ok(None),
+    )));
     assert!(e.to_string().contains("`kubectl create namespace agents`"));
     let mut run = Run::new();
     run.step(Event::Start);
-    let e = error(
-        run.step(Event::NamespaceEnsured(Err(NamespaceFailure::Failed(
-            boom("could not read namespace agents: 500"),
-        )))),
-    );
+    let e = error(run.step(preflighted(
+        Err(NamespaceFailure::Failed(boom(
+            "could not read namespace agents: 500",
+        ))),
+        Ok(None),
+    )));
     assert_eq!(
         e.to_string(),
         "namespace agents: could not read namespace agents: 500"
@@ -887,10 +913,9 @@ fn e12_read_and_delete_failures() {
 #[test]
 fn unreadable_latest_condition() {
     let mut run = Run::new();
-    run.step(Event::Start);
-    run.step(Event::NamespaceEnsured(Ok(())));
+    run.reach_first_get();
     run.elapsed = DEFAULT_DEADLINE;
-    run.step(Event::GcDone);
+    run.step(absent());
     let text = error(run.step(Event::PodRead(Err(boom("refused"))))).to_string();
     assert!(
         text.contains("the pod's condition could not be read: refused"),
@@ -909,7 +934,7 @@ fn unexpected_event_is_e12_without_content() {
     let text = e.to_string();
     assert!(!text.contains("SUPERSECRET"), "{text}");
     assert!(
-        text.contains("PodRead") && text.contains("NamespaceEnsured"),
+        text.contains("PodRead") && text.contains("Preflighted"),
         "{text}"
     );
 }
@@ -1261,9 +1286,10 @@ fn a_named_missing_account_is_reported_at_once_with_the_fix() {
 fn an_unasked_account_read_is_a_driver_error() {
     let mut run = Run::new();
     run.reach_first_get();
+    run.step(read(recoverable()));
     let text = error(run.step(Event::ServiceAccountRead(Ok(true)))).to_string();
     assert!(
-        text.contains("answered ServiceAccountRead while the machine waited for PodRead"),
+        text.contains("answered ServiceAccountRead while the machine waited for"),
         "{text}"
     );
     let mut run = Run::new();
@@ -1275,19 +1301,74 @@ fn an_unasked_account_read_is_a_driver_error() {
     );
 }
 
-/// Without preflight GC the machine goes from the namespace straight to the first observation
-/// (the knob tests use to reach classification directly); with it, GC runs first.
+/// The preflight asks for GC only when the spec does (the knob tests use to reach
+/// classification directly); either way the namespace ensure and the first read come with it.
 #[test]
-fn preflight_gc_off_goes_straight_to_the_first_read() {
+fn preflight_gc_is_asked_for_only_when_on() {
     let mut run = Run::with(DeploySpec {
         preflight_gc: false,
         ..spec()
     });
-    assert_eq!(run.step(Event::Start), Effect::EnsureNamespace);
-    assert_eq!(run.step(Event::NamespaceEnsured(Ok(()))), get());
+    assert_eq!(run.step(Event::Start), preflight(false));
     let mut with_gc = Run::new();
-    assert_eq!(with_gc.step(Event::Start), Effect::EnsureNamespace);
-    assert_eq!(with_gc.step(Event::NamespaceEnsured(Ok(()))), Effect::RunGc);
+    assert_eq!(with_gc.step(Event::Start), preflight(true));
+}
+
+/// issue 14: the first read the preflight answers is the loop's first observation; no second
+/// GET of the pod follows (an absent pod goes straight to the create).
+#[test]
+fn the_preflight_read_is_the_first_observation() {
+    let mut run = Run::new();
+    run.step(Event::Start);
+    assert_eq!(
+        run.step(preflighted(Ok(NamespaceCheck::Present), Ok(None))),
+        Effect::CreateSecret
+    );
+    let mut run = Run::new();
+    run.step(Event::Start);
+    let started = run.step(preflighted(
+        Ok(NamespaceCheck::Present),
+        Ok(Some(own_pod(running()))),
+    ));
+    assert!(matches!(started, Effect::Finish(Ok(_))), "{started:?}");
+}
+
+/// A namespace failure decides the preflight whatever the first read said: E11 and E9 win over
+/// a pod the read found (deploy.md § Namespace ensure).
+#[test]
+fn a_namespace_failure_wins_over_the_first_read() {
+    let mut run = Run::new();
+    run.step(Event::Start);
+    let e = error(run.step(preflighted(
+        Err(NamespaceFailure::CreateForbidden),
+        Ok(Some(own_pod(running()))),
+    )));
+    assert!(matches!(e, DeployError::NamespaceMissing { .. }), "{e:?}");
+}
+
+/// deploy.md § Namespace ensure, item 1: with the namespace GET forbidden (unchecked), a
+/// forbidden first read means the namespace may be missing: E12 carries E11's literal command
+/// (and still the refusal). With the namespace present, the same refusal has no such hint.
+#[test]
+fn forbidden_read_in_an_unchecked_namespace_names_the_kubectl_command() {
+    let refused = || RequestFailure::api(403, "Forbidden", "pods \"p\" is forbidden");
+    let mut run = Run::new();
+    run.step(Event::Start);
+    let e = error(run.step(preflighted(Ok(NamespaceCheck::Unchecked), Err(refused()))));
+    let text = e.to_string();
+    assert!(text.contains("`kubectl create namespace agents`"), "{text}");
+    assert!(text.contains("is forbidden"), "{text}");
+    let mut run = Run::new();
+    run.step(Event::Start);
+    let text =
+        error(run.step(preflighted(Ok(NamespaceCheck::Present), Err(refused())))).to_string();
+    assert!(!text.contains("kubectl create namespace"), "{text}");
+    // An unchecked namespace with a failure other than 403 keeps the failure as it is.
+    let mut run = Run::new();
+    run.step(Event::Start);
+    let text =
+        error(run.step(preflighted(Ok(NamespaceCheck::Unchecked), Err(boom("500"))))).to_string();
+    assert!(!text.contains("kubectl create namespace"), "{text}");
 }
 
 /// Progress is an output of the machine: one value per change of observed state, polled after

@@ -33,7 +33,7 @@ mod fixtures;
     unused_imports,
     reason = "each test binary uses a different subset of the shared fixtures"
 )]
-pub use fixtures::{POD, agent, delete_fence, image, secret_ref};
+pub use fixtures::{POD, after_preflight, agent, delete_fence, image, secret_ref};
 
 /// The namespace of every scenario.
 pub const NS: &str = "agents";

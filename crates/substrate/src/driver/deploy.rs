@@ -4,8 +4,8 @@
 
 use apiary_classify::failure::RequestFailure;
 use apiary_classify::machine::{
-    DeployError, DeployMachine, DeploySpec, Deployed, Effect, Event, NamespaceFailure, OwnSecret,
-    PodCreateOutcome, SecretCreateFailure,
+    DeployError, DeployMachine, DeploySpec, Deployed, Effect, Event, NamespaceCheck,
+    NamespaceFailure, OwnSecret, PodCreateOutcome, SecretCreateFailure,
 };
 use apiary_classify::stuck::TerminationWatch;
 use std::time::Duration;
@@ -144,28 +144,16 @@ async fn run<S: Substrate>(
         }
         event = match effect {
             Effect::Finish(result) => return result,
-            Effect::EnsureNamespace => {
-                Event::NamespaceEnsured(substrate.ensure_namespace().await.map_err(|error| {
-                    match error {
-                        NamespaceError::CreateForbidden { .. } => NamespaceFailure::CreateForbidden,
-                        NamespaceError::Failed { source, .. } => {
-                            NamespaceFailure::Failed(source.failure())
-                        }
-                    }
-                }))
-            }
-            Effect::RunGc => {
-                // GC is hygiene: a problem that matters resurfaces at create with a precise
-                // message (deploy.md § Sequence step 4).
-                match gc::run(substrate, agent, false).await {
-                    Ok(report) => {
-                        for error in &report.failures {
-                            tracing::warn!("preflight gc: {error}");
-                        }
-                    }
-                    Err(error) => tracing::warn!("preflight gc skipped: {error}"),
-                }
-                Event::GcDone
+            Effect::Preflight { pod, gc } => {
+                // Three independent requests (issue 14): the machine sends no create before
+                // all three have answered, so nothing the GC decides races it.
+                let (namespace, (), pod) = futures::future::join3(
+                    ensure_namespace(substrate),
+                    preflight_gc(substrate, config, gc),
+                    read_pod_watching(substrate, &pod, agent.binding(), &mut stuck),
+                )
+                .await;
+                Event::Preflighted { namespace, pod }
             }
             Effect::GetPod { name } | Effect::ReadLatestCondition { name } => Event::PodRead(
                 read_pod_watching(substrate, &name, agent.binding(), &mut stuck).await,
@@ -224,6 +212,33 @@ async fn run<S: Substrate>(
                 Event::Waited
             }
         };
+    }
+}
+
+/// deploy.md § Namespace ensure, mapped onto the machine's vocabulary.
+async fn ensure_namespace<S: Substrate>(substrate: &S) -> Result<NamespaceCheck, NamespaceFailure> {
+    substrate
+        .ensure_namespace()
+        .await
+        .map_err(|error| match error {
+            NamespaceError::CreateForbidden { .. } => NamespaceFailure::CreateForbidden,
+            NamespaceError::Failed { source, .. } => NamespaceFailure::Failed(source.failure()),
+        })
+}
+
+/// The preflight GC when `run` (deploy.md § Sequence, step 4). GC is hygiene: its failures are
+/// warnings, and a problem that matters resurfaces at create with a precise message.
+async fn preflight_gc<S: Substrate>(substrate: &S, config: &ValidConfig, run: bool) {
+    if !run {
+        return;
+    }
+    match gc::run(substrate, config.agent(), false).await {
+        Ok(report) => {
+            for error in &report.failures {
+                tracing::warn!("preflight gc: {error}");
+            }
+        }
+        Err(error) => tracing::warn!("preflight gc skipped: {error}"),
     }
 }
 

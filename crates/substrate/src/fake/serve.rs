@@ -17,7 +17,7 @@ use crate::fake::cluster::{FakeCluster, lock};
 use crate::fake::errors::model_error;
 use crate::fake::step::Step;
 use crate::substrate::{
-    CreateOutcome, DeleteOutcome, Listed, NamespaceError, Substrate, SubstrateError,
+    CreateOutcome, DeleteOutcome, Listed, NamespaceCheck, NamespaceError, Substrate, SubstrateError,
 };
 
 fn list_options(selector: &str) -> ListOptions {
@@ -190,7 +190,7 @@ impl Substrate for FakeCluster {
         &self.namespace
     }
 
-    async fn ensure_namespace(&self) -> Result<(), NamespaceError> {
+    async fn ensure_namespace(&self) -> Result<NamespaceCheck, NamespaceError> {
         let step = self.begin(Call::EnsureNamespace {
             namespace: self.namespace.clone(),
         });
@@ -209,7 +209,7 @@ impl Substrate for FakeCluster {
             }
             _ => {
                 self.model().ensure_namespace(&self.namespace);
-                Ok(())
+                Ok(NamespaceCheck::Present)
             }
         }
     }
