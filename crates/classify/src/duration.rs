@@ -169,7 +169,8 @@ fn sum_of_groups(text: &str, syntax: &DurationSyntax) -> Option<u64> {
         }
         previous = Some(unit);
         total = total.saturating_add(number(&rest[..digits]).saturating_mul(unit));
-        rest = &rest[digits + letter.len_utf8()..];
+        // Every unit letter is one ASCII byte.
+        rest = &rest[digits + 1..];
     }
     Some(total)
 }
