@@ -147,12 +147,22 @@ async fn run<S: Substrate>(
             Effect::Preflight { pod, gc } => {
                 // Three independent requests (issue 14): the machine sends no create before
                 // all three have answered, so nothing the GC decides races it.
-                let (namespace, (), pod) = futures::future::join3(
+                let (namespace, gc_warnings, pod) = futures::future::join3(
                     ensure_namespace(substrate),
                     preflight_gc(substrate, config, gc),
                     read_pod_watching(substrate, &pod, agent.binding(), &mut stuck),
                 )
                 .await;
+                // A failed ensure ends the deploy with its own error; a sequential preflight
+                // would not have run GC at all, so its failures (usually the same cause) would
+                // only repeat that error: they stay at debug level then.
+                for warning in gc_warnings {
+                    if namespace.is_ok() {
+                        tracing::warn!("{warning}");
+                    } else {
+                        tracing::debug!("{warning}");
+                    }
+                }
                 Event::Preflighted { namespace, pod }
             }
             Effect::GetPod { name } | Effect::ReadLatestCondition { name } => Event::PodRead(
@@ -226,19 +236,20 @@ async fn ensure_namespace<S: Substrate>(substrate: &S) -> Result<NamespaceCheck,
         })
 }
 
-/// The preflight GC when `run` (deploy.md § Sequence, step 4). GC is hygiene: its failures are
-/// warnings, and a problem that matters resurfaces at create with a precise message.
-async fn preflight_gc<S: Substrate>(substrate: &S, config: &ValidConfig, run: bool) {
+/// The preflight GC when `run` (deploy.md § Sequence, step 4), answering its failures as
+/// warning lines. GC is hygiene: its failures are warnings, and a problem that matters
+/// resurfaces at create with a precise message.
+async fn preflight_gc<S: Substrate>(substrate: &S, config: &ValidConfig, run: bool) -> Vec<String> {
     if !run {
-        return;
+        return Vec::new();
     }
     match gc::run(substrate, config.agent(), false).await {
-        Ok(report) => {
-            for error in &report.failures {
-                tracing::warn!("preflight gc: {error}");
-            }
-        }
-        Err(error) => tracing::warn!("preflight gc skipped: {error}"),
+        Ok(report) => report
+            .failures
+            .iter()
+            .map(|error| format!("preflight gc: {error}"))
+            .collect(),
+        Err(error) => vec![format!("preflight gc skipped: {error}")],
     }
 }
 
