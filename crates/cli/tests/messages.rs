@@ -321,6 +321,25 @@ fn e11_namespace_missing() {
     insta::assert_snapshot!(message(Some(&fx), &run));
 }
 
+/// E11 for a user without namespace rights (docs/deploy.md § Namespace ensure, item 1): reading
+/// the namespace is forbidden, so it is unchecked, and the first pod read is refused too: the
+/// refusal names `kubectl create namespace` beside the RBAC fix, once.
+#[test]
+fn e11_unchecked_namespace_and_forbidden_pod_read() {
+    let fx = Fixture::start();
+    deny(&fx, Verb::Get, Resource::Namespaces);
+    deny(&fx, Verb::Get, Resource::Pods);
+    let run = fx.apiary(&["-n", "fresh-ns", "deploy", AGENT, "--image", IMAGE]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let text = message(Some(&fx), &run);
+    assert_eq!(
+        text.matches("kubectl create namespace fresh-ns").count(),
+        1,
+        "{text}"
+    );
+    insta::assert_snapshot!("e11_unchecked_namespace_pod_read_forbidden", text);
+}
+
 /// E12: a read or delete of deploy refused.
 #[test]
 fn e12_read_and_delete_failures() {
