@@ -33,9 +33,7 @@ mod tap;
 #[path = "fixtures/mod.rs"]
 mod fixtures;
 
-use std::io::Write;
 use std::num::NonZeroU32;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use apiary_apiserver_sim::{LoggedRequest, Resource, Verb};
@@ -53,7 +51,7 @@ use apiary_substrate_kube::Cluster;
 use apiary_substrate_kube::{
     ClientOptions, LogsEnd, LogsOptions, PodLogs, connect, install_crypto_provider,
 };
-use fixtures::delete_fence;
+use fixtures::{Captured, delete_fence, documents, shipped};
 use k8s_openapi::api::core::v1::{Pod, Secret, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
@@ -297,38 +295,6 @@ fn assert_never_forced(log: &[LoggedRequest]) {
     }
 }
 
-/// Every log line the driver writes at WARN and above while it runs on this thread.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().expect("log buffer").extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Captured {
-    fn dispatch(&self) -> tracing::Dispatch {
-        let writer = self.clone();
-        tracing::Dispatch::new(
-            tracing_subscriber::fmt()
-                .with_writer(move || writer.clone())
-                .with_ansi(false)
-                .with_max_level(tracing::Level::WARN)
-                .finish(),
-        )
-    }
-
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().expect("log buffer")).into_owned()
-    }
-}
-
 /// deploy.md § list on a real cluster: two deployed agents are listed by one paginated LIST per
 /// kind (one object per page here, so the real server's `continue` tokens are followed), sorted,
 /// started, with restarts 0, the image's repository and short digest, their Secret and no
@@ -464,23 +430,6 @@ async fn e2e_logs_and_follow_until_the_container_ends() {
     assert_eq!(tail, ["line three: the end"]);
 }
 
-/// The shipped manifest's document of `kind`, moved into [`NS`].
-fn shipped(kind: &str) -> serde_json::Value {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../deploy/cronjob-gc.yaml");
-    let text = std::fs::read_to_string(path).expect("deploy/cronjob-gc.yaml is shipped");
-    let mut found = serde_yaml::Deserializer::from_str(&text)
-        .map(|d| <serde_json::Value as serde::Deserialize>::deserialize(d).expect("YAML"))
-        .filter(|v| v["kind"] == kind);
-    let mut doc = found.next().unwrap_or_else(|| panic!("no {kind}"));
-    doc["metadata"]["namespace"] = NS.into();
-    if let Some(subjects) = doc["subjects"].as_array_mut() {
-        for subject in subjects {
-            subject["namespace"] = NS.into();
-        }
-    }
-    doc
-}
-
 /// Create `object` unless it exists (a rerun finds the previous run's).
 async fn create_once<K>(api: &Api<K>, object: &K)
 where
@@ -497,11 +446,12 @@ where
 /// [`NS`], created by the kubeconfig user.
 async fn install_gc_account(admin: &kube::Client) {
     let account: ServiceAccount =
-        serde_json::from_value(shipped("ServiceAccount")).expect("ServiceAccount");
+        serde_json::from_value(shipped("ServiceAccount", NS)).expect("ServiceAccount");
     create_once(&Api::namespaced(admin.clone(), NS), &account).await;
-    let role: Role = serde_json::from_value(shipped("Role")).expect("Role");
+    let role: Role = serde_json::from_value(shipped("Role", NS)).expect("Role");
     create_once(&Api::namespaced(admin.clone(), NS), &role).await;
-    let binding: RoleBinding = serde_json::from_value(shipped("RoleBinding")).expect("RoleBinding");
+    let binding: RoleBinding =
+        serde_json::from_value(shipped("RoleBinding", NS)).expect("RoleBinding");
     create_once(&Api::namespaced(admin.clone(), NS), &binding).await;
 }
 
@@ -942,15 +892,6 @@ async fn e2e_undeploy_of_a_pod_held_by_a_finalizer_warns_and_never_forces() {
     assert!(secret_kept, "the Secret stays while its pod does");
     let finished = finished.expect("undeploy finishes once the pod is gone");
     assert_eq!(finished.secrets, [secret_name]);
-}
-
-/// The documents of a shipped YAML file (relative to the workspace root).
-fn documents(path: &str) -> Vec<serde_json::Value> {
-    let path = format!("{}/../../{path}", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    serde_yaml::Deserializer::from_str(&text)
-        .map(|d| <serde_json::Value as serde::Deserialize>::deserialize(d).expect("YAML"))
-        .collect()
 }
 
 /// Not a cluster test (it runs in CI): `e2e/kind/namespace.yaml` creates the namespace, the

@@ -17,24 +17,7 @@ use apiary_substrate::naming::AgentIdentity;
 use k8s_openapi::api::core::v1::ServiceAccount;
 use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
 use kube::api::{Api, PostParams};
-use real_support::{Backend, Stage, Tap, image, options};
-
-/// The shipped manifest's documents of `kind`, moved into `namespace`.
-fn shipped(kind: &str, namespace: &str) -> serde_json::Value {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../deploy/cronjob-gc.yaml");
-    let text = std::fs::read_to_string(path).expect("deploy/cronjob-gc.yaml is shipped");
-    let mut found = serde_yaml::Deserializer::from_str(&text)
-        .map(|d| <serde_json::Value as serde::Deserialize>::deserialize(d).expect("YAML"))
-        .filter(|v| v["kind"] == kind);
-    let mut doc = found.next().unwrap_or_else(|| panic!("no {kind}"));
-    doc["metadata"]["namespace"] = namespace.into();
-    if let Some(subjects) = doc["subjects"].as_array_mut() {
-        for subject in subjects {
-            subject["namespace"] = namespace.into();
-        }
-    }
-    doc
-}
+use real_support::{Backend, Stage, Tap, image, options, shipped};
 
 async fn install_role(s: &Stage) {
     let ns = s.namespace();

@@ -15,21 +15,19 @@
 
 mod real_support;
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use apiary_apiserver_sim::{Resource, Verb};
 use apiary_cluster_model::NodeReady;
 use apiary_envtest::Identity;
-use apiary_substrate::build::build_attempt;
+use apiary_substrate::build::{Attempt, build_attempt};
 use apiary_substrate::driver::{self, UndeployOptions};
 use apiary_substrate::naming::Generation;
 use apiary_substrate_kube::Cluster;
 use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
-use real_support::{HANG, POD, Stage, Tap, agent, image};
+use real_support::{Captured, HANG, POD, Stage, Tap, agent, image};
 use serde_json::json;
 
 /// Run a scenario of this file on both backends, as `<scenario>::sim` and `<scenario>::real`.
@@ -62,27 +60,6 @@ macro_rules! on_both {
 
 const FINALIZER: &str = "example.com/hold";
 
-/// Everything the driver logs while `f` runs on this thread, as formatted lines.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().expect("log buffer").extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Captured {
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().expect("log buffer")).into_owned()
-    }
-}
-
 /// Wait (bounded by [`HANG`]) until `done` holds for the agent's pod as read now.
 async fn until(
     s: &Stage,
@@ -102,12 +79,7 @@ on_both!(
 );
 
 async fn finalizer_keeps_the_pod_and_undeploy_says_why(s: &Stage) {
-    let config = s.config(&image(""));
-    let mut attempt = build_attempt(&config, Generation::from_u32(1));
-    attempt.pod.metadata.finalizers = Some(vec![FINALIZER.to_owned()]);
-    if let Some(spec) = attempt.pod.spec.as_mut() {
-        spec.termination_grace_period_seconds = Some(1);
-    }
+    let attempt = held_attempt(s);
     s.create_secret(&attempt.secret).await;
     s.create_pod(&attempt.pod).await;
     until(s, "the pod runs", |p| {
@@ -117,48 +89,26 @@ async fn finalizer_keeps_the_pod_and_undeploy_says_why(s: &Stage) {
     })
     .await;
 
-    let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .with_max_level(tracing::Level::WARN)
-        .finish();
-    let options = UndeployOptions {
-        wait: true,
-        deadline: Duration::from_secs(6),
-        poll: Duration::from_millis(200),
-    };
-    let cluster = s.cluster();
-    let outcome = {
-        let _guard = tracing::subscriber::set_default(subscriber);
-        driver::undeploy(&cluster, &agent(), &options).await
-    };
-    assert!(outcome.is_err(), "the pod never goes: {outcome:?}");
-    let text = captured.text();
-    let stuck: Vec<&str> = text
-        .lines()
-        .filter(|l| l.contains("is still terminating"))
-        .collect();
-    assert_eq!(stuck.len(), 1, "{text}");
+    let (stuck, all, _) = undeploy_held(&s.cluster()).await;
+    assert_eq!(stuck.len(), 1, "{all:?}");
     let ns = s.namespace();
-    assert!(stuck[0].contains(&format!("pod {ns}/{POD}")), "{text}");
+    assert!(stuck[0].contains(&format!("pod {ns}/{POD}")), "{all:?}");
     if s.sim().is_none() {
         // The simulator's scaled clock ends the 1 s grace before the first read, which then
         // shows the kubelet's final zero grace.
-        assert!(stuck[0].contains("(grace period 1 s)"), "{text}");
+        assert!(stuck[0].contains("(grace period 1 s)"), "{all:?}");
     }
     assert!(
         stuck[0].contains(&format!("it has finalizers ({FINALIZER})")),
-        "{text}"
+        "{all:?}"
     );
     assert!(
         stuck[0].contains(&format!("kubectl describe pod -n {ns} {POD}")),
-        "{text}"
+        "{all:?}"
     );
     assert!(
         stuck[0].contains("apiary does not force the delete"),
-        "{text}"
+        "{all:?}"
     );
     let held = s.pod().await.expect("the finalizer keeps the pod");
     assert!(held.metadata.deletion_timestamp.is_some());
@@ -180,6 +130,23 @@ async fn finalizer_keeps_the_pod_and_undeploy_says_why(s: &Stage) {
     );
 
     // Let the pod go: the finalizer's owner removes it.
+    remove_finalizer(s).await;
+    until(s, "the pod goes", |p| p.is_none()).await;
+}
+
+/// The agent's first attempt, its pod held by [`FINALIZER`] with a 1 s grace period.
+fn held_attempt(s: &Stage) -> Attempt {
+    let config = s.config(&image(""));
+    let mut attempt = build_attempt(&config, Generation::from_u32(1));
+    attempt.pod.metadata.finalizers = Some(vec![FINALIZER.to_owned()]);
+    let spec = attempt.pod.spec.as_mut().expect("a pod spec");
+    spec.termination_grace_period_seconds = Some(1);
+    attempt
+}
+
+/// The finalizer's owner (the test, never apiary) removes [`FINALIZER`] from the agent's pod.
+async fn remove_finalizer(s: &Stage) {
+    let ns = s.namespace();
     match s.sim() {
         Some(sim) => sim.with_model(|m| {
             m.modify_pod(ns, POD, |pod| pod.metadata.finalizers = None)
@@ -187,17 +154,16 @@ async fn finalizer_keeps_the_pod_and_undeploy_says_why(s: &Stage) {
                 .expect("finalizer removed");
         }),
         None => {
-            let pods: Api<k8s_openapi::api::core::v1::Pod> = Api::namespaced(s.admin(), ns);
+            let pods: Api<Pod> = Api::namespaced(s.admin(), ns);
             pods.patch(
                 POD,
                 &PatchParams::default(),
-                &Patch::Merge(serde_json::json!({"metadata": {"finalizers": null}})),
+                &Patch::Merge(json!({"metadata": {"finalizers": null}})),
             )
             .await
             .expect("finalizer removed");
         }
     }
-    until(s, "the pod goes", |p| p.is_none()).await;
 }
 
 /// The condition the scenarios' node reports, and how the warning words it.
@@ -209,11 +175,7 @@ const NOT_READY_REASON: &str = "KubeletNotReady";
 /// containers stopped; on the simulator the model's kubelet runs the pod and the node it placed
 /// it on is registered in the model with the same condition.
 async fn stuck_on_a_not_ready_node(s: &Stage) -> String {
-    let config = s.config(&image(""));
-    let mut attempt = build_attempt(&config, Generation::from_u32(1));
-    attempt.pod.metadata.finalizers = Some(vec![FINALIZER.to_owned()]);
-    let spec = attempt.pod.spec.as_mut().expect("a pod spec");
-    spec.termination_grace_period_seconds = Some(1);
+    let mut attempt = held_attempt(s);
     s.create_secret(&attempt.secret).await;
     if let Some(sim) = s.sim() {
         s.create_pod(&attempt.pod).await;
@@ -245,7 +207,7 @@ async fn stuck_on_a_not_ready_node(s: &Stage) -> String {
         .patch_status(&node, &PatchParams::default(), &Patch::Merge(status))
         .await
         .expect("the admin writes the Node's status");
-    spec.node_name = Some(node.clone());
+    attempt.pod.spec.as_mut().expect("a pod spec").node_name = Some(node.clone());
     s.create_pod(&attempt.pod).await;
     node
 }
@@ -263,19 +225,13 @@ fn node_of(pod: Option<&Pod>) -> Option<String> {
 /// the finalizer keeps the pod).
 async fn undeploy_held(cluster: &Cluster) -> (Vec<String>, Vec<String>, String) {
     let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .with_max_level(tracing::Level::WARN)
-        .finish();
     let options = UndeployOptions {
         wait: true,
         deadline: Duration::from_secs(6),
         poll: Duration::from_millis(200),
     };
     let outcome = {
-        let _guard = tracing::subscriber::set_default(subscriber);
+        let _guard = tracing::dispatcher::set_default(&captured.dispatch());
         driver::undeploy(cluster, &agent(), &options).await
     };
     let error = outcome.expect_err("the finalizer keeps the pod past the deadline");
@@ -298,31 +254,17 @@ fn not_ready_sentence(node: &str) -> String {
 /// server the pod's node has no kubelet, so the test (never apiary) removes the pod with grace 0
 /// once the finalizer is gone, and deletes the Node.
 async fn release(s: &Stage, node: &str) {
-    let ns = s.namespace();
-    match s.sim() {
-        Some(sim) => sim.with_model(|m| {
-            m.modify_pod(ns, POD, |pod| pod.metadata.finalizers = None)
-                .map(|_| ())
-                .expect("finalizer removed");
-        }),
-        None => {
-            let pods: Api<Pod> = Api::namespaced(s.admin(), ns);
-            pods.patch(
-                POD,
-                &PatchParams::default(),
-                &Patch::Merge(json!({"metadata": {"finalizers": null}})),
-            )
+    remove_finalizer(s).await;
+    if s.sim().is_none() {
+        let pods: Api<Pod> = Api::namespaced(s.admin(), s.namespace());
+        let _gone = pods
+            .delete(POD, &DeleteParams::default().grace_period(0))
+            .await;
+        let nodes: Api<Node> = Api::all(s.admin());
+        nodes
+            .delete(node, &DeleteParams::default())
             .await
-            .expect("finalizer removed");
-            let _gone = pods
-                .delete(POD, &DeleteParams::default().grace_period(0))
-                .await;
-            let nodes: Api<Node> = Api::all(s.admin());
-            nodes
-                .delete(node, &DeleteParams::default())
-                .await
-                .expect("the Node deleted");
-        }
+            .expect("the Node deleted");
     }
     until(s, "the pod goes", |p| p.is_none()).await;
 }

@@ -42,7 +42,9 @@ mod fixtures;
     unused_imports,
     reason = "each test binary uses a different subset of the shared fixtures"
 )]
-pub use fixtures::{POD, after_preflight, agent, delete_fence, image, secret_ref};
+pub use fixtures::{
+    Captured, POD, after_preflight, agent, delete_fence, image, secret_ref, shipped,
+};
 
 /// How long any wait may take before a test fails as hung (not a performance bound).
 pub const HANG: Duration = Duration::from_secs(60);
