@@ -6,12 +6,9 @@
 
 mod cluster_mock;
 
-use std::time::Duration;
-
 use apiary_classify::stuck::NodeFacts;
 use apiary_substrate::Substrate;
-use apiary_substrate_kube::{Cluster, RetryPolicy};
-use cluster_mock::{Answer, client, cluster, ok, status};
+use cluster_mock::{Answer, cluster, ok, short_cluster, status};
 use serde_json::json;
 
 fn node(ready: &str, reason: &str) -> serde_json::Value {
@@ -24,21 +21,6 @@ fn node(ready: &str, reason: &str) -> serde_json::Value {
             {"type": "Ready", "status": ready, "reason": reason, "message": "PLEG is not healthy"},
         ]},
     })
-}
-
-/// A `Cluster` whose retries end quickly.
-fn short_cluster(script: Vec<Answer>) -> (Cluster, cluster_mock::Log) {
-    let (client, log) = client(script);
-    let policy = RetryPolicy {
-        budget: Duration::from_millis(300),
-        attempt_timeout: Duration::from_millis(100),
-        base: Duration::from_millis(10),
-        cap: Duration::from_millis(20),
-    };
-    (
-        Cluster::new(client, "agents").with_retry_policy(policy),
-        log,
-    )
 }
 
 /// The read is one cluster-scoped GET, a quorum read, and shows the `Ready` condition.

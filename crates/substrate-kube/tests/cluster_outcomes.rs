@@ -5,46 +5,18 @@
 
 mod cluster_mock;
 
-use std::time::Duration;
-
 use apiary_classify::failure::Operation;
 use apiary_classify::verify::PodDeletion;
 use apiary_substrate::fake::proof::{pod_deletion, secret_deletion};
 use apiary_substrate::{
     CreateOutcome, DeleteOutcome, NamespaceCheck, NamespaceError, Substrate, SubstrateError,
 };
-use apiary_substrate_kube::{Cluster, RetryPolicy};
-use cluster_mock::{Answer, client, cluster, status};
-use k8s_openapi::api::core::v1::{Pod, Secret};
+use cluster_mock::{Answer, agent_pod, cluster, short_cluster, status};
+use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-
-fn pod() -> Pod {
-    Pod {
-        metadata: ObjectMeta {
-            name: Some("agent-x".to_owned()),
-            ..ObjectMeta::default()
-        },
-        ..Pod::default()
-    }
-}
 
 fn fence() -> PodDeletion {
     pod_deletion("agent-x", "u1", "7")
-}
-
-/// A `Cluster` whose retries end quickly, for answers that are retried (dropped connections).
-fn short_cluster(script: Vec<Answer>) -> (Cluster, cluster_mock::Log) {
-    let (client, log) = client(script);
-    let policy = RetryPolicy {
-        budget: Duration::from_millis(300),
-        attempt_timeout: Duration::from_millis(100),
-        base: Duration::from_millis(10),
-        cap: Duration::from_millis(20),
-    };
-    (
-        Cluster::new(client, "agents").with_retry_policy(policy),
-        log,
-    )
 }
 
 /// A3: a pod create answered 409 `AlreadyExists` is the lost race, not an error.
@@ -52,7 +24,7 @@ fn short_cluster(script: Vec<Answer>) -> (Cluster, cluster_mock::Log) {
 async fn a3_create_already_exists_is_lost_race() {
     let (cluster, log) = cluster(vec![status(409, "AlreadyExists")]);
     assert_eq!(
-        cluster.create_pod(&pod()).await,
+        cluster.create_pod(&agent_pod()).await,
         Ok(CreateOutcome::AlreadyExists)
     );
     assert_eq!(log.count(), 1, "a 409 is never retried");
@@ -62,7 +34,10 @@ async fn a3_create_already_exists_is_lost_race() {
 #[tokio::test]
 async fn a3_create_conflict_is_not_already_exists() {
     let (cluster, _log) = cluster(vec![status(409, "Conflict")]);
-    let error = cluster.create_pod(&pod()).await.expect_err("an error");
+    let error = cluster
+        .create_pod(&agent_pod())
+        .await
+        .expect_err("an error");
     assert_eq!(error.reason(), Some("Conflict"));
 }
 
@@ -89,7 +64,10 @@ async fn a3_delete_already_exists_is_not_precondition_failed() {
 #[tokio::test]
 async fn a5_empty_reason_409_matches_nothing() {
     let (cluster, _log) = cluster(vec![status(409, ""), status(409, "")]);
-    let create = cluster.create_pod(&pod()).await.expect_err("an error");
+    let create = cluster
+        .create_pod(&agent_pod())
+        .await
+        .expect_err("an error");
     assert_eq!(create.reason(), Some(""));
     let delete = cluster.delete_pod(&fence()).await.expect_err("an error");
     assert_eq!(delete.reason(), Some(""));

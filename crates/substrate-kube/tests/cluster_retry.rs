@@ -11,8 +11,10 @@ use std::time::Duration;
 use apiary_classify::failure::Operation;
 use apiary_substrate::{CreateOutcome, Substrate, SubstrateError};
 use apiary_substrate_kube::Cluster;
-use cluster_mock::{Answer, client, cluster, created, ok, pod_json, pod_list, status, with_header};
-use k8s_openapi::api::core::v1::{Pod, Secret};
+use cluster_mock::{
+    Answer, agent_pod, client, cluster, created, ok, pod_json, pod_list, status, with_header,
+};
+use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use tokio::time::Instant;
 
@@ -23,16 +25,6 @@ fn secret() -> Secret {
             ..ObjectMeta::default()
         },
         ..Secret::default()
-    }
-}
-
-fn pod() -> Pod {
-    Pod {
-        metadata: ObjectMeta {
-            name: Some("agent-x".to_owned()),
-            ..ObjectMeta::default()
-        },
-        ..Pod::default()
     }
 }
 
@@ -131,9 +123,9 @@ async fn does_not_retry_decisive_refusals() {
         status(409, "AlreadyExists"),
     ]);
     assert!(cluster.list_pods("a=b").await.is_err());
-    assert!(cluster.create_pod(&pod()).await.is_err());
+    assert!(cluster.create_pod(&agent_pod()).await.is_err());
     assert_eq!(
-        cluster.create_pod(&pod()).await,
+        cluster.create_pod(&agent_pod()).await,
         Ok(CreateOutcome::AlreadyExists)
     );
     assert_eq!(log.count(), 3);
@@ -228,7 +220,7 @@ async fn first_secret_create_already_exists_is_reported() {
 async fn retried_pod_create_already_exists_is_adopt_path() {
     let (cluster, log) = cluster(vec![status(503, ""), status(409, "AlreadyExists")]);
     assert_eq!(
-        cluster.create_pod(&pod()).await,
+        cluster.create_pod(&agent_pod()).await,
         Ok(CreateOutcome::AlreadyExists)
     );
     assert_eq!(log.count(), 2);
@@ -238,7 +230,7 @@ async fn retried_pod_create_already_exists_is_adopt_path() {
 #[tokio::test(start_paused = true)]
 async fn retries_resend_the_same_request() {
     let (cluster, log) = cluster(vec![Answer::Drop, created(serde_json::json!({}))]);
-    cluster.create_pod(&pod()).await.expect("created");
+    cluster.create_pod(&agent_pod()).await.expect("created");
     let requests = log.all();
     assert_eq!(requests.len(), 2);
     assert_eq!(requests[0].method, requests[1].method);

@@ -11,11 +11,13 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use apiary_substrate_kube::Cluster;
+use apiary_substrate_kube::{Cluster, RetryPolicy};
 use bytes::Bytes;
 use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full, StreamBody};
 use hyper::body::Frame;
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::client::Body;
 
 /// One captured request.
@@ -227,6 +229,33 @@ async fn respond(answer: Answer) -> Result<http::Response<MockBody>, std::io::Er
 pub fn cluster(script: Vec<Answer>) -> (Cluster, Log) {
     let (client, log) = client(script);
     (Cluster::new(client, "agents"), log)
+}
+
+/// A `Cluster` in namespace `agents` over the script whose retries end quickly (a 300 ms budget),
+/// for answers that are retried (dropped connections, 5xx).
+pub fn short_cluster(script: Vec<Answer>) -> (Cluster, Log) {
+    let (client, log) = client(script);
+    let policy = RetryPolicy {
+        budget: Duration::from_millis(300),
+        attempt_timeout: Duration::from_millis(100),
+        base: Duration::from_millis(10),
+        cap: Duration::from_millis(20),
+    };
+    (
+        Cluster::new(client, "agents").with_retry_policy(policy),
+        log,
+    )
+}
+
+/// A pod named `agent-x` with nothing else set, as a create or patch would send it.
+pub fn agent_pod() -> Pod {
+    Pod {
+        metadata: ObjectMeta {
+            name: Some("agent-x".to_owned()),
+            ..ObjectMeta::default()
+        },
+        ..Pod::default()
+    }
 }
 
 /// A minimal pod object as the apiserver would return it.
