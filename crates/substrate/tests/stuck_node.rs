@@ -92,6 +92,23 @@ fn undeploy_stuck(fake: &FakeCluster) -> (Vec<String>, String) {
     (lines, error.to_string())
 }
 
+/// A fake in [`NS`] with [`NODE`], whose `Ready` condition is `ready`.
+fn fake_with_node(ready: NodeReady) -> FakeCluster {
+    let fake = FakeCluster::new(NS);
+    fake.add_node(NODE, Some(ready)).expect("node");
+    fake
+}
+
+/// Undeploy as [`undeploy_stuck`] does: the one warning that the pod is still terminating (there
+/// must be exactly one), every warning logged, and the error.
+fn the_stuck_warning(fake: &FakeCluster) -> (String, Vec<String>, String) {
+    let (lines, error) = undeploy_stuck(fake);
+    let warnings = stuck(&lines);
+    assert_eq!(warnings.len(), 1, "{lines:?}");
+    let warning = warnings[0].clone();
+    (warning, lines, error)
+}
+
 /// The warnings that explain a pod that will not go away.
 fn stuck(lines: &[String]) -> Vec<&String> {
     lines
@@ -113,15 +130,11 @@ fn node_reads(fake: &FakeCluster) -> Vec<String> {
 /// and its Ready condition with its reason; the node was read once, only after the grace.
 #[test]
 fn a_stuck_pod_on_a_not_ready_node_names_the_node_and_its_condition() {
-    let fake = FakeCluster::new(NS);
-    fake.add_node(NODE, Some(NodeReady::ready())).expect("node");
+    let fake = fake_with_node(NodeReady::ready());
     fake.set_node_ready(NODE, NodeReady::with("False", Some("KubeletNotReady")))
         .expect("scripted");
     held_pod(&fake, Some(NODE));
-    let (lines, _) = undeploy_stuck(&fake);
-    let warnings = stuck(&lines);
-    assert_eq!(warnings.len(), 1, "{lines:?}");
-    let warning = warnings[0];
+    let (warning, _, _) = the_stuck_warning(&fake);
     assert!(warning.starts_with(&format!("WARN pod {NS}/{POD} is still terminating after ")));
     assert!(
         warning.contains(&format!("it has finalizers ({FINALIZER})")),
@@ -157,31 +170,21 @@ fn a_stuck_pod_on_a_not_ready_node_names_the_node_and_its_condition() {
 /// with that status; a Ready node adds nothing about the node.
 #[test]
 fn ready_unknown_is_named_and_ready_true_adds_nothing() {
-    let fake = FakeCluster::new(NS);
-    fake.add_node(
-        NODE,
-        Some(NodeReady::with("Unknown", Some("NodeStatusUnknown"))),
-    )
-    .expect("node");
+    let fake = fake_with_node(NodeReady::with("Unknown", Some("NodeStatusUnknown")));
     held_pod(&fake, Some(NODE));
-    let (lines, _) = undeploy_stuck(&fake);
-    let warnings = stuck(&lines);
-    assert_eq!(warnings.len(), 1, "{lines:?}");
+    let (warning, _, _) = the_stuck_warning(&fake);
     assert!(
-        warnings[0].contains(&format!(
+        warning.contains(&format!(
             "its node {NODE} is not Ready (Ready=Unknown, NodeStatusUnknown)"
         )),
-        "{warnings:?}"
+        "{warning}"
     );
 
-    let fake = FakeCluster::new(NS);
-    fake.add_node(NODE, Some(NodeReady::ready())).expect("node");
+    let fake = fake_with_node(NodeReady::ready());
     held_pod(&fake, Some(NODE));
-    let (lines, _) = undeploy_stuck(&fake);
-    let warnings = stuck(&lines);
-    assert_eq!(warnings.len(), 1, "{lines:?}");
-    assert!(!warnings[0].contains("its node"), "{warnings:?}");
-    assert!(warnings[0].contains(FINALIZER), "{warnings:?}");
+    let (warning, _, _) = the_stuck_warning(&fake);
+    assert!(!warning.contains("its node"), "{warning}");
+    assert!(warning.contains(FINALIZER), "{warning}");
     assert_eq!(node_reads(&fake).len(), 1);
 }
 
@@ -190,19 +193,11 @@ fn ready_unknown_is_named_and_ready_true_adds_nothing() {
 /// operation's error is the deadline's, with nothing about nodes.
 #[test]
 fn a_forbidden_node_read_says_nothing_about_the_node_and_fails_nothing() {
-    let fake = FakeCluster::new(NS);
-    fake.add_node(
-        NODE,
-        Some(NodeReady::with("False", Some("KubeletNotReady"))),
-    )
-    .expect("node");
+    let fake = fake_with_node(NodeReady::with("False", Some("KubeletNotReady")));
     fake.deny_node_reads(true);
     held_pod(&fake, Some(NODE));
-    let (lines, error) = undeploy_stuck(&fake);
-    let warnings = stuck(&lines);
-    assert_eq!(warnings.len(), 1, "{lines:?}");
+    let (warning, lines, error) = the_stuck_warning(&fake);
     assert_eq!(lines.len(), 1, "no other warning: {lines:?}");
-    let warning = warnings[0];
     assert!(!warning.contains("its node"), "{warning}");
     assert!(!warning.contains("Ready"), "{warning}");
     assert!(!warning.contains("forbidden"), "{warning}");
@@ -220,15 +215,13 @@ fn a_forbidden_node_read_says_nothing_about_the_node_and_fails_nothing() {
 fn a_missing_node_is_said_to_be_gone() {
     let fake = FakeCluster::new(NS);
     held_pod(&fake, Some(NODE));
-    let (lines, _) = undeploy_stuck(&fake);
-    let warnings = stuck(&lines);
-    assert_eq!(warnings.len(), 1, "{lines:?}");
+    let (warning, _, _) = the_stuck_warning(&fake);
     assert!(
-        warnings[0].contains(&format!(
+        warning.contains(&format!(
             "its node {NODE} no longer exists, so no kubelet will confirm the containers have \
              stopped"
         )),
-        "{warnings:?}"
+        "{warning}"
     );
 }
 
@@ -236,15 +229,11 @@ fn a_missing_node_is_said_to_be_gone() {
 /// nothing: the warning is still given once.
 #[test]
 fn a_failed_node_read_says_nothing_about_the_node() {
-    let fake = FakeCluster::new(NS);
-    fake.add_node(NODE, Some(NodeReady::with("False", None)))
-        .expect("node");
+    let fake = fake_with_node(NodeReady::with("False", None));
     fake.fail_next(Operation::GetNode, server_error(Operation::GetNode, NODE));
     held_pod(&fake, Some(NODE));
-    let (lines, error) = undeploy_stuck(&fake);
-    let warnings = stuck(&lines);
-    assert_eq!(warnings.len(), 1, "{lines:?}");
-    assert!(!warnings[0].contains("its node"), "{warnings:?}");
+    let (warning, _, error) = the_stuck_warning(&fake);
+    assert!(!warning.contains("its node"), "{warning}");
     assert!(!error.contains("node"), "{error}");
     assert_eq!(node_reads(&fake).len(), 1, "never retried by the driver");
 }
@@ -254,19 +243,15 @@ fn a_failed_node_read_says_nothing_about_the_node() {
 fn an_unbound_pod_causes_no_node_read() {
     let fake = FakeCluster::new(NS);
     held_pod(&fake, None);
-    let (lines, _) = undeploy_stuck(&fake);
-    let warnings = stuck(&lines);
-    assert_eq!(warnings.len(), 1, "{lines:?}");
-    assert!(!warnings[0].contains("kubectl get node"), "{warnings:?}");
+    let (warning, _, _) = the_stuck_warning(&fake);
+    assert!(!warning.contains("kubectl get node"), "{warning}");
     assert!(node_reads(&fake).is_empty(), "{:?}", fake.calls());
 }
 
 /// A pod that goes within its grace is never reported, and its node is never read.
 #[test]
 fn a_pod_that_goes_in_its_grace_causes_no_node_read() {
-    let fake = FakeCluster::new(NS);
-    fake.add_node(NODE, Some(NodeReady::with("False", None)))
-        .expect("node");
+    let fake = fake_with_node(NodeReady::with("False", None));
     seed(&fake, &config(), 1, &Shape::Running, true);
     let recorder = Warnings::default();
     let lines = Arc::clone(&recorder.0);
