@@ -23,34 +23,6 @@ const LONG: Duration = Duration::from_secs(30);
 /// Concurrent replaces.
 const CONTENDERS: usize = 4;
 
-/// Run a scenario of this file on both backends, as `<scenario>::sim` and `<scenario>::real`.
-macro_rules! on_both {
-    ($(#[doc = $doc:literal])* $scenario:ident) => {
-        mod $scenario {
-            $(#[doc = $doc])*
-            /// (Against the simulator.)
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn sim() {
-                let stage = crate::real_support::Stage::start(crate::real_support::Backend::Sim)
-                    .await
-                    .expect("a simulator stage always starts");
-                super::$scenario(&stage).await;
-            }
-            $(#[doc = $doc])*
-            /// (Against the real kube-apiserver with the fake kubelet.)
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn real() {
-                let Some(stage) =
-                    crate::real_support::Stage::start(crate::real_support::Backend::Real).await
-                else {
-                    return;
-                };
-                super::$scenario(&stage).await;
-            }
-        }
-    };
-}
-
 fn replacing() -> DeployOptions {
     options(LONG).replacing(true)
 }
@@ -105,9 +77,9 @@ async fn one_replace(s: &Stage) {
     assert_eq!(intent(s).await, new.fingerprint());
     assert_eq!(s.pod_names().await, [POD]);
 }
-on_both!(
+on_both_backends!(
     /// A replace deletes the started pod with its fence, awaits it, then creates.
-    one_replace
+    self::one_replace
 );
 
 /// `CONTENDERS` replaces at once, the `i`th with `configs[i % len]`, their pod deletes held until
@@ -160,9 +132,9 @@ async fn concurrent_replaces_one_configuration(s: &Stage) {
     assert!(matched.iter().all(|m| *m), "{matched:?}");
     assert_eq!(intent(s).await, new.fingerprint());
 }
-on_both!(
+on_both_backends!(
     /// Concurrent replaces with one configuration: one new pod, every call matching it.
-    concurrent_replaces_one_configuration
+    self::concurrent_replaces_one_configuration
 );
 
 /// Concurrent replaces with two configurations: one pod of one of them, no delete of it.
@@ -174,7 +146,7 @@ async fn concurrent_replaces_two_configurations(s: &Stage) {
     let landed = intent(s).await;
     assert!(configs.iter().any(|c| c.fingerprint() == landed));
 }
-on_both!(
+on_both_backends!(
     /// Concurrent replaces with two configurations end on one pod without a delete loop.
-    concurrent_replaces_two_configurations
+    self::concurrent_replaces_two_configurations
 );

@@ -30,34 +30,6 @@ use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use real_support::{Captured, HANG, POD, Stage, Tap, agent, image};
 use serde_json::json;
 
-/// Run a scenario of this file on both backends, as `<scenario>::sim` and `<scenario>::real`.
-macro_rules! on_both {
-    ($(#[doc = $doc:literal])* $scenario:ident) => {
-        mod $scenario {
-            $(#[doc = $doc])*
-            /// (Against the simulator.)
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn sim() {
-                let stage = crate::real_support::Stage::start(crate::real_support::Backend::Sim)
-                    .await
-                    .expect("a simulator stage always starts");
-                super::$scenario(&stage).await;
-            }
-            $(#[doc = $doc])*
-            /// (Against the real kube-apiserver with the fake kubelet.)
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn real() {
-                let Some(stage) =
-                    crate::real_support::Stage::start(crate::real_support::Backend::Real).await
-                else {
-                    return;
-                };
-                super::$scenario(&stage).await;
-            }
-        }
-    };
-}
-
 const FINALIZER: &str = "example.com/hold";
 
 /// Wait (bounded by [`HANG`]) until `done` holds for the agent's pod as read now.
@@ -73,9 +45,9 @@ async fn until(
     }
 }
 
-on_both!(
+on_both_backends!(
     /// A finalizer keeps the pod: undeploy explains it once, never forces, and times out.
-    finalizer_keeps_the_pod_and_undeploy_says_why
+    self::finalizer_keeps_the_pod_and_undeploy_says_why
 );
 
 async fn finalizer_keeps_the_pod_and_undeploy_says_why(s: &Stage) {
@@ -269,10 +241,10 @@ async fn release(s: &Stage, node: &str) {
     until(s, "the pod goes", |p| p.is_none()).await;
 }
 
-on_both!(
+on_both_backends!(
     /// A stuck pod on a node that is not Ready: the one warning names the finalizer, the node
     /// and its Ready condition with its reason, after one GET of the node.
-    a_not_ready_node_is_named_in_the_warning
+    self::a_not_ready_node_is_named_in_the_warning
 );
 
 async fn a_not_ready_node_is_named_in_the_warning(s: &Stage) {
@@ -298,11 +270,11 @@ async fn a_not_ready_node_is_named_in_the_warning(s: &Stage) {
     release(s, &node).await;
 }
 
-on_both!(
+on_both_backends!(
     /// As a user who may not read nodes: the node read is refused (403), the warning says
     /// nothing about the node, nothing else is warned and the error is the deadline's alone;
     /// with `rbac/apiary-node-reader.yaml` bound, the same user's warning names the condition.
-    without_node_rights_nothing_is_said_about_the_node
+    self::without_node_rights_nothing_is_said_about_the_node
 );
 
 async fn without_node_rights_nothing_is_said_about_the_node(s: &Stage) {

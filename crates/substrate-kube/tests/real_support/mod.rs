@@ -427,10 +427,19 @@ pub fn phase(pod: &Pod) -> Option<&str> {
 }
 
 /// Generate the two tests of a scenario `async fn name(stage: &Stage)`: `name::sim` and
-/// `name::real` (the real one skips without `KUBEBUILDER_ASSETS`).
+/// `name::real` (the real one skips without `KUBEBUILDER_ASSETS`). `name` is a scenario of
+/// [`scenarios`]; `self::name` is one of the test file that invokes the macro.
 #[macro_export]
 macro_rules! on_both_backends {
+    ($(#[doc = $doc:literal])* self::$scenario:ident) => {
+        $crate::on_both_backends!(@tests [super::$scenario] $(#[doc = $doc])* $scenario);
+    };
     ($(#[doc = $doc:literal])* $scenario:ident) => {
+        $crate::on_both_backends!(
+            @tests [$crate::real_support::scenarios::$scenario] $(#[doc = $doc])* $scenario
+        );
+    };
+    (@tests [$($run:tt)*] $(#[doc = $doc:literal])* $scenario:ident) => {
         mod $scenario {
             $(#[doc = $doc])*
             /// (Against the simulator.)
@@ -439,7 +448,7 @@ macro_rules! on_both_backends {
                 let stage = $crate::real_support::Stage::start($crate::real_support::Backend::Sim)
                     .await
                     .expect("a simulator stage always starts");
-                $crate::real_support::scenarios::$scenario(&stage).await;
+                $($run)*(&stage).await;
             }
             $(#[doc = $doc])*
             /// (Against the real kube-apiserver with the fake kubelet.)
@@ -450,7 +459,7 @@ macro_rules! on_both_backends {
                 else {
                     return;
                 };
-                $crate::real_support::scenarios::$scenario(&stage).await;
+                $($run)*(&stage).await;
             }
         }
     };
