@@ -6,28 +6,18 @@
 //!
 //! Layer: integration test (kube is a dev-dependency only); it never contacts a real cluster.
 
+mod common;
+
 use std::time::Duration;
 
 use apiary_apiserver_sim::{SimOptions, Simulator};
+use common::kube_client::kube_client;
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::{Namespace, Pod, Secret};
 use kube::api::{
     Api, DeleteParams, ListParams, PostParams, Preconditions, WatchEvent, WatchParams,
 };
-use kube::config::{KubeConfigOptions, Kubeconfig};
-use kube::{Client, Config};
 use serde_json::json;
-
-async fn client(sim: &Simulator, namespace: &str) -> Client {
-    let kubeconfig =
-        Kubeconfig::from_yaml(&sim.kubeconfig_yaml(namespace)).expect("kubeconfig parses");
-    let mut config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
-        .await
-        .expect("kubeconfig is usable");
-    assert_eq!(config.default_namespace, namespace);
-    config.default_retry = false;
-    Client::try_from(config).expect("client builds")
-}
 
 fn pod(name: &str) -> Pod {
     serde_json::from_value(json!({
@@ -54,7 +44,7 @@ async fn typed_calls_map_like_the_apiserver() {
     let sim = Simulator::start(SimOptions::default().with_time_scale(1000.0))
         .await
         .expect("starts");
-    let client = client(&sim, "agents").await;
+    let client = kube_client(&sim, "agents").await;
     let namespaces: Api<Namespace> = Api::all(client.clone());
     let ns: Namespace =
         serde_json::from_value(json!({"metadata": {"name": "agents"}})).expect("ns");
@@ -136,7 +126,7 @@ async fn watch_events_and_410() {
         .await
         .expect("starts");
     sim.ensure_namespace("agents");
-    let client = client(&sim, "agents").await;
+    let client = kube_client(&sim, "agents").await;
     let pods: Api<Pod> = Api::default_namespaced(client);
     let list = pods.list(&ListParams::default()).await.expect("list");
     let rv = list.metadata.resource_version.expect("list rv");
@@ -180,7 +170,7 @@ async fn raw_send_sees_the_date_header() {
         .await
         .expect("starts");
     sim.ensure_namespace("agents");
-    let client = client(&sim, "agents").await;
+    let client = kube_client(&sim, "agents").await;
     let req = http::Request::get("/api/v1/namespaces/agents/pods?labelSelector=app%3Dagent")
         .body(kube::client::Body::empty())
         .expect("request");

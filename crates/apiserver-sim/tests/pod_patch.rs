@@ -6,30 +6,21 @@
 //!
 //! Layer: integration test over a loopback socket; it never contacts a real cluster.
 
+mod common;
+
 use apiary_apiserver_sim::{
     FaultAction, FaultRule, Matcher, Resource, SimOptions, Simulator, Verb,
 };
+use common::kube_client::kube_client;
 use k8s_openapi::api::core::v1::{Namespace, Pod};
 use kube::api::{Api, Patch, PatchParams, PostParams};
-use kube::config::{KubeConfigOptions, Kubeconfig};
-use kube::{Client, Config};
 use serde_json::json;
-
-async fn client(sim: &Simulator, namespace: &str) -> Client {
-    let kubeconfig =
-        Kubeconfig::from_yaml(&sim.kubeconfig_yaml(namespace)).expect("kubeconfig parses");
-    let mut config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
-        .await
-        .expect("kubeconfig is usable");
-    config.default_retry = false;
-    Client::try_from(config).expect("client builds")
-}
 
 async fn setup() -> (Simulator, Api<Pod>) {
     let sim = Simulator::start(SimOptions::default().with_time_scale(1000.0))
         .await
         .expect("starts");
-    let client = client(&sim, "agents").await;
+    let client = kube_client(&sim, "agents").await;
     let ns: Namespace =
         serde_json::from_value(json!({"metadata": {"name": "agents"}})).expect("ns");
     Api::<Namespace>::all(client.clone())

@@ -5,6 +5,8 @@
 //! reaches into its internals.
 #![allow(dead_code)] // each test binary uses a different subset of these helpers
 
+pub mod kube_client;
+
 use std::net::SocketAddr;
 use std::time::Duration;
 

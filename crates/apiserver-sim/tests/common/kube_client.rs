@@ -1,0 +1,20 @@
+//! The real `kube::Client` the kube-rs compatibility tests talk to the simulator with: built from
+//! the simulator's own kubeconfig YAML, with kube's retries off so every answer is seen as sent.
+//!
+//! Layer: test support only; it talks to the simulator over loopback like any client.
+
+use apiary_apiserver_sim::Simulator;
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::{Client, Config};
+
+/// A `kube::Client` for `sim` whose default namespace is `namespace` (checked), retries off.
+pub async fn kube_client(sim: &Simulator, namespace: &str) -> Client {
+    let kubeconfig =
+        Kubeconfig::from_yaml(&sim.kubeconfig_yaml(namespace)).expect("kubeconfig parses");
+    let mut config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+        .await
+        .expect("kubeconfig is usable");
+    assert_eq!(config.default_namespace, namespace);
+    config.default_retry = false;
+    Client::try_from(config).expect("client builds")
+}
