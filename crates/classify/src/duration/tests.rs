@@ -5,7 +5,33 @@ use super::*;
 const GROUPS: DurationSyntax = DurationSyntax::unit_groups(60, 366 * 86_400);
 const MIN_SEC: DurationSyntax = DurationSyntax::minutes_and_seconds(1, 600);
 
-/// Every unit is its length in seconds, and groups add up in any order and number.
+/// The longest a single parse may take before the test binary gives up on it.
+const PARSE_BOUND: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// [`super::parse_duration`], bounded: every test here calls this one (it shadows the glob
+/// import), so a parse that never ends (the `+ with -` mutant of `sum_of_groups`' step past the
+/// unit letter, which re-reads the same group forever) fails within [`PARSE_BOUND`] instead of
+/// holding the test binary until the mutation run's timeout. A spinning thread cannot be
+/// stopped, and libtest waits for every running test, so the watchdog ends the process.
+fn parse_duration(text: &str, syntax: &DurationSyntax) -> Result<u64, DurationError> {
+    let (text, syntax) = (text.to_owned(), *syntax);
+    let (send, answer) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = send.send(super::parse_duration(&text, &syntax));
+    });
+    match answer.recv_timeout(PARSE_BOUND) {
+        Ok(parsed) => parsed,
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => panic!("parse_duration panicked"),
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+            eprintln!("parse_duration did not return within {PARSE_BOUND:?}: it loops");
+            std::process::exit(101)
+        }
+    }
+}
+
+/// Every unit is its length in seconds, and groups add up in any order and number. Through the
+/// bounded [`parse_duration`], this kills `replace + with - in sum_of_groups` (the step past the
+/// unit letter) within seconds: the mutant re-reads `2h` forever.
 #[test]
 fn unit_groups_add_up() {
     assert_eq!(parse_duration("2h", &GROUPS), Ok(7_200));
