@@ -427,9 +427,7 @@ fn v4_no_namespace_is_refused_before_contact() {
         &["undeploy", AGENT][..],
         &["gc", AGENT][..],
     ] {
-        let mut cmd = common::bare_command(fx.dir());
-        cmd.arg("--kubeconfig").arg(&kubeconfig).args(args);
-        let run = common::run(cmd);
+        let run = common::run_with_kubeconfig(fx.dir(), &kubeconfig, args);
         assert_eq!(run.code, 2, "{args:?}: {run:?}");
         assert!(run.stderr.contains("-n"), "{}", run.stderr);
     }
@@ -441,11 +439,7 @@ fn v4_no_namespace_is_refused_before_contact() {
 fn unreadable_kubeconfig_is_refused() {
     let fx = Fixture::start();
     let missing = fx.dir().join("nope.kubeconfig");
-    let mut cmd = common::bare_command(fx.dir());
-    cmd.arg("--kubeconfig")
-        .arg(&missing)
-        .args(["deploy", AGENT, "--image", IMAGE]);
-    let run = common::run(cmd);
+    let run = common::run_with_kubeconfig(fx.dir(), &missing, &["deploy", AGENT, "--image", IMAGE]);
     assert_eq!(run.code, 2, "{run:?}");
     assert!(run.stderr.contains("nope.kubeconfig"), "{}", run.stderr);
     fx.assert_no_requests("unreadable kubeconfig");
@@ -462,16 +456,11 @@ fn a10_unreachable_apiserver_is_exit_1_without_panic() {
         apiary_apiserver_sim::kubeconfig_yaml("http://127.0.0.1:9", NAMESPACE),
     )
     .expect("write");
-    let mut cmd = common::bare_command(dir.path());
-    cmd.arg("--kubeconfig").arg(&kubeconfig).args([
-        "deploy",
-        AGENT,
-        "--image",
-        IMAGE,
-        "--timeout",
-        "5",
-    ]);
-    let run = common::run(cmd);
+    let run = common::run_with_kubeconfig(
+        dir.path(),
+        &kubeconfig,
+        &["deploy", AGENT, "--image", IMAGE, "--timeout", "5"],
+    );
     assert_eq!(run.code, 1, "{run:?}");
     assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
     assert!(!run.stderr.contains("CryptoProvider"), "{}", run.stderr);
@@ -535,20 +524,12 @@ fn completions_in_both_modes() {
 fn e13_missing_credential_plugin_names_context_and_command() {
     let dir = tempfile::tempdir().expect("dir");
     let kubeconfig = dir.path().join("kc");
-    std::fs::write(
+    std::fs::write(&kubeconfig, common::MISSING_PLUGIN_KUBECONFIG).expect("write");
+    let run = common::run_with_kubeconfig(
+        dir.path(),
         &kubeconfig,
-        "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: http://127.0.0.1:9\n\
-         users:\n- name: u\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1beta1\n\
-         \x20     command: apiary-test-no-such-plugin\n      interactiveMode: Never\n\
-         contexts:\n- name: team-ctx\n  context:\n    cluster: c\n    user: u\n    namespace: agents\n\
-         current-context: team-ctx\n",
-    )
-    .expect("write");
-    let mut cmd = common::bare_command(dir.path());
-    cmd.arg("--kubeconfig")
-        .arg(&kubeconfig)
-        .args(["deploy", AGENT, "--image", IMAGE]);
-    let run = common::run(cmd);
+        &["deploy", AGENT, "--image", IMAGE],
+    );
     assert_eq!(run.code, 2, "{run:?}");
     assert!(run.stderr.contains("team-ctx"), "{}", run.stderr);
     assert!(

@@ -15,7 +15,7 @@
 mod common;
 
 use apiary_apiserver_sim::{FaultAction, FaultRule, Matcher, Resource, Verb};
-use common::{Fixture, IMAGE, NAMESPACE, Run, image};
+use common::{Fixture, IMAGE, NAMESPACE, Run, image, run_with_kubeconfig};
 
 const AGENT: &str = "Research Bot #1";
 const POD: &str = "apiary-research-bot-1-72bea12366a3";
@@ -125,12 +125,6 @@ fn unreachable() -> (tempfile::TempDir, std::path::PathBuf) {
     )
     .expect("write");
     (dir, kubeconfig)
-}
-
-fn run_with(dir: &std::path::Path, kubeconfig: &std::path::Path, args: &[&str]) -> Run {
-    let mut cmd = common::bare_command(dir);
-    cmd.arg("--kubeconfig").arg(kubeconfig).args(args);
-    common::run(cmd)
 }
 
 fn deny(fx: &Fixture, verb: Verb, resource: Resource) {
@@ -535,7 +529,7 @@ fn seeds_failures() {
 #[test]
 fn unreachable_server() {
     let (dir, kubeconfig) = unreachable();
-    let run = run_with(
+    let run = run_with_kubeconfig(
         dir.path(),
         &kubeconfig,
         &["deploy", AGENT, "--image", IMAGE, "--timeout", "1"],
@@ -545,7 +539,7 @@ fn unreachable_server() {
     assert!(text.contains(NOWHERE), "{text}");
     assert!(text.contains("kubectl config current-context"), "{text}");
     insta::assert_snapshot!("unreachable_deploy", text);
-    let run = run_with(
+    let run = run_with_kubeconfig(
         dir.path(),
         &kubeconfig,
         &["seeds", "--selector", "app=ring", "--port", "7000"],
@@ -570,7 +564,7 @@ fn unreachable_server_every_command() {
         ("logs", &["logs", AGENT]),
     ];
     for (name, args) in commands {
-        let run = run_with(dir.path(), &kubeconfig, args);
+        let run = run_with_kubeconfig(dir.path(), &kubeconfig, args);
         assert_eq!(run.code, 1, "{name}: {run:?}");
         let text = message(None, &run);
         assert!(text.contains(NOWHERE), "{text}");
@@ -584,13 +578,13 @@ fn unreachable_server_every_command() {
 fn e13_kubeconfig_failures() {
     let fx = Fixture::start();
     let missing = fx.dir().join("nope.kubeconfig");
-    let run = run_with(fx.dir(), &missing, &["status", AGENT]);
+    let run = run_with_kubeconfig(fx.dir(), &missing, &["status", AGENT]);
     assert_eq!(run.code, 2, "{run:?}");
     insta::assert_snapshot!("e13_kubeconfig_missing", message(Some(&fx), &run));
 
     let garbled = fx.dir().join("garbled.kubeconfig");
     std::fs::write(&garbled, "apiVersion: v1\nclusters: [unclosed\n").expect("write");
-    let run = run_with(fx.dir(), &garbled, &["status", AGENT]);
+    let run = run_with_kubeconfig(fx.dir(), &garbled, &["status", AGENT]);
     assert_eq!(run.code, 2, "{run:?}");
     insta::assert_snapshot!("e13_kubeconfig_unparsable", message(Some(&fx), &run));
 
@@ -599,16 +593,8 @@ fn e13_kubeconfig_failures() {
     insta::assert_snapshot!("e13_unknown_context", message(Some(&fx), &run));
 
     let plugin = fx.dir().join("plugin.kubeconfig");
-    std::fs::write(
-        &plugin,
-        "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: http://127.0.0.1:9\n\
-         users:\n- name: u\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1beta1\n\
-         \x20     command: apiary-test-no-such-plugin\n      interactiveMode: Never\n\
-         contexts:\n- name: team-ctx\n  context:\n    cluster: c\n    user: u\n    namespace: agents\n\
-         current-context: team-ctx\n",
-    )
-    .expect("write");
-    let run = run_with(fx.dir(), &plugin, &["deploy", AGENT, "--image", IMAGE]);
+    std::fs::write(&plugin, common::MISSING_PLUGIN_KUBECONFIG).expect("write");
+    let run = run_with_kubeconfig(fx.dir(), &plugin, &["deploy", AGENT, "--image", IMAGE]);
     assert_eq!(run.code, 2, "{run:?}");
     insta::assert_snapshot!("e13_credential_plugin_missing", message(Some(&fx), &run));
     fx.assert_no_requests("kubeconfig failures");
@@ -707,7 +693,7 @@ fn refusals() {
         assert_eq!(run.code, 2, "{name}: {run:?}");
         insta::assert_snapshot!(format!("refused_{name}"), message(Some(&fx), &run));
     }
-    let run = run_with(fx.dir(), &no_ns, &["deploy", AGENT, "--image", IMAGE]);
+    let run = run_with_kubeconfig(fx.dir(), &no_ns, &["deploy", AGENT, "--image", IMAGE]);
     assert_eq!(run.code, 2, "{run:?}");
     insta::assert_snapshot!("refused_v4_no_namespace", message(Some(&fx), &run));
     fx.assert_no_requests("refusals");

@@ -630,6 +630,23 @@ pub fn run(mut cmd: Command) -> Run {
     Run::from_output(cmd.output().expect("the apiary binary runs"))
 }
 
+/// Run the built binary to completion with a clean environment, `HOME` at `home`, the
+/// kubeconfig at `kubeconfig` and `args`.
+pub fn run_with_kubeconfig(home: &Path, kubeconfig: &Path, args: &[&str]) -> Run {
+    let mut cmd = bare_command(home);
+    cmd.arg("--kubeconfig").arg(kubeconfig).args(args);
+    run(cmd)
+}
+
+/// A kubeconfig whose current context, `team-ctx` (namespace `agents`, server on a closed
+/// loopback port), authenticates through an exec credential plugin that is installed nowhere:
+/// `apiary-test-no-such-plugin` (E13).
+pub const MISSING_PLUGIN_KUBECONFIG: &str = "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: http://127.0.0.1:9\n\
+     users:\n- name: u\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1beta1\n\
+     \x20     command: apiary-test-no-such-plugin\n      interactiveMode: Never\n\
+     contexts:\n- name: team-ctx\n  context:\n    cluster: c\n    user: u\n    namespace: agents\n\
+     current-context: team-ctx\n";
+
 /// A validated configuration of `agent` with `image` in `namespace` (defaults otherwise).
 pub fn valid_config(
     agent: &str,
