@@ -13,26 +13,33 @@ mod sim_support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use apiary_apiserver_sim::{Resource, Verb};
+use apiary_apiserver_sim::{LoggedRequest, Resource, Verb};
 use apiary_substrate::driver;
 use sim_support::{
     POD, Sim, after_preflight, config, image, options, start, start_after_first_reread,
 };
 
-const GET: Option<(Resource, Verb)> = Some((Resource::Pods, Verb::Get));
-const WATCH: Option<(Resource, Verb)> = Some((Resource::Pods, Verb::Watch));
+/// What a logged request did.
+type Target = Option<(Resource, Verb)>;
+
+const GET: Target = Some((Resource::Pods, Verb::Get));
+const WATCH: Target = Some((Resource::Pods, Verb::Watch));
 
 /// What a fresh deploy sends after its preflight (namespace check, preflight GC listings and the
 /// pod read that finds the name free, four requests at once): the Secret, the pod.
-const CREATE_SEQUENCE: [Option<(Resource, Verb)>; 2] = [
+const CREATE_SEQUENCE: [Target; 2] = [
     Some((Resource::Secrets, Verb::Create)),
     Some((Resource::Pods, Verb::Create)),
 ];
 
 /// Deploys with `poll`, starting the container by hand right after the driver's first
-/// successful re-read of the created pod (so the deploy is waiting when it starts). Returns the
-/// number of requests logged when the container started.
-async fn deploy_starting_after_first_reread(s: &Arc<Sim>, poll: Duration) -> usize {
+/// successful re-read of the created pod (so the deploy is waiting when it starts), and checks
+/// that the deploy sent the [`CREATE_SEQUENCE`] right after its preflight. Returns the requests
+/// logged, their targets, and how many had been logged when the container started.
+async fn deploy_starting_after_first_reread(
+    s: &Arc<Sim>,
+    poll: Duration,
+) -> (Vec<LoggedRequest>, Vec<Target>, usize) {
     let cluster = s.cluster().await;
     let kubelet = start_after_first_reread(s);
     let deployed = driver::deploy(
@@ -43,7 +50,15 @@ async fn deploy_starting_after_first_reread(s: &Arc<Sim>, poll: Duration) -> usi
     .await
     .expect("deployed");
     assert_eq!(deployed.pod, POD);
-    kubelet.await.expect("kubelet").0
+    let at_start = kubelet.await.expect("kubelet").0;
+    let requests = s.sim.requests();
+    let targets: Vec<_> = requests.iter().map(|r| r.target).collect();
+    assert_eq!(
+        after_preflight(&targets, true)[..2],
+        CREATE_SEQUENCE,
+        "{targets:?}"
+    );
+    (requests, targets, at_start)
 }
 
 /// Issue 3 § 2 and issue 14: with watching, the container start wakes the wait. The poll is an
@@ -54,14 +69,8 @@ async fn deploy_starting_after_first_reread(s: &Arc<Sim>, poll: Duration) -> usi
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fresh_deploy_requests_and_start_wakeup_with_watch() {
     let s = Arc::new(start(1.0, true).await);
-    let at_start = deploy_starting_after_first_reread(&s, Duration::from_secs(3600)).await;
-    let requests = s.sim.requests();
-    let targets: Vec<_> = requests.iter().map(|r| r.target).collect();
-    assert_eq!(
-        after_preflight(&targets, true)[..2],
-        CREATE_SEQUENCE,
-        "{targets:?}"
-    );
+    let (requests, targets, at_start) =
+        deploy_starting_after_first_reread(&s, Duration::from_secs(3600)).await;
     assert_eq!(targets[6], WATCH, "no baseline read: {targets:?}");
     assert!(
         requests[6].query_param("resourceVersion").is_some(),
@@ -88,14 +97,8 @@ async fn fresh_deploy_requests_and_start_wakeup_with_watch() {
 async fn start_seen_by_the_next_poll_without_watch() {
     let s = Arc::new(start(1.0, true).await);
     s.sim.faults().deny(Verb::Watch, Some(Resource::Pods));
-    let at_start = deploy_starting_after_first_reread(&s, Duration::from_millis(200)).await;
-    let requests = s.sim.requests();
-    let targets: Vec<_> = requests.iter().map(|r| r.target).collect();
-    assert_eq!(
-        after_preflight(&targets, true)[..2],
-        CREATE_SEQUENCE,
-        "{targets:?}"
-    );
+    let (requests, targets, at_start) =
+        deploy_starting_after_first_reread(&s, Duration::from_millis(200)).await;
     assert!(
         targets[6..].chunks(2).all(|pair| pair == [WATCH, GET]),
         "{targets:?}"
