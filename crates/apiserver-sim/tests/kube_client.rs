@@ -11,7 +11,7 @@ mod common;
 use std::time::Duration;
 
 use apiary_apiserver_sim::{SimOptions, Simulator};
-use common::kube_client::kube_client;
+use common::kube_client::{api_reason, kube_client};
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::{Namespace, Pod, Secret};
 use kube::api::{
@@ -28,13 +28,6 @@ fn pod(name: &str) -> Pod {
         },
     }))
     .expect("pod")
-}
-
-fn api_reason(e: &kube::Error) -> (u16, String) {
-    match e {
-        kube::Error::Api(status) => (status.code, status.reason.clone()),
-        other => panic!("not an API error: {other}"),
-    }
 }
 
 /// Typed calls: AlreadyExists and Conflict arrive as `Error::Api` with their literal reasons; a

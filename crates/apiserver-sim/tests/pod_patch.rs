@@ -11,7 +11,7 @@ mod common;
 use apiary_apiserver_sim::{
     FaultAction, FaultRule, Matcher, Resource, SimOptions, Simulator, Verb,
 };
-use common::kube_client::kube_client;
+use common::kube_client::{api_reason, kube_client};
 use k8s_openapi::api::core::v1::{Namespace, Pod};
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use serde_json::json;
@@ -37,13 +37,6 @@ async fn setup() -> (Simulator, Api<Pod>) {
         .await
         .expect("pod");
     (sim, pods)
-}
-
-fn status_of(e: &kube::Error) -> (u16, String) {
-    match e {
-        kube::Error::Api(status) => (status.code, status.reason.clone()),
-        other => panic!("not an API error: {other}"),
-    }
 }
 
 /// The stored resourceVersion applies the annotation (others kept, version bumped); the old
@@ -72,12 +65,12 @@ async fn merge_patch_of_annotations_is_guarded_by_the_resource_version() {
         .patch("p", &PatchParams::default(), &Patch::Merge(&patch))
         .await
         .expect_err("stale version");
-    assert_eq!(status_of(&stale), (409, "Conflict".to_owned()));
+    assert_eq!(api_reason(&stale), (409, "Conflict".to_owned()));
     let missing = pods
         .patch("nope", &PatchParams::default(), &Patch::Merge(&patch))
         .await
         .expect_err("missing pod");
-    assert_eq!(status_of(&missing).0, 404);
+    assert_eq!(api_reason(&missing).0, 404);
 }
 
 /// Anything but an annotations merge patch is refused and changes nothing.
@@ -89,13 +82,13 @@ async fn other_patches_are_refused() {
         .patch("p", &PatchParams::default(), &Patch::Merge(&spec))
         .await
         .expect_err("spec patch");
-    assert_eq!(status_of(&refused), (422, "Invalid".to_owned()));
+    assert_eq!(api_reason(&refused), (422, "Invalid".to_owned()));
     let strategic = json!({"metadata": {"annotations": {"a": "b"}}});
     let refused = pods
         .patch("p", &PatchParams::default(), &Patch::Strategic(&strategic))
         .await
         .expect_err("strategic patch");
-    assert_eq!(status_of(&refused).0, 415);
+    assert_eq!(api_reason(&refused).0, 415);
 }
 
 /// A fault on the `patch` verb answers in place of the model (renew's conflict retry tests).
@@ -116,7 +109,7 @@ async fn a_patch_fault_answers_first() {
         .patch("p", &PatchParams::default(), &Patch::Merge(&patch))
         .await
         .expect_err("injected");
-    assert_eq!(status_of(&first), (409, "Conflict".to_owned()));
+    assert_eq!(api_reason(&first), (409, "Conflict".to_owned()));
     pods.patch("p", &PatchParams::default(), &Patch::Merge(&patch))
         .await
         .expect("then applied");

@@ -1,5 +1,6 @@
 //! The real `kube::Client` the kube-rs compatibility tests talk to the simulator with: built from
-//! the simulator's own kubeconfig YAML, with kube's retries off so every answer is seen as sent.
+//! the simulator's own kubeconfig YAML, with kube's retries off so every answer is seen as sent,
+//! and the reader of the refusals it reports.
 //!
 //! Layer: test support only; it talks to the simulator over loopback like any client.
 
@@ -17,4 +18,12 @@ pub async fn kube_client(sim: &Simulator, namespace: &str) -> Client {
     assert_eq!(config.default_namespace, namespace);
     config.default_retry = false;
     Client::try_from(config).expect("client builds")
+}
+
+/// The status code and literal reason of a refusal kube-rs reports as `Error::Api`.
+pub fn api_reason(e: &kube::Error) -> (u16, String) {
+    match e {
+        kube::Error::Api(status) => (status.code, status.reason.clone()),
+        other => panic!("not an API error: {other}"),
+    }
 }
