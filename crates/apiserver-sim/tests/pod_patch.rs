@@ -39,12 +39,27 @@ async fn setup() -> (Simulator, Api<Pod>) {
     (sim, pods)
 }
 
+/// The pod once the simulated kubelet has stopped writing its status (two reads 50 ms apart
+/// show one resourceVersion), so a patch with the version read is not raced by a status write.
+async fn settled(pods: &Api<Pod>) -> Pod {
+    let mut last = pods.get("p").await.expect("get");
+    for _ in 0..100 {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        let now = pods.get("p").await.expect("get");
+        if now.metadata.resource_version == last.metadata.resource_version {
+            return now;
+        }
+        last = now;
+    }
+    panic!("the pod's status kept changing: {last:?}");
+}
+
 /// The stored resourceVersion applies the annotation (others kept, version bumped); the old
 /// one is then 409 `Conflict` and changes nothing.
 #[tokio::test]
 async fn merge_patch_of_annotations_is_guarded_by_the_resource_version() {
     let (_sim, pods) = setup().await;
-    let before = pods.get("p").await.expect("get");
+    let before = settled(&pods).await;
     let rv = before.metadata.resource_version.clone().expect("rv");
     let patch = json!({"metadata": {"resourceVersion": rv, "annotations": {"apiary.dev/expires-at": "2026-08-02T04:00:00Z"}}});
     let after = pods
