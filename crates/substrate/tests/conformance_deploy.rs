@@ -775,3 +775,31 @@ fn a_named_missing_account_fails_at_once_with_the_fix() {
         "{calls:?}"
     );
 }
+
+/// `--min-running` and `--replace` reach the options they set and change nothing else. Kills
+/// `delete field min_running from struct DeployOptions expression in DeployOptions::staying_up`
+/// and `delete field replace ... in DeployOptions::replacing` (both missed on 2026-12-02).
+#[test]
+fn option_builders_set_their_field_only() {
+    let config = config();
+    let base = DeployOptions::for_config(&config);
+    let window = Duration::from_secs(7);
+    let staying = base.staying_up(window);
+    assert_eq!(staying.min_running, window);
+    assert_eq!(
+        DeployOptions {
+            min_running: base.min_running,
+            ..staying
+        },
+        base
+    );
+    let replacing = base.replacing(!base.replace);
+    assert_eq!(replacing.replace, !base.replace);
+    assert_eq!(
+        DeployOptions {
+            replace: base.replace,
+            ..replacing
+        },
+        base
+    );
+}

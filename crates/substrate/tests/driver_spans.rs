@@ -346,3 +346,38 @@ fn deploy_waiting_for_a_held_pod_explains_it() {
     assert!(warnings[0].contains("example.com/hold"), "{warnings:?}");
     assert!(fake.pod_deletes().is_empty());
 }
+
+/// A preflight GC that cannot run is one warning inside the deploy's span, naming the refusal,
+/// and the deploy goes on. Kills the mutants of `preflight_gc`'s return value in
+/// `driver/deploy.rs` (`vec![]`, `vec![String::new()]`, `vec!["xyzzy".into()]`): each loses or
+/// replaces the warning (r18 in conformance_deploy.rs catches them too, through the GC that no
+/// longer runs; this test pins the warning itself).
+#[test]
+fn a_skipped_preflight_gc_is_one_warning_in_the_deploy_span() {
+    let fake = FakeCluster::new(NS);
+    let config = config();
+    let forbidden = fake.forbidden(apiary_classify::failure::Operation::ListPods, "pods");
+    fake.fail_next(apiary_classify::failure::Operation::ListPods, forbidden);
+    let lines = Recorder::record(|| {
+        run(deploy(&fake, &config, &DeployOptions::for_config(&config))).expect("deployed");
+    });
+    let gc: Vec<&str> = events(&lines)
+        .into_iter()
+        .filter(|e| e.contains("preflight gc"))
+        .collect();
+    assert_eq!(gc.len(), 1, "{lines:?}");
+    assert!(
+        gc[0].starts_with("event deploy preflight gc skipped: "),
+        "{lines:?}"
+    );
+    assert!(
+        gc[0].contains("forbidden") || gc[0].contains("Forbidden"),
+        "{lines:?}"
+    );
+    assert!(
+        events(&lines)
+            .iter()
+            .all(|e| e.len() > "event deploy ".len()),
+        "an empty message: {lines:?}"
+    );
+}
