@@ -112,6 +112,8 @@ fn parse_args(mut argv: impl Iterator<Item = String>) -> Result<Args, String> {
             "--pages" => args.page_sizes = list_of("--pages", &value()?)?,
             "--full" => args.full = true,
             "--no-deploy" => args.deploy = false,
+            // `cargo xtask bench-real -- <flags>` hands the separator on through `cargo run`.
+            "--" => {}
             other => return Err(format!("unknown argument {other:?}")),
         }
     }
