@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 
 use super::store::{Key, Stored};
 use crate::error::ModelError;
-use crate::selector::{FieldSelector, LabelSelector};
+use crate::selector::{FieldSelector, HasFields, LabelSelector};
 
 /// List parameters (the query of a list request).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -57,7 +57,10 @@ pub(crate) fn page<'a, T: Stored + 'a>(
     snapshot: Snapshot,
 ) -> Result<ListPage<T>, ModelError> {
     let labels = LabelSelector::parse(options.label_selector.as_deref().unwrap_or(""))?;
-    let fields = FieldSelector::parse(T::KIND, options.field_selector.as_deref().unwrap_or(""))?;
+    let fields = FieldSelector::parse(
+        <T as HasFields>::KIND,
+        options.field_selector.as_deref().unwrap_or(""),
+    )?;
     let (list_rv, after) = match options.continue_token.as_deref() {
         Some(token) if !token.is_empty() => {
             let (rv, key) = decode_continue(token, snapshot.horizon)?;

@@ -8,11 +8,11 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::{
     Namespace, NamespaceStatus, Node, Pod, PodStatus, Secret, ServiceAccount,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::{ByteString, Metadata};
 
 use super::object::Object;
 use crate::error::{Kind, ModelError};
@@ -93,11 +93,17 @@ impl<T> Store<T> {
 /// What differs between the stored kinds. Everything else — the create checks, stamping, the
 /// resourceVersion of every change, the event log, get, list and delete — is one implementation
 /// in the model for all of them.
-pub(crate) trait Stored: HasFields + Clone {
+/// The metadata accessors come from k8s-openapi's own [`Metadata`] trait, which every kind
+/// implements.
+pub(crate) trait Stored: HasFields + Clone + Metadata<Ty = ObjectMeta> {
     /// The object's metadata.
-    fn meta(&self) -> &ObjectMeta;
+    fn meta(&self) -> &ObjectMeta {
+        self.metadata()
+    }
     /// The object's metadata, to stamp.
-    fn meta_mut(&mut self) -> &mut ObjectMeta;
+    fn meta_mut(&mut self) -> &mut ObjectMeta {
+        self.metadata_mut()
+    }
     /// The object as a watch event carries it; `None` for kinds the model keeps no events for.
     fn to_object(&self) -> Option<Object>;
     /// Shape a freshly stamped create as the apiserver stores it (defaults, status).
@@ -107,12 +113,6 @@ pub(crate) trait Stored: HasFields + Clone {
 }
 
 impl Stored for Namespace {
-    fn meta(&self) -> &ObjectMeta {
-        &self.metadata
-    }
-    fn meta_mut(&mut self) -> &mut ObjectMeta {
-        &mut self.metadata
-    }
     fn to_object(&self) -> Option<Object> {
         Some(Object::Namespace(self.clone()))
     }
@@ -131,12 +131,6 @@ impl Stored for Namespace {
 }
 
 impl Stored for Pod {
-    fn meta(&self) -> &ObjectMeta {
-        &self.metadata
-    }
-    fn meta_mut(&mut self) -> &mut ObjectMeta {
-        &mut self.metadata
-    }
     fn to_object(&self) -> Option<Object> {
         Some(Object::Pod(self.clone()))
     }
@@ -157,12 +151,6 @@ impl Stored for Pod {
 }
 
 impl Stored for Secret {
-    fn meta(&self) -> &ObjectMeta {
-        &self.metadata
-    }
-    fn meta_mut(&mut self) -> &mut ObjectMeta {
-        &mut self.metadata
-    }
     fn to_object(&self) -> Option<Object> {
         Some(Object::Secret(self.clone()))
     }
@@ -175,12 +163,6 @@ impl Stored for Secret {
 }
 
 impl Stored for ServiceAccount {
-    fn meta(&self) -> &ObjectMeta {
-        &self.metadata
-    }
-    fn meta_mut(&mut self) -> &mut ObjectMeta {
-        &mut self.metadata
-    }
     /// Nothing in apiary watches ServiceAccounts, so the model logs no events for them.
     fn to_object(&self) -> Option<Object> {
         None
@@ -188,12 +170,6 @@ impl Stored for ServiceAccount {
 }
 
 impl Stored for Node {
-    fn meta(&self) -> &ObjectMeta {
-        &self.metadata
-    }
-    fn meta_mut(&mut self) -> &mut ObjectMeta {
-        &mut self.metadata
-    }
     /// Nothing in apiary watches nodes, so the model logs no events for them.
     fn to_object(&self) -> Option<Object> {
         None

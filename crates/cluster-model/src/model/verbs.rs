@@ -13,6 +13,7 @@ use super::list::{self, ListOptions, ListPage, Snapshot};
 use super::store::{self, Key, Preconditions, Store, Stored, key};
 use super::watch::EventType;
 use crate::error::{Kind, ModelError};
+use crate::selector::HasFields;
 
 /// A kind with a store in the model.
 pub(super) trait Held: Stored {
@@ -24,55 +25,26 @@ pub(super) trait Held: Stored {
     fn store_mut(model: &mut ClusterModel) -> &mut Store<Self>;
 }
 
-impl Held for Namespace {
-    const NAMESPACED: bool = false;
-    fn store(model: &ClusterModel) -> &Store<Self> {
-        &model.namespaces
-    }
-    fn store_mut(model: &mut ClusterModel) -> &mut Store<Self> {
-        &mut model.namespaces
-    }
+/// `Held` for a kind: whether it is namespaced, and the path of its store in the model.
+macro_rules! held {
+    ($kind:ty, namespaced: $namespaced:expr, $($store:ident).+) => {
+        impl Held for $kind {
+            const NAMESPACED: bool = $namespaced;
+            fn store(model: &ClusterModel) -> &Store<Self> {
+                &model.$($store).+
+            }
+            fn store_mut(model: &mut ClusterModel) -> &mut Store<Self> {
+                &mut model.$($store).+
+            }
+        }
+    };
 }
 
-impl Held for Pod {
-    const NAMESPACED: bool = true;
-    fn store(model: &ClusterModel) -> &Store<Self> {
-        &model.pods
-    }
-    fn store_mut(model: &mut ClusterModel) -> &mut Store<Self> {
-        &mut model.pods
-    }
-}
-
-impl Held for Secret {
-    const NAMESPACED: bool = true;
-    fn store(model: &ClusterModel) -> &Store<Self> {
-        &model.secrets
-    }
-    fn store_mut(model: &mut ClusterModel) -> &mut Store<Self> {
-        &mut model.secrets
-    }
-}
-
-impl Held for ServiceAccount {
-    const NAMESPACED: bool = true;
-    fn store(model: &ClusterModel) -> &Store<Self> {
-        &model.accounts.stored
-    }
-    fn store_mut(model: &mut ClusterModel) -> &mut Store<Self> {
-        &mut model.accounts.stored
-    }
-}
-
-impl Held for Node {
-    const NAMESPACED: bool = false;
-    fn store(model: &ClusterModel) -> &Store<Self> {
-        &model.nodes
-    }
-    fn store_mut(model: &mut ClusterModel) -> &mut Store<Self> {
-        &mut model.nodes
-    }
-}
+held!(Namespace, namespaced: false, namespaces);
+held!(Pod, namespaced: true, pods);
+held!(Secret, namespaced: true, secrets);
+held!(ServiceAccount, namespaced: true, accounts.stored);
+held!(Node, namespaced: false, nodes);
 
 /// The key of a namespaced object, or of a cluster-scoped one (empty namespace).
 fn key_of<T: Held>(namespace: &str, name: &str) -> Key {
@@ -94,7 +66,7 @@ impl ClusterModel {
         if let Some(namespace) = namespace {
             store::check_namespace(object.meta(), namespace)?;
         }
-        let name = store::required_name(T::KIND, object.meta())?;
+        let name = store::required_name(<T as HasFields>::KIND, object.meta())?;
         if let Some(namespace) = namespace {
             self.require_namespace(namespace)?;
         }
@@ -102,7 +74,7 @@ impl ClusterModel {
         let key = key_of::<T>(namespace.unwrap_or(""), &name);
         if T::store(self).contains(&key) {
             return Err(ModelError::AlreadyExists {
-                kind: T::KIND,
+                kind: <T as HasFields>::KIND,
                 name,
             });
         }
@@ -118,12 +90,12 @@ impl ClusterModel {
     /// (see [`ClusterModel::insert_pod`]), is shaped ([`Stored::shape_inserted`]), stored and
     /// logged as ADDED.
     pub(super) fn insert_object<T: Held>(&mut self, mut object: T) -> Result<T, ModelError> {
-        let name = store::required_name(T::KIND, object.meta())?;
-        let namespace = store::required_namespace(T::KIND, &name, object.meta())?;
+        let name = store::required_name(<T as HasFields>::KIND, object.meta())?;
+        let namespace = store::required_namespace(<T as HasFields>::KIND, &name, object.meta())?;
         let key = key(&namespace, &name);
         if T::store(self).contains(&key) {
             return Err(ModelError::AlreadyExists {
-                kind: T::KIND,
+                kind: <T as HasFields>::KIND,
                 name,
             });
         }
@@ -144,7 +116,7 @@ impl ClusterModel {
             .get(&key_of::<T>(namespace, name))
             .cloned()
             .ok_or_else(|| ModelError::NotFound {
-                kind: T::KIND,
+                kind: <T as HasFields>::KIND,
                 name: name.to_owned(),
             })
     }
@@ -178,7 +150,7 @@ impl ClusterModel {
         preconditions: &Preconditions,
     ) -> Result<T, ModelError> {
         let existing: T = self.get_object(namespace, name)?;
-        preconditions.check(T::KIND, name, existing.meta())?;
+        preconditions.check(<T as HasFields>::KIND, name, existing.meta())?;
         Ok(existing)
     }
 
