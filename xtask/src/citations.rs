@@ -48,7 +48,7 @@
 //! non-existent "Secret settling" passes as the heading `Secret` followed by "settling"); that
 //! residue is for review, the rule catches numbers, typos and renamed headings.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The two design documents a citation may name, with their place in the repository.
 const DOCUMENTS: [(&str, &str); 2] = [
@@ -133,7 +133,7 @@ pub fn check(root: &Path) -> Vec<String> {
             }
         }
     }
-    for file in files(root) {
+    for file in crate::walk::workspace_files(root) {
         let Some(kind) = Kind::of(&file) else {
             continue;
         };
@@ -393,30 +393,6 @@ fn heading_named<'h>(cited: &str, headings: &'h [String]) -> Option<&'h str> {
 fn snippet(cited: &str) -> String {
     let end = cited.find([',', ';', ')']).unwrap_or(cited.len());
     cited[..end].trim_end().chars().take(48).collect()
-}
-
-/// Every file under `root` outside hidden folders, `target` folders and `mutants.out*`.
-fn files(root: &Path) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if path.is_dir() {
-                if !(name.starts_with('.') || name == "target" || name.starts_with("mutants.out")) {
-                    stack.push(path);
-                }
-            } else {
-                found.push(path);
-            }
-        }
-    }
-    found.sort();
-    found
 }
 
 #[cfg(test)]

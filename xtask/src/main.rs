@@ -11,6 +11,7 @@ mod cycles;
 mod downstream;
 mod lengths;
 mod tidy;
+mod walk;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};

@@ -206,26 +206,10 @@ fn metadata(root: &Path) -> Result<serde_json::Value, String> {
 
 /// Every `.rs` file of the workspace outside `target` directories and hidden folders.
 fn rust_files(root: &Path) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if path.is_dir() {
-                if !(name.starts_with('.') || name == "target" || name.starts_with("mutants.out")) {
-                    stack.push(path);
-                }
-            } else if name.ends_with(".rs") {
-                found.push(path);
-            }
-        }
-    }
-    found.sort();
-    found
+    crate::walk::workspace_files(root)
+        .into_iter()
+        .filter(|path| path.extension().is_some_and(|e| e == "rs"))
+        .collect()
 }
 
 #[cfg(test)]
