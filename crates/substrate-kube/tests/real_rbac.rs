@@ -29,6 +29,7 @@ use apiary_envtest::kubelet::{self, Kubelet};
 use apiary_seeds::{Pods, Port};
 use apiary_substrate::driver::{self, UndeployOptions};
 use apiary_substrate_kube::{Cluster, LogsOptions, PodLogs, PodSeeds, SeedsMode, SeedsOptions};
+use k8s_openapi::api::authorization::v1::SubjectAccessReview;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding};
 use kube::api::{Api, PostParams};
 use real_support::{Backend, POD, Stage, Tap, agent, attempt, image, options, tapped_client};
@@ -207,6 +208,68 @@ async fn install(
             .await
             .expect("ClusterRoleBinding created");
     }
+    if deploy_side {
+        await_granted(admin, user, Some(namespace), &roles.deployer.rules).await;
+        await_granted(admin, user, None, &roles.namespace_creator.rules).await;
+    }
+    if seeds_side {
+        await_granted(admin, user, Some(namespace), &roles.seeds.rules).await;
+    }
+}
+
+/// Wait until the authorizer applies a binding just made: the first verb of the first rule of
+/// `rules` is allowed to `user` (in `namespace`, or cluster-wide with `None`), as a
+/// SubjectAccessReview answers. The server's RBAC authorizer reads roles and bindings through
+/// its own caches, so a request sent right after a create may still be refused; the review goes
+/// through the same authorizer. Nothing to wait for when `rules` is empty.
+async fn await_granted(
+    admin: &kube::Client,
+    user: &str,
+    namespace: Option<&str>,
+    rules: &Option<Vec<PolicyRule>>,
+) {
+    let Some(rule) = rules.iter().flatten().next() else {
+        return;
+    };
+    let resource = rule.resources.iter().flatten().next().expect("a resource");
+    let group = rule
+        .api_groups
+        .iter()
+        .flatten()
+        .next()
+        .cloned()
+        .unwrap_or_default();
+    let verb = rule.verbs.first().expect("a verb");
+    let (main, subresource) = match resource.split_once('/') {
+        Some((main, sub)) => (main, Some(sub)),
+        None => (resource.as_str(), None),
+    };
+    let review: SubjectAccessReview = serde_json::from_value(json!({
+        "spec": {
+            "user": user,
+            "resourceAttributes": {
+                "namespace": namespace, "verb": verb, "group": group,
+                "resource": main, "subresource": subresource,
+            },
+        },
+    }))
+    .expect("review");
+    let reviews: Api<SubjectAccessReview> = Api::all(admin.clone());
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let answer = reviews
+            .create(&PostParams::default(), &review)
+            .await
+            .expect("SubjectAccessReview answered");
+        if answer.status.is_some_and(|status| status.allowed) {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{user} was not granted {verb} {resource} in {namespace:?} within 10 s"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 /// The admin's configuration impersonating `user` (no groups but `system:authenticated`).
@@ -379,6 +442,13 @@ async fn shipped_roles_are_sufficient_for_every_command() {
         .create(&PostParams::default(), &bound)
         .await
         .expect("bound in the new namespace");
+    await_granted(
+        &s.admin(),
+        Identity::User.user_name(),
+        Some(&fresh),
+        &shipped_roles().deployer.rules,
+    )
+    .await;
     let deployed = driver::deploy(&in_fresh, &fresh_config, &options(Duration::from_secs(30)))
         .await
         .expect("deploy into the new namespace");
@@ -679,6 +749,7 @@ async fn grant_namespaces(s: &Stage, user: &str, verbs: &[&str]) {
         .create(&pp, &binding)
         .await
         .expect("binding created");
+    await_granted(&s.admin(), user, None, &role.rules).await;
 }
 
 /// Deploy into a namespace that does not exist as `user`; the error and what was sent.
