@@ -194,6 +194,14 @@ fn decode_errors_name_the_expected_shape() {
     let ips =
         decode_pod_list(br#"{"items": [{"status": {"podIPs": {"ip": "10.0.0.1"}}}]}"#).unwrap_err();
     assert!(ips.to_string().contains("expected a sequence"), "{ips}");
+    let running = decode_pod_list(
+        br#"{"items": [{"status": {"containerStatuses": [{"name": "c", "state": {"running": 1}}]}}]}"#,
+    )
+    .unwrap_err();
+    assert!(
+        running.to_string().contains("expected an object"),
+        "{running}"
+    );
 }
 
 /// The list's continue token and resourceVersion are read; an empty token means the last page.

@@ -118,12 +118,12 @@ pub async fn list<S: NamespaceListing>(
         },
         agent_names,
     );
-    if inventory.skipped_pods > 0 {
-        tracing::debug!(
-            skipped = inventory.skipped_pods,
-            "listed pods that are not an agent's own"
-        );
-    }
+    tracing::debug!(
+        rows = inventory.rows.len(),
+        skipped_pods = inventory.skipped_pods,
+        skipped_secrets = inventory.skipped_secrets,
+        "inventory listed"
+    );
     Ok(inventory)
 }
 
@@ -172,3 +172,6 @@ pub fn listed_secret(secret: &Secret) -> ListedSecret {
             .and_then(|key| annotation(&secret.metadata, key)),
     }
 }
+
+#[cfg(test)]
+mod tests;

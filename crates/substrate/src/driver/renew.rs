@@ -191,9 +191,8 @@ async fn run<S: ExpiryWrites>(
                     "writing the expiry"
                 );
                 let answer = substrate.write_pod_expiry(&write).await;
-                if answer == Ok(WriteAnswer::Conflict) {
-                    tracing::info!("the pod changed since it was read: reading it again");
-                }
+                // The machine decides what an answer means (a conflict re-reads the pod).
+                tracing::info!(answer = ?answer, "the expiry write answered");
                 RenewEvent::Written(answer)
             }
             RenewEffect::Wait(max) => {

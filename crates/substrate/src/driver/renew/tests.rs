@@ -12,7 +12,9 @@ use apiary_classify::expiry::{RenewError, expiry_of};
 
 use super::*;
 use crate::config::DeployConfig;
-use crate::driver::{DeployOptions, EXPIRE_DEADLINE, deploy, gc_agent, gc_all};
+use crate::driver::{
+    DeployOptions, EXPIRE_DEADLINE, all_agents_selector, deploy, gc_agent, gc_all,
+};
 use crate::fake::{FakeCluster, ServerClock};
 use crate::observe::observe_pod;
 
@@ -147,6 +149,127 @@ fn gc_all_collects_only_expired_agents() {
     assert!(fake.pod(&short.pod_name()).is_none());
     assert!(fake.pod(&long.pod_name()).is_some());
     assert!(fake.pod(&plain.pod_name()).is_some());
+}
+
+/// `gc --all` discovers agents by apiary's marker label only: an unmarked pod is not listed at
+/// all, and a marked pod whose agent claim is missing is listed, not visited, and counted.
+#[test]
+fn gc_all_lists_by_the_marker_and_counts_unclaimed_objects() {
+    assert_eq!(all_agents_selector(), "app.kubernetes.io/managed-by=apiary");
+    let fake = fake();
+    let agent = deploy_expiring(&fake, "kept", 7_200);
+    let pod = |name: &str, labels: serde_json::Value| -> k8s_openapi::api::core::v1::Pod {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": name, "labels": labels},
+            "spec": {"containers": [{"name": "agent", "image": IMAGE}]},
+        }))
+        .expect("pod")
+    };
+    fake.insert_pod(pod("foreign", serde_json::json!({"app": "web"})))
+        .expect("inserted");
+    fake.insert_pod(pod(
+        "unclaimed",
+        serde_json::json!({"app.kubernetes.io/managed-by": "apiary"}),
+    ))
+    .expect("inserted");
+    let all = block(gc_all(&fake, false, EXPIRE_DEADLINE)).expect("listed");
+    let names: Vec<&str> = all.agents.iter().map(|a| a.agent.name()).collect();
+    assert_eq!(names, ["kept"]);
+    assert_eq!(all.skipped, 1, "only the marked, unclaimed pod is counted");
+    assert!(fake.pod(&agent.pod_name()).is_some());
+    assert!(fake.pod("foreign").is_some() && fake.pod("unclaimed").is_some());
+}
+
+/// A gc fails when its pass or its collection failed, or when either had a failed deletion.
+#[test]
+fn agent_gc_fails_on_any_failed_deletion() {
+    use crate::driver::{AgentGc, GcReport};
+    use apiary_classify::failure::Operation;
+    let failure = || {
+        RequestFailure::answered(
+            Operation::DeleteSecret,
+            "agents/s",
+            500,
+            "InternalError",
+            "boom",
+        )
+    };
+    let clean = AgentGc {
+        agent: AgentIdentity::new("a").expect("agent"),
+        pass: Ok(GcReport::default()),
+        expired: Some(Ok(ExpireReportOf::default())),
+    };
+    assert!(!clean.failed());
+    assert!(
+        !AgentGc {
+            expired: None,
+            ..clean.clone()
+        }
+        .failed()
+    );
+    let pass_deletion = AgentGc {
+        pass: Ok(GcReport {
+            failures: vec![failure()],
+            ..GcReport::default()
+        }),
+        ..clean.clone()
+    };
+    assert!(pass_deletion.failed());
+    let collect_deletion = AgentGc {
+        expired: Some(Ok(ExpireReportOf {
+            failures: vec![failure()],
+            ..ExpireReportOf::default()
+        })),
+        ..clean.clone()
+    };
+    assert!(collect_deletion.failed());
+    assert!(
+        AgentGc {
+            pass: Err(failure()),
+            expired: None,
+            ..clean.clone()
+        }
+        .failed()
+    );
+}
+
+/// The merge patch carries the authorising observation's `resourceVersion` (the guard) and the
+/// expiry annotation, nothing else.
+#[test]
+fn expiry_patch_is_the_guard_and_the_annotation_only() {
+    let fake = fake();
+    let agent = deploy_expiring(&fake, "a", 600);
+    let observed = observe_pod(&fake.pod(&agent.pod_name()).expect("pod"), APIARY);
+    let version = observed.marks.resource_version.clone().expect("versioned");
+    let mut machine = RenewMachine::new(RenewSpec {
+        pod_name: agent.pod_name(),
+        owner: agent.owner(),
+        ttl_secs: 60,
+        deadline: Duration::from_secs(30),
+        backoff: RENEW_BACKOFF,
+    });
+    assert_eq!(
+        machine.step(Duration::ZERO, RenewEvent::Start),
+        RenewEffect::Observe
+    );
+    let listing = RenewListing {
+        pods: vec![observed],
+        // 2026-08-02T04:00:00Z
+        server_now: Some(1_785_643_200),
+    };
+    let RenewEffect::Write(write) = machine.step(Duration::ZERO, RenewEvent::Observed(Ok(listing)))
+    else {
+        panic!("a renew of a verified pod writes")
+    };
+    assert_eq!(
+        expiry_patch(&write),
+        serde_json::json!({
+            "metadata": {
+                "resourceVersion": version,
+                "annotations": {"apiary.dev/expires-at": "2026-08-02T04:01:00Z"},
+            }
+        })
+    );
 }
 
 type ExpireReportOf = apiary_classify::expiry::ExpireReport;
