@@ -381,48 +381,25 @@ pub fn classify_kube_error(error: &kube::Error) -> Failure {
 }
 
 /// The cause of a failed exchange in the words a person acts on, read from the error's chain of
-/// sources: a refused TCP connection, a certificate the kubeconfig's authority does not vouch
-/// for, a host name that does not resolve; anything else is `Other` (its chain says what).
+/// sources: a refused TCP connection (by its `io::ErrorKind`, whatever the OS's wording), then
+/// the chain's words: a certificate the kubeconfig's authority does not vouch for (rustls says
+/// `invalid peer certificate` for every rejected certificate), a host name that does not
+/// resolve; anything else is `Other` (its chain says what).
 pub fn transport_cause(error: &(dyn std::error::Error + 'static)) -> TransportCause {
     let mut next: Option<&(dyn std::error::Error + 'static)> = Some(error);
     let mut words = String::new();
     while let Some(current) = next {
-        if let Some(cause) = io_cause(current) {
-            return cause;
-        }
         if current
-            .downcast_ref::<rustls::Error>()
-            .is_some_and(is_untrusted_certificate)
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused)
         {
-            return TransportCause::TlsNotTrusted;
+            return TransportCause::ConnectionRefused;
         }
         words.push_str(&current.to_string().to_ascii_lowercase());
         words.push('\n');
         next = current.source();
     }
     cause_from_words(&words)
-}
-
-/// The cause an `io::Error` carries: its kind, or the TLS error inside it (tokio-rustls wraps the
-/// handshake's `rustls::Error` in an `io::Error`, whose `source` skips the wrapped error itself).
-fn io_cause(error: &(dyn std::error::Error + 'static)) -> Option<TransportCause> {
-    let io = error.downcast_ref::<std::io::Error>()?;
-    if io.kind() == std::io::ErrorKind::ConnectionRefused {
-        return Some(TransportCause::ConnectionRefused);
-    }
-    let inner = io.get_ref()?;
-    if inner
-        .downcast_ref::<rustls::Error>()
-        .is_some_and(is_untrusted_certificate)
-    {
-        return Some(TransportCause::TlsNotTrusted);
-    }
-    None
-}
-
-/// Whether a TLS failure is the peer's certificate being rejected.
-fn is_untrusted_certificate(error: &rustls::Error) -> bool {
-    matches!(error, rustls::Error::InvalidCertificate(_))
 }
 
 /// The cause as a chain's words say it, when no typed source did (hyper-util's DNS failures are

@@ -536,13 +536,21 @@ fn connection_failure_message_names_cause() {
     }
 }
 
-/// The plain-words cause of a transport failure is read from the typed sources first (a refused
-/// connection, a rejected certificate, also inside an `io::Error`), then from the chain's words
-/// (hyper-util's DNS failure is a boxed string); anything else is `Other`.
+/// The plain-words cause of a transport failure: a refused connection by its `io::ErrorKind`
+/// (whatever the message), then the chain's words, which include rustls's own for every rejected
+/// certificate (also inside an `io::Error`) and hyper-util's DNS failure (a boxed string);
+/// anything else is `Other`.
 #[test]
 fn transport_causes_are_read_from_the_chain() {
     let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
     assert_eq!(transport_cause(&refused), TransportCause::ConnectionRefused);
+    let reworded = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "port 6443 closed");
+    assert_eq!(
+        transport_cause(&reworded),
+        TransportCause::ConnectionRefused
+    );
+    let expired = rustls::Error::InvalidCertificate(rustls::CertificateError::Expired);
+    assert_eq!(transport_cause(&expired), TransportCause::TlsNotTrusted);
     let untrusted = rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer);
     assert_eq!(transport_cause(&untrusted), TransportCause::TlsNotTrusted);
     let wrapped = std::io::Error::new(std::io::ErrorKind::InvalidData, untrusted);
