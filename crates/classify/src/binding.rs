@@ -88,11 +88,6 @@ impl Owner {
     pub fn apiary(agent_id: impl Into<String>) -> Self {
         Self::new(APIARY, agent_id)
     }
-
-    /// The full agent id.
-    pub fn agent_id(&self) -> &str {
-        &self.agent_id
-    }
 }
 
 #[cfg(test)]

@@ -41,6 +41,31 @@ fn an_empty_reason_reads_as_the_reason_phrase() {
     assert_eq!(odd.why(), "the apiserver answered 599: odd");
 }
 
+/// Every status code an apiserver or a proxy in front of it commonly answers has its phrase.
+#[test]
+fn common_codes_have_their_reason_phrase() {
+    for (code, phrase) in [
+        (400, "Bad Request"),
+        (401, "Unauthorized"),
+        (403, "Forbidden"),
+        (404, "Not Found"),
+        (409, "Conflict"),
+        (410, "Gone"),
+        (422, "Unprocessable Entity"),
+        (429, "Too Many Requests"),
+        (500, "Internal Server Error"),
+        (502, "Bad Gateway"),
+        (503, "Service Unavailable"),
+        (504, "Gateway Timeout"),
+    ] {
+        let failure = RequestFailure::answered(Operation::GetPod, "a/p", code, "", "m");
+        assert_eq!(
+            failure.why(),
+            format!("the apiserver answered {code} {phrase}: m")
+        );
+    }
+}
+
 /// A transport failure has no code and no reason, and says its cause in plain words; `Other`
 /// says its detail.
 #[test]
@@ -79,6 +104,14 @@ fn a_transport_failure_says_its_cause() {
         (
             TransportCause::TimedOut(Duration::from_millis(1500)),
             "timed out after 1500 ms",
+        ),
+        (
+            TransportCause::TimedOut(Duration::from_secs(2)),
+            "timed out after 2 s",
+        ),
+        (
+            TransportCause::TimedOut(Duration::from_millis(12_500)),
+            "timed out after 12 s",
         ),
         (TransportCause::TlsNotTrusted, "TLS certificate not trusted"),
         (TransportCause::Dns, "host name not resolved"),
