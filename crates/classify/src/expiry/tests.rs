@@ -65,6 +65,13 @@ fn malformed_instants_are_no_expiry() {
         "2026-08-02T04:00:60Z",
         "2026-08-02T04:+0:00Z",
         "1785643200",
+        // One separator wrong at a time, every digit still in place.
+        "2026/08-02T04:00:00Z",
+        "2026-08/02T04:00:00Z",
+        "2026-08-02 04:00:00Z",
+        "2026-08-02T04.00:00Z",
+        "2026-08-02T04:00.00Z",
+        "2026-08-02T04:00:00z",
     ] {
         assert_eq!(parse_instant(bad), None, "{bad:?}");
     }
