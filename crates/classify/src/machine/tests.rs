@@ -1658,3 +1658,51 @@ fn min_running_holds_a_race_winner_for_the_window() {
     assert_eq!(effect, get());
     assert_eq!(run.step(read(winner)), ok(POD, true));
 }
+
+/// A failure that names its request is the whole "what failed" of E9, E10 and the generic
+/// request failure (no second prefix); one that names none gets the error's own prefix.
+#[test]
+fn named_failures_are_not_prefixed_twice() {
+    use crate::failure::Operation;
+    let named = |operation| RequestFailure::answered(operation, "agents/x", 403, "Forbidden", "no");
+    let bare = || RequestFailure::api(403, "Forbidden", "no");
+    let namespace = |failure| DeployError::Namespace {
+        namespace: "agents".into(),
+        failure,
+    };
+    assert_eq!(
+        namespace(named(Operation::GetNamespace)).to_string(),
+        named(Operation::GetNamespace).to_string()
+    );
+    assert!(
+        namespace(bare())
+            .to_string()
+            .starts_with("namespace agents: ")
+    );
+    let create = |failure| DeployError::CreateFailed {
+        kind: ObjectKind::Pod,
+        name: "x".into(),
+        failure,
+        secret: SecretFate::NotCreated,
+    };
+    assert_eq!(
+        create(named(Operation::CreatePod)).to_string(),
+        format!("{}; nothing was written", named(Operation::CreatePod))
+    );
+    let unnamed = create(bare()).to_string();
+    assert!(unnamed.starts_with("could not create pod x: "), "{unnamed}");
+    let failed = |failure| DeployError::Failed {
+        operation: "read pod".into(),
+        object: "x".into(),
+        failure,
+    };
+    assert_eq!(
+        failed(named(Operation::GetPod)).to_string(),
+        named(Operation::GetPod).to_string()
+    );
+    assert!(
+        failed(bare())
+            .to_string()
+            .starts_with("could not read pod x: ")
+    );
+}
