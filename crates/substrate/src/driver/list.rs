@@ -173,5 +173,5 @@ pub fn listed_secret(secret: &Secret) -> ListedSecret {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "fake"))]
 mod tests;

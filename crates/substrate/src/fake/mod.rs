@@ -134,3 +134,14 @@ pub use step::{ModelHook, PollHook, Step};
 
 #[cfg(test)]
 mod tests;
+
+/// Run a future over the fake in tests: it must complete on the first poll (the fake never
+/// yields).
+#[cfg(test)]
+pub(crate) fn run_now<F: std::future::Future>(future: F) -> F::Output {
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    match std::pin::pin!(future).poll(&mut cx) {
+        std::task::Poll::Ready(out) => out,
+        std::task::Poll::Pending => panic!("a fake future must complete without yielding"),
+    }
+}

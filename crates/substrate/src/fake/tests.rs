@@ -5,9 +5,6 @@
 //! fake, not apiary's templates. No I/O; futures are polled once and must be ready.
 
 use std::collections::BTreeMap;
-use std::future::Future;
-use std::pin::pin;
-use std::task::{Context, Poll, Waker};
 
 use k8s_openapi::api::core::v1::{Container, EnvFromSource, PodSpec, PodStatus, SecretEnvSource};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
@@ -28,14 +25,7 @@ use crate::substrate::{CreateOutcome, DeleteOutcome, NamespaceError, Substrate, 
 const NS: &str = "agents";
 const SELECTOR: &str = "apiary.dev/agent=abc,app.kubernetes.io/managed-by=apiary";
 
-/// Run a fake future: it must complete on the first poll (the fake never yields).
-fn run<F: Future>(future: F) -> F::Output {
-    let mut cx = Context::from_waker(Waker::noop());
-    match pin!(future).poll(&mut cx) {
-        Poll::Ready(out) => out,
-        Poll::Pending => panic!("a fake future must complete without yielding"),
-    }
-}
+use crate::fake::run_now as run;
 
 fn labels() -> BTreeMap<String, String> {
     BTreeMap::from([

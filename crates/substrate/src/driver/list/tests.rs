@@ -1,10 +1,6 @@
 //! `list` over the in-memory fake: the marker selector (with the caller's), one row per agent
 //! with what its objects say, foreign objects skipped, and `--all`'s absent rows. Test-only.
 
-use std::future::Future;
-use std::pin::pin;
-use std::task::{Context, Poll, Waker};
-
 use apiary_classify::status::StatusState;
 use serde_json::json;
 
@@ -16,13 +12,7 @@ use crate::fake::FakeCluster;
 const NS: &str = "agents";
 const IMAGE: &str = "registry.example.com/team/agent@sha256:bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
 
-fn block<F: Future>(future: F) -> F::Output {
-    let mut cx = Context::from_waker(Waker::noop());
-    match pin!(future).poll(&mut cx) {
-        Poll::Ready(out) => out,
-        Poll::Pending => panic!("a driver future over the fake must complete without yielding"),
-    }
-}
+use crate::fake::run_now as block;
 
 /// Deploy a started agent `name` into `fake`.
 fn deployed(fake: &FakeCluster, name: &str) -> AgentIdentity {

@@ -3,9 +3,6 @@
 //! its Secret) and leaves a live one, and `gc --all` visits every agent. Test-only; no I/O.
 
 use apiary_classify::binding::APIARY;
-use std::future::Future;
-use std::pin::pin;
-use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use apiary_classify::expiry::{RenewError, expiry_of};
@@ -21,13 +18,7 @@ use crate::observe::observe_pod;
 const NS: &str = "agents";
 const IMAGE: &str = "registry.example.com/team/agent@sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
 
-fn block<F: Future>(future: F) -> F::Output {
-    let mut cx = Context::from_waker(Waker::noop());
-    match pin!(future).poll(&mut cx) {
-        Poll::Ready(out) => out,
-        Poll::Pending => panic!("a driver future over the fake must complete without yielding"),
-    }
-}
+use crate::fake::run_now as block;
 
 fn config(name: &str) -> ValidConfig {
     DeployConfig::new(NS, IMAGE)
