@@ -25,8 +25,11 @@ mod wire;
 
 pub use access::TestNamespace;
 pub use lifecycle::ControlPlane;
+pub(crate) use lifecycle::free_ports;
 pub use logs::LogGuard;
+pub(crate) use logs::log_tail;
 pub use options::{Identity, Options, StartError};
+pub(crate) use process::Supervised;
 pub use process::is_running;
 
 #[cfg(test)]

@@ -19,6 +19,7 @@
 pub mod certs;
 mod control_plane;
 pub mod kubelet;
+pub mod node;
 pub mod proxy;
 mod service_accounts;
 pub mod skip;

@@ -428,7 +428,7 @@ pub(super) fn loopback(port: u16) -> SocketAddr {
 
 /// `N` distinct ports the kernel considers free right now (all bound at once, then released).
 /// Another process may take one before the binary binds it; start-up retries then.
-pub(super) fn free_ports<const N: usize>() -> io::Result<[u16; N]> {
+pub(crate) fn free_ports<const N: usize>() -> io::Result<[u16; N]> {
     let listeners = (0..N)
         .map(|_| TcpListener::bind(loopback(0)))
         .collect::<io::Result<Vec<_>>>()?;

@@ -13,7 +13,7 @@ const LOG_TAIL_LINES: usize = 200;
 /// [`ControlPlane::log_guard`](crate::ControlPlane::log_guard)).
 #[derive(Debug)]
 pub struct LogGuard {
-    pub(super) logs: Vec<(&'static str, PathBuf)>,
+    pub(crate) logs: Vec<(&'static str, PathBuf)>,
 }
 
 impl Drop for LogGuard {
@@ -33,7 +33,7 @@ impl Drop for LogGuard {
 }
 
 /// The last `lines` lines of a log file, or why it cannot be read.
-pub(super) fn log_tail(path: &Path, lines: usize) -> String {
+pub(crate) fn log_tail(path: &Path, lines: usize) -> String {
     match std::fs::read(path) {
         Ok(bytes) => {
             let text = String::from_utf8_lossy(&bytes);
