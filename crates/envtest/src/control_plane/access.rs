@@ -192,6 +192,7 @@ impl ControlPlane {
                 .into_iter()
                 .map(|component| (component, self.log_path(component)))
                 .collect(),
+            lines: super::logs::LOG_TAIL_LINES,
         }
     }
 }

@@ -7,13 +7,15 @@
 use std::path::{Path, PathBuf};
 
 /// How many log lines of each process a failing test prints.
-const LOG_TAIL_LINES: usize = 200;
+pub(crate) const LOG_TAIL_LINES: usize = 200;
 
 /// Prints the end of the control plane's logs when dropped during a panic (see
 /// [`ControlPlane::log_guard`](crate::ControlPlane::log_guard)).
 #[derive(Debug)]
 pub struct LogGuard {
     pub(crate) logs: Vec<(&'static str, PathBuf)>,
+    /// How many lines of each log to print.
+    pub(crate) lines: usize,
 }
 
 impl Drop for LogGuard {
@@ -24,9 +26,10 @@ impl Drop for LogGuard {
         for (component, path) in &self.logs {
             // eprintln!, not io::stderr(): the test harness shows it with the failing test.
             eprintln!(
-                "----- last {LOG_TAIL_LINES} lines of {component} ({}) -----\n{}",
+                "----- last {} lines of {component} ({}) -----\n{}",
+                self.lines,
                 path.display(),
-                log_tail(path, LOG_TAIL_LINES)
+                log_tail(path, self.lines)
             );
         }
     }

@@ -106,12 +106,20 @@ impl NodeHandle {
                 .into_iter()
                 .map(|component| (component, self.info.log_path(component)))
                 .collect(),
+            // The kubelet logs every pod of every test: the end is what matters.
+            lines: 40,
         }
     }
 
     /// A kubeconfig file for the admin on the node's apiserver, `namespace` on its context.
     pub fn kubeconfig(&self, namespace: &str) -> PathBuf {
         self.kubeconfig_for(&self.info.server_url, namespace)
+    }
+
+    /// A kubeconfig file for the admin on `server` (a [`PrivateApiserver`]'s URL), `namespace`
+    /// on its context.
+    pub fn kubeconfig_on(&self, server: &str, namespace: &str) -> PathBuf {
+        self.kubeconfig_for(server, namespace)
     }
 
     fn kubeconfig_for(&self, server: &str, namespace: &str) -> PathBuf {
@@ -215,14 +223,21 @@ impl std::ops::Deref for NodeNamespace {
 
 impl Drop for NodeNamespace {
     fn drop(&mut self) {
-        // The namespace controller removes its pods (gracefully) after the test; nothing waits.
+        // The namespace controller removes its pods (gracefully) after the test; nothing waits
+        // for that. The delete itself runs on a thread of its own: the test may be inside a
+        // runtime, or have none.
         let namespaces: Api<Namespace> = Api::all(self.client.clone());
         let name = self.name.clone();
-        if let Ok(handle) = tokio::runtime::Handle::try_current() {
-            handle.spawn(async move {
-                let _best_effort = namespaces.delete(&name, &DeleteParams::background()).await;
-            });
-        }
+        let deleting = std::thread::spawn(move || {
+            if let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                let _best_effort =
+                    runtime.block_on(namespaces.delete(&name, &DeleteParams::background()));
+            }
+        });
+        let _joined = deleting.join();
     }
 }
 
