@@ -366,3 +366,92 @@ fn prose_before_a_named_digest_stays() {
     let message = format!("access denied for x@sha256:{}", "0".repeat(64));
     assert_eq!(bare(&message), Some(PullFailure::Unauthorized));
 }
+
+// The real kubelet's pull messages (v1.20.2 + containerd 1.6.20), verbatim from the shared node
+// reference (shared/node README § What the real kubelet writes, golden-statuses.json), each
+// classified with the image as the pod spec writes it and with no image at all.
+
+/// The verdict for a real message, with the spec's image and with none; both must agree.
+fn real(message: &str, image: &str) -> Option<PullFailure> {
+    let with_image = classify_pull_message(message, image);
+    assert_eq!(with_image, bare(message), "{message}");
+    with_image
+}
+
+/// Source: golden-statuses.json `pull-missing-digest` `err_image_pull.message`.
+#[test]
+fn real_missing_digest_is_manifest_unknown() {
+    let message = "rpc error: code = NotFound desc = failed to pull and unpack image \"127.0.0.1:5000/agent@sha256:0000000000000000000000000000000000000000000000000000000000000000\": failed to resolve reference \"127.0.0.1:5000/agent@sha256:0000000000000000000000000000000000000000000000000000000000000000\": 127.0.0.1:5000/agent@sha256:0000000000000000000000000000000000000000000000000000000000000000: not found";
+    let image = "127.0.0.1:5000/agent@sha256:0000000000000000000000000000000000000000000000000000000000000000";
+    assert_eq!(real(message, image), Some(PullFailure::ManifestUnknown));
+}
+
+/// Source: golden-statuses.json `pull-401` `err_image_pull.message` (the registry answers 401).
+#[test]
+fn real_401_is_unauthorized() {
+    let message = "rpc error: code = Unknown desc = failed to pull and unpack image \"127.0.0.1:5001/agent@sha256:a0c21b7206ac87c5720c8013dcfc9b08c5d8abb55bfd97a65b4d119c96cc2394\": failed to resolve reference \"127.0.0.1:5001/agent@sha256:a0c21b7206ac87c5720c8013dcfc9b08c5d8abb55bfd97a65b4d119c96cc2394\": pulling from host 127.0.0.1:5001 failed with status code [manifests sha256:a0c21b7206ac87c5720c8013dcfc9b08c5d8abb55bfd97a65b4d119c96cc2394]: 401 Unauthorized";
+    let image = "127.0.0.1:5001/agent@sha256:a0c21b7206ac87c5720c8013dcfc9b08c5d8abb55bfd97a65b4d119c96cc2394";
+    assert_eq!(real(message, image), Some(PullFailure::Unauthorized));
+}
+
+/// Source: golden-statuses.json `pull-401-wrong-password-always` `state.waiting.message` (a
+/// wrong pull secret, `imagePullPolicy: Always`): the same 401 text.
+#[test]
+fn real_401_with_a_wrong_pull_secret_is_unauthorized() {
+    let message = "rpc error: code = Unknown desc = failed to pull and unpack image \"127.0.0.1:5001/agent@sha256:a0c21b7206ac87c5720c8013dcfc9b08c5d8abb55bfd97a65b4d119c96cc2394\": failed to resolve reference \"127.0.0.1:5001/agent@sha256:a0c21b7206ac87c5720c8013dcfc9b08c5d8abb55bfd97a65b4d119c96cc2394\": pulling from host 127.0.0.1:5001 failed with status code [manifests sha256:a0c21b7206ac87c5720c8013dcfc9b08c5d8abb55bfd97a65b4d119c96cc2394]: 401 Unauthorized";
+    let image = "127.0.0.1:5001/agent@sha256:a0c21b7206ac87c5720c8013dcfc9b08c5d8abb55bfd97a65b4d119c96cc2394";
+    assert_eq!(real(message, image), Some(PullFailure::Unauthorized));
+}
+
+/// Source: golden-statuses.json `pull-arm64-only` `err_image_pull.message` (an index with only
+/// linux/arm64).
+#[test]
+fn real_arm64_only_is_arch_mismatch() {
+    let message = "rpc error: code = NotFound desc = failed to pull and unpack image \"127.0.0.1:5000/agent-arm64@sha256:8c3bb9d60c046e72456b25af3da59a91db878dedec1de57f7e000e6856a40079\": no match for platform in manifest: not found";
+    let image = "127.0.0.1:5000/agent-arm64@sha256:8c3bb9d60c046e72456b25af3da59a91db878dedec1de57f7e000e6856a40079";
+    assert_eq!(real(message, image), Some(PullFailure::ArchMismatch));
+}
+
+/// Source: golden-statuses.json `pull-missing-tag` `err_image_pull.message`.
+#[test]
+fn real_missing_tag_is_manifest_unknown() {
+    let message = "rpc error: code = NotFound desc = failed to pull and unpack image \"127.0.0.1:5000/agent:nope\": failed to resolve reference \"127.0.0.1:5000/agent:nope\": 127.0.0.1:5000/agent:nope: not found";
+    assert_eq!(
+        real(message, "127.0.0.1:5000/agent:nope"),
+        Some(PullFailure::ManifestUnknown)
+    );
+}
+
+/// Source: golden-statuses.json `pull-missing-repo` `err_image_pull.message`.
+#[test]
+fn real_missing_repository_is_manifest_unknown() {
+    let message = "rpc error: code = NotFound desc = failed to pull and unpack image \"127.0.0.1:5000/nothere:v1\": failed to resolve reference \"127.0.0.1:5000/nothere:v1\": 127.0.0.1:5000/nothere:v1: not found";
+    assert_eq!(
+        real(message, "127.0.0.1:5000/nothere:v1"),
+        Some(PullFailure::ManifestUnknown)
+    );
+}
+
+/// Source: golden-statuses.json `pull-registry-down` `err_image_pull.message`: a refused
+/// connection may heal, so it is no kind (the pod stays recoverable).
+#[test]
+fn real_registry_down_is_no_kind() {
+    let message = "rpc error: code = Unknown desc = failed to pull and unpack image \"127.0.0.1:5009/agent:v1\": failed to resolve reference \"127.0.0.1:5009/agent:v1\": failed to do request: Head \"http://127.0.0.1:5009/v2/agent/manifests/v1\": dial tcp 127.0.0.1:5009: connect: connection refused";
+    assert_eq!(real(message, "127.0.0.1:5009/agent:v1"), None);
+}
+
+/// Source: golden-statuses.json `pull-missing-digest` `state.waiting.message`: the real
+/// `ImagePullBackOff` message names only the image, so it is no kind whatever the failure was;
+/// the kind is known only while the kubelet shows `ErrImagePull`.
+#[test]
+fn real_image_pull_backoff_message_is_no_kind() {
+    let message = "Back-off pulling image \"127.0.0.1:5000/agent@sha256:0000000000000000000000000000000000000000000000000000000000000000\"";
+    let image = "127.0.0.1:5000/agent@sha256:0000000000000000000000000000000000000000000000000000000000000000";
+    assert_eq!(real(message, image), None);
+    // The same holds for the 401 and the platform cases' back-off messages.
+    let auth = "127.0.0.1:5001/agent@sha256:a0c21b7206ac87c5720c8013dcfc9b08c5d8abb55bfd97a65b4d119c96cc2394";
+    assert_eq!(
+        real(&format!("Back-off pulling image \"{auth}\""), auth),
+        None
+    );
+}
