@@ -46,19 +46,20 @@ pub enum PullFailure {
 }
 
 impl PullFailure {
-    /// The kubelet's `ErrImagePull` waiting message for `image`, in containerd's own words (CRI
-    /// `rpc error` prefix included): a 401 from the manifest HEAD, a registry 404 reported as
-    /// `<ref>: not found`, and a platform mismatch reported as `no match for platform in
+    /// The kubelet's `ErrImagePull` waiting message for `image`, in containerd 1.6's own words
+    /// (CRI `rpc error` prefix included), as the real kubelet wrote them (shared/node README §
+    /// What the real kubelet writes): a 401 on the manifest (`pulling from host <host> failed
+    /// with status code [manifests <digest or tag>]: 401 Unauthorized`), a registry 404 reported
+    /// as `<ref>: not found`, and a platform mismatch reported as `no match for platform in
     /// manifest: not found` — which ends in `not found` too, as the real one does.
     pub fn message(self, image: &str) -> String {
         let host = registry_host(image);
-        let path = repository_path(image);
         match self {
             Self::Unauthorized => format!(
                 "rpc error: code = Unknown desc = failed to pull and unpack image \"{image}\": \
-                 failed to resolve reference \"{image}\": unexpected status from HEAD request \
-                 to https://{host}/v2/{path}/manifests/{digest}: 401 Unauthorized",
-                digest = digest_of(image)
+                 failed to resolve reference \"{image}\": pulling from host {host} failed with \
+                 status code [manifests {reference}]: 401 Unauthorized",
+                reference = manifest_reference(image)
             ),
             Self::ManifestUnknown => format!(
                 "rpc error: code = NotFound desc = failed to pull and unpack image \"{image}\": \
@@ -71,7 +72,13 @@ impl PullFailure {
         }
     }
 
-    /// The kubelet's `ImagePullBackOff` waiting message for `image` (it carries the pull error).
+    /// The model's `ImagePullBackOff` waiting message for `image`: the real kubelet's
+    /// `Back-off pulling image "<image>"`, followed by `: ErrImagePull: ` and the pull error.
+    ///
+    /// The real one stops after the quoted image (shared/node README § What the real kubelet
+    /// writes). The model keeps the pull error so that a client observing the pod during the
+    /// back-off can still tell the failure's kind: a deliberate simplification, listed in this
+    /// crate's README § The model against the real kubelet.
     pub fn backoff_message(self, image: &str) -> String {
         format!(
             "Back-off pulling image \"{image}\": ErrImagePull: {}",
@@ -208,8 +215,16 @@ pub fn repository_path(image: &str) -> &str {
     }
 }
 
-fn digest_of(image: &str) -> &str {
-    image.split_once('@').map_or("latest", |(_, d)| d)
+/// What containerd asks the registry's manifests endpoint for: the digest of a pinned reference,
+/// else its tag (`latest` when it names none).
+fn manifest_reference(image: &str) -> &str {
+    if let Some((_, digest)) = image.split_once('@') {
+        return digest;
+    }
+    match image.rsplit_once(':') {
+        Some((_, tag)) if !tag.contains('/') => tag,
+        _ => "latest",
+    }
 }
 
 /// Where the kubelet put a pod: its node, the node's IP and (once the sandbox exists) the pod IP.
@@ -295,6 +310,9 @@ fn set_container_states(
             restart_count: 0,
             started: Some(started),
             state: Some(state.clone()),
+            // The real kubelet writes `lastState: {}` for a container that never restarted
+            // (shared/node golden-statuses.json, every case).
+            last_state: Some(ContainerState::default()),
             container_id: container_id.map(str::to_owned),
             ..ContainerStatus::default()
         })

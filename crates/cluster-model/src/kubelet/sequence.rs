@@ -14,7 +14,7 @@ use k8s_openapi::api::core::v1::Pod;
 
 use super::{
     Placement, PodScript, Stage, apply_running, apply_scheduled, apply_terminated,
-    apply_unschedulable, apply_waiting, pull_backoff,
+    apply_unschedulable, apply_waiting, pull_backoff, set_pod_ip,
 };
 
 /// How long a pod waiting `CreateContainerConfigError` waits before the kubelet checks again
@@ -124,16 +124,27 @@ pub fn step(
         (PodScript::Vanish { .. }, _) => return Outcome::Remove,
         (PodScript::PullFailure { failure, .. }, Stage::PullError) => {
             let message = failure.backoff_message(&image);
-            apply_waiting(pod, "ImagePullBackOff", Some(&message), None, now);
+            let placement = resources.placement();
+            apply_waiting(
+                pod,
+                "ImagePullBackOff",
+                Some(&message),
+                Some(&placement.pod_ip),
+                now,
+            );
             progress.stage = Stage::PullBackOff;
             next = Some(pull_backoff(progress.pull_attempts));
         }
         (PodScript::PullFailure { failure, .. }, _) => {
+            // The sandbox, and with it the pod IP, exists before the image is pulled: the real
+            // kubelet reports a podIP on a pod that never pulled (golden-statuses.json,
+            // `pull-missing-digest`).
+            let placement = resources.placement();
             apply_waiting(
                 pod,
                 "ErrImagePull",
                 Some(&failure.message(&image)),
-                None,
+                Some(&placement.pod_ip),
                 now,
             );
             progress.pull_attempts += 1;
@@ -168,6 +179,9 @@ pub fn step(
                     PodScript::Exit {
                         run_for, exit_code, ..
                     } if run_for.is_zero() => {
+                        // Never observed running, yet the sandbox had its IP: the real kubelet
+                        // reports it on the exited pod (golden-statuses.json, `crash-exit1`).
+                        set_pod_ip(pod, &placement.pod_ip);
                         apply_terminated(pod, *exit_code, &id, now, now);
                         progress.stage = Stage::Finished;
                     }

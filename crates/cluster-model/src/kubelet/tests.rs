@@ -82,18 +82,19 @@ fn image_convention_ignores_host_and_tag() {
     assert_eq!(registry_host("host:5000/x@sha256:ab"), "host:5000");
 }
 
-/// The pull messages are containerd's real shapes (issue 8 § 4): the platform mismatch ends in
+/// The pull messages keep containerd's real shapes for any image: the platform mismatch ends in
 /// `not found` like the real one, and the back-off message embeds the pull error.
 #[test]
 fn pull_failure_messages() {
     let image = "registry.example.com/team/agent@sha256:aaaa";
     let unauthorized = PullFailure::Unauthorized.message(image);
-    assert!(
-        unauthorized.contains(": 401 Unauthorized"),
-        "{unauthorized}"
-    );
-    assert!(
-        unauthorized.contains("https://registry.example.com/v2/team/agent/manifests/sha256:aaaa")
+    assert_eq!(
+        unauthorized,
+        format!(
+            "rpc error: code = Unknown desc = failed to pull and unpack image \"{image}\": \
+             failed to resolve reference \"{image}\": pulling from host registry.example.com \
+             failed with status code [manifests sha256:aaaa]: 401 Unauthorized"
+        )
     );
     let manifest = PullFailure::ManifestUnknown.message(image);
     assert_eq!(
@@ -204,4 +205,122 @@ fn required_secrets_skip_optional() {
         ..EnvVar::default()
     }]);
     assert_eq!(required_secrets(&pod_of(vec![c])), vec!["a", "b"]);
+}
+
+// The real kubelet's words (v1.20.2 + containerd 1.6.20), from shared/node/golden-statuses.json.
+
+const AGENT_REF: &str =
+    "127.0.0.1:5000/agent@sha256:a0c21b7206ac87c5720c8013dcfc9b08c5d8abb55bfd97a65b4d119c96cc2394";
+const AUTH_REF: &str =
+    "127.0.0.1:5001/agent@sha256:a0c21b7206ac87c5720c8013dcfc9b08c5d8abb55bfd97a65b4d119c96cc2394";
+const MISSING_REF: &str =
+    "127.0.0.1:5000/agent@sha256:0000000000000000000000000000000000000000000000000000000000000000";
+const ARM64_REF: &str = "127.0.0.1:5000/agent-arm64@sha256:8c3bb9d60c046e72456b25af3da59a91db878dedec1de57f7e000e6856a40079";
+
+/// Source: golden-statuses.json `pull-401` `err_image_pull.message` (the same text as
+/// `pull-401-wrong-password-always`): containerd 1.6 names the host and the manifest it asked for.
+#[test]
+fn unauthorized_message_is_the_real_kubelets() {
+    assert_eq!(
+        PullFailure::Unauthorized.message(AUTH_REF),
+        "rpc error: code = Unknown desc = failed to pull and unpack image \"127.0.0.1:5001/agent@sha256:a0c21b7206ac87c5720c8013dcfc9b08c5d8abb55bfd97a65b4d119c96cc2394\": failed to resolve reference \"127.0.0.1:5001/agent@sha256:a0c21b7206ac87c5720c8013dcfc9b08c5d8abb55bfd97a65b4d119c96cc2394\": pulling from host 127.0.0.1:5001 failed with status code [manifests sha256:a0c21b7206ac87c5720c8013dcfc9b08c5d8abb55bfd97a65b4d119c96cc2394]: 401 Unauthorized"
+    );
+}
+
+/// A 401 on a tagged reference names the tag the manifests endpoint was asked for, and an
+/// untagged one `latest` (kills a manifest reference that always answers the digest).
+#[test]
+fn unauthorized_message_names_the_tag_of_an_unpinned_reference() {
+    let tagged = PullFailure::Unauthorized.message("127.0.0.1:5001/agent:v1");
+    assert!(
+        tagged.ends_with(
+            "pulling from host 127.0.0.1:5001 failed with status code [manifests v1]: 401 Unauthorized"
+        ),
+        "{tagged}"
+    );
+    let untagged = PullFailure::Unauthorized.message("127.0.0.1:5001/agent");
+    assert!(
+        untagged.ends_with("[manifests latest]: 401 Unauthorized"),
+        "{untagged}"
+    );
+}
+
+/// Source: golden-statuses.json `pull-missing-digest` `err_image_pull.message`.
+#[test]
+fn manifest_unknown_message_for_a_missing_digest_is_the_real_kubelets() {
+    assert_eq!(
+        PullFailure::ManifestUnknown.message(MISSING_REF),
+        "rpc error: code = NotFound desc = failed to pull and unpack image \"127.0.0.1:5000/agent@sha256:0000000000000000000000000000000000000000000000000000000000000000\": failed to resolve reference \"127.0.0.1:5000/agent@sha256:0000000000000000000000000000000000000000000000000000000000000000\": 127.0.0.1:5000/agent@sha256:0000000000000000000000000000000000000000000000000000000000000000: not found"
+    );
+}
+
+/// Source: golden-statuses.json `pull-missing-tag` and `pull-missing-repo`
+/// `err_image_pull.message`: a missing tag and a missing repository read alike.
+#[test]
+fn manifest_unknown_message_for_a_missing_tag_or_repository_is_the_real_kubelets() {
+    assert_eq!(
+        PullFailure::ManifestUnknown.message("127.0.0.1:5000/agent:nope"),
+        "rpc error: code = NotFound desc = failed to pull and unpack image \"127.0.0.1:5000/agent:nope\": failed to resolve reference \"127.0.0.1:5000/agent:nope\": 127.0.0.1:5000/agent:nope: not found"
+    );
+    assert_eq!(
+        PullFailure::ManifestUnknown.message("127.0.0.1:5000/nothere:v1"),
+        "rpc error: code = NotFound desc = failed to pull and unpack image \"127.0.0.1:5000/nothere:v1\": failed to resolve reference \"127.0.0.1:5000/nothere:v1\": 127.0.0.1:5000/nothere:v1: not found"
+    );
+}
+
+/// Source: golden-statuses.json `pull-arm64-only` `err_image_pull.message`.
+#[test]
+fn platform_mismatch_message_is_the_real_kubelets() {
+    assert_eq!(
+        PullFailure::PlatformMismatch.message(ARM64_REF),
+        "rpc error: code = NotFound desc = failed to pull and unpack image \"127.0.0.1:5000/agent-arm64@sha256:8c3bb9d60c046e72456b25af3da59a91db878dedec1de57f7e000e6856a40079\": no match for platform in manifest: not found"
+    );
+}
+
+/// Source: golden-statuses.json `pull-missing-digest` `state.waiting.message`: the model's
+/// back-off message starts with the real one verbatim; the real one ends there, the model's goes
+/// on with the pull error (README § The model against the real kubelet).
+#[test]
+fn backoff_message_starts_with_the_real_kubelets() {
+    let real = "Back-off pulling image \"127.0.0.1:5000/agent@sha256:0000000000000000000000000000000000000000000000000000000000000000\"";
+    let model = PullFailure::ManifestUnknown.backoff_message(MISSING_REF);
+    assert_eq!(
+        model,
+        format!(
+            "{real}: ErrImagePull: {}",
+            PullFailure::ManifestUnknown.message(MISSING_REF)
+        )
+    );
+}
+
+/// Source: golden-statuses.json, every case's `lastState` is `{}`: the model writes an empty
+/// last state for every container status it sets, not an absent one.
+#[test]
+fn every_container_status_has_an_empty_last_state() {
+    let mut pod = pod_of(vec![Container {
+        name: "main".into(),
+        image: Some(AGENT_REF.into()),
+        ..Container::default()
+    }]);
+    let now = jiff::Timestamp::UNIX_EPOCH;
+    apply_waiting(&mut pod, "ContainerCreating", None, None, now);
+    let last = |pod: &Pod| {
+        pod.status
+            .as_ref()
+            .unwrap()
+            .container_statuses
+            .as_ref()
+            .unwrap()[0]
+            .last_state
+            .clone()
+    };
+    assert_eq!(last(&pod), Some(ContainerState::default()));
+    apply_running(&mut pod, "10.88.0.2", "containerd://c", now);
+    assert_eq!(last(&pod), Some(ContainerState::default()));
+    apply_terminated(&mut pod, 1, "containerd://c", now, now);
+    assert_eq!(last(&pod), Some(ContainerState::default()));
+    assert_eq!(
+        serde_json::to_value(&pod).unwrap()["status"]["containerStatuses"][0]["lastState"],
+        serde_json::json!({})
+    );
 }

@@ -4,7 +4,9 @@
 use std::time::Duration;
 
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::{Container, EnvFromSource, Pod, PodSpec, SecretEnvSource};
+use k8s_openapi::api::core::v1::{
+    Container, ContainerState, ContainerStatus, EnvFromSource, Pod, PodSpec, SecretEnvSource,
+};
 
 use super::*;
 use crate::kubelet::PullFailure;
@@ -289,4 +291,187 @@ fn scripts_that_stop_early() {
     let outcome = step(&PodScript::Inert, &mut progress, &mut p, at(0), &mut res);
     assert_eq!(outcome, Outcome::Reshaped { next: None });
     assert_eq!(p, before);
+}
+
+// The status shapes against the real kubelet (v1.20.2 + containerd 1.6.20), from
+// shared/node/golden-statuses.json; the pod IP and container ID are the model's own.
+
+const AGENT_REF: &str =
+    "127.0.0.1:5000/agent@sha256:a0c21b7206ac87c5720c8013dcfc9b08c5d8abb55bfd97a65b4d119c96cc2394";
+
+fn status_of(pod: &Pod) -> (&k8s_openapi::api::core::v1::PodStatus, &ContainerStatus) {
+    let status = pod.status.as_ref().expect("status");
+    let container = &status.container_statuses.as_ref().expect("statuses")[0];
+    (status, container)
+}
+
+/// Run `script` on a pod of `image` needing Secret `env-1`, for `steps` steps one second apart.
+fn run(script: &PodScript, image: &str, secret_present: bool, steps: i64) -> Pod {
+    let mut progress = Progress::new();
+    let mut pod = pod(image);
+    let mut res = Counting::new();
+    res.secret_present = secret_present;
+    for i in 0..steps {
+        step(script, &mut progress, &mut pod, at(i), &mut res);
+    }
+    pod
+}
+
+/// Source: golden-statuses.json `crash-exit1`: phase `Failed`, `terminated` `Error` exit 1 with
+/// no message and `startedAt == finishedAt`, restartCount 0, not ready, not started, `lastState`
+/// `{}`, the same containerID in the state and the status, imageID the pinned reference, and a
+/// podIP although the container was never seen running.
+#[test]
+fn an_immediate_crash_is_the_real_kubelets_exit1() {
+    let script = PodScript::Exit {
+        after: SECOND,
+        run_for: Duration::ZERO,
+        exit_code: 1,
+    };
+    let pod = run(&script, AGENT_REF, true, 2);
+    let (status, container) = status_of(&pod);
+    assert_eq!(status.phase.as_deref(), Some("Failed"));
+    assert_eq!(status.pod_ip.as_deref(), Some("10.244.0.7"));
+    let terminated = container
+        .state
+        .as_ref()
+        .and_then(|s| s.terminated.clone())
+        .expect("terminated");
+    assert_eq!(terminated.exit_code, 1);
+    assert_eq!(terminated.reason.as_deref(), Some("Error"));
+    assert_eq!(terminated.message, None);
+    assert_eq!(terminated.started_at, terminated.finished_at);
+    assert_eq!(terminated.container_id, container.container_id);
+    assert_eq!(container.last_state, Some(ContainerState::default()));
+    assert_eq!(container.restart_count, 0);
+    assert!(!container.ready);
+    assert_eq!(container.started, Some(false));
+    assert_eq!(
+        container.image_id,
+        "127.0.0.1:5000/agent@sha256:a0c21b7206ac87c5720c8013dcfc9b08c5d8abb55bfd97a65b4d119c96cc2394"
+    );
+}
+
+/// Source: golden-statuses.json `exit0`: phase `Succeeded`, `terminated` `Completed` exit 0.
+#[test]
+fn exit_zero_is_the_real_kubelets_completed() {
+    let script = PodScript::Exit {
+        after: SECOND,
+        run_for: Duration::ZERO,
+        exit_code: 0,
+    };
+    let pod = run(&script, AGENT_REF, true, 2);
+    let (status, container) = status_of(&pod);
+    assert_eq!(status.phase.as_deref(), Some("Succeeded"));
+    let terminated = container.state.as_ref().and_then(|s| s.terminated.clone());
+    assert_eq!(
+        terminated.map(|t| (t.exit_code, t.reason)),
+        Some((0, Some("Completed".to_owned())))
+    );
+}
+
+/// Source: golden-statuses.json `hello`: phase `Running`, `running` with a `startedAt`, ready,
+/// started, restartCount 0, `lastState` `{}`, imageID the pinned reference, a containerID.
+#[test]
+fn a_started_pod_is_the_real_kubelets_hello() {
+    let pod = run(&PodScript::Start { after: SECOND }, AGENT_REF, true, 2);
+    let (status, container) = status_of(&pod);
+    assert_eq!(status.phase.as_deref(), Some("Running"));
+    assert!(status.pod_ip.is_some());
+    let running = container.state.as_ref().and_then(|s| s.running.clone());
+    assert!(running.and_then(|r| r.started_at).is_some());
+    assert!(container.ready);
+    assert_eq!(container.started, Some(true));
+    assert_eq!(container.restart_count, 0);
+    assert_eq!(container.last_state, Some(ContainerState::default()));
+    assert_eq!(
+        container.image_id,
+        "127.0.0.1:5000/agent@sha256:a0c21b7206ac87c5720c8013dcfc9b08c5d8abb55bfd97a65b4d119c96cc2394"
+    );
+    assert!(container.container_id.is_some());
+}
+
+/// Source: golden-statuses.json `pull-missing-digest` and `pull-401`: phase `Pending`, a podIP
+/// (the sandbox exists before the pull), `image` as written in the spec, imageID `""`, no
+/// containerID, not ready, not started, restartCount 0, `lastState` `{}` — in `ErrImagePull`
+/// and in `ImagePullBackOff`, whose message starts with
+/// `Back-off pulling image "<image as written in the spec>"`.
+#[test]
+fn a_failing_pull_is_the_real_kubelets_pull_failure() {
+    let image = "127.0.0.1:5000/agent@sha256:0000000000000000000000000000000000000000000000000000000000000000";
+    let script = PodScript::PullFailure {
+        after: SECOND,
+        failure: PullFailure::ManifestUnknown,
+    };
+    for (steps, reason) in [(2, "ErrImagePull"), (3, "ImagePullBackOff")] {
+        let pod = run(&script, image, true, steps);
+        let (status, container) = status_of(&pod);
+        assert_eq!(status.phase.as_deref(), Some("Pending"));
+        assert_eq!(status.pod_ip.as_deref(), Some("10.244.0.7"), "{reason}");
+        let waiting = container
+            .state
+            .as_ref()
+            .and_then(|s| s.waiting.clone())
+            .expect("waiting");
+        assert_eq!(waiting.reason.as_deref(), Some(reason));
+        assert_eq!(container.image, image);
+        assert_eq!(container.image_id, "");
+        assert_eq!(container.container_id, None);
+        assert!(!container.ready);
+        assert_eq!(container.started, Some(false));
+        assert_eq!(container.restart_count, 0);
+        assert_eq!(container.last_state, Some(ContainerState::default()));
+        if reason == "ImagePullBackOff" {
+            let message = waiting.message.unwrap_or_default();
+            assert!(
+                message.starts_with(
+                    "Back-off pulling image \"127.0.0.1:5000/agent@sha256:0000000000000000000000000000000000000000000000000000000000000000\""
+                ),
+                "{message}"
+            );
+        }
+    }
+}
+
+/// Source: golden-statuses.json `create-container-config-error`: phase `Pending`, waiting
+/// `CreateContainerConfigError` with message `secret "nope" not found`, a podIP, `image` as
+/// written in the spec, imageID `""`, `lastState` `{}`.
+#[test]
+fn a_missing_secret_is_the_real_kubelets_config_error() {
+    let mut progress = Progress::new();
+    let mut pod = pod(AGENT_REF);
+    if let Some(spec) = pod.spec.as_mut() {
+        spec.containers[0].env_from = Some(vec![EnvFromSource {
+            secret_ref: Some(SecretEnvSource {
+                name: "nope".to_owned(),
+                optional: None,
+            }),
+            ..EnvFromSource::default()
+        }]);
+    }
+    let mut res = Counting::new();
+    res.secret_present = false;
+    for i in 0..2 {
+        step(
+            &PodScript::Start { after: SECOND },
+            &mut progress,
+            &mut pod,
+            at(i),
+            &mut res,
+        );
+    }
+    let (status, container) = status_of(&pod);
+    assert_eq!(status.phase.as_deref(), Some("Pending"));
+    assert!(status.pod_ip.is_some());
+    let waiting = container.state.as_ref().and_then(|s| s.waiting.clone());
+    assert_eq!(
+        waiting.map(|w| (w.reason, w.message)),
+        Some((
+            Some("CreateContainerConfigError".to_owned()),
+            Some("secret \"nope\" not found".to_owned())
+        ))
+    );
+    assert_eq!(container.image, AGENT_REF);
+    assert_eq!(container.image_id, "");
+    assert_eq!(container.last_state, Some(ContainerState::default()));
 }
