@@ -2,7 +2,7 @@
 //!
 //! Commands: `ci` (what CI runs), `tidy` (structural rules, also an ordinary test), `mutants`
 //! (mutation testing of the pure code), `props` (property tests with many more cases), `bench`
-//! (the seeds decoding benchmark), `e2e` (tests that need a real cluster), `downstream` (the crates
+//! (the seeds decoding benchmark), `e2e` (the real-node tier alone), `downstream` (the crates
 //! of `tests/downstream/`, also part of `ci`). This is a developer tool: it shells out to cargo
 //! and exits non-zero on the first failing step.
 
@@ -105,7 +105,27 @@ fn ci(root: &Path) -> Result<(), String> {
         cargo(root, &args, &[])?;
     }
     say_if_real_tier_skipped();
-    cargo(root, &["nextest", "run", "--workspace"], &[])
+    // The whole suite runs under one real node (crates/envtest/README.md § The real node): the
+    // wrapper starts it, runs nextest with `APIARY_NODE` naming it, and stops it by PID after
+    // nextest's summary. Without root or the node's packages it says so in one line and the
+    // node tier skips (fails under APIARY_NODE_REQUIRED=1, as `.ci/run` sets).
+    cargo(
+        root,
+        &[
+            "run",
+            "--quiet",
+            "-p",
+            "apiary-envtest",
+            "--example",
+            "apiary_node",
+            "--",
+            "cargo",
+            "nextest",
+            "run",
+            "--workspace",
+        ],
+        &[],
+    )
 }
 
 /// The nextest filter that leaves out the real-server tier: the `real_*` test binaries and the
@@ -211,25 +231,27 @@ fn bench_real(root: &Path, extra: &[String]) -> Result<(), String> {
     cargo(root, &args, &[])
 }
 
-/// The tests that need a kind cluster (see README § Cluster tests on kind): the ignored tests of
-/// the `e2e_cluster` targets of `apiary-substrate-kube` (the library) and `apiary` (the built
-/// binary), one at a time. Only those: `--ignored` across the workspace would also run ignored
-/// tests that need something else (the buzz provider's own image and namespace in
-/// `buzz_scenarios.rs`, a known defect kept failing in `real_rbac.rs`).
+/// The real-node tier alone (crates/envtest/README.md § The real node): the `real_node*` test
+/// binaries under one node started for the run. Needs root and the node's Debian packages (the
+/// wrapper says which are missing). The same tests also run in `ci`'s last step.
 fn e2e(root: &Path) -> Result<(), String> {
+    ensure_tool(root, "nextest", "cargo-nextest")?;
     cargo(
         root,
         &[
-            "test",
+            "run",
+            "--quiet",
             "-p",
-            "apiary-substrate-kube",
-            "-p",
-            "apiary",
-            "--test",
-            "e2e_cluster",
+            "apiary-envtest",
+            "--example",
+            "apiary_node",
             "--",
-            "--ignored",
-            "--test-threads=1",
+            "cargo",
+            "nextest",
+            "run",
+            "--workspace",
+            "-E",
+            "binary(/^real_node/)",
         ],
         &[],
     )

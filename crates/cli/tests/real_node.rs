@@ -323,7 +323,7 @@ fn a_crash_is_reported_once_with_its_exit_code_and_kept_for_logs() {
     scene.apiary(&["undeploy", agent]).ok();
 }
 
-/// R10 and deploy.md § Pull-failure classifier on a real registry and kubelet: each of the three
+/// R10 and deploy.md § Pull-failure classifier and Secret settling, on a real registry and kubelet: each of the three
 /// pull failures is classified from the message the real kubelet wrote, reported at once (exit
 /// 1, one error line), and nothing is deleted.
 #[test]

@@ -1,17 +1,14 @@
-//! Cluster tests of the built `apiary` binary (issue 11, the day-two commands): `deploy`, `list
-//! -o json`, `logs`, `logs -f`, `deploy --ttl`, `renew` and `undeploy` against the cluster of the
-//! current kubeconfig (a kind cluster set up from `e2e/kind/`, see README § Cluster tests on
-//! kind), in namespace `apiary-e2e`. Every test is `#[ignore]`d: they compile in CI and never run
-//! there; `cargo xtask e2e` runs them.
+//! The day-two commands of the built `apiary` binary on the real node (crates/envtest/README.md
+//! § The real node): `deploy`, `list -o json` with a foreign pod, `logs`, `logs -f`, `deploy
+//! --ttl`, `renew` and `gc --all --dry-run`, in namespace `apiary-e2e` (the namespace
+//! `e2e/kind/namespace.yaml` gives a kind cluster; here the test creates it). These were the kind
+//! tests; they run on every CI run, and `crates/substrate-kube/tests/real_node.rs` covers the
+//! same commands through the library. Without a node each test returns at once after one line
+//! (a failure under `APIARY_NODE_REQUIRED=1`).
 //!
-//! The image is `APIARY_E2E_IMAGE`, a public digest-pinned image with `sh` and `sleep` (busybox
-//! works), as for `crates/substrate-kube/tests/e2e_cluster.rs`, which covers the same commands
-//! through the library (and expiry's collection, `--replace`, `--min-running` and a pod that will
-//! not go away, which need staging the binary cannot do).
-//!
-//! The binary runs with the caller's environment (`KUBECONFIG` or `~/.kube/config`), `RUST_LOG`
-//! removed, and `-n apiary-e2e` always given; the kubeconfig user stages the one object apiary
-//! never writes (a foreign pod). Unique agent names per run; everything deployed is undeployed.
+//! The binary runs with `--kubeconfig` at the node's admin, `RUST_LOG` removed, and `-n
+//! apiary-e2e` always given; the admin stages the one object apiary never writes (a foreign
+//! pod). Unique agent names per run; everything deployed is undeployed.
 //!
 //! Layer: end-to-end tests against a real apiserver and kubelet. They decide nothing.
 
@@ -20,7 +17,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use apiary_substrate::build::build_attempt;
 use apiary_substrate::naming::{AgentIdentity, Generation};
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{Namespace, Pod, ServiceAccount};
 use kube::api::{Api, DeleteParams, PostParams};
 
 /// The namespace of `e2e/kind/namespace.yaml`.
@@ -38,14 +35,39 @@ fn agent(test: &str) -> String {
     format!("e2e cli {test} {nanos:08x}")
 }
 
-/// The digest-pinned image under test, from `APIARY_E2E_IMAGE`.
+/// The node of this test run (the caller checked [`on_node`] first).
+fn node() -> &'static apiary_envtest::node::NodeHandle {
+    apiary_envtest::node::shared().expect("on_node was checked first")
+}
+
+/// Whether the node tier runs; if it does, [`NS`] exists with its default ServiceAccount.
+fn on_node() -> bool {
+    if apiary_envtest::node::shared().is_none() {
+        return false;
+    }
+    runtime().block_on(async {
+        let client = node().client().await;
+        let namespaces: Api<Namespace> = Api::all(client.clone());
+        let mut object = Namespace::default();
+        object.metadata.name = Some(NS.to_owned());
+        match namespaces.create(&PostParams::default(), &object).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(status)) if status.code == 409 => {}
+            Err(other) => panic!("could not create namespace {NS}: {other}"),
+        }
+        let accounts: Api<ServiceAccount> = Api::namespaced(client, NS);
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while accounts.get_opt("default").await.ok().flatten().is_none() {
+            assert!(Instant::now() < deadline, "no default ServiceAccount in {NS}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    });
+    true
+}
+
+/// The digest-pinned image under test: the node's busybox image.
 fn e2e_image() -> String {
-    std::env::var("APIARY_E2E_IMAGE").unwrap_or_else(|_| {
-        panic!(
-            "set APIARY_E2E_IMAGE to a public digest-pinned image with sleep and sh, e.g. \
-             docker.io/library/busybox@sha256:<64 hex> (see README § Cluster tests on kind)"
-        )
-    })
+    node().info().images.agent.clone()
 }
 
 /// What one run of the binary gave.
@@ -68,9 +90,12 @@ impl Run {
     }
 }
 
-/// The binary with `-n apiary-e2e` and `args`, in the caller's environment without `RUST_LOG`.
+/// The binary with the node's kubeconfig, `-n apiary-e2e` and `args`, without `RUST_LOG`.
 fn apiary(args: &[&str]) -> Run {
     let out = Command::new(env!("CARGO_BIN_EXE_apiary"))
+        .arg("--kubeconfig")
+        .arg(node().kubeconfig(NS))
+        .env_remove("KUBECONFIG")
         .arg("-n")
         .arg(NS)
         .args(args)
@@ -85,7 +110,7 @@ fn apiary(args: &[&str]) -> Run {
     }
 }
 
-/// `apiary deploy AGENT` running `sh -c script` in the e2e image, small enough for kind, plus
+/// `apiary deploy AGENT` running `sh -c script` in the e2e image, small enough for a two-core node, plus
 /// `extra` flags.
 fn deploy(agent: &str, script: &str, extra: &[&str]) -> Run {
     let image = e2e_image();
@@ -135,13 +160,9 @@ fn runtime() -> tokio::runtime::Runtime {
         .expect("a runtime")
 }
 
-/// The kubeconfig user's pod API in [`NS`].
+/// The node admin's pod API in [`NS`].
 async fn pods() -> Api<Pod> {
-    apiary_substrate_kube::install_crypto_provider();
-    let client = kube::Client::try_default()
-        .await
-        .expect("the current kubeconfig is usable");
-    Api::namespaced(client, NS)
+    Api::namespaced(node().client().await, NS)
 }
 
 /// deploy.md § list through the binary: two agents deployed by `apiary deploy` are listed by
@@ -149,8 +170,10 @@ async fn pods() -> Api<Pod> {
 /// image's repository and short digest, its pod and one Secret; a copy of one agent's pod under
 /// a foreign name is not listed, and stderr says one pod was skipped.
 #[test]
-#[ignore = "needs a cluster: run cargo xtask e2e against kind, see README"]
 fn e2e_cli_list_json_shows_both_agents_and_skips_a_foreign_pod() {
+    if !on_node() {
+        return;
+    }
     let image = e2e_image();
     let first = agent("list a");
     let second = agent("list b");
@@ -214,8 +237,10 @@ fn e2e_cli_list_json_shows_both_agents_and_skips_a_foreign_pod() {
 /// order, keeps following while it runs, prints the line it writes 10 s later, and exits 0 when
 /// the container ends; then `apiary logs --tail 1` is the last line only.
 #[test]
-#[ignore = "needs a cluster: run cargo xtask e2e against kind, see README"]
 fn e2e_cli_logs_and_follow_until_the_container_ends() {
+    if !on_node() {
+        return;
+    }
     let name = agent("logs");
     deploy(
         &name,
@@ -246,8 +271,10 @@ fn e2e_cli_logs_and_follow_until_the_container_ends() {
 /// three hours ahead; `gc --all --dry-run` plans nothing for an agent that has not expired and
 /// deletes nothing.
 #[test]
-#[ignore = "needs a cluster: run cargo xtask e2e against kind, see README"]
 fn e2e_cli_ttl_renew_and_gc_dry_run() {
+    if !on_node() {
+        return;
+    }
     let name = agent("ttl");
     deploy(&name, SLEEPER, &["--ttl", "1h"]).ok();
     let status = apiary(&["-o", "json", "status", &name]);

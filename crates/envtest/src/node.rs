@@ -21,6 +21,7 @@
 //! own bridge, and never prints a token.
 
 mod boot;
+mod flags;
 mod handle;
 mod info;
 pub mod prerequisites;

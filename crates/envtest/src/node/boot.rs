@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 use k8s_openapi::api::core::v1::{Node as NodeObject, ServiceAccount};
 use kube::api::{Api, Patch, PatchParams};
 
+use super::flags::{apiserver_args, kubelet_args};
 use super::info::{Images, NodeInfo};
 use crate::control_plane::free_ports;
 
@@ -308,7 +309,7 @@ impl Node {
                 "--controllers=*".into(),
             ],
         )?;
-        let kubelet_args = kubelet_args(&dir, &socket, kubelet_port, healthz_port);
+        let kubelet_args = kubelet_args(NODE_NAME, &dir, &socket, kubelet_port, healthz_port);
         self.info.kubelet_argv = std::iter::once(path(&bin.join("kubelet")))
             .chain(kubelet_args.iter().cloned())
             .collect();
@@ -417,85 +418,6 @@ pub(super) fn record_pid(dir: &Path, name: &str, pid: u32) -> io::Result<()> {
     let tmp = dir.join("run/pids.tmp");
     fs::write(&tmp, lines.join("\n") + "\n")?;
     fs::rename(tmp, file)
-}
-
-/// The apiserver's flags (all but `--secure-port`), as the recipe's `start.sh` has them.
-fn apiserver_args(certs: &Path, etcd_url: &str) -> Vec<String> {
-    let cert = |name: &str| path(&certs.join(name));
-    vec![
-        format!("--etcd-servers={etcd_url}"),
-        "--bind-address=127.0.0.1".into(),
-        "--advertise-address=127.0.0.1".into(),
-        format!("--tls-cert-file={}", cert("apiserver.crt")),
-        format!("--tls-private-key-file={}", cert("apiserver.key")),
-        format!("--client-ca-file={}", cert("ca.crt")),
-        format!("--token-auth-file={}", cert("tokens.csv")),
-        "--authorization-mode=RBAC".into(),
-        "--service-account-issuer=https://kubernetes.default.svc".into(),
-        format!("--service-account-key-file={}", cert("sa.pub")),
-        format!("--service-account-signing-key-file={}", cert("sa.key")),
-        "--service-cluster-ip-range=10.0.0.0/24".into(),
-        "--allow-privileged=true".into(),
-        "--endpoint-reconciler-type=none".into(),
-        "--profiling=false".into(),
-        "--kubelet-preferred-address-types=InternalIP".into(),
-        format!("--kubelet-certificate-authority={}", cert("ca.crt")),
-        format!(
-            "--kubelet-client-certificate={}",
-            cert("apiserver-kubelet-client.crt")
-        ),
-        format!(
-            "--kubelet-client-key={}",
-            cert("apiserver-kubelet-client.key")
-        ),
-    ]
-}
-
-/// The kubelet's flags, as the recipe's `start.sh` has them, on free ports.
-fn kubelet_args(dir: &Path, socket: &Path, port: u16, healthz: u16) -> Vec<String> {
-    let certs = dir.join("certs");
-    let kubelet = dir.join("kubelet");
-    vec![
-        format!("--kubeconfig={}", path(&dir.join("run/kubeconfig-kubelet"))),
-        "--container-runtime=remote".into(),
-        format!("--container-runtime-endpoint=unix://{}", path(socket)),
-        format!("--containerd={}", path(socket)),
-        "--runtime-request-timeout=2m".into(),
-        "--cgroup-driver=cgroupfs".into(),
-        "--cgroups-per-qos=false".into(),
-        "--enforce-node-allocatable=".into(),
-        "--fail-swap-on=false".into(),
-        format!("--hostname-override={NODE_NAME}"),
-        "--node-ip=127.0.0.1".into(),
-        "--address=127.0.0.1".into(),
-        format!("--port={port}"),
-        "--read-only-port=0".into(),
-        "--healthz-bind-address=127.0.0.1".into(),
-        format!("--healthz-port={healthz}"),
-        format!("--tls-cert-file={}", path(&certs.join("kubelet.crt"))),
-        format!(
-            "--tls-private-key-file={}",
-            path(&certs.join("kubelet.key"))
-        ),
-        format!("--client-ca-file={}", path(&certs.join("ca.crt"))),
-        "--anonymous-auth=false".into(),
-        "--authorization-mode=Webhook".into(),
-        format!("--root-dir={}", path(&kubelet.join("root"))),
-        format!("--cert-dir={}", path(&kubelet.join("pki"))),
-        format!(
-            "--volume-plugin-dir={}",
-            path(&kubelet.join("volume-plugins"))
-        ),
-        "--pod-infra-container-image=realnode.local/pause:1".into(),
-        "--make-iptables-util-chains=false".into(),
-        "--cluster-domain=cluster.local".into(),
-        "--image-gc-high-threshold=100".into(),
-        "--image-gc-low-threshold=99".into(),
-        "--eviction-hard=memory.available<100Mi".into(),
-        // The default 10 s would delay Ready (and every status after a restart) by 10 s.
-        "--node-status-update-frequency=2s".into(),
-        "--v=2".into(),
-    ]
 }
 
 /// Saves the sysctls and notes the outside directories that do not exist yet, in the files
