@@ -58,7 +58,10 @@ fn on_node() -> bool {
         let accounts: Api<ServiceAccount> = Api::namespaced(client, NS);
         let deadline = Instant::now() + Duration::from_secs(120);
         while accounts.get_opt("default").await.ok().flatten().is_none() {
-            assert!(Instant::now() < deadline, "no default ServiceAccount in {NS}");
+            assert!(
+                Instant::now() < deadline,
+                "no default ServiceAccount in {NS}"
+            );
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     });
