@@ -98,7 +98,8 @@ def med(k, j):
 
 
 for k in rows:
-    print(f"{k:24} wall {med(k, 0):6.3f} s  cpu {med(k, 1):6.3f} s  requests {med(k, 2):4.0f}  (median of {runs})")
+    requests = f"{med(k, 2):4.0f}" if k.startswith("kubectl") else " n/a"
+    print(f"{k:24} wall {med(k, 0):6.3f} s  cpu {med(k, 1):6.3f} s  requests {requests}  (median of {runs})")
 print(f"deploy   wall ratio apiary/kubectl {med('apiary deploy', 0) / med('kubectl run+wait', 0):.2f}, "
       f"cpu ratio {med('apiary deploy', 1) / med('kubectl run+wait', 1):.2f}")
 print(f"undeploy wall ratio apiary/kubectl {med('apiary undeploy', 0) / med('kubectl delete --wait', 0):.2f}, "
