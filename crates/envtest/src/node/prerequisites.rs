@@ -2,7 +2,8 @@
 //! over who runs the tests, which programs exist and whether the tier is required.
 //!
 //! Layer: test support, functional core. It reads no environment, touches no file system and
-//! prints nothing; [`super::boot`] and [`super::shared`] gather the inputs and act on the answer.
+//! prints nothing; the node wrapper and [`super::check_machine`] gather the inputs and act on
+//! the answer.
 
 use std::ffi::OsStr;
 
