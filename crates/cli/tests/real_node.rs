@@ -721,8 +721,12 @@ fn an_apiserver_restart_while_a_deploy_waits_and_one_killed_for_good() {
     let errors = dead.error_lines();
     assert_eq!(errors.len(), 1, "{dead:?}");
     assert!(
-        errors[0].contains(apiserver.url().trim_start_matches("https://")),
-        "{dead:?}"
+        errors[0].contains(apiserver.url()),
+        "names the server: {dead:?}"
+    );
+    assert!(
+        errors[0].contains("admin@node"),
+        "names the context: {dead:?}"
     );
     scene.apiary(&["undeploy", agent]).ok();
 }
