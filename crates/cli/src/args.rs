@@ -177,6 +177,38 @@ pub struct ShapeArgs {
     /// Group id, also used as fsGroup (0-2147483647) [default: 10001]
     #[arg(long, value_name = "GID")]
     pub run_as_group: Option<i64>,
+    /// Schedule only onto nodes with this label (repeatable; later entries win)
+    #[arg(long = "node-selector", value_name = "KEY=VALUE", action = ArgAction::Append)]
+    pub node_selector: Vec<String>,
+    /// Tolerate a node taint (the taint syntax): KEY=VALUE:EFFECT, KEY:EFFECT (any value),
+    /// KEY=VALUE or KEY (every effect); EFFECT is NoSchedule, PreferNoSchedule or NoExecute
+    /// (repeatable)
+    #[arg(long = "toleration", value_name = "KEY[=VALUE][:EFFECT]", action = ArgAction::Append)]
+    pub toleration: Vec<String>,
+    /// Run the pod with this RuntimeClass (gVisor, Kata, ...)
+    #[arg(long = "runtime-class", value_name = "NAME")]
+    pub runtime_class: Option<String>,
+    /// The pod's PriorityClass
+    #[arg(long = "priority-class", value_name = "NAME")]
+    pub priority_class: Option<String>,
+    /// An extended resource such as nvidia.com/gpu=1, set as request and limit (repeatable)
+    #[arg(long = "resource", value_name = "NAME=QUANTITY", action = ArgAction::Append)]
+    pub resource: Vec<String>,
+    /// Ephemeral-storage request [default: none]
+    #[arg(long = "ephemeral-storage-request", value_name = "Q")]
+    pub ephemeral_storage_request: Option<String>,
+    /// Ephemeral-storage limit [default: none]
+    #[arg(long = "ephemeral-storage-limit", value_name = "Q")]
+    pub ephemeral_storage_limit: Option<String>,
+    /// A Secret of type kubernetes.io/dockerconfigjson to pull the image with (repeatable)
+    #[arg(long = "image-pull-secret", value_name = "NAME", action = ArgAction::Append)]
+    pub image_pull_secret: Vec<String>,
+    /// A label on the pod and its Secret; never a key apiary owns (repeatable)
+    #[arg(long = "label", value_name = "KEY=VALUE", action = ArgAction::Append)]
+    pub label: Vec<String>,
+    /// An annotation on the pod; never a key apiary owns (repeatable)
+    #[arg(long = "annotation", value_name = "KEY=VALUE", action = ArgAction::Append)]
+    pub annotation: Vec<String>,
 }
 
 impl ShapeArgs {
@@ -200,6 +232,22 @@ impl ShapeArgs {
         note(self.workspace.is_some(), "--workspace");
         note(self.run_as_user.is_some(), "--run-as-user");
         note(self.run_as_group.is_some(), "--run-as-group");
+        note(!self.node_selector.is_empty(), "--node-selector");
+        note(!self.toleration.is_empty(), "--toleration");
+        note(self.runtime_class.is_some(), "--runtime-class");
+        note(self.priority_class.is_some(), "--priority-class");
+        note(!self.resource.is_empty(), "--resource");
+        note(
+            self.ephemeral_storage_request.is_some(),
+            "--ephemeral-storage-request",
+        );
+        note(
+            self.ephemeral_storage_limit.is_some(),
+            "--ephemeral-storage-limit",
+        );
+        note(!self.image_pull_secret.is_empty(), "--image-pull-secret");
+        note(!self.label.is_empty(), "--label");
+        note(!self.annotation.is_empty(), "--annotation");
         given
     }
 }

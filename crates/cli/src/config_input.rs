@@ -9,6 +9,8 @@ use std::time::Duration;
 use apiary_substrate::config::{DeployConfig, ValidConfig, parse_timeout};
 use apiary_substrate::env::Env;
 use apiary_substrate::naming::AgentIdentity;
+use apiary_substrate::pod_options::PodOptions;
+use apiary_substrate::pod_options::flags::{Flag, PodOptionError, key_values, parse_toleration};
 
 use crate::args::ShapeArgs;
 use crate::outcome::Failure;
@@ -81,7 +83,29 @@ pub fn deploy_config(
         config.timeout = parse_timeout(text).map_err(|e| Failure::refused(e.to_string()))?;
     }
     config.env = env;
+    config.pod_options = pod_options(shape).map_err(|e| Failure::refused(e.to_string()))?;
     Ok(config)
+}
+
+/// The pod options of the flags (deploy.md § Pod options); the syntax is the library's.
+fn pod_options(shape: &ShapeArgs) -> Result<PodOptions, PodOptionError> {
+    Ok(PodOptions {
+        node_selector: key_values(Flag::NodeSelector, &shape.node_selector)?,
+        tolerations: shape
+            .toleration
+            .iter()
+            .map(|text| parse_toleration(text))
+            .collect::<Result<_, _>>()?,
+        runtime_class: shape.runtime_class.clone(),
+        priority_class: shape.priority_class.clone(),
+        extended_resources: key_values(Flag::Resource, &shape.resource)?,
+        ephemeral_storage_request: shape.ephemeral_storage_request.clone(),
+        ephemeral_storage_limit: shape.ephemeral_storage_limit.clone(),
+        image_pull_secrets: shape.image_pull_secret.clone(),
+        labels: key_values(Flag::Label, &shape.label)?,
+        annotations: key_values(Flag::Annotation, &shape.annotation)?,
+        ..PodOptions::default()
+    })
 }
 
 /// Validate `config` for `agent`, and warn (naming the key, never the value) about each

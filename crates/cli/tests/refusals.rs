@@ -364,3 +364,51 @@ fn status_with_a_tag_only_image_is_refused() {
         &["bad-key"],
     );
 }
+
+/// deploy.md § Pod options: each option's certain rules refuse the flag before any request,
+/// naming the flag, the problem and the fix — keys apiary owns, a bad label key or value, a
+/// taint effect, a base resource given as an extended one, an object name that is not one.
+#[test]
+fn pod_option_flags_are_refused_before_contact() {
+    let cases: [(&[&str], &[&str]); 10] = [
+        (
+            &["--label", "apiary.dev/agent=x"],
+            &["--label", "the key apiary.dev/agent is apiary's own"],
+        ),
+        (
+            &["--annotation", "app.kubernetes.io/managed-by=me"],
+            &["--annotation", "apiary's own"],
+        ),
+        (&["--label", "team"], &["--label", "expected KEY=VALUE"]),
+        (&["--label", "team=has space"], &["--label", "the value"]),
+        (
+            &["--node-selector", "Bad.Prefix/pool=x"],
+            &["--node-selector", "not a DNS subdomain"],
+        ),
+        (
+            &["--toleration", "gpu:Always"],
+            &["--toleration", "NoSchedule, PreferNoSchedule, NoExecute"],
+        ),
+        (
+            &["--resource", "memory=1Gi"],
+            &["--resource", "--memory-request"],
+        ),
+        (
+            &["--runtime-class", "gVisor"],
+            &["--runtime-class", "not a valid object name"],
+        ),
+        (
+            &["--image-pull-secret", "reg cred"],
+            &["--image-pull-secret", "not a valid object name"],
+        ),
+        (
+            &["--ephemeral-storage-limit", " "],
+            &["--ephemeral-storage-limit", "empty"],
+        ),
+    ];
+    for (flags, needles) in cases {
+        let mut args = vec!["deploy", "agent", "--image", IMAGE];
+        args.extend_from_slice(flags);
+        refused(&args, needles);
+    }
+}

@@ -10,8 +10,9 @@ use std::fmt;
 use apiary_classify::expiry::{ANNOTATION_EXPIRES_AT, format_instant};
 use k8s_openapi::api::core::v1::{
     Capabilities, Container, EmptyDirVolumeSource, EnvFromSource, EnvVar, EnvVarSource,
-    ObjectFieldSelector, Pod, PodSecurityContext, PodSpec, ResourceRequirements, SeccompProfile,
-    Secret, SecretEnvSource, SecurityContext, Volume, VolumeMount,
+    LocalObjectReference, ObjectFieldSelector, Pod, PodSecurityContext, PodSpec,
+    ResourceRequirements, SeccompProfile, Secret, SecretEnvSource, SecurityContext, Volume,
+    VolumeMount,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -104,7 +105,7 @@ pub fn build_secret(config: &ValidConfig, generation: Generation) -> Secret {
         metadata: ObjectMeta {
             name: Some(agent.secret_name(generation)),
             namespace: Some(config.namespace().to_owned()),
-            labels: Some(agent.labels()),
+            labels: Some(labels(config)),
             annotations: Some(agent.annotations()),
             ..ObjectMeta::default()
         },
@@ -138,6 +139,14 @@ pub fn build_pod(config: &ValidConfig, generation: Generation) -> Pod {
         annotations.insert(ANNOTATION_EXPIRES_AT.to_owned(), format_instant(at));
     }
     let options = config.pod_options();
+    // The user's annotations first: apiary's own keys (refused as user keys) are written after.
+    let annotations: BTreeMap<String, String> = options
+        .annotations
+        .clone()
+        .into_iter()
+        .chain(annotations)
+        .collect();
+    // Extended resources cannot be overcommitted: each is both request and limit.
     let quantities = |cpu: &str, memory: &str, storage: Option<&String>| {
         let mut map = BTreeMap::from([
             ("cpu".to_owned(), Quantity(cpu.to_owned())),
@@ -145,6 +154,9 @@ pub fn build_pod(config: &ValidConfig, generation: Generation) -> Pod {
         ]);
         if let Some(storage) = storage {
             map.insert(EPHEMERAL_STORAGE.to_owned(), Quantity(storage.clone()));
+        }
+        for (name, quantity) in &options.extended_resources {
+            map.insert(name.clone(), Quantity(quantity.clone()));
         }
         map
     };
@@ -208,7 +220,7 @@ pub fn build_pod(config: &ValidConfig, generation: Generation) -> Pod {
         metadata: ObjectMeta {
             name: Some(agent.pod_name()),
             namespace: Some(config.namespace().to_owned()),
-            labels: Some(agent.labels()),
+            labels: Some(labels(config)),
             annotations: Some(annotations),
             ..ObjectMeta::default()
         },
@@ -242,10 +254,27 @@ pub fn build_pod(config: &ValidConfig, generation: Generation) -> Pod {
                 .then(|| options.node_selector.clone()),
             tolerations: (!options.tolerations.is_empty()).then(|| options.tolerations.clone()),
             active_deadline_seconds: options.active_deadline_seconds,
+            runtime_class_name: options.runtime_class.clone(),
+            priority_class_name: options.priority_class.clone(),
+            image_pull_secrets: (!options.image_pull_secrets.is_empty()).then(|| {
+                options
+                    .image_pull_secrets
+                    .iter()
+                    .map(|name| LocalObjectReference { name: name.clone() })
+                    .collect()
+            }),
             ..PodSpec::default()
         }),
         status: None,
     }
+}
+
+/// The labels of the pod and its Secret: the user's (`--label`), then apiary's own, which win
+/// (validation already refused a user key apiary owns).
+fn labels(config: &ValidConfig) -> BTreeMap<String, String> {
+    let mut labels = config.pod_options().labels.clone();
+    labels.extend(config.agent().labels());
+    labels
 }
 
 #[cfg(test)]

@@ -132,6 +132,9 @@ pub enum ConfigError {
     /// The image reference is refused.
     #[error(transparent)]
     Image(#[from] ImageError),
+    /// A pod option (deploy.md § Pod options) is refused: the message names the flag.
+    #[error(transparent)]
+    PodOption(#[from] crate::pod_options::flags::PodOptionError),
     /// A resource quantity is empty or whitespace only.
     #[error(
         "{field} is empty: give a Kubernetes quantity (for example 500m, 2, 1Gi) or omit the \
@@ -295,6 +298,8 @@ pub struct DeployConfig {
     pub timeout: Duration,
     /// The user's environment (secret values).
     pub env: Env,
+    /// Placement, isolation, pull credentials, labels and annotations (deploy.md § Pod options).
+    pub pod_options: PodOptions,
 }
 
 impl DeployConfig {
@@ -316,11 +321,13 @@ impl DeployConfig {
             run_as_group: DEFAULT_RUN_AS_GROUP,
             timeout: DEFAULT_TIMEOUT,
             env: Env::new(),
+            pod_options: PodOptions::default(),
         }
     }
 
     /// Validates every field for `agent` (deploy.md § Configuration), in the order namespace,
-    /// image, resources, service account, command, workspace, UID, GID, timeout, environment.
+    /// image, resources, service account, command, workspace, UID, GID, timeout, pod options,
+    /// environment.
     ///
     /// # Errors
     ///
@@ -361,6 +368,7 @@ impl DeployConfig {
             });
         }
         let timeout = validate_timeout(self.timeout)?;
+        self.pod_options.validate_native()?;
         let env = AgentEnv::build(&self.env, agent)?;
         let shape = PodShape {
             namespace: self.namespace.clone(),
@@ -377,7 +385,7 @@ impl DeployConfig {
             run_as_user: self.run_as_user,
             run_as_group: self.run_as_group,
             template: Template::Apiary,
-            pod_options: PodOptions::default(),
+            pod_options: self.pod_options.clone(),
         };
         Ok(ValidConfig {
             agent: agent.clone(),

@@ -57,7 +57,7 @@ pub struct PodShape {
     pub run_as_group: i64,
     /// Which binding's pod template (and fingerprint template) this shape follows.
     pub template: Template,
-    /// The buzz pod options (always default under apiary's template).
+    /// The pod options (deploy.md § Pod options; buzz-provider.md § 16.3 under the buzz template).
     pub pod_options: PodOptions,
 }
 
@@ -129,7 +129,10 @@ impl<'a> Trailing<'a> {
 }
 
 /// The create-intent template of one configuration. Field order is the serialization order.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+/// The `pod_options` member comes last and only when an option is set, so the fingerprint of a
+/// configuration without options is the one it always had (deploy.md § Create-intent
+/// fingerprint).
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct CreateIntent<'a> {
     #[serde(flatten)]
     leading: Leading<'a>,
@@ -137,6 +140,8 @@ pub struct CreateIntent<'a> {
     args: Option<&'a [String]>,
     #[serde(flatten)]
     trailing: Trailing<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pod_options: Option<&'a PodOptions>,
 }
 
 impl<'a> CreateIntent<'a> {
@@ -148,6 +153,7 @@ impl<'a> CreateIntent<'a> {
             command: shape.command.as_deref(),
             args: shape.args.as_deref(),
             trailing: Trailing::of(shape),
+            pod_options: (!shape.pod_options.is_default()).then_some(&shape.pod_options),
         }
     }
 

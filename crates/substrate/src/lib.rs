@@ -17,6 +17,7 @@ pub mod image;
 pub mod intent;
 pub mod naming;
 pub mod observe;
+pub mod pod_options;
 // Private: its items have one public path, the crate root (re-exported below).
 mod substrate;
 mod timeout;

@@ -432,6 +432,7 @@ fn optional_placement_storage_and_lifetime_reach_pod() {
         ephemeral_storage_limit: Some("20Gi".to_owned()),
         active_deadline_seconds: Some(86_400),
         setup_pending: true,
+        ..PodOptions::default()
     };
     // A spoofed UID in the Secret is overridden by the explicit env entry.
     request

@@ -296,8 +296,18 @@ fn given_flags_covers_every_shape_flag() {
         workspace: Some("/w".into()),
         run_as_user: Some(1),
         run_as_group: Some(1),
+        node_selector: vec!["k=v".into()],
+        toleration: vec!["k".into()],
+        runtime_class: Some("r".into()),
+        priority_class: Some("p".into()),
+        resource: vec!["x/y=1".into()],
+        ephemeral_storage_request: Some("1".into()),
+        ephemeral_storage_limit: Some("1".into()),
+        image_pull_secret: vec!["s".into()],
+        label: vec!["k=v".into()],
+        annotation: vec!["k=v".into()],
     };
-    assert_eq!(shape.given_flags().len(), 12);
+    assert_eq!(shape.given_flags().len(), 22);
 }
 
 /// The JSON pre-scan recognises every spelling clap accepts, the last one winning.

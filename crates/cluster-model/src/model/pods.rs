@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use jiff::SignedDuration;
-use k8s_openapi::api::core::v1::{Pod, PodStatus};
+use k8s_openapi::api::core::v1::{Pod, PodStatus, Toleration};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::ClusterModel;
@@ -24,7 +24,9 @@ use crate::kubelet::{PodScript, Stage};
 
 impl ClusterModel {
     /// Create a pod: stamps metadata, resets `status` to `{phase: Pending, qosClass}`, defaults
-    /// `terminationGracePeriodSeconds` to 30 and `restartPolicy` to `Always`, and attaches a
+    /// `terminationGracePeriodSeconds` to 30 and `restartPolicy` to `Always`, adds the
+    /// DefaultTolerationSeconds admission's two tolerations ([`add_default_tolerations`]), and
+    /// attaches a
     /// kubelet script: the next one queued for this name ([`ClusterModel::queue_pod_scripts`]),
     /// else the one set for this name ([`ClusterModel::script_pods_named`]), else the image
     /// convention ([`PodScript::from_image`]), else the default script. The kubelet's first step
@@ -36,7 +38,8 @@ impl ClusterModel {
     /// not exist; `BadRequest` when the object names another namespace; `Invalid` without a
     /// name; `AlreadyExists` when the name is taken; `ServiceAccountMissing` (403) when
     /// ServiceAccount admission is on and the pod's account does not exist.
-    pub fn create_pod(&mut self, namespace: &str, pod: Pod) -> Result<Pod, ModelError> {
+    pub fn create_pod(&mut self, namespace: &str, mut pod: Pod) -> Result<Pod, ModelError> {
+        add_default_tolerations(&mut pod);
         let pod = self.create_object(Some(namespace), pod, |model, pod: &Pod| {
             let name = pod.metadata.name.as_deref().unwrap_or_default();
             model.accounts.admit(namespace, name, pod)
@@ -296,6 +299,43 @@ fn is_graceful(pod: &Pod) -> bool {
         .and_then(|s| s.container_statuses.as_ref())
         .is_some_and(|c| !c.is_empty());
     !terminal && (bound || reported)
+}
+
+/// The taints the apiserver's DefaultTolerationSeconds admission plugin (on by default) makes
+/// every new pod tolerate for 300 s, in the order it appends them.
+pub const DEFAULT_TOLERATED_TAINTS: [&str; 2] = [
+    "node.kubernetes.io/not-ready",
+    "node.kubernetes.io/unreachable",
+];
+
+/// What the real apiserver does to a new pod (seen on kube-apiserver v1.20.2, the CLI's
+/// `pod_options` test): for each of [`DEFAULT_TOLERATED_TAINTS`] that no toleration of the pod
+/// already tolerates with effect `NoExecute` (or every effect), it appends `{key, operator:
+/// Exists, effect: NoExecute, tolerationSeconds: 300}`.
+pub fn add_default_tolerations(pod: &mut Pod) {
+    let Some(spec) = pod.spec.as_mut() else {
+        return;
+    };
+    for taint in DEFAULT_TOLERATED_TAINTS {
+        let tolerated = spec.tolerations.iter().flatten().any(|t| {
+            let effect_ok = matches!(t.effect.as_deref(), None | Some("" | "NoExecute"));
+            let exists = t.operator.as_deref() == Some("Exists");
+            let key_ok = t.key.as_deref() == Some(taint)
+                || (t.key.as_deref().unwrap_or("").is_empty() && exists);
+            effect_ok && key_ok && (exists || t.value.as_deref().unwrap_or("").is_empty())
+        });
+        if !tolerated {
+            spec.tolerations
+                .get_or_insert_with(Vec::new)
+                .push(Toleration {
+                    key: Some(taint.to_owned()),
+                    operator: Some("Exists".to_owned()),
+                    effect: Some("NoExecute".to_owned()),
+                    toleration_seconds: Some(300),
+                    value: None,
+                });
+        }
+    }
 }
 
 #[cfg(test)]

@@ -434,3 +434,99 @@ fn expiry_annotation_is_outside_the_fingerprint() {
             .contains_key("apiary.dev/expires-at")
     );
 }
+
+/// deploy.md § Pod options: every option reaches its pod field — node selector, tolerations,
+/// runtime and priority class, pull Secrets, extended resources as request and limit, ephemeral
+/// storage; labels on the pod and the Secret beside apiary's own; annotations on the pod only.
+#[test]
+fn pod_options_reach_their_fields() {
+    let mut c = config();
+    let o = &mut c.pod_options;
+    o.node_selector
+        .insert("example.com/pool".into(), "gpu".into());
+    o.tolerations
+        .push(crate::pod_options::flags::parse_toleration("nvidia.com/gpu:NoSchedule").unwrap());
+    o.runtime_class = Some("gvisor".into());
+    o.priority_class = Some("agents-high".into());
+    o.image_pull_secrets = vec!["regcred".into(), "backup".into()];
+    o.extended_resources
+        .insert("nvidia.com/gpu".into(), "1".into());
+    o.ephemeral_storage_request = Some("1Gi".into());
+    o.ephemeral_storage_limit = Some("2Gi".into());
+    o.labels.insert("team".into(), "ml".into());
+    o.annotations
+        .insert("example.com/owner".into(), "ml-infra".into());
+    let attempt = build_attempt(&valid(&c), g(1));
+    let pod = &attempt.pod;
+    let spec = spec(pod);
+    assert_eq!(
+        spec.node_selector.as_ref().unwrap()["example.com/pool"],
+        "gpu"
+    );
+    let toleration = &spec.tolerations.as_ref().unwrap()[0];
+    assert_eq!(toleration.key.as_deref(), Some("nvidia.com/gpu"));
+    assert_eq!(toleration.operator.as_deref(), Some("Exists"));
+    assert_eq!(toleration.effect.as_deref(), Some("NoSchedule"));
+    assert_eq!(spec.runtime_class_name.as_deref(), Some("gvisor"));
+    assert_eq!(spec.priority_class_name.as_deref(), Some("agents-high"));
+    let pulls: Vec<&str> = spec
+        .image_pull_secrets
+        .as_ref()
+        .unwrap()
+        .iter()
+        .map(|r| r.name.as_str())
+        .collect();
+    assert_eq!(pulls, ["regcred", "backup"]);
+    let resources = container(pod).resources.as_ref().unwrap();
+    for side in [
+        resources.requests.as_ref().unwrap(),
+        resources.limits.as_ref().unwrap(),
+    ] {
+        assert_eq!(side["nvidia.com/gpu"].0, "1");
+    }
+    assert_eq!(
+        resources.requests.as_ref().unwrap()["ephemeral-storage"].0,
+        "1Gi"
+    );
+    assert_eq!(
+        resources.limits.as_ref().unwrap()["ephemeral-storage"].0,
+        "2Gi"
+    );
+    let labels = pod.metadata.labels.as_ref().unwrap();
+    assert_eq!(labels["team"], "ml");
+    assert_eq!(
+        labels[APIARY.label_agent],
+        agent().labels()[APIARY.label_agent]
+    );
+    assert_eq!(
+        attempt.secret.metadata.labels.as_ref().unwrap()["team"],
+        "ml"
+    );
+    assert_eq!(
+        pod.metadata.annotations.as_ref().unwrap()["example.com/owner"],
+        "ml-infra"
+    );
+    assert!(
+        attempt
+            .secret
+            .metadata
+            .annotations
+            .as_ref()
+            .unwrap()
+            .get("example.com/owner")
+            .is_none()
+    );
+    // The options change none of apiary's marks: the recorded intent is the configuration's.
+    let observed = observe_pod(pod, APIARY);
+    assert_eq!(observed.marks.create_intent, Some(valid(&c).fingerprint()));
+}
+
+/// Without options the pod has none of the option fields (the baseline shape).
+#[test]
+fn without_options_the_pod_has_no_option_fields() {
+    let pod = build_pod(&valid(&config()), g(1));
+    let spec = spec(&pod);
+    assert!(spec.node_selector.is_none() && spec.tolerations.is_none());
+    assert!(spec.runtime_class_name.is_none() && spec.priority_class_name.is_none());
+    assert!(spec.image_pull_secrets.is_none());
+}

@@ -260,3 +260,70 @@ proptest! {
         prop_assert_eq!(fingerprint_of(&forward), fingerprint_of(&backward));
     }
 }
+
+/// deploy.md § Pod options: a configuration without options keeps its fingerprint (no
+/// `pod_options` member, the vectors above), and each option, set alone, enters the template as
+/// the last member and changes the fingerprint.
+#[test]
+fn each_pod_option_enters_the_fingerprint_last() {
+    let plain = fingerprint_of(&base());
+    let edits: [fn(&mut PodOptions); 9] = [
+        |o| drop(o.node_selector.insert("pool".into(), "gpu".into())),
+        |o| o.tolerations.push(Default::default()),
+        |o| o.runtime_class = Some("gvisor".into()),
+        |o| o.priority_class = Some("high".into()),
+        |o| {
+            drop(
+                o.extended_resources
+                    .insert("nvidia.com/gpu".into(), "1".into()),
+            )
+        },
+        |o| o.ephemeral_storage_limit = Some("1Gi".into()),
+        |o| o.image_pull_secrets.push("regcred".into()),
+        |o| drop(o.labels.insert("team".into(), "ml".into())),
+        |o| drop(o.annotations.insert("example.com/note".into(), "x".into())),
+    ];
+    let mut seen = std::collections::BTreeSet::from([plain.clone()]);
+    for edit in edits {
+        let mut config = base();
+        edit(&mut config.pod_options);
+        let valid = config.validate(&agent()).unwrap();
+        let json = valid.intent().to_json();
+        assert!(json.ends_with("}}"), "{json}");
+        assert!(
+            json.contains(r#""run_as_group":10001,"pod_options":{"#),
+            "{json}"
+        );
+        assert!(
+            seen.insert(valid.fingerprint()),
+            "each option changes it: {json}"
+        );
+    }
+}
+
+/// The native options never reach the buzz template's `pod_options` member (buzz-provider.md
+/// § 7 vectors stay byte-identical): they serialize only when set, and are never read from the
+/// buzz wire form.
+#[test]
+fn native_options_are_not_part_of_the_buzz_wire_form() {
+    let options = PodOptions {
+        setup_pending: true,
+        ..PodOptions::default()
+    };
+    let json = serde_json::to_string(&options).unwrap();
+    for native in [
+        "runtime_class",
+        "priority_class",
+        "extended_resources",
+        "image_pull_secrets",
+        "labels",
+        "annotations",
+    ] {
+        assert!(!json.contains(native), "{json}");
+    }
+    let read: Result<PodOptions, _> = serde_json::from_str(r#"{"runtime_class":"gvisor"}"#);
+    assert!(
+        read.is_err(),
+        "deny_unknown_fields still refuses it: {read:?}"
+    );
+}

@@ -275,3 +275,49 @@ fn modifying_a_pod_in_its_grace_keeps_it() {
     m.advance(secs(60));
     assert!(m.get_pod(NS, "p").is_err());
 }
+
+/// The real apiserver's DefaultTolerationSeconds admission: a pod without tolerations gets the
+/// two 300 s NoExecute tolerations, after any of its own; one that already tolerates a taint
+/// (its key with Exists, or an empty key with Exists) keeps only its own for that taint.
+#[test]
+fn create_adds_the_default_tolerations_like_the_real_apiserver() {
+    use k8s_openapi::api::core::v1::{PodSpec, Toleration};
+    let mut pod = Pod {
+        spec: Some(PodSpec {
+            tolerations: Some(vec![Toleration {
+                key: Some("dedicated".to_owned()),
+                operator: Some("Equal".to_owned()),
+                value: Some("agents".to_owned()),
+                ..Toleration::default()
+            }]),
+            ..PodSpec::default()
+        }),
+        ..Pod::default()
+    };
+    super::add_default_tolerations(&mut pod);
+    let json = serde_json::to_value(&pod.spec.as_ref().unwrap().tolerations).unwrap();
+    assert_eq!(
+        json,
+        serde_json::json!([
+            {"key": "dedicated", "operator": "Equal", "value": "agents"},
+            {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+            {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+        ])
+    );
+    let mut everything = Pod {
+        spec: Some(PodSpec {
+            tolerations: Some(vec![Toleration {
+                operator: Some("Exists".to_owned()),
+                ..Toleration::default()
+            }]),
+            ..PodSpec::default()
+        }),
+        ..Pod::default()
+    };
+    super::add_default_tolerations(&mut everything);
+    assert_eq!(
+        everything.spec.unwrap().tolerations.unwrap().len(),
+        1,
+        "tolerates every taint already"
+    );
+}

@@ -1,0 +1,105 @@
+//! The one declaration of what an agent's pod may be configured with beyond the baseline shape
+//! (deploy.md § Pod options, buzz-provider.md § 16.3): [`PodOptions`]. The native flags, the
+//! validation, the pod builder, both create-intent fingerprints and the buzz binding's
+//! `pod_options` all read this one type; a new pod field is added here (plus its builder line
+//! and tests). The flag syntax and the native validation live in `pod_options::flags`.
+//!
+//! Pure data and checks: no I/O.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::Toleration;
+use serde::{Deserialize, Serialize};
+
+pub mod flags;
+
+/// Why a buzz pod option was refused (buzz-provider.md § 16.3: the provider's exact messages).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PodOptionsError {
+    /// `active_deadline_seconds` is zero or negative.
+    #[error("provider_config.pod_options.active_deadline_seconds must be positive")]
+    NonPositiveDeadline,
+    /// A storage quantity is empty or whitespace only.
+    #[error("provider_config.pod_options storage quantities must not be empty")]
+    BlankStorageQuantity,
+}
+
+/// The optional placement, storage and lifetime controls of a buzz pod (buzz-provider.md
+/// § 16.3). `Default` is "no option set": a default value leaves the pod and the fingerprint
+/// exactly as the baseline shapes them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PodOptions {
+    /// The pod's `nodeSelector`, written only when non-empty.
+    pub node_selector: BTreeMap<String, String>,
+    /// The pod's `tolerations`, written only when non-empty.
+    pub tolerations: Vec<Toleration>,
+    /// The workspace emptyDir's `sizeLimit`, a quantity.
+    pub workspace_size_limit: Option<String>,
+    /// The container's `requests.ephemeral-storage`, a quantity.
+    pub ephemeral_storage_request: Option<String>,
+    /// The container's `limits.ephemeral-storage`, a quantity.
+    pub ephemeral_storage_limit: Option<String>,
+    /// The pod's `activeDeadlineSeconds` (positive).
+    pub active_deadline_seconds: Option<i64>,
+    /// Whether the container gets an explicit `BUZZ_PILOT_POD_UID` from the downward API
+    /// `metadata.uid` (explicit `env` beats `envFrom`, so the Secret cannot spoof it).
+    pub setup_pending: bool,
+    // The fields below are the native binding's (deploy.md § Pod options). They are not part of
+    // the buzz provider's `pod_options` wire form (buzz-provider.md § 16.3), so they are never
+    // read from it, and serialized only when set: a buzz fingerprint stays byte-identical.
+    /// The pod's `runtimeClassName` (`--runtime-class`).
+    #[serde(skip_deserializing, skip_serializing_if = "Option::is_none")]
+    pub runtime_class: Option<String>,
+    /// The pod's `priorityClassName` (`--priority-class`).
+    #[serde(skip_deserializing, skip_serializing_if = "Option::is_none")]
+    pub priority_class: Option<String>,
+    /// Extended resources (`--resource NAME=QUANTITY`), each set as request and limit.
+    #[serde(skip_deserializing, skip_serializing_if = "BTreeMap::is_empty")]
+    pub extended_resources: BTreeMap<String, String>,
+    /// The pod's `imagePullSecrets` (`--image-pull-secret`), in the order given.
+    #[serde(skip_deserializing, skip_serializing_if = "Vec::is_empty")]
+    pub image_pull_secrets: Vec<String>,
+    /// Extra labels on the pod and its Secret (`--label`); never a key apiary owns.
+    #[serde(skip_deserializing, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
+    /// Extra annotations on the pod (`--annotation`); never a key apiary owns.
+    #[serde(skip_deserializing, skip_serializing_if = "BTreeMap::is_empty")]
+    pub annotations: BTreeMap<String, String>,
+}
+
+// `Toleration` only derives `PartialEq`, but its fields are strings and an integer, whose
+// equality is total; so is this struct's.
+impl Eq for PodOptions {}
+
+impl PodOptions {
+    /// Whether no option is set (the fingerprint then omits its `pod_options` member).
+    #[must_use]
+    pub fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// Checks the values buzz-provider.md § 16.3 constrains: a positive deadline, non-blank
+    /// storage quantities.
+    ///
+    /// # Errors
+    ///
+    /// [`PodOptionsError::NonPositiveDeadline`] or [`PodOptionsError::BlankStorageQuantity`].
+    pub fn validate(&self) -> Result<(), PodOptionsError> {
+        if self.active_deadline_seconds.is_some_and(|d| d <= 0) {
+            return Err(PodOptionsError::NonPositiveDeadline);
+        }
+        let blank = [
+            &self.workspace_size_limit,
+            &self.ephemeral_storage_request,
+            &self.ephemeral_storage_limit,
+        ]
+        .into_iter()
+        .flatten()
+        .any(|q| q.trim().is_empty());
+        if blank {
+            return Err(PodOptionsError::BlankStorageQuantity);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,362 @@
+//! The native binding's pod-option flags (deploy.md § Pod options): their syntax
+//! (`KEY=VALUE`, `kubectl taint`'s `KEY[=VALUE][:EFFECT]`, `NAME=QUANTITY`) and the rules that are
+//! certain without a cluster (label-key and value syntax, object-name syntax, taint effects, a
+//! resource name that is not `cpu`/`memory`, keys apiary owns). Everything else is sent as is and
+//! left to the apiserver. Every refusal names the flag, the problem and the fix.
+//!
+//! Pure: no I/O.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::Toleration;
+
+use super::PodOptions;
+
+/// A flag that sets a pod option.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flag {
+    /// `--node-selector KEY=VALUE`.
+    NodeSelector,
+    /// `--toleration KEY[=VALUE][:EFFECT]`.
+    Toleration,
+    /// `--runtime-class NAME`.
+    RuntimeClass,
+    /// `--priority-class NAME`.
+    PriorityClass,
+    /// `--resource NAME=QUANTITY`.
+    Resource,
+    /// `--ephemeral-storage-request Q`.
+    EphemeralStorageRequest,
+    /// `--ephemeral-storage-limit Q`.
+    EphemeralStorageLimit,
+    /// `--image-pull-secret NAME`.
+    ImagePullSecret,
+    /// `--label KEY=VALUE`.
+    Label,
+    /// `--annotation KEY=VALUE`.
+    Annotation,
+}
+
+impl Flag {
+    /// The flag as typed.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::NodeSelector => "--node-selector",
+            Self::Toleration => "--toleration",
+            Self::RuntimeClass => "--runtime-class",
+            Self::PriorityClass => "--priority-class",
+            Self::Resource => "--resource",
+            Self::EphemeralStorageRequest => "--ephemeral-storage-request",
+            Self::EphemeralStorageLimit => "--ephemeral-storage-limit",
+            Self::ImagePullSecret => "--image-pull-secret",
+            Self::Label => "--label",
+            Self::Annotation => "--annotation",
+        }
+    }
+}
+
+/// Why a pod-option flag was refused. The message names the flag, the value's problem and how
+/// to fix it; the value itself is not secret (none of these flags carries a secret).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{} {text:?}: {problem}", flag.name())]
+pub struct PodOptionError {
+    /// The flag.
+    pub flag: Flag,
+    /// The value as given.
+    pub text: String,
+    /// What is wrong and how to fix it.
+    pub problem: String,
+}
+
+fn refuse(flag: Flag, text: &str, problem: impl Into<String>) -> PodOptionError {
+    PodOptionError {
+        flag,
+        text: text.to_owned(),
+        problem: problem.into(),
+    }
+}
+
+/// The taint effects a toleration may name (`kubectl taint`'s).
+pub const EFFECTS: [&str; 3] = ["NoSchedule", "PreferNoSchedule", "NoExecute"];
+
+/// Label and annotation keys apiary (or a binding it implements) owns: a prefix ending in `/`,
+/// or a whole key.
+pub const OWNED_KEYS: [&str; 3] = [
+    "apiary.dev/",
+    "buzz.block.xyz/",
+    "app.kubernetes.io/managed-by",
+];
+
+/// Resource names with flags of their own, refused by `--resource`.
+const BASE_RESOURCES: [&str; 3] = ["cpu", "memory", "ephemeral-storage"];
+
+/// Splits `KEY=VALUE` (the first `=`), checking the key's syntax and, for labels and node
+/// selectors, the value's.
+///
+/// # Errors
+/// A missing `=`, an invalid key or (for labels and selectors) an invalid value.
+pub fn parse_key_value(flag: Flag, text: &str) -> Result<(String, String), PodOptionError> {
+    let Some((key, value)) = text.split_once('=') else {
+        return Err(refuse(flag, text, "expected KEY=VALUE"));
+    };
+    check_key(flag, text, key)?;
+    if matches!(flag, Flag::Label | Flag::NodeSelector) {
+        check_label_value(flag, text, value)?;
+    }
+    Ok((key.to_owned(), value.to_owned()))
+}
+
+/// Parses a toleration in `kubectl taint`'s syntax: `KEY=VALUE:EFFECT` and `KEY=VALUE` tolerate
+/// that value (`Equal`); `KEY:EFFECT` and `KEY` tolerate any value (`Exists`); without
+/// `:EFFECT` every effect is tolerated.
+///
+/// # Errors
+/// An invalid key or value, or an effect that is not one of [`EFFECTS`].
+pub fn parse_toleration(text: &str) -> Result<Toleration, PodOptionError> {
+    let flag = Flag::Toleration;
+    let (rest, effect) = match text.rsplit_once(':') {
+        Some((rest, effect)) => {
+            if !EFFECTS.contains(&effect) {
+                return Err(refuse(
+                    flag,
+                    text,
+                    format!(
+                        "the effect {effect:?} is not one of {}; leave out :EFFECT to tolerate every effect",
+                        EFFECTS.join(", ")
+                    ),
+                ));
+            }
+            (rest, Some(effect.to_owned()))
+        }
+        None => (text, None),
+    };
+    let (key, value, operator) = match rest.split_once('=') {
+        Some((key, value)) => {
+            check_label_value(flag, text, value)?;
+            (key, Some(value.to_owned()), "Equal")
+        }
+        None => (rest, None, "Exists"),
+    };
+    check_key(flag, text, key)?;
+    Ok(Toleration {
+        key: Some(key.to_owned()),
+        operator: Some(operator.to_owned()),
+        value,
+        effect,
+        toleration_seconds: None,
+    })
+}
+
+/// Parses `NAME=QUANTITY` for an extended resource (`nvidia.com/gpu=1`).
+///
+/// # Errors
+/// A missing `=`, an invalid name, `cpu`/`memory`/`ephemeral-storage` (their own flags), or an
+/// empty quantity.
+pub fn parse_resource(text: &str) -> Result<(String, String), PodOptionError> {
+    let flag = Flag::Resource;
+    let Some((name, quantity)) = text.split_once('=') else {
+        return Err(refuse(
+            flag,
+            text,
+            "expected NAME=QUANTITY, e.g. nvidia.com/gpu=1",
+        ));
+    };
+    if BASE_RESOURCES.contains(&name) {
+        return Err(refuse(
+            flag,
+            text,
+            format!(
+                "{name} has its own flags (--{name}-request and --{name}-limit); --resource is for extended resources such as nvidia.com/gpu"
+            ),
+        ));
+    }
+    check_key(flag, text, name)?;
+    if quantity.trim().is_empty() {
+        return Err(refuse(
+            flag,
+            text,
+            "the quantity is empty; give a Kubernetes quantity such as 1",
+        ));
+    }
+    Ok((name.to_owned(), quantity.to_owned()))
+}
+
+impl PodOptions {
+    /// Checks what the native flags set, by the rules that are certain without a cluster (the
+    /// module docs). Run by `DeployConfig::validate`.
+    ///
+    /// # Errors
+    /// The first refused option.
+    pub fn validate_native(&self) -> Result<(), PodOptionError> {
+        for (flag, map) in [
+            (Flag::NodeSelector, &self.node_selector),
+            (Flag::Label, &self.labels),
+            (Flag::Annotation, &self.annotations),
+        ] {
+            for (key, value) in map {
+                let text = format!("{key}={value}");
+                check_key(flag, &text, key)?;
+                if flag != Flag::Annotation {
+                    check_label_value(flag, &text, value)?;
+                }
+            }
+        }
+        for (name, quantity) in &self.extended_resources {
+            parse_resource(&format!("{name}={quantity}"))?;
+        }
+        for (flag, name) in [
+            (Flag::RuntimeClass, self.runtime_class.as_deref()),
+            (Flag::PriorityClass, self.priority_class.as_deref()),
+        ] {
+            if let Some(name) = name {
+                check_object_name(flag, name)?;
+            }
+        }
+        for name in &self.image_pull_secrets {
+            check_object_name(Flag::ImagePullSecret, name)?;
+        }
+        for (flag, quantity) in [
+            (
+                Flag::EphemeralStorageRequest,
+                &self.ephemeral_storage_request,
+            ),
+            (Flag::EphemeralStorageLimit, &self.ephemeral_storage_limit),
+        ] {
+            if let Some(quantity) = quantity
+                && quantity.trim().is_empty()
+            {
+                return Err(refuse(
+                    flag,
+                    quantity,
+                    "the quantity is empty; give a Kubernetes quantity such as 1Gi",
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Collects repeated `KEY=VALUE` flags; a later entry for the same key wins (as for `--env`).
+///
+/// # Errors
+/// The first refused entry.
+pub fn key_values(
+    flag: Flag,
+    texts: &[String],
+) -> Result<BTreeMap<String, String>, PodOptionError> {
+    let mut map = BTreeMap::new();
+    for text in texts {
+        let (key, value) = match flag {
+            Flag::Resource => parse_resource(text)?,
+            _ => parse_key_value(flag, text)?,
+        };
+        map.insert(key, value);
+    }
+    Ok(map)
+}
+
+/// A label or annotation key (a Kubernetes qualified name): an optional DNS-subdomain prefix
+/// and `/`, then a name of 1–63 characters, alphanumeric at both ends, `-`, `_`, `.` inside.
+/// For `--label` and `--annotation`, never a key apiary owns.
+fn check_key(flag: Flag, text: &str, key: &str) -> Result<(), PodOptionError> {
+    if matches!(flag, Flag::Label | Flag::Annotation)
+        && OWNED_KEYS.iter().any(|owned| {
+            if owned.ends_with('/') {
+                key.starts_with(owned)
+            } else {
+                key == *owned
+            }
+        })
+    {
+        return Err(refuse(
+            flag,
+            text,
+            format!(
+                "the key {key} is apiary's own (apiary.dev/*, buzz.block.xyz/*, app.kubernetes.io/managed-by); choose a key of your own"
+            ),
+        ));
+    }
+    let (prefix, name) = match key.rsplit_once('/') {
+        Some((prefix, name)) => (Some(prefix), name),
+        None => (None, key),
+    };
+    if let Some(prefix) = prefix
+        && !is_dns_subdomain(prefix)
+    {
+        return Err(refuse(
+            flag,
+            text,
+            format!(
+                "the key's prefix {prefix:?} is not a DNS subdomain (lowercase letters, digits, '-' and '.', at most 253)"
+            ),
+        ));
+    }
+    if !is_label_token(name) || name.is_empty() {
+        return Err(refuse(
+            flag,
+            text,
+            format!(
+                "the key's name {name:?} must be 1-63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A label value: empty, or 1–63 characters like a key's name.
+fn check_label_value(flag: Flag, text: &str, value: &str) -> Result<(), PodOptionError> {
+    if value.is_empty() || is_label_token(value) {
+        return Ok(());
+    }
+    Err(refuse(
+        flag,
+        text,
+        format!(
+            "the value {value:?} must be at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit"
+        ),
+    ))
+}
+
+/// An object name (RuntimeClass, PriorityClass, Secret): a DNS subdomain.
+fn check_object_name(flag: Flag, name: &str) -> Result<(), PodOptionError> {
+    if is_dns_subdomain(name) {
+        return Ok(());
+    }
+    Err(refuse(
+        flag,
+        name,
+        "not a valid object name: lowercase letters, digits, '-' and '.', starting and ending with a letter or digit, at most 253",
+    ))
+}
+
+fn is_label_token(token: &str) -> bool {
+    let bytes = token.as_bytes();
+    if token.is_empty() {
+        return true;
+    }
+    bytes.len() <= 63
+        && bytes[0].is_ascii_alphanumeric()
+        && bytes[bytes.len() - 1].is_ascii_alphanumeric()
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+}
+
+fn is_dns_subdomain(text: &str) -> bool {
+    !text.is_empty()
+        && text.len() <= 253
+        && text.split('.').all(|label| {
+            let bytes = label.as_bytes();
+            !bytes.is_empty()
+                && bytes.len() <= 63
+                && bytes[0].is_ascii_alphanumeric()
+                && bytes[bytes.len() - 1].is_ascii_alphanumeric()
+                && bytes
+                    .iter()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+        })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,209 @@
+//! The pod-option flags' syntax and certain rules (deploy.md § Pod options).
+
+use super::*;
+
+/// `kubectl taint`'s four forms: value and effect (Equal), value only (Equal, every effect),
+/// effect only (Exists), key only (Exists, every effect).
+#[test]
+fn toleration_forms_follow_kubectl_taint() {
+    let t = parse_toleration("nvidia.com/gpu=present:NoSchedule").expect("valid");
+    assert_eq!(t.key.as_deref(), Some("nvidia.com/gpu"));
+    assert_eq!(t.operator.as_deref(), Some("Equal"));
+    assert_eq!(t.value.as_deref(), Some("present"));
+    assert_eq!(t.effect.as_deref(), Some("NoSchedule"));
+    let t = parse_toleration("dedicated=agents").expect("valid");
+    assert_eq!(
+        (t.operator.as_deref(), t.value.as_deref(), t.effect),
+        (Some("Equal"), Some("agents"), None)
+    );
+    let t = parse_toleration("gpu:NoExecute").expect("valid");
+    assert_eq!(
+        (t.operator.as_deref(), t.value, t.effect.as_deref()),
+        (Some("Exists"), None, Some("NoExecute"))
+    );
+    let t = parse_toleration("gpu").expect("valid");
+    assert_eq!(
+        (t.operator.as_deref(), t.value, t.effect),
+        (Some("Exists"), None, None)
+    );
+    assert_eq!(t.toleration_seconds, None);
+}
+
+/// Every effect of [`EFFECTS`] is accepted; anything else is refused naming the flag and the
+/// three effects.
+#[test]
+fn toleration_effects_are_the_three_taint_effects() {
+    for effect in EFFECTS {
+        assert!(parse_toleration(&format!("k:{effect}")).is_ok(), "{effect}");
+    }
+    for bad in ["k:noschedule", "k:", "k=v:Always"] {
+        let error = parse_toleration(bad).expect_err(bad).to_string();
+        assert!(error.starts_with("--toleration "), "{error}");
+        assert!(
+            error.contains("NoSchedule, PreferNoSchedule, NoExecute"),
+            "{error}"
+        );
+    }
+}
+
+/// A toleration's key and value follow label syntax.
+#[test]
+fn toleration_key_and_value_are_checked() {
+    for bad in ["=v:NoSchedule", "bad key", "k=bad value", "-k"] {
+        assert!(parse_toleration(bad).is_err(), "{bad}");
+    }
+}
+
+/// `KEY=VALUE`: the first `=` splits; keys are qualified names (prefix a DNS subdomain, name
+/// 1–63 alphanumerics with `-_.` inside); label and selector values up to 63 such characters or
+/// empty; annotation values are anything.
+#[test]
+fn key_value_syntax() {
+    assert_eq!(
+        parse_key_value(Flag::Label, "team=ml-infra").expect("valid"),
+        ("team".to_owned(), "ml-infra".to_owned())
+    );
+    assert_eq!(
+        parse_key_value(Flag::NodeSelector, "example.com/pool=gpu=a").map_err(|e| e.flag),
+        Err(Flag::NodeSelector)
+    );
+    assert!(parse_key_value(Flag::Label, "example.com/team=").is_ok());
+    assert!(parse_key_value(Flag::Annotation, "example.com/note=any text: at all=yes").is_ok());
+    for bad in [
+        "team",
+        "=v",
+        "Example.com/x=v",
+        "a/b/c=v",
+        "x_=v",
+        &format!("{}=v", "k".repeat(64)),
+    ] {
+        let error = parse_key_value(Flag::Label, bad).expect_err(bad);
+        assert_eq!(error.flag, Flag::Label);
+        assert!(error.to_string().starts_with("--label "), "{error}");
+    }
+    assert!(parse_key_value(Flag::Label, &format!("k={}", "v".repeat(64))).is_err());
+    assert!(parse_key_value(Flag::Label, &format!("k={}", "v".repeat(63))).is_ok());
+}
+
+/// The keys apiary owns are refused for `--label` and `--annotation`, naming the key.
+#[test]
+fn keys_apiary_owns_are_refused() {
+    for key in [
+        "apiary.dev/agent",
+        "apiary.dev/anything",
+        "buzz.block.xyz/agent-pubkey",
+        "app.kubernetes.io/managed-by",
+    ] {
+        for flag in [Flag::Label, Flag::Annotation] {
+            let error = parse_key_value(flag, &format!("{key}=x"))
+                .expect_err(key)
+                .to_string();
+            assert!(
+                error.contains(&format!("the key {key} is apiary's own")),
+                "{error}"
+            );
+        }
+    }
+    assert!(parse_key_value(Flag::Label, "app.kubernetes.io/name=x").is_ok());
+    assert!(parse_key_value(Flag::NodeSelector, "apiary.dev/pool=x").is_ok());
+}
+
+/// `--resource`: an extended resource's name and a quantity; cpu, memory and ephemeral-storage
+/// have flags of their own and are refused, naming them.
+#[test]
+fn resource_names_exclude_the_base_resources() {
+    assert_eq!(
+        parse_resource("nvidia.com/gpu=1").expect("valid"),
+        ("nvidia.com/gpu".to_owned(), "1".to_owned())
+    );
+    for base in ["cpu", "memory", "ephemeral-storage"] {
+        let error = parse_resource(&format!("{base}=1"))
+            .expect_err(base)
+            .to_string();
+        assert!(error.contains(&format!("--{base}-request")), "{error}");
+    }
+    assert!(parse_resource("nvidia.com/gpu").is_err());
+    assert!(parse_resource("nvidia.com/gpu= ").is_err());
+}
+
+/// Object names (runtime class, priority class, pull Secret) are DNS subdomains.
+#[test]
+fn object_names_are_dns_subdomains() {
+    let mut options = PodOptions {
+        runtime_class: Some("gvisor".to_owned()),
+        priority_class: Some("agents.high".to_owned()),
+        image_pull_secrets: vec!["regcred".to_owned()],
+        ..PodOptions::default()
+    };
+    assert_eq!(options.validate_native(), Ok(()));
+    options.runtime_class = Some("gVisor".to_owned());
+    assert_eq!(
+        options.validate_native().map_err(|e| e.flag),
+        Err(Flag::RuntimeClass)
+    );
+    options.runtime_class = None;
+    options.priority_class = Some("-high".to_owned());
+    assert_eq!(
+        options.validate_native().map_err(|e| e.flag),
+        Err(Flag::PriorityClass)
+    );
+    options.priority_class = None;
+    options.image_pull_secrets.push("reg cred".to_owned());
+    assert_eq!(
+        options.validate_native().map_err(|e| e.flag),
+        Err(Flag::ImagePullSecret)
+    );
+}
+
+/// `validate_native` checks maps set directly (not through the parsers) by the same rules,
+/// blank ephemeral-storage quantities included.
+#[test]
+fn validate_native_checks_every_field() {
+    let with = |edit: fn(&mut PodOptions)| {
+        let mut options = PodOptions::default();
+        edit(&mut options);
+        options.validate_native().map_err(|e| e.flag)
+    };
+    assert_eq!(with(|_| {}), Ok(()));
+    assert_eq!(
+        with(|o| {
+            o.labels.insert("apiary.dev/x".into(), "y".into());
+        }),
+        Err(Flag::Label)
+    );
+    assert_eq!(
+        with(|o| {
+            o.annotations.insert("bad key".into(), "y".into());
+        }),
+        Err(Flag::Annotation)
+    );
+    assert_eq!(
+        with(|o| {
+            o.node_selector.insert("k".into(), "bad value".into());
+        }),
+        Err(Flag::NodeSelector)
+    );
+    assert_eq!(
+        with(|o| {
+            o.extended_resources.insert("memory".into(), "1".into());
+        }),
+        Err(Flag::Resource)
+    );
+    assert_eq!(
+        with(|o| o.ephemeral_storage_request = Some(" ".into())),
+        Err(Flag::EphemeralStorageRequest)
+    );
+    assert_eq!(
+        with(|o| o.ephemeral_storage_limit = Some(String::new())),
+        Err(Flag::EphemeralStorageLimit)
+    );
+}
+
+/// Repeated flags: a later entry for the same key wins.
+#[test]
+fn a_later_entry_wins() {
+    let map = key_values(Flag::Label, &["team=a".to_owned(), "team=b".to_owned()]).expect("valid");
+    assert_eq!(map.get("team").map(String::as_str), Some("b"));
+    let map = key_values(Flag::Resource, &["nvidia.com/gpu=1".to_owned()]).expect("valid");
+    assert_eq!(map.get("nvidia.com/gpu").map(String::as_str), Some("1"));
+}
