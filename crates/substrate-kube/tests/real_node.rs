@@ -182,7 +182,7 @@ async fn e2e_deploy_status_noop_undeploy() {
     }
     let cluster = cluster().await;
     let agent = agent("lifecycle");
-    let config = config(&agent, &e2e_image(), &["sleep", "3600"]);
+    let config = config(&agent, &e2e_image(), SLEEPER);
     let options = DeployOptions::for_config(&config);
 
     let deployed = driver::deploy(&cluster, &config, &options)

@@ -20,6 +20,7 @@
 )]
 
 pub mod buzz;
+pub mod node;
 pub mod real;
 
 use std::ffi::OsStr;

@@ -250,6 +250,7 @@ impl Node {
         self.info.apiserver_args = apiserver_args;
         self.info.images =
             Images::read(&run.join("images.env")).map_err(io_error("read run/images.env"))?;
+        self.info.images.private = push_private(&recipe, &dir)?;
         for user in ["admin", "kcm", "scheduler", "kubelet"] {
             let token = fs::read_to_string(certs.join(format!("{user}.token")))
                 .map_err(io_error(format!("read the {user} token")))?;
@@ -493,6 +494,36 @@ fn script_to(
             crate::control_plane::log_tail(&log, 40)
         )))
     }
+}
+
+/// Pushes the recipe's agent image once more to the registry behind htpasswd, as repository
+/// `private`, with the recipe's `push.py`; returns its digest-pinned reference.
+fn push_private(recipe: &Path, dir: &Path) -> Result<String, BootError> {
+    let output = Command::new("python3")
+        .arg(recipe.join("push.py"))
+        .arg(dir.join("images/layouts/agent"))
+        .args([
+            "v1",
+            "http://127.0.0.1:5001",
+            "private",
+            "v1",
+            "--user",
+            "pusher",
+        ])
+        .arg("--password-file")
+        .arg(dir.join("registry/auth/password"))
+        .stdin(Stdio::null())
+        .output()
+        .map_err(io_error("run push.py for the private image"))?;
+    let digest = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+    if !output.status.success() || !digest.starts_with("sha256:") {
+        return Err(BootError::Step(format!(
+            "pushing the private image failed ({}): {}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        )));
+    }
+    Ok(format!("127.0.0.1:5001/private@{digest}"))
 }
 
 /// The status code of `GET /v2/` on a loopback registry, or `None` if it does not answer.

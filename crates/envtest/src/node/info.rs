@@ -24,6 +24,11 @@ pub struct Images {
     pub missing: String,
     /// An index holding only a `linux/arm64` image.
     pub arm64: String,
+    /// The agent image under another repository of the registry behind htpasswd
+    /// (`127.0.0.1:5001/private@…`), pushed for the pull-secret tests only: no other test pulls
+    /// it, so the node never has it cached when a test expects the `401`.
+    #[serde(default)]
+    pub private: String,
 }
 
 impl Images {
@@ -44,6 +49,7 @@ impl Images {
             auth: value("AUTH_REF")?,
             missing: value("MISSING_REF")?,
             arm64: value("ARM64_REF")?,
+            private: String::new(),
         })
     }
 }
@@ -104,6 +110,22 @@ impl NodeInfo {
     pub fn read(dir: &Path) -> io::Result<Self> {
         let text = fs::read_to_string(Self::file(dir))?;
         serde_json::from_str(&text).map_err(io::Error::other)
+    }
+
+    /// The registry behind htpasswd: its host and port, and the user and password that may
+    /// pull from it (for a `kubernetes.io/dockerconfigjson` Secret). Test credentials of a
+    /// loopback registry, never printed by the fixture.
+    ///
+    /// # Panics
+    /// When the password file cannot be read (the node is gone).
+    pub fn private_registry(&self) -> (String, String, String) {
+        let password = fs::read_to_string(self.dir.join("registry/auth/password"))
+            .expect("the registry's password file is readable");
+        (
+            "127.0.0.1:5001".to_owned(),
+            "pusher".to_owned(),
+            password.trim().to_owned(),
+        )
     }
 
     /// The log file of one component (`kubelet`, `containerd`, `kube-apiserver`, …).
