@@ -94,7 +94,7 @@ impl NodeHandle {
         }
         NodeNamespace {
             name,
-            client,
+            info: self.info.clone(),
             _logs: self.log_guard(),
         }
     }
@@ -203,7 +203,7 @@ impl NodeHandle {
 /// A namespace made for one test by [`NodeHandle::namespace`]; derefs to its name.
 pub struct NodeNamespace {
     name: String,
-    client: kube::Client,
+    info: NodeInfo,
     _logs: LogGuard,
 }
 
@@ -224,17 +224,22 @@ impl std::ops::Deref for NodeNamespace {
 impl Drop for NodeNamespace {
     fn drop(&mut self) {
         // The namespace controller removes its pods (gracefully) after the test; nothing waits
-        // for that. The delete itself runs on a thread of its own: the test may be inside a
-        // runtime, or have none.
-        let namespaces: Api<Namespace> = Api::all(self.client.clone());
+        // for that. The delete runs on a thread of its own with a client of its own: the test's
+        // client belongs to the test's runtime, whose only thread may be the one dropping this.
+        let info = self.info.clone();
         let name = self.name.clone();
         let deleting = std::thread::spawn(move || {
             if let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
             {
-                let _best_effort =
-                    runtime.block_on(namespaces.delete(&name, &DeleteParams::background()));
+                runtime.block_on(async {
+                    if let Ok(client) = info.admin_client().await {
+                        let namespaces: Api<Namespace> = Api::all(client);
+                        let _best_effort =
+                            namespaces.delete(&name, &DeleteParams::background()).await;
+                    }
+                });
             }
         });
         let _joined = deleting.join();
