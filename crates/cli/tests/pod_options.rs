@@ -106,3 +106,29 @@ on_both_backends! {
         assert_eq!(none.json(), serde_json::json!([]), "{none:?}");
     }
 }
+
+/// deploy.md § Pod options, on the real kube-apiserver (its validation is the referee): a value
+/// only the server refuses (a fractional quantity of an extended resource, which must be whole)
+/// is a `422 Invalid` naming the field, and the message names the flag that set it; no pod is
+/// created and the attempt's Secret is removed.
+#[test]
+fn an_invalid_option_names_the_flag_that_set_it_on_the_real_server() {
+    let Some(fx) = common::Fixture::on_real("invalid-option") else {
+        return;
+    };
+    let run = fx.apiary(&[
+        "deploy",
+        AGENT,
+        "--image",
+        IMAGE,
+        "--resource",
+        "example.com/widget=500m",
+    ]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stderr.contains("422 Invalid"), "{run:?}");
+    assert!(
+        run.stderr.contains("resources.requests[example.com/widget] was set by --resource: correct that flag's value"),
+        "{run:?}"
+    );
+    assert!(fx.pod_names().is_empty(), "no pod");
+}

@@ -13,7 +13,8 @@ use std::sync::OnceLock;
 
 use apiary_classify::expiry::RenewError;
 use apiary_classify::failure::{Cause, Operation, RequestFailure, TransportCause};
-use apiary_classify::machine::DeployError;
+use apiary_classify::machine::{DeployError, ObjectKind};
+use apiary_substrate::pod_options::flags::flag_for_invalid_field;
 use apiary_substrate_kube::LogsError;
 use serde_json::{Map, Value, json};
 
@@ -126,9 +127,27 @@ pub fn deploy(error: &DeployError, namespace: &str, target: Option<&Target>) -> 
             };
         }
     };
+    // A pod refused as invalid in a field a pod option set names that flag (deploy.md § Pod
+    // options): the apiserver's message names the field, the user typed the flag.
+    let flagged = match error {
+        DeployError::CreateFailed { kind, .. }
+            if *kind == ObjectKind::Pod && failure.code() == Some(422) =>
+        {
+            failure
+                .server_message()
+                .and_then(flag_for_invalid_field)
+                .map(|(field, flag)| {
+                    failure.clone().with_hint(format!(
+                        "{field} was set by {}: correct that flag's value",
+                        flag.name()
+                    ))
+                })
+        }
+        _ => None,
+    };
     explain(
         Some(what_text),
-        failure,
+        flagged.as_ref().unwrap_or(failure),
         fate,
         namespace,
         Grant::Deployer,

@@ -172,11 +172,11 @@ pub fn parse_resource(text: &str) -> Result<(String, String), PodOptionError> {
         ));
     }
     check_key(flag, text, name)?;
-    if quantity.trim().is_empty() {
+    if !is_quantity(quantity) {
         return Err(refuse(
             flag,
             text,
-            "the quantity is empty; give a Kubernetes quantity such as 1",
+            "the quantity is not a Kubernetes quantity; give a number such as 1",
         ));
     }
     Ok((name.to_owned(), quantity.to_owned()))
@@ -224,17 +224,59 @@ impl PodOptions {
             (Flag::EphemeralStorageLimit, &self.ephemeral_storage_limit),
         ] {
             if let Some(quantity) = quantity
-                && quantity.trim().is_empty()
+                && !is_quantity(quantity)
             {
                 return Err(refuse(
                     flag,
                     quantity,
-                    "the quantity is empty; give a Kubernetes quantity such as 1Gi",
+                    "not a Kubernetes quantity; give one such as 1Gi or 500M",
                 ));
             }
         }
         Ok(())
     }
+}
+
+/// The pod field a `422 Invalid` message names (`Pod "x" is invalid: spec.runtimeClassName:
+/// Invalid value: …`) and the flag that sets it, when a pod option sets it: so the refusal can
+/// say which flag to fix. The first field of the message that an option sets wins.
+#[must_use]
+pub fn flag_for_invalid_field(message: &str) -> Option<(String, Flag)> {
+    let fields = message
+        .split(|c: char| c.is_whitespace())
+        .filter_map(|word| word.strip_suffix(':'))
+        .filter(|word| word.starts_with("spec.") || word.starts_with("metadata."));
+    for field in fields {
+        let flag = if field.starts_with("spec.runtimeClassName") {
+            Flag::RuntimeClass
+        } else if field.starts_with("spec.priorityClassName") {
+            Flag::PriorityClass
+        } else if field.starts_with("spec.nodeSelector") {
+            Flag::NodeSelector
+        } else if field.starts_with("spec.tolerations") {
+            Flag::Toleration
+        } else if field.starts_with("spec.imagePullSecrets") {
+            Flag::ImagePullSecret
+        } else if field.starts_with("metadata.labels") {
+            Flag::Label
+        } else if field.starts_with("metadata.annotations") {
+            Flag::Annotation
+        } else if let Some((side, name)) = field
+            .split_once(".resources.")
+            .and_then(|(_, rest)| rest.split_once('['))
+        {
+            match (side, name.trim_end_matches(']')) {
+                (_, "cpu" | "memory") => continue,
+                ("requests", "ephemeral-storage") => Flag::EphemeralStorageRequest,
+                ("limits", "ephemeral-storage") => Flag::EphemeralStorageLimit,
+                _ => Flag::Resource,
+            }
+        } else {
+            continue;
+        };
+        return Some((field.to_owned(), flag));
+    }
+    None
 }
 
 /// Collects repeated `KEY=VALUE` flags; a later entry for the same key wins (as for `--env`).
@@ -328,6 +370,25 @@ fn check_object_name(flag: Flag, name: &str) -> Result<(), PodOptionError> {
         name,
         "not a valid object name: lowercase letters, digits, '-' and '.', starting and ending with a letter or digit, at most 253",
     ))
+}
+
+/// The apiserver's quantity grammar (`^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$`, which it
+/// checks while decoding, answering `400` before any validation): a number, then a suffix.
+fn is_quantity(text: &str) -> bool {
+    let unsigned = text.strip_prefix(['+', '-']).unwrap_or(text);
+    let number_end = unsigned
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(unsigned.len());
+    let (number, rest) = unsigned.split_at(number_end);
+    if !number.bytes().any(|b| b.is_ascii_digit()) {
+        return false;
+    }
+    let suffix_end = rest
+        .find(|c: char| !"eEinumkKMGTP".contains(c))
+        .unwrap_or(rest.len());
+    let exponent = &rest[suffix_end..];
+    let digits = exponent.strip_prefix(['+', '-']).unwrap_or(exponent);
+    digits.bytes().all(|b| b.is_ascii_digit())
 }
 
 fn is_label_token(token: &str) -> bool {

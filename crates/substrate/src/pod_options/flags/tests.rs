@@ -207,3 +207,73 @@ fn a_later_entry_wins() {
     let map = key_values(Flag::Resource, &["nvidia.com/gpu=1".to_owned()]).expect("valid");
     assert_eq!(map.get("nvidia.com/gpu").map(String::as_str), Some("1"));
 }
+
+/// A `422 Invalid` names a field; the field a pod option sets names its flag (so the refusal
+/// says which flag to fix); cpu, memory and fields no option sets name none.
+#[test]
+fn an_invalid_field_names_the_flag_that_set_it() {
+    let cases = [
+        (
+            "spec.runtimeClassName: Invalid value: \"x\"",
+            Some(Flag::RuntimeClass),
+        ),
+        (
+            "spec.priorityClassName: Invalid value",
+            Some(Flag::PriorityClass),
+        ),
+        ("spec.nodeSelector: Invalid value", Some(Flag::NodeSelector)),
+        (
+            "spec.tolerations[0].effect: Unsupported value",
+            Some(Flag::Toleration),
+        ),
+        (
+            "spec.imagePullSecrets[0].name: Required value",
+            Some(Flag::ImagePullSecret),
+        ),
+        ("metadata.labels: Invalid value", Some(Flag::Label)),
+        ("metadata.annotations: Too long", Some(Flag::Annotation)),
+        (
+            "spec.containers[0].resources.requests[example.com/widget]: Invalid value",
+            Some(Flag::Resource),
+        ),
+        (
+            "spec.containers[0].resources.limits[ephemeral-storage]: Invalid value",
+            Some(Flag::EphemeralStorageLimit),
+        ),
+        (
+            "spec.containers[0].resources.requests[ephemeral-storage]: Invalid value",
+            Some(Flag::EphemeralStorageRequest),
+        ),
+        (
+            "spec.containers[0].resources.requests[cpu]: Invalid value",
+            None,
+        ),
+        ("spec.containers[0].image: Required value", None),
+    ];
+    for (tail, flag) in cases {
+        let message = format!("Pod \"apiary-x-1\" is invalid: {tail}");
+        assert_eq!(
+            flag_for_invalid_field(&message).map(|(_, f)| f),
+            flag,
+            "{message}"
+        );
+    }
+    let (field, _) = flag_for_invalid_field(
+        "Pod \"p\" is invalid: [spec.containers[0].image: Required value, spec.runtimeClassName: Invalid value: \"X\"]",
+    )
+    .expect("the second field");
+    assert_eq!(field, "spec.runtimeClassName");
+}
+
+/// Quantities follow the apiserver's grammar (it refuses anything else with a `400` while
+/// decoding, before validation could name the field): a number and a suffix.
+#[test]
+fn quantities_follow_the_apiserver_grammar() {
+    for good in ["1", "500m", "1Gi", "2.5", "1e3", "+1", "0.5Ki", "1E-3"] {
+        assert!(is_quantity(good), "{good}");
+    }
+    for bad in ["", " ", "lots", "1 Gi", "Gi", ".", "1Gx", "1e3.5"] {
+        assert!(!is_quantity(bad), "{bad}");
+    }
+    assert!(parse_resource("example.com/widget=lots").is_err());
+}
