@@ -147,10 +147,10 @@ pub struct ShapeArgs {
     /// Read environment entries from a dotenv file (repeatable; read before every --env)
     #[arg(long = "env-file", value_name = "PATH", action = ArgAction::Append)]
     pub env_file: Vec<PathBuf>,
-    /// CPU request (a Kubernetes quantity) [default: 1]
+    /// CPU request (a Kubernetes quantity) [default: 100m]
     #[arg(long, value_name = "Q")]
     pub cpu_request: Option<String>,
-    /// Memory request [default: 2Gi]
+    /// Memory request [default: 256Mi]
     #[arg(long, value_name = "Q")]
     pub memory_request: Option<String>,
     /// CPU limit [default: 2]

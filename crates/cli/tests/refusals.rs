@@ -403,7 +403,7 @@ fn pod_option_flags_are_refused_before_contact() {
         ),
         (
             &["--ephemeral-storage-limit", " "],
-            &["--ephemeral-storage-limit", "empty"],
+            &["--ephemeral-storage-limit", "not a Kubernetes quantity"],
         ),
     ];
     for (flags, needles) in cases {

@@ -16,10 +16,12 @@ use crate::intent::{BuzzIntent, CreateIntent, PodShape, Template};
 use crate::naming::AgentIdentity;
 pub use crate::timeout::{MAX_TIMEOUT, TimeoutError, parse_timeout, validate_timeout};
 
-/// Default `cpu_request`.
-pub const DEFAULT_CPU_REQUEST: &str = "1";
-/// Default `memory_request`.
-pub const DEFAULT_MEMORY_REQUEST: &str = "2Gi";
+/// Default `cpu_request`: a tenth of a core. Agents mostly wait on the network and a model's
+/// answer, and requests are what the scheduler reserves, so `1` let a 2-core node hold two agents
+/// (seen on a real node); the limits below still allow bursts (deploy.md § Configuration).
+pub const DEFAULT_CPU_REQUEST: &str = "100m";
+/// Default `memory_request` (see [`DEFAULT_CPU_REQUEST`]).
+pub const DEFAULT_MEMORY_REQUEST: &str = "256Mi";
 /// Default `cpu_limit`.
 pub const DEFAULT_CPU_LIMIT: &str = "2";
 /// Default `memory_limit`.

@@ -24,12 +24,12 @@ fn refused(config: &DeployConfig) -> ConfigError {
     config.validate(&agent()).unwrap_err()
 }
 
-/// V1: defaults 1/2Gi/2/4Gi, no service account, `/home/agent`, 10001/10001, 600 s.
+/// V1: defaults 100m/256Mi/2/4Gi, no service account, `/home/agent`, 10001/10001, 600 s.
 #[test]
 fn v1_defaults() {
     let c = config();
-    assert_eq!(c.cpu_request, "1");
-    assert_eq!(c.memory_request, "2Gi");
+    assert_eq!(c.cpu_request, "100m");
+    assert_eq!(c.memory_request, "256Mi");
     assert_eq!(c.cpu_limit, "2");
     assert_eq!(c.memory_limit, "4Gi");
     assert_eq!(c.service_account, None);
@@ -41,8 +41,8 @@ fn v1_defaults() {
     assert_eq!(c.timeout, Duration::from_secs(600));
     assert!(c.env.is_empty());
     let v = c.validate(&agent()).unwrap();
-    assert_eq!(v.cpu_request(), "1");
-    assert_eq!(v.memory_request(), "2Gi");
+    assert_eq!(v.cpu_request(), "100m");
+    assert_eq!(v.memory_request(), "256Mi");
     assert_eq!(v.cpu_limit(), "2");
     assert_eq!(v.memory_limit(), "4Gi");
     assert_eq!(v.service_account(), None);

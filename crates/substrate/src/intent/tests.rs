@@ -19,14 +19,23 @@ fn base() -> DeployConfig {
     DeployConfig::new("agents", image())
 }
 
+/// [`base`] with the requests of the vectors (the defaults before 100m and 256Mi).
+fn first_vector_base() -> DeployConfig {
+    let mut config = base();
+    config.cpu_request = "1".to_owned();
+    config.memory_request = "2Gi".to_owned();
+    config
+}
+
 fn fingerprint_of(config: &DeployConfig) -> String {
     config.validate(&agent()).unwrap().fingerprint()
 }
 
-/// F8: the first vector of deploy.md § Create-intent fingerprint, serialization and digest.
+/// F8: the first vector of deploy.md § Create-intent fingerprint, serialization and digest (the
+/// defaults of the time it was written: requests 1 CPU and 2Gi, set here explicitly).
 #[test]
 fn f8_first_vector() {
-    let valid = base().validate(&agent()).unwrap();
+    let valid = first_vector_base().validate(&agent()).unwrap();
     let expected_json = format!(
         concat!(
             r#"{{"template_version":1,"namespace":"agents","image":"registry.example.com/team/agent@sha256:{}","#,
@@ -49,7 +58,7 @@ fn f8_first_vector() {
 /// F8: the second vector of deploy.md § Create-intent fingerprint (command, args, one user key).
 #[test]
 fn f8_second_vector() {
-    let mut c = base();
+    let mut c = first_vector_base();
     c.command = Some(vec!["agentd".into()]);
     c.args = vec!["--serve".into(), "--port=8080".into()];
     c.env.set("LOG_LEVEL", "debug");
