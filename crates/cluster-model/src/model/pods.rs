@@ -25,7 +25,7 @@ use crate::kubelet::{PodScript, Stage};
 impl ClusterModel {
     /// Create a pod: stamps metadata, resets `status` to `{phase: Pending, qosClass}`, defaults
     /// `terminationGracePeriodSeconds` to 30 and `restartPolicy` to `Always`, adds the
-    /// DefaultTolerationSeconds admission's two tolerations ([`add_default_tolerations`]), and
+    /// DefaultTolerationSeconds admission's two tolerations (`add_default_tolerations`), and
     /// attaches a
     /// kubelet script: the next one queued for this name ([`ClusterModel::queue_pod_scripts`]),
     /// else the one set for this name ([`ClusterModel::script_pods_named`]), else the image
