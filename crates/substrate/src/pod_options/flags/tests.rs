@@ -1,6 +1,7 @@
 //! The pod-option flags' syntax and certain rules (deploy.md § Pod options).
 
 use super::*;
+use crate::pod_options::PodOptionsError;
 
 /// `kubectl taint`'s four forms: value and effect (Equal), value only (Equal, every effect),
 /// effect only (Exists), key only (Exists, every effect).
@@ -276,4 +277,40 @@ fn quantities_follow_the_apiserver_grammar() {
         assert!(!is_quantity(bad), "{bad}");
     }
     assert!(parse_resource("example.com/widget=lots").is_err());
+}
+
+/// `--resource` entries go through the resource rules, not the plain `KEY=VALUE` ones: `cpu=1`
+/// is a valid label-style pair but not an extended resource (kills the mutant that drops the
+/// `Flag::Resource` arm of `key_values`).
+#[test]
+fn resource_entries_use_the_resource_rules() {
+    assert!(key_values(Flag::Label, &["cpu=1".to_owned()]).is_ok());
+    let error = key_values(Flag::Resource, &["cpu=1".to_owned()]).expect_err("cpu is refused");
+    assert_eq!(error.flag, Flag::Resource);
+    assert!(key_values(Flag::Resource, &["example.com/widget=lots".to_owned()]).is_err());
+}
+
+/// The buzz binding's checks (buzz-provider.md § 16.3) on the shared type: a deadline must be
+/// positive (0 and -1 refused, 1 accepted) and storage quantities non-blank.
+#[test]
+fn buzz_pod_option_checks() {
+    let with_deadline = |seconds| PodOptions {
+        active_deadline_seconds: Some(seconds),
+        ..PodOptions::default()
+    };
+    assert_eq!(
+        with_deadline(0).validate(),
+        Err(PodOptionsError::NonPositiveDeadline)
+    );
+    assert_eq!(
+        with_deadline(-1).validate(),
+        Err(PodOptionsError::NonPositiveDeadline)
+    );
+    assert_eq!(with_deadline(1).validate(), Ok(()));
+    let blank = PodOptions {
+        workspace_size_limit: Some("  ".to_owned()),
+        ..PodOptions::default()
+    };
+    assert_eq!(blank.validate(), Err(PodOptionsError::BlankStorageQuantity));
+    assert_eq!(PodOptions::default().validate(), Ok(()));
 }
