@@ -33,9 +33,11 @@ impl NodeHandle {
         Ok(Self {
             info: NodeInfo::read(dir)?,
             namespaces_made: AtomicU64::new(0),
+            // Inside the node's directory, which the node's stop removes: the handle lives in a
+            // static and is never dropped, so a directory of its own would outlive the run.
             files: tempfile::Builder::new()
-                .prefix("apiary-node-test-")
-                .tempdir()?,
+                .prefix("test-")
+                .tempdir_in(dir.join("run"))?,
         })
     }
 
