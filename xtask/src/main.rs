@@ -109,23 +109,25 @@ fn ci(root: &Path) -> Result<(), String> {
     // wrapper starts it, runs nextest with `APIARY_NODE` naming it, and stops it by PID after
     // nextest's summary. Without root or the node's packages it says so in one line and the
     // node tier skips (fails under APIARY_NODE_REQUIRED=1, as `.ci/run` sets).
-    cargo(
-        root,
-        &[
-            "run",
-            "--quiet",
-            "-p",
-            "apiary-envtest",
-            "--example",
-            "apiary_node",
-            "--",
-            "cargo",
-            "nextest",
-            "run",
-            "--workspace",
-        ],
-        &[],
-    )
+    under_node(root, &["nextest", "run", "--workspace"])
+}
+
+/// `cargo <args>` under one real node: the `apiary_node` wrapper starts it, runs the command with
+/// `APIARY_NODE` naming it, and stops it by PID afterwards (crates/envtest/README.md § The real
+/// node).
+fn under_node(root: &Path, args: &[&str]) -> Result<(), String> {
+    let mut all = vec![
+        "run",
+        "--quiet",
+        "-p",
+        "apiary-envtest",
+        "--example",
+        "apiary_node",
+        "--",
+        "cargo",
+    ];
+    all.extend_from_slice(args);
+    cargo(root, &all, &[])
 }
 
 /// The nextest filter that leaves out the real-server tier: the `real_*` test binaries and the
@@ -236,24 +238,15 @@ fn bench_real(root: &Path, extra: &[String]) -> Result<(), String> {
 /// wrapper says which are missing). The same tests also run in `ci`'s last step.
 fn e2e(root: &Path) -> Result<(), String> {
     ensure_tool(root, "nextest", "cargo-nextest")?;
-    cargo(
+    under_node(
         root,
         &[
-            "run",
-            "--quiet",
-            "-p",
-            "apiary-envtest",
-            "--example",
-            "apiary_node",
-            "--",
-            "cargo",
             "nextest",
             "run",
             "--workspace",
             "-E",
             "binary(/^real_node/)",
         ],
-        &[],
     )
 }
 

@@ -37,7 +37,7 @@ fn a_private_image_is_pulled_with_the_pull_secret() {
     );
 
     let (registry, user, password) = scene.node.info().private_registry();
-    let auth = base64(&format!("{user}:{password}"));
+    let auth = common::base64(format!("{user}:{password}").as_bytes());
     let config = serde_json::json!({"auths": {registry: {"auth": auth}}}).to_string();
     let secret = Secret {
         metadata: kube::api::ObjectMeta {
@@ -188,41 +188,4 @@ fn node_selectors_are_decided_by_the_real_scheduler() {
         .ok()
         .json();
     assert_eq!(listed[0]["agent"], agent, "{listed}");
-}
-
-/// Standard base64 (RFC 4648, with padding), for the dockerconfigjson `auth` field.
-fn base64(text: &str) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let bytes = text.as_bytes();
-    let mut out = String::new();
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(char::from(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
-/// The encoder against RFC 4648's test vectors.
-#[test]
-fn base64_matches_the_rfc_vectors() {
-    for (plain, encoded) in [
-        ("", ""),
-        ("f", "Zg=="),
-        ("fo", "Zm8="),
-        ("foo", "Zm9v"),
-        ("foobar", "Zm9vYmFy"),
-    ] {
-        assert_eq!(base64(plain), encoded);
-    }
 }

@@ -8,33 +8,11 @@
 
 mod common;
 
-use common::{IMAGE, Run, image, on_both_backends};
+use common::{IMAGE, Run, base64, image, on_both_backends};
 
 const CANARY_FLAG: &str = "canary-flag-4f9d2b7e1a";
 const CANARY_ENV: &str = "canary-inherited-8c3e5a0f6d";
 const CANARY_FILE: &str = "canary-file-2b6f8d1c9e";
-
-/// Standard base64 (with padding), to check that no encoded form of a value leaks either.
-fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::new();
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(char::from(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
 
 fn assert_clean(what: &str, run: &Run) {
     for canary in [CANARY_FLAG, CANARY_ENV, CANARY_FILE] {
