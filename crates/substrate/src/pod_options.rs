@@ -12,6 +12,7 @@ use k8s_openapi::api::core::v1::Toleration;
 use serde::{Deserialize, Serialize};
 
 pub mod flags;
+pub mod overrides;
 
 /// Why a buzz pod option was refused (buzz-provider.md § 16.3: the provider's exact messages).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
