@@ -5,8 +5,9 @@
 //! observation it was classified from, and the pull-failure kind exists only in `Report`, so a
 //! reason string can never authorise a delete.
 
+use crate::facts::{ContainerState, PodFacts};
 use crate::pull::PullFailure;
-use crate::startup::StartupState;
+use crate::startup::{StartupState, missing_secret_named};
 use crate::verify::{PodDeletion, SettledPod};
 
 /// What the deploy loop does about one observation.
@@ -37,6 +38,15 @@ pub enum Action {
         /// The pull-failure kind (diagnostic only).
         kind: PullFailure,
     },
+    /// Row 6 for a Secret the pod references besides its own (`--env-from-secret`,
+    /// `--env-secret`) confirmed absent: report it, never delete (the kubelet starts the pod once
+    /// the Secret exists again).
+    ReportMissingSecret {
+        /// The pod name.
+        name: String,
+        /// The missing Secret, as the kubelet named it (confirmed by a quorum read).
+        secret: String,
+    },
     /// Row 7: recoverable with the same intent; keep observing, never delete.
     Observe {
         /// The pod name.
@@ -66,10 +76,26 @@ pub fn classify(observed: Option<&SettledPod>, desired_intent: &str) -> Action {
             Action::Delete(pod.deletion())
         }
         StartupState::NeverStartedPullFailing(kind) => Action::Report { name, kind },
+        StartupState::NeverStartedMissingSecret => Action::ReportMissingSecret {
+            name,
+            secret: missing_reference(pod.facts()).unwrap_or_default(),
+        },
         StartupState::NeverStartedRecoverable if pod.intent_matches(desired_intent) => {
             Action::Observe { name }
         }
         StartupState::NeverStartedRecoverable => Action::Delete(pod.deletion()),
+    }
+}
+
+/// The Secret the kubelet's `CreateContainerConfigError` names, when the container waits with
+/// one (the name a [`StartupState::NeverStartedMissingSecret`] was settled from).
+pub fn missing_reference(facts: &PodFacts) -> Option<String> {
+    match &facts.agent {
+        Some(ContainerState::Waiting {
+            message: Some(message),
+            ..
+        }) => missing_secret_named(message).map(str::to_owned),
+        _ => None,
     }
 }
 

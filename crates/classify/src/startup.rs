@@ -23,11 +23,15 @@ pub enum StartupState {
     NeverStartedProvablyBroken,
     /// Never started; a pull failure that will not heal. Reporting only.
     NeverStartedPullFailing(PullFailure),
+    /// Never started because a Secret the pod references besides its own (`--env-from-secret`,
+    /// `--env-secret`) is confirmed absent. Reporting only: the pod is not apiary's to break
+    /// further, and the kubelet starts it once the Secret exists again.
+    NeverStartedMissingSecret,
 }
 
 impl StartupState {
     /// Every state, for loops over "each startup state".
-    pub const ALL: [StartupState; 7] = [
+    pub const ALL: [StartupState; 8] = [
         StartupState::Started,
         StartupState::Terminated,
         StartupState::NeverStartedRecoverable,
@@ -35,6 +39,7 @@ impl StartupState {
         StartupState::NeverStartedPullFailing(PullFailure::Unauthorized),
         StartupState::NeverStartedPullFailing(PullFailure::ManifestUnknown),
         StartupState::NeverStartedPullFailing(PullFailure::ArchMismatch),
+        StartupState::NeverStartedMissingSecret,
     ];
 }
 
@@ -46,8 +51,11 @@ pub enum Decoded {
     /// `CreateContainerConfigError` with an `envFrom` Secret: settle by a quorum GET of `secret`
     /// ([`settle_secret_check`]). The kubelet's reason is a hint, never proof.
     PendingSecretCheck {
-        /// The first `envFrom[].secretRef.name` of the pod.
+        /// The pod's own Secret, or the referenced one the kubelet's message names.
         secret: String,
+        /// Whether `secret` is a Secret the pod references besides its own (its absence is then
+        /// [`StartupState::NeverStartedMissingSecret`], not a broken pod).
+        referenced: bool,
     },
 }
 
@@ -80,17 +88,39 @@ fn decode_waiting(reason: Option<&str>, message: Option<&str>, facts: &PodFacts)
                 None => StartupState::NeverStartedRecoverable,
             }
         }
-        Some(CREATE_CONTAINER_CONFIG_ERROR) => match &facts.env_from_secret {
-            Some(secret) => {
-                return Decoded::PendingSecretCheck {
-                    secret: secret.clone(),
-                };
+        Some(CREATE_CONTAINER_CONFIG_ERROR) => {
+            // The kubelet names the first Secret it could not find; one that is not the pod's own
+            // is a reference (`--env-from-secret`, `--env-secret`).
+            let named = message.and_then(missing_secret_named);
+            match (&facts.env_from_secret, named) {
+                (Some(own), Some(named)) if named != own => {
+                    return Decoded::PendingSecretCheck {
+                        secret: named.to_owned(),
+                        referenced: true,
+                    };
+                }
+                (Some(own), _) => {
+                    return Decoded::PendingSecretCheck {
+                        secret: own.clone(),
+                        referenced: false,
+                    };
+                }
+                (None, _) => StartupState::NeverStartedRecoverable,
             }
-            None => StartupState::NeverStartedRecoverable,
-        },
+        }
         _ => StartupState::NeverStartedRecoverable,
     };
     Decoded::Settled(settled)
+}
+
+/// The Secret a kubelet's `CreateContainerConfigError` message says it could not find: the
+/// message is `secret "<name>" not found` for a missing `envFrom` or `secretKeyRef` Secret.
+pub fn missing_secret_named(message: &str) -> Option<&str> {
+    let name = message
+        .trim()
+        .strip_prefix("secret \"")?
+        .strip_suffix("\" not found")?;
+    (!name.is_empty() && !name.contains('"')).then_some(name)
 }
 
 /// No status or no state for `agent`: a terminal phase means the pod ended before the kubelet
@@ -103,13 +133,14 @@ fn decode_phase(phase: Option<&str>) -> StartupState {
 }
 
 /// Settle a pending Secret check: the quorum GET found the Secret (the kubelet keeps retrying,
-/// so recoverable) or confirmed its absence (provably broken). Any other answer is an error the
-/// caller reports instead of calling this.
-pub fn settle_secret_check(secret_exists: bool) -> StartupState {
-    if secret_exists {
-        StartupState::NeverStartedRecoverable
-    } else {
-        StartupState::NeverStartedProvablyBroken
+/// so recoverable) or confirmed its absence: the pod's own Secret gone is a provably broken pod,
+/// a referenced one gone is [`StartupState::NeverStartedMissingSecret`]. Any other answer is an
+/// error the caller reports instead of calling this.
+pub fn settle_secret_check(secret_exists: bool, referenced: bool) -> StartupState {
+    match (secret_exists, referenced) {
+        (true, _) => StartupState::NeverStartedRecoverable,
+        (false, false) => StartupState::NeverStartedProvablyBroken,
+        (false, true) => StartupState::NeverStartedMissingSecret,
     }
 }
 

@@ -76,11 +76,14 @@ pub fn own_pod(agent: Option<ContainerState>) -> ObservedPod {
     }
 }
 
-/// An own pod settled without a Secret check (panics if one is pending: test-only).
+/// An own pod settled, a pending Secret check answered: the pod's own Secret exists, a
+/// referenced one the kubelet's message names does not (test-only).
 pub fn settled(pod: &ObservedPod) -> SettledPod {
+    let referenced_missing = crate::action::missing_reference(&pod.facts)
+        .is_some_and(|named| pod.facts.env_from_secret.as_deref() != Some(named.as_str()));
     verify_pod(pod, &Owner::apiary(AGENT_ID))
         .expect("test pod verifies")
-        .settle(Some(true))
+        .settle(Some(!referenced_missing))
         .expect("settles with an answer")
 }
 

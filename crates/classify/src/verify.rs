@@ -107,8 +107,10 @@ impl VerifiedPod {
     pub fn settle(self, secret_exists: Option<bool>) -> Result<SettledPod, NeedsSecretCheck> {
         let startup = match (self.decode(), secret_exists) {
             (Decoded::Settled(state), _) => state,
-            (Decoded::PendingSecretCheck { .. }, Some(exists)) => settle_secret_check(exists),
-            (Decoded::PendingSecretCheck { secret }, None) => {
+            (Decoded::PendingSecretCheck { referenced, .. }, Some(exists)) => {
+                settle_secret_check(exists, referenced)
+            }
+            (Decoded::PendingSecretCheck { secret, .. }, None) => {
                 return Err(NeedsSecretCheck { pod: self, secret });
             }
         };

@@ -200,6 +200,7 @@ fn run(
         preflight_gc: poll_secs.is_multiple_of(2),
         replace,
         min_running,
+        referenced_secrets: Vec::new(),
     });
     let mut c = Choices::new(values);
     let mut elapsed = Duration::ZERO;
@@ -288,6 +289,14 @@ fn run(
                 }
                 event
             }
+            Effect::CheckReferences { .. } => {
+                unreachable!("the generated specs reference no Secret")
+            }
+            Effect::CompareEnv { .. } => Event::EnvCompared(match c.pick(4) {
+                0 => Err(RequestFailure::api(500, "InternalError", "secret read failed")),
+                1 => Ok(true),
+                _ => Ok(false),
+            }),
             Effect::CheckSecret { .. } => Event::SecretChecked(match c.pick(5) {
                 0 => Err(RequestFailure::api(
                     500,

@@ -209,6 +209,12 @@ pub struct ShapeArgs {
     /// An annotation on the pod; never a key apiary owns (repeatable)
     #[arg(long = "annotation", value_name = "KEY=VALUE", action = ArgAction::Append)]
     pub annotation: Vec<String>,
+    /// A Secret in the namespace whose every key becomes a variable; must exist (repeatable)
+    #[arg(long = "env-from-secret", value_name = "NAME", action = ArgAction::Append)]
+    pub env_from_secret: Vec<String>,
+    /// The variable VAR from key KEY of Secret SECRET in the namespace; must exist (repeatable)
+    #[arg(long = "env-secret", value_name = "VAR=SECRET/KEY", action = ArgAction::Append)]
+    pub env_secret: Vec<String>,
 }
 
 impl ShapeArgs {
@@ -248,6 +254,8 @@ impl ShapeArgs {
         note(!self.image_pull_secret.is_empty(), "--image-pull-secret");
         note(!self.label.is_empty(), "--label");
         note(!self.annotation.is_empty(), "--annotation");
+        note(!self.env_from_secret.is_empty(), "--env-from-secret");
+        note(!self.env_secret.is_empty(), "--env-secret");
         given
     }
 }

@@ -92,6 +92,7 @@ pub fn status_report(agent: &AgentIdentity, namespace: &str, report: &StatusRepo
         "condition": report.condition,
         "secret": secret.unwrap_or(Value::Null),
         "intent_matches": report.intent_matches,
+        "environment_differs": report.env_differs,
     });
     let dash = |v: Option<&str>| v.unwrap_or("-").to_owned();
     let text = [
@@ -118,6 +119,13 @@ pub fn status_report(agent: &AgentIdentity, namespace: &str, report: &StatusRepo
             }
         ),
     ]
+    .into_iter()
+    // Keys only, never a value; the line only when a configuration was compared.
+    .chain(report.env_differs.as_ref().map(|keys| match keys.as_slice() {
+        [] => "environment: matches".to_owned(),
+        keys => format!("environment differs: {}", keys.join(", ")),
+    }))
+    .collect::<Vec<_>>()
     .join("\n");
     Report::new(text, doc)
 }

@@ -10,7 +10,9 @@ use apiary_substrate::config::{DeployConfig, ValidConfig, parse_timeout};
 use apiary_substrate::env::Env;
 use apiary_substrate::naming::AgentIdentity;
 use apiary_substrate::pod_options::PodOptions;
-use apiary_substrate::pod_options::flags::{Flag, PodOptionError, key_values, parse_toleration};
+use apiary_substrate::pod_options::flags::{
+    Flag, PodOptionError, key_values, parse_env_secret, parse_toleration,
+};
 
 use crate::args::ShapeArgs;
 use crate::outcome::Failure;
@@ -104,6 +106,13 @@ fn pod_options(shape: &ShapeArgs) -> Result<PodOptions, PodOptionError> {
         image_pull_secrets: shape.image_pull_secret.clone(),
         labels: key_values(Flag::Label, &shape.label)?,
         annotations: key_values(Flag::Annotation, &shape.annotation)?,
+        env_from_secrets: shape.env_from_secret.clone(),
+        // A later entry for the same variable wins (as for `--env`).
+        env_secrets: shape
+            .env_secret
+            .iter()
+            .map(|text| parse_env_secret(text))
+            .collect::<Result<_, _>>()?,
         ..PodOptions::default()
     })
 }

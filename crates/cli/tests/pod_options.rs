@@ -132,3 +132,51 @@ fn an_invalid_option_names_the_flag_that_set_it_on_the_real_server() {
     );
     assert!(fx.pod_names().is_empty(), "no pod");
 }
+
+/// A value only the user's Secret holds; it must never reach apiary's output.
+const CLUSTER_VALUE: &str = "sk-cluster-value-5f1d";
+
+on_both_backends! {
+    /// deploy.md § Credentials from the cluster: `--env-from-secret` and `--env-secret` reach
+    /// the pod as references (the user's Secret before the attempt's own, so apiary's keys win;
+    /// a `secretKeyRef` for the variable), the pod starts, and no value is ever printed.
+    fn cluster_secrets_are_referenced_never_read(fx) {
+        fx.create_user_secret("team-creds", &[("OPENAI_API_KEY", CLUSTER_VALUE)]);
+        let run = fx.apiary(&[
+            "deploy", AGENT, "--image", IMAGE,
+            "--env-from-secret", "team-creds",
+            "--env-secret", "TOKEN=team-creds/OPENAI_API_KEY",
+        ]);
+        assert_eq!(run.code, 0, "{run:?}");
+        assert!(!run.stdout.contains(CLUSTER_VALUE) && !run.stderr.contains(CLUSTER_VALUE));
+        let pod = fx.pod(run.stdout.trim()).expect("the pod");
+        let container = &pod.spec.as_ref().expect("a spec").containers[0];
+        let env_from = serde_json::to_value(&container.env_from).unwrap();
+        assert_eq!(env_from[0], serde_json::json!({"secretRef": {"name": "team-creds", "optional": false}}));
+        let own = env_from[1]["secretRef"]["name"].as_str().expect("the own Secret last");
+        assert!(own.starts_with(run.stdout.trim()), "{env_from}");
+        assert_eq!(
+            serde_json::to_value(&container.env).unwrap(),
+            serde_json::json!([{"name": "TOKEN", "valueFrom": {"secretKeyRef": {
+                "name": "team-creds", "key": "OPENAI_API_KEY", "optional": false}}}])
+        );
+        let status = fx.apiary(&["-o", "json", "status", AGENT]);
+        assert_eq!(status.json()["secret"]["name"], own, "status names the pod's own Secret");
+    }
+
+    /// A referenced Secret that does not exist is refused before anything is written (exit 1),
+    /// naming it and the command that creates it.
+    fn a_missing_cluster_secret_is_refused_before_any_write(fx) {
+        fx.create_user_secret("team-creds", &[("K", CLUSTER_VALUE)]);
+        let run = fx.apiary(&[
+            "deploy", AGENT, "--image", IMAGE,
+            "--env-from-secret", "team-creds",
+            "--env-secret", "TOKEN=absent-creds/K",
+        ]);
+        assert_eq!(run.code, 1, "{run:?}");
+        assert!(run.stderr.contains("secret absent-creds"), "{run:?}");
+        assert!(run.stderr.contains("nothing was created"), "{run:?}");
+        assert!(run.stderr.contains("kubectl create secret generic absent-creds"), "{run:?}");
+        assert!(fx.mutations().is_empty(), "{:?}", fx.mutations());
+    }
+}

@@ -71,3 +71,41 @@ fn deploy_help_documents_replace() {
     assert!(run.stdout.contains("--replace"), "{}", run.stdout);
     assert!(run.stdout.contains("keep a started pod"), "{}", run.stdout);
 }
+
+on_both_backends! {
+    /// deploy.md § Replacing a live agent: a rotated value (same keys, so the same intent) is
+    /// kept without `--replace` (status names the key), and rolled on with it: one fenced delete,
+    /// then the creates. No value is ever printed.
+    fn replace_rolls_a_changed_environment_value_on(fx) {
+        let old = "API_KEY=old-value-7c1e";
+        let new = "API_KEY=new-value-93ad";
+        assert_eq!(fx.apiary(&["deploy", AGENT, "--image", IMAGE, "--env", old]).code, 0);
+        fx.clear_requests();
+        let kept = fx.apiary(&["deploy", AGENT, "--image", IMAGE, "--env", new]);
+        assert_eq!(kept.code, 0, "{kept:?}");
+        assert!(fx.mutations().is_empty(), "{:?}", fx.mutations());
+        let status = fx.apiary(&["status", AGENT, "--image", IMAGE, "--env", new]);
+        assert_eq!(status.code, 0, "{status:?}");
+        assert!(status.stdout.contains("intent: matches"), "{status:?}");
+        assert!(status.stdout.contains("environment differs: API_KEY"), "{status:?}");
+        let same = fx.apiary(&["-o", "json", "status", AGENT, "--image", IMAGE, "--env", old]);
+        assert_eq!(same.json()["environment_differs"], serde_json::json!([]), "{same:?}");
+        let before = uid(&fx);
+        fx.clear_requests();
+        let run = fx.apiary(&["deploy", AGENT, "--image", IMAGE, "--env", new, "--replace"]);
+        assert_eq!(run.code, 0, "{run:?}");
+        let mutations = fx.mutations();
+        assert_eq!(mutations.len(), 3, "{mutations:?}");
+        assert!(mutations[0].starts_with("DELETE ") && mutations[0].ends_with(POD), "{mutations:?}");
+        assert_ne!(uid(&fx), before);
+        for output in [&kept, &status, &same, &run] {
+            for value in ["old-value-7c1e", "new-value-93ad"] {
+                assert!(!output.stdout.contains(value) && !output.stderr.contains(value), "{output:?}");
+            }
+        }
+        fx.clear_requests();
+        let again = fx.apiary(&["deploy", AGENT, "--image", IMAGE, "--env", new, "--replace"]);
+        assert_eq!(again.code, 0, "{again:?}");
+        assert!(fx.mutations().is_empty(), "the same value: nothing written {:?}", fx.mutations());
+    }
+}

@@ -24,6 +24,7 @@ use std::time::Duration;
 
 use apiary_classify::failure::{Operation, TransportCause};
 use apiary_classify::verify::{PodDeletion, SecretDeletion};
+use apiary_substrate::env::SecretValues;
 use apiary_substrate::{
     CreateOutcome, DeleteOutcome, Listed, NamespaceCheck, NamespaceError, Substrate, SubstrateError,
 };
@@ -359,9 +360,26 @@ impl Substrate for Cluster {
 
     async fn secret_exists(&self, name: &str) -> Result<bool, SubstrateError> {
         let call = Call::new(Operation::GetSecret, self.object(name));
-        let request = Request::new(self.secrets_path()).get(name, &GetParams::default());
-        // The body (the Secret's values) is not decoded: a 2xx is the proof of existence.
+        // Metadata only (`as=PartialObjectMetadata`): the values never travel. A 2xx is the
+        // proof of existence; the body is not decoded.
+        let request = Request::new(self.secrets_path()).get_metadata(name, &GetParams::default());
         Ok(self.read(&call, request).await?.is_some())
+    }
+
+    async fn read_secret_values(&self, name: &str) -> Result<Option<SecretValues>, SubstrateError> {
+        let call = Call::new(Operation::GetSecret, self.object(name));
+        let request = Request::new(self.secrets_path()).get(name, &GetParams::default());
+        let Some(reply) = self.read(&call, request).await? else {
+            return Ok(None);
+        };
+        let secret: Secret = decode(&reply.body, "a secret").map_err(|f| call.error(f))?;
+        let values = secret
+            .data
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(key, value)| (key, value.0))
+            .collect();
+        Ok(Some(SecretValues::new(values)))
     }
 
     async fn service_account_exists(&self, name: &str) -> Result<bool, SubstrateError> {

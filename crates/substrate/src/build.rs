@@ -11,7 +11,8 @@ use apiary_classify::expiry::{ANNOTATION_EXPIRES_AT, format_instant};
 use k8s_openapi::api::core::v1::{
     Capabilities, Container, EmptyDirVolumeSource, EnvFromSource, EnvVar, EnvVarSource,
     LocalObjectReference, ObjectFieldSelector, Pod, PodSecurityContext, PodSpec,
-    ResourceRequirements, SeccompProfile, Secret, SecretEnvSource, SecurityContext, Volume,
+    ResourceRequirements, SeccompProfile, Secret, SecretEnvSource, SecretKeySelector,
+    SecurityContext, Volume,
     VolumeMount,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
@@ -30,7 +31,7 @@ pub const SECCOMP_PROFILE: &str = "RuntimeDefault";
 /// The capability set dropped from the container.
 pub const DROPPED_CAPABILITIES: &str = "ALL";
 /// The explicit container variable a buzz pod with `setup_pending` gets (buzz-provider.md § 16.3).
-pub const PILOT_POD_UID_ENV: &str = "BUZZ_PILOT_POD_UID";
+pub use crate::env::PILOT_POD_UID_ENV;
 /// The downward-API field it is read from.
 pub const POD_UID_FIELD: &str = "metadata.uid";
 /// The resource name of a container's ephemeral storage.
@@ -161,32 +162,53 @@ pub fn build_pod(config: &ValidConfig, generation: Generation) -> Pod {
         map
     };
     // Explicit `env` beats `envFrom`, so the Secret cannot spoof the pod's uid.
-    let env = options.setup_pending.then(|| {
-        vec![EnvVar {
-            name: PILOT_POD_UID_ENV.to_owned(),
-            value_from: Some(EnvVarSource {
-                field_ref: Some(ObjectFieldSelector {
-                    field_path: POD_UID_FIELD.to_owned(),
-                    ..ObjectFieldSelector::default()
-                }),
-                ..EnvVarSource::default()
+    let pod_uid = options.setup_pending.then(|| EnvVar {
+        name: PILOT_POD_UID_ENV.to_owned(),
+        value_from: Some(EnvVarSource {
+            field_ref: Some(ObjectFieldSelector {
+                field_path: POD_UID_FIELD.to_owned(),
+                ..ObjectFieldSelector::default()
             }),
-            ..EnvVar::default()
-        }]
+            ..EnvVarSource::default()
+        }),
+        ..EnvVar::default()
     });
+    // `--env-secret`: one key of a Secret in the cluster; validation refused apiary's own names.
+    let from_secrets = options.env_secrets.iter().map(|(var, source)| EnvVar {
+        name: var.clone(),
+        value_from: Some(EnvVarSource {
+            secret_key_ref: Some(SecretKeySelector {
+                name: source.secret.clone(),
+                key: source.key.clone(),
+                optional: Some(false),
+            }),
+            ..EnvVarSource::default()
+        }),
+        ..EnvVar::default()
+    });
+    let env: Vec<EnvVar> = pod_uid.into_iter().chain(from_secrets).collect();
+    let env = (!env.is_empty()).then_some(env);
+    // `--env-from-secret` sources first: for a key in several sources the last one wins, so the
+    // attempt's own Secret (apiary's keys) comes last.
+    let env_from = options
+        .env_from_secrets
+        .iter()
+        .chain(std::iter::once(&agent.secret_name(generation)))
+        .map(|name| EnvFromSource {
+            secret_ref: Some(SecretEnvSource {
+                name: name.clone(),
+                optional: Some(false),
+            }),
+            ..EnvFromSource::default()
+        })
+        .collect();
     let container = Container {
         name: CONTAINER_NAME.to_owned(),
         image: Some(config.image().as_str().to_owned()),
         command: config.command().map(<[String]>::to_vec),
         args: config.args().map(<[String]>::to_vec),
         env,
-        env_from: Some(vec![EnvFromSource {
-            secret_ref: Some(SecretEnvSource {
-                name: agent.secret_name(generation),
-                optional: Some(false),
-            }),
-            ..EnvFromSource::default()
-        }]),
+        env_from: Some(env_from),
         resources: Some(ResourceRequirements {
             requests: Some(quantities(
                 config.cpu_request(),

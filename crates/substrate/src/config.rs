@@ -371,6 +371,17 @@ impl DeployConfig {
         }
         let timeout = validate_timeout(self.timeout)?;
         self.pod_options.validate_native()?;
+        // An explicit variable beats the attempt's Secret: one set both ways is refused.
+        if let Some(var) = (self.pod_options.env_secrets.keys()).find(|v| self.env.contains_key(v))
+        {
+            return Err(crate::pod_options::flags::PodOptionError {
+                flag: crate::pod_options::flags::Flag::EnvSecret,
+                text: var.clone(),
+                problem: "the variable is also set by --env or --env-file; set it in one place"
+                    .to_owned(),
+            }
+            .into());
+        }
         let env = AgentEnv::build(&self.env, agent)?;
         let shape = PodShape {
             namespace: self.namespace.clone(),

@@ -21,6 +21,9 @@ pub const APIARY_AGENT_ID: &str = "APIARY_AGENT_ID";
 pub const APIARY_START_NONCE: &str = apiary_classify::binding::APIARY.start_nonce_key;
 /// The keys apiary owns; user input setting them is removed with a warning.
 pub const AUTHORITATIVE_KEYS: [&str; 3] = [APIARY_AGENT_NAME, APIARY_AGENT_ID, APIARY_START_NONCE];
+/// The explicit container variable a buzz pod with `setup_pending` gets (buzz-provider.md § 16.3);
+/// set by apiary, so never by `--env-secret`.
+pub const PILOT_POD_UID_ENV: &str = "BUZZ_PILOT_POD_UID";
 /// The cap on the summed UTF-8 bytes of all values (the Kubernetes Secret data limit).
 pub const MAX_ENV_VALUE_BYTES: usize = 1_048_576;
 
@@ -420,6 +423,59 @@ impl AgentEnv {
         }
         env.set(self.nonce_key, generation.to_string());
         env
+    }
+}
+
+/// A Secret's values as read back (`deploy --replace` compares them with the desired
+/// environment, deploy.md § Replacing a live agent). `Debug` shows the keys, never a value.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct SecretValues(BTreeMap<String, Vec<u8>>);
+
+impl SecretValues {
+    /// The values of a Secret's `data`, decoded.
+    #[must_use]
+    pub fn new(values: BTreeMap<String, Vec<u8>>) -> Self {
+        Self(values)
+    }
+}
+
+impl fmt::Debug for SecretValues {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SecretValues")
+            .field("keys", &self.0.keys().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+impl AgentEnv {
+    /// The keys whose values differ between this environment and `live`, a pod's own Secret:
+    /// set on one side only, or set to other bytes; the per-attempt start nonce is never
+    /// compared. Sorted; keys only, so the answer can be shown.
+    #[must_use]
+    pub fn differing_keys(&self, live: &SecretValues) -> Vec<String> {
+        let mut desired: BTreeMap<&str, &[u8]> = self
+            .user
+            .iter()
+            .map(|(key, value)| (key, value.as_bytes()))
+            .collect();
+        for (key, value) in &self.stamped {
+            desired.insert(key, value.as_bytes());
+        }
+        let live: BTreeMap<&str, &[u8]> = live
+            .0
+            .iter()
+            .map(|(key, value)| (key.as_str(), value.as_slice()))
+            .filter(|(key, _)| *key != self.nonce_key)
+            .collect();
+        let mut keys: Vec<String> = desired
+            .keys()
+            .chain(live.keys())
+            .filter(|key| desired.get(*key) != live.get(*key))
+            .map(|key| (*key).to_owned())
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        keys
     }
 }
 

@@ -141,15 +141,21 @@ fn agent_image(pod: &Pod) -> Option<String> {
         .and_then(|c| c.image.clone())
 }
 
-/// The first `envFrom[].secretRef.name` across the pod's containers, in order.
+/// The pod's own Secret: the `envFrom[].secretRef.name` named `<pod>-…` (deploy.md § Secret),
+/// else the first `envFrom[].secretRef.name` across the pod's containers, in order. A pod with
+/// `--env-from-secret` references other Secrets too, listed before its own (the last source
+/// wins a key, so apiary's own keys do).
 #[must_use]
 pub fn env_from_secret(pod: &Pod) -> Option<String> {
     let containers = pod.spec.as_ref().map(|s| s.containers.as_slice());
-    containers
-        .unwrap_or_default()
-        .iter()
-        .flat_map(secret_refs)
-        .next()
+    let mut refs = containers.unwrap_or_default().iter().flat_map(secret_refs);
+    let prefix = pod.metadata.name.as_deref().map(|name| format!("{name}-"));
+    let first = refs.next()?;
+    let own = |name: &String| prefix.as_deref().is_some_and(|p| name.starts_with(p));
+    if own(&first) {
+        return Some(first);
+    }
+    refs.find(own).or(Some(first))
 }
 
 fn secret_refs(container: &Container) -> impl Iterator<Item = String> + '_ {

@@ -67,6 +67,24 @@ pub struct PodOptions {
     /// Extra annotations on the pod (`--annotation`); never a key apiary owns.
     #[serde(skip_deserializing, skip_serializing_if = "BTreeMap::is_empty")]
     pub annotations: BTreeMap<String, String>,
+    /// Secrets already in the cluster whose every key becomes a variable (`--env-from-secret`),
+    /// in the order given: `envFrom` entries before the attempt's own Secret, so apiary's keys
+    /// win. apiary never reads their values.
+    #[serde(skip_deserializing, skip_serializing_if = "Vec::is_empty")]
+    pub env_from_secrets: Vec<String>,
+    /// Variables read from one key of a Secret already in the cluster (`--env-secret
+    /// VAR=SECRET/KEY`): `env[].valueFrom.secretKeyRef`. apiary never reads their values.
+    #[serde(skip_deserializing, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env_secrets: BTreeMap<String, SecretKey>,
+}
+
+/// One key of a Secret (`--env-secret VAR=SECRET/KEY`).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct SecretKey {
+    /// The Secret's name.
+    pub secret: String,
+    /// The key inside it.
+    pub key: String,
 }
 
 // `Toleration` only derives `PartialEq`, but its fields are strings and an integer, whose
@@ -78,6 +96,24 @@ impl PodOptions {
     #[must_use]
     pub fn is_default(&self) -> bool {
         *self == Self::default()
+    }
+
+    /// The Secrets the pod references besides its own (`--env-from-secret`, then the Secrets
+    /// of `--env-secret`), each once, in that order: checked to exist before a deploy creates
+    /// anything.
+    #[must_use]
+    pub fn referenced_secrets(&self) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        let all = self
+            .env_from_secrets
+            .iter()
+            .chain(self.env_secrets.values().map(|r| &r.secret));
+        for name in all {
+            if !names.contains(name) {
+                names.push(name.clone());
+            }
+        }
+        names
     }
 
     /// Checks the values buzz-provider.md § 16.3 constrains: a positive deadline, non-blank

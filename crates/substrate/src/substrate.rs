@@ -15,6 +15,8 @@ use apiary_classify::verify::{PodDeletion, SecretDeletion};
 use chrono::{DateTime, Utc};
 use k8s_openapi::api::core::v1::{Pod, Secret};
 
+use crate::env::SecretValues;
+
 /// What a create answered when it did not fail.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CreateOutcome {
@@ -192,11 +194,20 @@ pub trait Substrate: Send + Sync {
         name: &str,
     ) -> impl Future<Output = Result<Option<Pod>, SubstrateError>> + Send;
 
-    /// Quorum GET of a Secret; `Ok(false)` is a confirmed absence (404 `NotFound`).
+    /// Quorum metadata-only GET of a Secret (never its values); `Ok(false)` is a confirmed
+    /// absence (404 `NotFound`).
     fn secret_exists(
         &self,
         name: &str,
     ) -> impl Future<Output = Result<bool, SubstrateError>> + Send;
+
+    /// Quorum GET of a Secret's values (`data`, decoded), for `deploy --replace` to compare the
+    /// live pod's environment with the desired one; `Ok(None)` is a confirmed absence. The
+    /// values are compared in memory and never logged, printed or kept.
+    fn read_secret_values(
+        &self,
+        name: &str,
+    ) -> impl Future<Output = Result<Option<SecretValues>, SubstrateError>> + Send;
 
     /// Quorum GET of a ServiceAccount; `Ok(false)` is a confirmed absence (404 `NotFound`).
     /// Read only while a pod create waits for its account (deploy.md § Namespace ensure).

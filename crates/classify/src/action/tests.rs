@@ -20,6 +20,10 @@ fn pod_in(state: StartupState) -> ObservedPod {
         StartupState::NeverStartedPullFailing(PullFailure::ArchMismatch) => {
             waiting(Some("ImagePullBackOff"), Some("no match for platform"))
         }
+        StartupState::NeverStartedMissingSecret => waiting(
+            Some("CreateContainerConfigError"),
+            Some("secret \"team-creds\" not found"),
+        ),
     };
     let pod = own_pod(agent);
     assert_eq!(
@@ -84,6 +88,21 @@ fn c4_deletion_mark_beats_every_startup_state() {
                 "{state:?}"
             );
         }
+    }
+}
+
+/// A referenced Secret confirmed absent → ReportMissingSecret naming it, whatever the intent:
+/// never a delete (deploy.md § Credentials from the cluster).
+#[test]
+fn a_missing_referenced_secret_is_reported_never_deleted() {
+    for desired in [INTENT, OTHER_INTENT] {
+        assert_eq!(
+            classify_pod(&pod_in(StartupState::NeverStartedMissingSecret), desired),
+            Action::ReportMissingSecret {
+                name: POD.into(),
+                secret: "team-creds".into()
+            }
+        );
     }
 }
 

@@ -135,6 +135,18 @@ pub enum DeployError {
         /// The latest condition, read fresh.
         condition: LatestCondition,
     },
+    /// E14: a Secret the deploy references (`--env-from-secret`, `--env-secret`) does not exist:
+    /// found by the check before anything is created (`pod` is `None`), or confirmed by a quorum
+    /// read after the kubelet named it in a `CreateContainerConfigError` (deleted after the
+    /// check; `pod` names the pod left waiting for it).
+    ReferencedSecretMissing {
+        /// The namespace.
+        namespace: String,
+        /// The missing Secret.
+        secret: String,
+        /// The pod waiting for it, when one was created.
+        pod: Option<String>,
+    },
     /// E8: the pod name is held by a pod that is not apiary's for this agent.
     ForeignPod {
         /// The pod name.
@@ -264,6 +276,28 @@ impl fmt::Display for DeployError {
                 f,
                 "pod {pod} was created by another deploy of this agent and did not start; \
                  latest condition: {condition}"
+            ),
+            DeployError::ReferencedSecretMissing {
+                namespace,
+                secret,
+                pod: None,
+            } => write!(
+                f,
+                "secret {secret}, which this deploy references (--env-from-secret or \
+                 --env-secret), does not exist in namespace {namespace}; nothing was created: \
+                 create it first, for example `kubectl create secret generic {secret} -n \
+                 {namespace} --from-literal=KEY=VALUE`, then deploy again"
+            ),
+            DeployError::ReferencedSecretMissing {
+                namespace,
+                secret,
+                pod: Some(pod),
+            } => write!(
+                f,
+                "pod {pod} cannot start: secret {secret}, which it references (--env-from-secret \
+                 or --env-secret), no longer exists in namespace {namespace}; the pod is kept \
+                 and starts once the Secret exists again: create it, for example `kubectl \
+                 create secret generic {secret} -n {namespace} --from-literal=KEY=VALUE`"
             ),
             DeployError::ForeignPod { pod } => write!(
                 f,

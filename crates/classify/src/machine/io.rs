@@ -128,6 +128,12 @@ pub enum Event {
     SecretDeleted(Result<DeleteAnswer, RequestFailure>),
     /// Answer to [`Effect::GetServiceAccount`]: whether the quorum GET found it.
     ServiceAccountRead(Result<bool, RequestFailure>),
+    /// Answer to [`Effect::CheckReferences`]: for each name, in order, whether the quorum
+    /// metadata read found it.
+    ReferencesChecked(Result<Vec<bool>, RequestFailure>),
+    /// Answer to [`Effect::CompareEnv`]: whether the Secret's environment differs from the
+    /// desired one (a missing Secret differs). Never a value: the driver compares.
+    EnvCompared(Result<bool, RequestFailure>),
     /// Answer to [`Effect::Wait`].
     Waited,
 }
@@ -190,6 +196,19 @@ pub enum Effect {
         /// The pod name.
         name: String,
     },
+    /// Quorum metadata reads of the Secrets the pod references besides its own, before anything
+    /// is created (deploy.md § Credentials from the cluster); never their values.
+    CheckReferences {
+        /// The Secret names.
+        names: Vec<String>,
+    },
+    /// Read the pod's own Secret `secret` and compare its environment with the desired one,
+    /// apiary's per-attempt keys excepted (`deploy --replace`, deploy.md § Replacing a live
+    /// agent). The driver compares; the machine learns only whether they differ.
+    CompareEnv {
+        /// The pod's own Secret.
+        secret: String,
+    },
     /// The operation is over.
     Finish(Result<Deployed, DeployError>),
 }
@@ -208,6 +227,8 @@ pub(super) fn event_name(event: &Event) -> &'static str {
         Event::Listed(_) => "Listed",
         Event::SecretDeleted(_) => "SecretDeleted",
         Event::ServiceAccountRead(_) => "ServiceAccountRead",
+        Event::ReferencesChecked(_) => "ReferencesChecked",
+        Event::EnvCompared(_) => "EnvCompared",
         Event::Waited => "Waited",
     }
 }

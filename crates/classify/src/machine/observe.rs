@@ -13,20 +13,43 @@ use super::state::{DeployMachine, Failing, Phase, fail, phase_name, read_secret_
 use crate::action::{Action, classify};
 use crate::facts::ObservedPod;
 use crate::failure::RequestFailure;
-use crate::verify::{VerifiedPod, verify_pod};
+use crate::verify::{SettledPod, VerifiedPod, verify_pod};
 use crate::wait::{Disappearance, disappearance};
 
 impl DeployMachine {
     pub(super) fn transition(&mut self, phase: Phase, now: Duration, event: Event) -> Effect {
         match (phase, event) {
             (Phase::Done(result), _) => Effect::Finish(result),
-            (Phase::Start, Event::Start) => {
-                let effect = Effect::Preflight {
-                    pod: self.spec.pod_name.clone(),
-                    gc: self.spec.preflight_gc,
-                };
-                self.go(Phase::Preflight, effect)
+            (Phase::Start, Event::Start) if !self.spec.referenced_secrets.is_empty() => {
+                let names = self.spec.referenced_secrets.clone();
+                self.go(Phase::References, Effect::CheckReferences { names })
             }
+            (Phase::Start, Event::Start) => self.preflight(),
+            // deploy.md § Credentials from the cluster: a missing reference is refused before
+            // anything is created.
+            (Phase::References, Event::ReferencesChecked(answer)) => match answer {
+                Ok(found) => {
+                    let missing = self
+                        .spec
+                        .referenced_secrets
+                        .iter()
+                        .zip(found.iter().copied().chain(std::iter::repeat(false)))
+                        .find(|(_, found)| !found);
+                    match missing {
+                        Some((secret, _)) => fail(DeployError::ReferencedSecretMissing {
+                            namespace: self.spec.namespace.clone(),
+                            secret: secret.clone(),
+                            pod: None,
+                        }),
+                        None => self.preflight(),
+                    }
+                }
+                Err(failure) => fail(DeployError::Failed {
+                    operation: "read secret".to_owned(),
+                    object: self.spec.referenced_secrets.join(", "),
+                    failure,
+                }),
+            },
             (Phase::Preflight, Event::Preflighted { namespace, pod }) => match namespace {
                 Err(NamespaceFailure::CreateForbidden) => self.namespace_missing(),
                 Err(NamespaceFailure::Failed(failure)) => fail(DeployError::Namespace {
@@ -61,6 +84,22 @@ impl DeployMachine {
                 Ok(exists) => self.settle_main(now, pod, Some(exists)),
                 Err(failure) => read_secret_failed(&pod, failure),
             },
+            (Phase::EnvCompare(settled), Event::EnvCompared(answer)) => match answer {
+                // A differing environment is a differing configuration: the replace rule then
+                // decides as for another intent.
+                Ok(true) => {
+                    let action = Action::NoOp {
+                        name: settled.pod().name().to_owned(),
+                        intent_matches: false,
+                    };
+                    self.decide(now, &settled, action)
+                }
+                Ok(false) => {
+                    let action = classify(Some(&settled), &self.spec.desired_intent);
+                    self.decide(now, &settled, action)
+                }
+                Err(failure) => read_secret_failed(settled.pod(), failure),
+            },
             (Phase::Deleting { uid }, Event::PodDeleted(answer)) => match answer {
                 Ok(DeleteAnswer::Accepted | DeleteAnswer::NotFound) => self.disappear_top(now, uid),
                 // The object changed since the observation: discard the action and re-classify
@@ -79,6 +118,14 @@ impl DeployMachine {
             (Phase::DisappearWait { uid }, Event::Waited) => self.disappear_top(now, uid),
             (phase, event) => self.transition_create(phase, now, event),
         }
+    }
+
+    fn preflight(&mut self) -> Effect {
+        let effect = Effect::Preflight {
+            pod: self.spec.pod_name.clone(),
+            gc: self.spec.preflight_gc,
+        };
+        self.go(Phase::Preflight, effect)
     }
 
     pub(super) fn go(&mut self, phase: Phase, effect: Effect) -> Effect {
@@ -216,20 +263,13 @@ impl DeployMachine {
         match pod.settle(exists) {
             Ok(settled) => {
                 let action = classify(Some(&settled), &self.spec.desired_intent);
-                let action = if self.spec.replace {
-                    self.replace.amend(action, &settled)
-                } else {
-                    action
-                };
-                if matches!(action, Action::NoOp { .. }) {
-                    let uid = settled.pod().fence().uid().to_owned();
-                    if let Some(left) = self.hold_started(now, &uid) {
-                        return self.wait_up_to(now, left, Phase::PollWait);
+                match self.env_to_compare(&action, &settled) {
+                    Some(secret) => {
+                        self.env_compared = true;
+                        self.go(Phase::EnvCompare(settled), Effect::CompareEnv { secret })
                     }
-                } else {
-                    self.stability.interrupted();
+                    None => self.decide(now, &settled, action),
                 }
-                self.act(now, action)
             }
             Err(pending) => self.go(
                 Phase::SecretCheck(pending.pod),
@@ -238,6 +278,47 @@ impl DeployMachine {
                 },
             ),
         }
+    }
+
+    /// deploy.md § Replacing a live agent: a replacing call compares the environment of the
+    /// started pod it first observed, when its intent matches (the fingerprint holds the keys,
+    /// not the values), once; the Secret to read then.
+    fn env_to_compare(&self, action: &Action, settled: &SettledPod) -> Option<String> {
+        let pod = settled.pod();
+        let same_intent = matches!(
+            action,
+            Action::NoOp {
+                intent_matches: true,
+                ..
+            }
+        );
+        if !self.spec.replace
+            || self.env_compared
+            || !same_intent
+            || !self.replace.allows(pod.fence().uid())
+        {
+            return None;
+        }
+        pod.facts().env_from_secret.clone()
+    }
+
+    /// Amend the classification for a replacing call, hold a started pod for `--min-running`,
+    /// then act.
+    fn decide(&mut self, now: Duration, settled: &SettledPod, action: Action) -> Effect {
+        let action = if self.spec.replace {
+            self.replace.amend(action, settled)
+        } else {
+            action
+        };
+        if matches!(action, Action::NoOp { .. }) {
+            let uid = settled.pod().fence().uid().to_owned();
+            if let Some(left) = self.hold_started(now, &uid) {
+                return self.wait_up_to(now, left, Phase::PollWait);
+            }
+        } else {
+            self.stability.interrupted();
+        }
+        self.act(now, action)
     }
 
     /// deploy.md § Loop, step 3: act on the classification.
@@ -257,6 +338,13 @@ impl DeployMachine {
                 image: self.spec.image.clone(),
                 kind,
             }),
+            Action::ReportMissingSecret { name, secret } => {
+                fail(DeployError::ReferencedSecretMissing {
+                    namespace: self.spec.namespace.clone(),
+                    secret,
+                    pod: Some(name),
+                })
+            }
             Action::AwaitDisappearance { uid, .. } => self.disappear_top(now, uid),
             // deploy.md § One create attempt per call: report instead of replacing this call's own
             // pod.

@@ -10,6 +10,7 @@ use std::time::Duration;
 use super::error::{DeployError, Deployed};
 use super::io::{Effect, Event};
 use super::state::{DeployMachine, Failing, Phase, fail, read_secret_failed};
+use crate::action::missing_reference;
 use crate::condition::LatestCondition;
 use crate::startup::StartupState;
 use crate::verify::{SettledPod, VerifiedPod, verify_pod};
@@ -87,6 +88,11 @@ impl DeployMachine {
             StartupState::Terminated | StartupState::NeverStartedProvablyBroken => {
                 self.latest_condition(Failing::WinnerFailed)
             }
+            StartupState::NeverStartedMissingSecret => fail(DeployError::ReferencedSecretMissing {
+                namespace: self.spec.namespace.clone(),
+                secret: missing_reference(pod.facts()).unwrap_or_default(),
+                pod: Some(pod.name().to_owned()),
+            }),
             StartupState::NeverStartedRecoverable | StartupState::NeverStartedPullFailing(_) => {
                 self.stability.interrupted();
                 self.wait(now, Phase::RaceWait)

@@ -34,7 +34,7 @@ impl Replace {
     }
 
     /// Whether `uid` is the first observed pod, not yet deleted by this call.
-    fn allows(&self, uid: &str) -> bool {
+    pub(crate) fn allows(&self, uid: &str) -> bool {
         matches!(self, Replace::First(first) if first == uid)
     }
 

@@ -39,6 +39,10 @@ pub struct DeploySpec {
     /// `--min-running` (deploy.md § Staying up): how long the container `agent` must have been
     /// running continuously before the deploy succeeds; zero succeeds at the first started read.
     pub min_running: Duration,
+    /// The Secrets the pod references besides its own (`--env-from-secret`, `--env-secret`),
+    /// each checked to exist before anything is created (deploy.md § Credentials from the
+    /// cluster).
+    pub referenced_secrets: Vec<String>,
 }
 
 /// The account a pod runs as when it names none, and the one the ServiceAccount controller

@@ -15,7 +15,7 @@ use super::stability::Stability;
 use crate::failure::RequestFailure;
 use crate::progress::{self, Machine, PodWatch};
 use crate::status::Progress;
-use crate::verify::VerifiedPod;
+use crate::verify::{SettledPod, VerifiedPod};
 use crate::wait::Deadline;
 
 /// Where to go once this attempt's own Secret has been dealt with.
@@ -43,9 +43,11 @@ pub(crate) enum Failing {
 pub(crate) enum Phase {
     #[default]
     Start,
+    References,
     Preflight,
     Observe,
     SecretCheck(VerifiedPod),
+    EnvCompare(SettledPod),
     CreatingSecret,
     CreatingPod {
         secret: OwnSecret,
@@ -103,6 +105,9 @@ pub struct DeployMachine {
     pub(super) replace: Replace,
     /// Since when the pod has been read as started (`--min-running`).
     pub(super) stability: Stability,
+    /// Whether a replacing call has compared the environment of the pod it first observed with
+    /// the desired one (once per call; deploy.md § Replacing a live agent).
+    pub(super) env_compared: bool,
 }
 
 impl DeployMachine {
@@ -118,6 +123,7 @@ impl DeployMachine {
             watch: PodWatch::default(),
             replace: Replace::default(),
             stability: Stability::default(),
+            env_compared: false,
         }
     }
 
@@ -178,6 +184,8 @@ pub(super) fn read_secret_failed(pod: &VerifiedPod, failure: RequestFailure) -> 
 pub(super) fn phase_name(phase: &Phase) -> &'static str {
     match phase {
         Phase::Start => "Start",
+        Phase::References => "ReferencesChecked",
+        Phase::EnvCompare(_) => "EnvCompared",
         Phase::Preflight => "Preflighted",
         Phase::Observe
         | Phase::DisappearRead { .. }

@@ -31,6 +31,7 @@ fn spec() -> DeploySpec {
         preflight_gc: true,
         replace: false,
         min_running: Duration::ZERO,
+        referenced_secrets: Vec::new(),
     }
 }
 
@@ -1476,12 +1477,180 @@ fn replace_deletes_the_started_pod_of_another_intent_then_creates() {
     assert_eq!(run.step(read(own_pod(running()))), ok(POD, true));
 }
 
-/// `--replace` is a no-op when the intent matches: zero mutation, as without it.
+/// `--replace` is a no-op when the intent and the environment match: one read of the pod's own
+/// Secret to compare, zero mutation.
 #[test]
 fn replace_is_a_noop_when_the_intent_matches() {
     let mut run = replacing();
     run.reach_first_get();
+    assert_eq!(
+        run.step(read(own_pod(running()))),
+        Effect::CompareEnv {
+            secret: format!("{POD}-0000abcd")
+        }
+    );
+    assert_eq!(run.step(Event::EnvCompared(Ok(false))), ok(POD, true));
+}
+
+/// deploy.md § Replacing a live agent: with `--replace`, a started pod of the same intent whose
+/// Secret holds another environment (a rotated key) is replaced like one of another intent: a
+/// fenced delete with the observation's fence. The comparison is asked for once per call.
+#[test]
+fn replace_replaces_a_pod_whose_environment_differs() {
+    let mut run = replacing();
+    run.reach_first_get();
+    let pod = with_rv(own_pod(running()), "u1", "7");
+    assert!(matches!(
+        run.step(read(pod.clone())),
+        Effect::CompareEnv { .. }
+    ));
+    let Effect::DeletePod(deletion) = run.step(Event::EnvCompared(Ok(true))) else {
+        panic!("expected the fenced delete");
+    };
+    assert_eq!(deletion.fence().uid(), "u1");
+    assert_eq!(deletion.fence().resource_version(), "7");
+    assert_eq!(
+        run.step(Event::PodDeleted(Ok(DeleteAnswer::Accepted))),
+        get()
+    );
+    assert_eq!(run.step(absent()), get(), "gone: back to the loop top");
+    let effect = run.step(absent());
+    create(&mut run, effect);
+    let effect = run.step(Event::PodCreated(PodCreateOutcome::Created));
+    assert_eq!(run.wait(&effect), get());
+    assert_eq!(
+        run.step(read(with_rv(own_pod(running()), "u2", "9"))),
+        ok(POD, true),
+        "the new pod is not compared again"
+    );
+}
+
+/// Without `--replace` the environment is never read; a failed comparison read fails the
+/// deploy (E12) naming the Secret, with no delete.
+#[test]
+fn the_environment_is_compared_only_when_replacing() {
+    let mut run = Run::new();
+    run.reach_first_get();
     assert_eq!(run.step(read(own_pod(running()))), ok(POD, true));
+    let mut run = replacing();
+    run.reach_first_get();
+    run.step(read(own_pod(running())));
+    assert_eq!(
+        error(run.step(Event::EnvCompared(Err(boom("timeout"))))),
+        DeployError::Failed {
+            operation: "read secret".into(),
+            object: format!("{POD}-0000abcd"),
+            failure: boom("timeout")
+        }
+    );
+    // A pod of another intent is replaced without reading its environment.
+    let mut run = replacing();
+    run.reach_first_get();
+    assert!(matches!(
+        run.step(read(started_other_intent("u1", "7"))),
+        Effect::DeletePod(_)
+    ));
+}
+
+fn referencing(names: &[&str]) -> Run {
+    Run::with(DeploySpec {
+        referenced_secrets: names.iter().map(|n| (*n).to_owned()).collect(),
+        ..spec()
+    })
+}
+
+/// deploy.md § Credentials from the cluster: the referenced Secrets are checked before anything
+/// else; all present → the preflight as usual.
+#[test]
+fn referenced_secrets_are_checked_before_the_preflight() {
+    let mut run = referencing(&["creds", "keys"]);
+    assert_eq!(
+        run.step(Event::Start),
+        Effect::CheckReferences {
+            names: vec!["creds".into(), "keys".into()]
+        }
+    );
+    assert_eq!(
+        run.step(Event::ReferencesChecked(Ok(vec![true, true]))),
+        preflight(true)
+    );
+}
+
+/// A missing reference is refused before any other request (zero mutation), naming the first
+/// missing Secret and the command that creates it; a short answer counts as missing; a failed
+/// read is E12 naming the Secrets.
+#[test]
+fn a_missing_reference_is_refused_before_anything_is_created() {
+    let mut run = referencing(&["creds", "keys"]);
+    run.step(Event::Start);
+    let e = error(run.step(Event::ReferencesChecked(Ok(vec![true, false]))));
+    assert_eq!(
+        e,
+        DeployError::ReferencedSecretMissing {
+            namespace: "agents".into(),
+            secret: "keys".into(),
+            pod: None
+        }
+    );
+    let text = e.to_string();
+    assert!(text.contains("secret keys"), "{text}");
+    assert!(text.contains("nothing was created"), "{text}");
+    assert!(
+        text.contains("kubectl create secret generic keys -n agents"),
+        "{text}"
+    );
+    let mut run = referencing(&["creds", "keys"]);
+    run.step(Event::Start);
+    assert!(matches!(
+        error(run.step(Event::ReferencesChecked(Ok(vec![true])))),
+        DeployError::ReferencedSecretMissing { secret, .. } if secret == "keys"
+    ));
+    let mut run = referencing(&["creds"]);
+    run.step(Event::Start);
+    assert_eq!(
+        error(run.step(Event::ReferencesChecked(Err(boom("timeout"))))),
+        DeployError::Failed {
+            operation: "read secret".into(),
+            object: "creds".into(),
+            failure: boom("timeout")
+        }
+    );
+}
+
+/// A referenced Secret deleted after the check: the kubelet's `CreateContainerConfigError`
+/// naming it is settled by a quorum read of that Secret; confirmed absent, the deploy fails at
+/// once naming it, and the pod is kept (the kubelet starts it once the Secret exists); present,
+/// it is observed as usual.
+#[test]
+fn a_referenced_secret_gone_after_the_check_is_reported_not_waited_out() {
+    let waiting_for = |name: &str| {
+        own_pod(waiting(
+            Some("CreateContainerConfigError"),
+            Some(&format!("secret \"{name}\" not found")),
+        ))
+    };
+    let mut run = Run::new();
+    run.reach_first_get();
+    assert_eq!(
+        run.step(read(waiting_for("creds"))),
+        Effect::CheckSecret {
+            name: "creds".into()
+        }
+    );
+    let e = error(run.step(Event::SecretChecked(Ok(false))));
+    assert_eq!(
+        e,
+        DeployError::ReferencedSecretMissing {
+            namespace: "agents".into(),
+            secret: "creds".into(),
+            pod: Some(POD.into())
+        }
+    );
+    assert!(e.to_string().contains("the pod is kept"), "{e}");
+    let mut run = Run::new();
+    run.reach_first_get();
+    run.step(read(waiting_for("creds")));
+    expect_wait(&run.step(Event::SecretChecked(Ok(true))), DEFAULT_POLL);
 }
 
 /// Without `--replace` the same pod is kept and reported as differing (R3).

@@ -7,7 +7,7 @@ use crate::testkit::{facts, running, terminated, waiting};
 fn settled(facts: &PodFacts) -> StartupState {
     match decode(facts) {
         Decoded::Settled(state) => state,
-        Decoded::PendingSecretCheck { secret } => panic!("pending check of {secret}"),
+        Decoded::PendingSecretCheck { secret, .. } => panic!("pending check of {secret}"),
     }
 }
 
@@ -96,7 +96,8 @@ fn o7_create_container_config_error_pends_on_the_secret() {
     assert_eq!(
         decode(&f),
         Decoded::PendingSecretCheck {
-            secret: f.env_from_secret.clone().unwrap()
+            secret: f.env_from_secret.clone().unwrap(),
+            referenced: false,
         }
     );
     let mut f = f;
@@ -136,15 +137,73 @@ fn container_state_beats_phase() {
     assert_eq!(settled(&f), StartupState::Started);
 }
 
-/// Settling: the Secret exists → Recoverable; confirmed absent → ProvablyBroken.
+/// Settling: the Secret exists → Recoverable; the pod's own confirmed absent → ProvablyBroken;
+/// a referenced one confirmed absent → MissingSecret.
 #[test]
 fn settling_secret_exists_recoverable_absent_broken() {
+    for referenced in [false, true] {
+        assert_eq!(
+            settle_secret_check(true, referenced),
+            StartupState::NeverStartedRecoverable
+        );
+    }
     assert_eq!(
-        settle_secret_check(true),
-        StartupState::NeverStartedRecoverable
-    );
-    assert_eq!(
-        settle_secret_check(false),
+        settle_secret_check(false, false),
         StartupState::NeverStartedProvablyBroken
     );
+    assert_eq!(
+        settle_secret_check(false, true),
+        StartupState::NeverStartedMissingSecret
+    );
+}
+
+/// deploy.md § Credentials from the cluster: the kubelet's message naming a Secret other than
+/// the pod's own pends on that Secret, marked as a reference; naming the pod's own, or nothing
+/// parseable, pends on the pod's own.
+#[test]
+fn a_config_error_naming_a_referenced_secret_pends_on_it() {
+    let f = facts(waiting(
+        Some("CreateContainerConfigError"),
+        Some("secret \"team-creds\" not found"),
+    ));
+    assert_eq!(
+        decode(&f),
+        Decoded::PendingSecretCheck {
+            secret: "team-creds".to_owned(),
+            referenced: true,
+        }
+    );
+    let own = f.env_from_secret.clone().unwrap();
+    for message in [
+        format!("secret \"{own}\" not found"),
+        "couldn't find key TOKEN in Secret agents/team-creds".to_owned(),
+        "secret \"\" not found".to_owned(),
+    ] {
+        let f = facts(waiting(Some("CreateContainerConfigError"), Some(&message)));
+        assert_eq!(
+            decode(&f),
+            Decoded::PendingSecretCheck {
+                secret: own.clone(),
+                referenced: false,
+            },
+            "{message}"
+        );
+    }
+}
+
+/// The message parser: exactly `secret "<name>" not found`, surrounding whitespace allowed.
+#[test]
+fn missing_secret_named_parses_the_kubelet_message() {
+    assert_eq!(missing_secret_named("secret \"a-b\" not found"), Some("a-b"));
+    assert_eq!(missing_secret_named(" secret \"a\" not found\n"), Some("a"));
+    for other in [
+        "",
+        "secret \"\" not found",
+        "secret \"a\" not found!",
+        "configmap \"a\" not found",
+        "secret \"a\"b\" not found",
+        "secret a not found",
+    ] {
+        assert_eq!(missing_secret_named(other), None, "{other}");
+    }
 }

@@ -62,7 +62,11 @@ pub fn startup_status(state: StartupState) -> StatusState {
     match state {
         StartupState::Started => StatusState::Started,
         StartupState::Terminated => StatusState::Terminated,
-        StartupState::NeverStartedRecoverable => StatusState::Starting,
+        // The kubelet starts it once the referenced Secret exists again; the condition text
+        // names the waiting reason (deploy.md § Credentials from the cluster).
+        StartupState::NeverStartedRecoverable | StartupState::NeverStartedMissingSecret => {
+            StatusState::Starting
+        }
         StartupState::NeverStartedProvablyBroken => StatusState::Broken,
         StartupState::NeverStartedPullFailing(_) => StatusState::PullFailing,
     }

@@ -48,6 +48,10 @@ pub struct StatusReport {
     /// Whether the recorded intent equals the given configuration's; `None` without a
     /// configuration or a verified pod.
     pub intent_matches: Option<bool>,
+    /// With a configuration and the pod's own Secret present: the keys whose values differ
+    /// between the Secret and the configuration's environment (empty when none), filled by the
+    /// shell, which alone reads values; `None` when not compared. Keys only, never a value.
+    pub env_differs: Option<Vec<String>>,
 }
 
 /// The answer to the previous effect.
@@ -153,11 +157,18 @@ impl StatusMachine {
                 StatusEvent::SecretChecked(answer),
             ) => match answer {
                 Ok(exists) => {
+                    // A check of a referenced Secret (the kubelet named it) settles the state;
+                    // the `secret` line is still the pod's own, read next.
+                    let own = pending.pod.facts().env_from_secret.as_deref() == Some(&name);
                     let view = match pending.pod.settle(Some(exists)) {
                         Ok(settled) => PodView::Settled(settled),
                         Err(pending) => PodView::Pending(pending),
                     };
-                    self.finish(&view, Some(SecretStatus { name, exists }))
+                    if own {
+                        self.finish(&view, Some(SecretStatus { name, exists }))
+                    } else {
+                        self.check(view)
+                    }
                 }
                 Err(failure) => StatusEffect::Finish(Err(failure)),
             },
@@ -207,6 +218,7 @@ impl StatusMachine {
             condition: mapped.condition,
             secret,
             intent_matches,
+            env_differs: None,
         }))
     }
 }

@@ -306,8 +306,10 @@ fn given_flags_covers_every_shape_flag() {
         image_pull_secret: vec!["s".into()],
         label: vec!["k=v".into()],
         annotation: vec!["k=v".into()],
+        env_from_secret: vec!["s".into()],
+        env_secret: vec!["V=s/k".into()],
     };
-    assert_eq!(shape.given_flags().len(), 22);
+    assert_eq!(shape.given_flags().len(), 24);
 }
 
 /// The JSON pre-scan recognises every spelling clap accepts, the last one winning.

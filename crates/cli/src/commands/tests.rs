@@ -50,6 +50,7 @@ fn status_document_and_lines_for_a_started_pod() {
             exists: true,
         }),
         intent_matches: Some(true),
+        env_differs: None,
     };
     let r = status_report(&agent(), "agents", &report);
     assert_eq!(
@@ -58,6 +59,7 @@ fn status_document_and_lines_for_a_started_pod() {
             "agent",
             "agent_id",
             "condition",
+            "environment_differs",
             "intent_matches",
             "namespace",
             "pod",
@@ -85,6 +87,7 @@ fn status_absent_uses_null_and_dashes() {
         condition: None,
         secret: None,
         intent_matches: None,
+        env_differs: None,
     };
     let r = status_report(&agent(), "agents", &report);
     assert_eq!(r.json["state"], "absent");
@@ -110,12 +113,45 @@ fn status_missing_secret_and_differing_intent() {
             exists: false,
         }),
         intent_matches: Some(false),
+        env_differs: None,
     };
     let r = status_report(&agent(), "agents", &report);
     assert!(r.text.contains("secret: s (missing)"));
     assert!(r.text.contains("intent: differs"));
+    assert!(!r.text.contains("environment"), "not compared: no line");
     assert_eq!(r.json["state"], "broken");
     assert_eq!(r.json["secret"]["exists"], false);
+    assert_eq!(r.json["environment_differs"], serde_json::Value::Null);
+}
+
+/// status with a configuration: the environment line names the differing keys (never a
+/// value), or says it matches.
+#[test]
+fn status_names_the_differing_environment_keys() {
+    let mut report = StatusReport {
+        pod: "apiary-x".into(),
+        state: StatusState::Started,
+        condition: None,
+        secret: Some(SecretStatus {
+            name: "s".into(),
+            exists: true,
+        }),
+        intent_matches: Some(true),
+        env_differs: Some(vec!["API_KEY".into(), "MODEL".into()]),
+    };
+    let r = status_report(&agent(), "agents", &report);
+    assert!(
+        r.text.ends_with("\nenvironment differs: API_KEY, MODEL"),
+        "{}",
+        r.text
+    );
+    assert_eq!(
+        r.json["environment_differs"],
+        serde_json::json!(["API_KEY", "MODEL"])
+    );
+    report.env_differs = Some(Vec::new());
+    let r = status_report(&agent(), "agents", &report);
+    assert!(r.text.ends_with("\nenvironment: matches"), "{}", r.text);
 }
 
 /// Every status state is printed with its contract spelling.
@@ -137,6 +173,7 @@ fn status_prints_every_state() {
             condition: None,
             secret: None,
             intent_matches: None,
+            env_differs: None,
         };
         let r = status_report(&agent(), "agents", &report);
         assert_eq!(r.json["state"], word);

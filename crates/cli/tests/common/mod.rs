@@ -428,6 +428,45 @@ impl Fixture {
             .unwrap_or_else(|| panic!("secret {name} exists"))
     }
 
+    /// Create a user's Secret `name` holding `data` (`stringData`) in the fixture's namespace,
+    /// outside apiary (`--env-from-secret`, `--env-secret`). The request log is cleared.
+    pub fn create_user_secret(&self, name: &str, data: &[(&str, &str)]) {
+        let secret = Secret {
+            metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                name: Some(name.to_owned()),
+                namespace: Some(self.namespace.clone()),
+                ..Default::default()
+            },
+            string_data: Some(
+                data.iter()
+                    .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                    .collect(),
+            ),
+            ..Secret::default()
+        };
+        match self.kind() {
+            BackendKind::Sim => {
+                let ns = self.namespace.clone();
+                self.with_model(|m| m.create_secret(&ns, secret).map(|_| ()))
+                    .expect("secret created");
+            }
+            BackendKind::Real => self.real().create_secret(&self.runtime, &secret),
+        }
+        self.clear_requests();
+    }
+
+    /// Delete the Secret `name` from the fixture's namespace, outside apiary.
+    pub fn delete_user_secret(&self, name: &str) {
+        match self.kind() {
+            BackendKind::Sim => {
+                let ns = self.namespace.clone();
+                self.with_model(|m| m.delete_secret(&ns, name, &Default::default()).map(|_| ()))
+                    .expect("secret deleted");
+            }
+            BackendKind::Real => self.real().delete_secret(&self.runtime, name),
+        }
+    }
+
     /// Wait until pod `name` satisfies `ready` (`what` names the state in the failure message).
     /// Bounded by [`WAIT_BOUND`] so a broken run fails instead of hanging.
     pub fn wait_pod(&self, name: &str, what: &str, ready: impl Fn(&Pod) -> bool) -> Pod {

@@ -166,6 +166,20 @@ impl Real {
 
     /// Creates an attempt's Secret (when given) and pod; `deleting` adds a finalizer and then
     /// deletes the pod, so it stays deletion-marked.
+    /// Create `secret` (a user's, not apiary's).
+    pub fn create_secret(&self, runtime: &tokio::runtime::Runtime, secret: &Secret) {
+        runtime
+            .block_on(self.secrets_api().create(&PostParams::default(), secret))
+            .expect("create secret");
+    }
+
+    /// Delete the Secret `name`.
+    pub fn delete_secret(&self, runtime: &tokio::runtime::Runtime, name: &str) {
+        runtime
+            .block_on(self.secrets_api().delete(name, &DeleteParams::default()))
+            .expect("delete secret");
+    }
+
     pub fn insert_attempt(
         &self,
         runtime: &tokio::runtime::Runtime,

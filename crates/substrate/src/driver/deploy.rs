@@ -76,6 +76,7 @@ pub fn spec_for(config: &ValidConfig, options: &DeployOptions) -> DeploySpec {
         preflight_gc: true,
         replace: options.replace,
         min_running: options.min_running,
+        referenced_secrets: config.pod_options().referenced_secrets(),
     }
 }
 
@@ -180,6 +181,19 @@ async fn run<S: Substrate>(
                     .await
                     .map_err(|e| e.failure()),
             ),
+            Effect::CheckReferences { names } => {
+                let checks = names.iter().map(|name| substrate.secret_exists(name));
+                let answers = futures::future::join_all(checks).await;
+                Event::ReferencesChecked(
+                    answers
+                        .into_iter()
+                        .collect::<Result<Vec<bool>, _>>()
+                        .map_err(|e| e.failure()),
+                )
+            }
+            Effect::CompareEnv { secret } => {
+                Event::EnvCompared(compare_env(substrate, config, &secret).await)
+            }
             Effect::CreateSecret => Event::SecretCreated(create_secret(substrate, config).await),
             Effect::CreatePod { secret } => {
                 let Ok(generation) = secret.generation.parse::<Generation>() else {
@@ -251,6 +265,28 @@ async fn preflight_gc<S: Substrate>(substrate: &S, config: &ValidConfig, run: bo
             .collect(),
         Err(error) => vec![format!("preflight gc skipped: {error}")],
     }
+}
+
+/// deploy.md § Replacing a live agent: whether the environment in the pod's own Secret differs
+/// from the desired one (a Secret gone differs). Only the keys are logged, never a value.
+async fn compare_env<S: Substrate>(
+    substrate: &S,
+    config: &ValidConfig,
+    secret: &str,
+) -> Result<bool, RequestFailure> {
+    let live = substrate
+        .read_secret_values(secret)
+        .await
+        .map_err(|e| e.failure())?;
+    let Some(live) = live else {
+        tracing::info!(%secret, "the pod's own Secret is gone: its environment differs");
+        return Ok(true);
+    };
+    let keys = config.env().differing_keys(&live);
+    if !keys.is_empty() {
+        tracing::info!(?keys, "the environment differs from the live pod's");
+    }
+    Ok(!keys.is_empty())
 }
 
 /// Mint a generation, build this attempt's Secret from it and create it.

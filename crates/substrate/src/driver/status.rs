@@ -10,7 +10,8 @@ use crate::naming::AgentIdentity;
 use crate::substrate::Substrate;
 
 /// Report the status of `agent`'s pod (read-only). With `config`, also whether the pod's
-/// recorded intent matches it.
+/// recorded intent matches it and, when its own Secret exists, which environment keys differ
+/// from the configuration's (deploy.md § status).
 ///
 /// # Errors
 /// A failed read of the pod or of its Secret.
@@ -28,6 +29,17 @@ pub async fn status<S: Substrate>(
     let mut event = StatusEvent::Start;
     loop {
         event = match machine.step(event) {
+            StatusEffect::Finish(Ok(mut report)) => {
+                let secret = report.secret.as_ref().filter(|s| s.exists);
+                if let (Some(config), Some(secret)) = (config, secret) {
+                    report.env_differs = substrate
+                        .read_secret_values(&secret.name)
+                        .await
+                        .map_err(|e| e.failure())?
+                        .map(|live| config.env().differing_keys(&live));
+                }
+                return Ok(report);
+            }
             StatusEffect::Finish(result) => return result,
             StatusEffect::GetPod { name } => {
                 StatusEvent::PodRead(read_pod(substrate, &name, agent.binding()).await)

@@ -39,6 +39,11 @@ pub enum Call {
         /// The Secret name.
         name: String,
     },
+    /// `read_secret_values(name)`.
+    ReadSecretValues {
+        /// The Secret name.
+        name: String,
+    },
     /// `service_account_exists(name)`.
     ServiceAccountExists {
         /// The account name.
@@ -97,7 +102,7 @@ impl Call {
             Self::ListPods { .. } => Operation::ListPods,
             Self::ListSecrets { .. } => Operation::ListSecrets,
             Self::GetPod { .. } => Operation::GetPod,
-            Self::SecretExists { .. } => Operation::GetSecret,
+            Self::SecretExists { .. } | Self::ReadSecretValues { .. } => Operation::GetSecret,
             Self::ServiceAccountExists { .. } => Operation::GetServiceAccount,
             Self::CreateSecret { .. } => Operation::CreateSecret,
             Self::CreatePod { .. } => Operation::CreatePod,
@@ -116,6 +121,7 @@ impl Call {
     /// A one-line, value-free summary for assertions: `ensure_namespace agents`,
     /// `create_secret <name>`, `create_pod <name>`, `delete_pod <name> uid=<uid> rv=<rv>`,
     /// `delete_secret <name> uid=<uid>`, `get_pod <name>`, `secret_exists <name>`,
+    /// `read_secret_values <name>`,
     /// `service_account_exists <name>`, `get_node <name>`,
     /// `list_pods <selector>`, `list_secrets <selector>`, `sleep <secs>s`,
     /// `wait_for_pod_change <name> rv=<rv or -> max=<secs>s` (seconds with fractions when not
@@ -134,6 +140,7 @@ impl Call {
             Self::ListSecrets { selector } => format!("list_secrets {selector}"),
             Self::GetPod { name } => format!("get_pod {name}"),
             Self::SecretExists { name } => format!("secret_exists {name}"),
+            Self::ReadSecretValues { name } => format!("read_secret_values {name}"),
             Self::ServiceAccountExists { name } => format!("service_account_exists {name}"),
             Self::CreateSecret { secret } => format!(
                 "create_secret {}",

@@ -11,6 +11,7 @@ use apiary_cluster_model::{ClusterModel, ListOptions, ModelError, Preconditions,
 use chrono::{DateTime, Utc};
 use k8s_openapi::api::core::v1::{Pod, Secret};
 
+use crate::env::SecretValues;
 use crate::fake::call::Call;
 use crate::fake::clock::{ServerClock, to_chrono};
 use crate::fake::cluster::{FakeCluster, lock};
@@ -258,6 +259,24 @@ impl Substrate for FakeCluster {
         self.read(step, |m| match m.get_secret(&self.namespace, name) {
             Ok(_) => Ok(true),
             Err(ModelError::NotFound { .. }) => Ok(false),
+            Err(e) => Err(model_error(Operation::GetSecret, &self.object(name), &e)),
+        })
+    }
+
+    async fn read_secret_values(&self, name: &str) -> Result<Option<SecretValues>, SubstrateError> {
+        let step = self.begin(Call::ReadSecretValues {
+            name: name.to_owned(),
+        });
+        self.read(step, |m| match m.get_secret(&self.namespace, name) {
+            Ok(secret) => Ok(Some(SecretValues::new(
+                secret
+                    .data
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|(key, value)| (key, value.0))
+                    .collect(),
+            ))),
+            Err(ModelError::NotFound { .. }) => Ok(None),
             Err(e) => Err(model_error(Operation::GetSecret, &self.object(name), &e)),
         })
     }

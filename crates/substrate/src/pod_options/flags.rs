@@ -10,7 +10,8 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::Toleration;
 
-use super::PodOptions;
+use super::{PodOptions, SecretKey};
+use crate::env::{AUTHORITATIVE_KEYS, PILOT_POD_UID_ENV};
 
 /// A flag that sets a pod option.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,6 +36,10 @@ pub enum Flag {
     Label,
     /// `--annotation KEY=VALUE`.
     Annotation,
+    /// `--env-from-secret NAME`.
+    EnvFromSecret,
+    /// `--env-secret VAR=SECRET/KEY`.
+    EnvSecret,
 }
 
 impl Flag {
@@ -52,6 +57,8 @@ impl Flag {
             Self::ImagePullSecret => "--image-pull-secret",
             Self::Label => "--label",
             Self::Annotation => "--annotation",
+            Self::EnvFromSecret => "--env-from-secret",
+            Self::EnvSecret => "--env-secret",
         }
     }
 }
@@ -182,6 +189,75 @@ pub fn parse_resource(text: &str) -> Result<(String, String), PodOptionError> {
     Ok((name.to_owned(), quantity.to_owned()))
 }
 
+/// Parses `VAR=SECRET/KEY` (`--env-secret`): the variable `VAR` takes the value of `KEY` in
+/// the Secret `SECRET`.
+///
+/// # Errors
+/// A missing `=` or `/`, a variable name that is not POSIX or is apiary's own, an invalid Secret
+/// name or key.
+pub fn parse_env_secret(text: &str) -> Result<(String, SecretKey), PodOptionError> {
+    let flag = Flag::EnvSecret;
+    let parts = text
+        .split_once('=')
+        .and_then(|(var, source)| source.split_once('/').map(|(s, k)| (var, s, k)));
+    let Some((var, secret, key)) = parts else {
+        return Err(refuse(
+            flag,
+            text,
+            "expected VAR=SECRET/KEY, e.g. OPENAI_API_KEY=team-creds/openai",
+        ));
+    };
+    check_env_var(flag, text, var)?;
+    check_object_name(flag, secret)?;
+    check_secret_key(flag, text, key)?;
+    Ok((
+        var.to_owned(),
+        SecretKey {
+            secret: secret.to_owned(),
+            key: key.to_owned(),
+        },
+    ))
+}
+
+/// A variable an `--env-secret` sets: a POSIX name, never one apiary sets itself (an explicit
+/// variable beats the attempt's Secret, so it could spoof one).
+fn check_env_var(flag: Flag, text: &str, var: &str) -> Result<(), PodOptionError> {
+    if crate::env::validate_key(var).is_err() {
+        return Err(refuse(
+            flag,
+            text,
+            format!(
+                "the variable {var:?} is not a POSIX name (letters, digits and '_', not starting with a digit)"
+            ),
+        ));
+    }
+    if AUTHORITATIVE_KEYS.contains(&var) || var == PILOT_POD_UID_ENV {
+        return Err(refuse(
+            flag,
+            text,
+            format!("{var} is set by apiary itself; choose another variable name"),
+        ));
+    }
+    Ok(())
+}
+
+/// A Secret's data key: 1-253 letters, digits, '-', '_' or '.'.
+fn check_secret_key(flag: Flag, text: &str, key: &str) -> Result<(), PodOptionError> {
+    let valid = !key.is_empty()
+        && key.len() <= 253
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
+    if valid {
+        return Ok(());
+    }
+    Err(refuse(
+        flag,
+        text,
+        format!("the key {key:?} must be 1-253 letters, digits, '-', '_' or '.'"),
+    ))
+}
+
 impl PodOptions {
     /// Checks what the native flags set, by the rules that are certain without a cluster (the
     /// module docs). Run by `DeployConfig::validate`.
@@ -215,6 +291,12 @@ impl PodOptions {
         }
         for name in &self.image_pull_secrets {
             check_object_name(Flag::ImagePullSecret, name)?;
+        }
+        for name in &self.env_from_secrets {
+            check_object_name(Flag::EnvFromSecret, name)?;
+        }
+        for (var, source) in &self.env_secrets {
+            parse_env_secret(&format!("{var}={}/{}", source.secret, source.key))?;
         }
         for (flag, quantity) in [
             (
