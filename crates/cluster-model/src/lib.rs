@@ -88,7 +88,7 @@ pub mod kubelet;
 mod model;
 pub mod selector;
 
-pub use error::{Kind, ModelError};
+pub use error::{FieldCause, Kind, ModelError};
 pub use model::{
     ClusterModel, DEFAULT_EPOCH_SECONDS, DEFAULT_EVENT_CAPACITY, EventType, ListOptions, ListPage,
     LogLine, LogQuery, LogRead, NodeReady, Object, PodDeletion, Preconditions, WatchEvent, add,

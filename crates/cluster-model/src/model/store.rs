@@ -15,7 +15,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::{ByteString, Metadata};
 
 use super::object::Object;
-use crate::error::{Kind, ModelError};
+use crate::error::{FieldCause, Kind, ModelError};
 use crate::kubelet;
 use crate::selector::HasFields;
 
@@ -254,7 +254,10 @@ pub(crate) fn required_name(kind: Kind, meta: &ObjectMeta) -> Result<String, Mod
         _ => Err(ModelError::Invalid {
             kind,
             name: String::new(),
-            detail: "metadata.name: Required value: name or generateName is required".to_owned(),
+            causes: vec![FieldCause::required(
+                "metadata.name",
+                "name or generateName is required",
+            )],
         }),
     }
 }
@@ -270,7 +273,7 @@ pub(crate) fn required_namespace(
         _ => Err(ModelError::Invalid {
             kind,
             name: name.to_owned(),
-            detail: "metadata.namespace: Required value".to_owned(),
+            causes: vec![FieldCause::required("metadata.namespace", "")],
         }),
     }
 }
