@@ -12,6 +12,11 @@
 //!   mark, removal — takes the next value), `creationTimestamp` from the model clock and
 //!   `generation` 1. Creating into a missing namespace answers `NotFound` for the namespace
 //!   (`namespaces "X" not found`); a taken name answers `AlreadyExists`.
+//! * **Pod validation** (deploy.md § Pod options): a created pod's labels, annotations,
+//!   resources, node selector, tolerations and class names are checked as the apiserver checks
+//!   them, with its 400, 403 and 422 answers word for word (`causes` included), its defaulting
+//!   (a limit without a request is requested) and its canonical quantities; the deliberate
+//!   differences are listed under "Pod validation against the real apiserver" below.
 //! * **Secrets**: `stringData` is merged into `data`; `type` defaults to `Opaque`; `immutable` is
 //!   kept, and since there is no update verb nobody can change the payload.
 //! * **Lists**: ordered by namespace then name; label selectors (`=`, `==`, `!=`, `in`,

@@ -3,7 +3,7 @@
 //! lives in the child module named for it (`verbs` for what every kind shares, then
 //! `namespaces`, `secrets`, `pods`, `service_accounts`, `nodes`, `scripting` for the kubelet, `clock`);
 //! the plain data they work on lives in the leaf modules (`store`, `list`, `watch`, `runtime`,
-//! `accounts`, `object`, `time`, `node_ready`), which know nothing of `ClusterModel`.
+//! `accounts`, `object`, `time`, `node_ready`, `quantity`), which know nothing of `ClusterModel`.
 //!
 //! Layer: pure state. Performs no I/O, spawns nothing and never reads a real clock.
 
@@ -38,6 +38,7 @@ mod node_ready;
 mod nodes;
 mod object;
 mod pods;
+mod quantity;
 mod runtime;
 mod scripting;
 mod secrets;

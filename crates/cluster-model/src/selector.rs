@@ -12,7 +12,7 @@
 mod field;
 mod label;
 mod lexer;
-mod validation;
+pub(crate) mod validation;
 
 pub use field::{FieldRequirement, FieldSelector, HasFields};
 pub use label::{LabelSelector, Requirement};

@@ -24,25 +24,39 @@ use crate::kubelet::{PodScript, Stage};
 
 impl ClusterModel {
     /// Create a pod: stamps metadata, resets `status` to `{phase: Pending, qosClass}`, defaults
-    /// `terminationGracePeriodSeconds` to 30 and `restartPolicy` to `Always`, adds the
-    /// DefaultTolerationSeconds admission's two tolerations (`add_default_tolerations`), and
-    /// attaches a
-    /// kubelet script: the next one queued for this name ([`ClusterModel::queue_pod_scripts`]),
+    /// `terminationGracePeriodSeconds` to 30, `restartPolicy` to `Always` and each limit without
+    /// a request to a request, adds the DefaultTolerationSeconds admission's two tolerations
+    /// (`add_default_tolerations`), checks the pod as the apiserver does in the fields apiary's
+    /// pod options set (the Priority and RuntimeClass admission of a class name no class can
+    /// have; labels, annotations, resources, node selector, tolerations), stores every
+    /// quantity in the apiserver's canonical form (`1024Mi` is `1Gi`), and attaches a kubelet
+    /// script: the next one queued for this name ([`ClusterModel::queue_pod_scripts`]),
     /// else the one set for this name ([`ClusterModel::script_pods_named`]), else the image
     /// convention ([`PodScript::from_image`]), else the default script. The kubelet's first step
     /// (scheduling) is due at the creation time and runs at the next clock movement or
     /// [`ClusterModel::settle`].
     ///
     /// # Errors
-    /// `NotFound` (kind Namespace, message `namespaces "X" not found`) when the namespace does
-    /// not exist; `BadRequest` when the object names another namespace; `Invalid` without a
-    /// name; `AlreadyExists` when the name is taken; `ServiceAccountMissing` (403) when
-    /// ServiceAccount admission is on and the pod's account does not exist.
+    /// In the apiserver's order: `BadRequest` for a malformed quantity (the decoder's refusal)
+    /// or when the object names another namespace; `Invalid` without a name; `NotFound` (kind
+    /// Namespace, message `namespaces "X" not found`) when the namespace does not exist;
+    /// `ServiceAccountMissing` (403) when ServiceAccount admission is on and the pod's account
+    /// does not exist; `AdmissionForbidden` (403) for a `priorityClassName` or
+    /// `runtimeClassName` that is not a DNS subdomain; `Invalid` with the apiserver's causes for
+    /// a field validation refuses; `AlreadyExists` when the name is taken.
     pub fn create_pod(&mut self, namespace: &str, mut pod: Pod) -> Result<Pod, ModelError> {
+        validation::decode_quantities(&pod)?;
+        validation::default_requests(&mut pod);
         add_default_tolerations(&mut pod);
+        let name = pod.metadata.name.clone().unwrap_or_default();
+        // Validated as sent (the refusal quotes quantities as parsed), stored canonical; the
+        // refusal is answered after admission, as the apiserver validates after admitting.
+        let invalid = validation::validate(&name, &pod);
+        validation::canonicalize_quantities(&mut pod);
         let pod = self.create_object(Some(namespace), pod, |model, pod: &Pod| {
-            let name = pod.metadata.name.as_deref().unwrap_or_default();
-            model.accounts.admit(namespace, name, pod)
+            model.accounts.admit(namespace, &name, pod)?;
+            validation::admit_classes(&name, pod)?;
+            invalid
         })?;
         let key = key(namespace, pod.metadata.name.as_deref().unwrap_or_default());
         let script = self.kubelet.script_for_new_pod(&key, &pod);
@@ -337,6 +351,8 @@ pub fn add_default_tolerations(pod: &mut Pod) {
         }
     }
 }
+
+mod validation;
 
 #[cfg(test)]
 mod tests;

@@ -1,5 +1,7 @@
-//! The apiserver's validation of label keys and values inside a selector (`IsQualifiedName`,
-//! `IsValidLabelValue`), with its messages word for word.
+//! The apiserver's validation of label keys and values (`IsQualifiedName`,
+//! `IsValidLabelValue`, `IsDNS1123Subdomain`), with its messages word for word: inside a
+//! selector here, and in a pod's labels, annotations, node selector, tolerations and resource
+//! names (`model/pods/validation.rs`).
 //!
 //! Layer: pure checks; performs no I/O.
 
@@ -53,7 +55,7 @@ fn matches_dns_subdomain(s: &str) -> bool {
 }
 
 /// The apiserver's `IsQualifiedName` findings for a label key (empty when valid).
-fn qualified_name_errors(key: &str) -> Vec<String> {
+pub(crate) fn qualified_name_errors(key: &str) -> Vec<String> {
     let name_rule = || {
         regex_error(
             QUALIFIED_NAME_MESSAGE,
@@ -111,7 +113,8 @@ pub(super) fn check_key(key: &str) -> Result<(), String> {
     }
 }
 
-pub(super) fn check_value(key: &str, value: &str) -> Result<(), String> {
+/// The apiserver's `IsValidLabelValue` findings (empty when valid).
+pub(crate) fn label_value_errors(value: &str) -> Vec<String> {
     let mut errors = Vec::new();
     if value.len() > 63 {
         errors.push("must be no more than 63 characters".to_owned());
@@ -124,6 +127,17 @@ pub(super) fn check_value(key: &str, value: &str) -> Result<(), String> {
             &["MyValue", "my_value", "12345"],
         ));
     }
+    errors
+}
+
+/// Whether `value` is a DNS-1123 subdomain (`IsDNS1123Subdomain` finds nothing): at most 253
+/// characters matching the pattern.
+pub(crate) fn is_dns_subdomain(value: &str) -> bool {
+    value.len() <= 253 && matches_dns_subdomain(value)
+}
+
+pub(super) fn check_value(key: &str, value: &str) -> Result<(), String> {
+    let errors = label_value_errors(value);
     if errors.is_empty() {
         Ok(())
     } else {
