@@ -7,7 +7,8 @@
 //!
 //! The harness (the two sides, what a transcript records, the comparison) lives in
 //! [`harness`]; the sequences of this file cover creates, fenced deletes, graceful deletion,
-//! lists, watches, selectors, missing objects and invalid objects.
+//! lists, watches, selectors, missing objects and invalid objects, and those of [`pod_fields`]
+//! the pod fields apiary's pod options set (deploy.md § Pod options), field by field.
 //!
 //! Layer: integration test. It talks only to loopback (the simulator and the envtest control
 //! plane); it asserts on answers and their order, never on durations (the harness's waits are
@@ -15,6 +16,8 @@
 
 #[path = "differential/harness.rs"]
 mod harness;
+#[path = "differential/pod_fields.rs"]
+mod pod_fields;
 
 use std::future::Future;
 use std::pin::Pin;

@@ -10,7 +10,8 @@
 //! `deletionGracePeriodSeconds` and `status.phase`; for a list its item names, the presence of
 //! `continue` and `resourceVersion` and `remainingItemCount`; for a watch the event types and the
 //! shapes of their objects. Values that differ by nature (uids, resourceVersions) are replaced by
-//! names the sequence gives them before messages are compared.
+//! names the sequence gives them before messages are compared. A sequence may also record an
+//! entry of its own ([`Side::record`]), such as the fields of a pod it set.
 //!
 //! Layer: integration-test support. It talks only to loopback; the waits are bounds against
 //! hangs, never performance assertions.
@@ -136,6 +137,32 @@ impl Side {
 
     fn transcript(&self) -> Vec<Value> {
         self.transcript.lock().expect("transcript").clone()
+    }
+
+    /// Whether this side is the simulator: for the steps where the model deliberately differs
+    /// from the real server, each side's own literal answer is asserted (the README row that
+    /// decides the difference is named where the step is written).
+    pub(crate) fn is_simulator(&self) -> bool {
+        matches!(self.backend, Backend::Sim(_))
+    }
+
+    /// Creates a cluster-scoped object of a kind the simulator does not serve (a PriorityClass,
+    /// a RuntimeClass) on the real server, where admission looks it up; on the simulator it does
+    /// nothing, since the model treats every well-formed class name as an existing class
+    /// (cluster-model README § Pod validation against the real apiserver). An object left by an
+    /// earlier sequence on the shared control plane (`409 AlreadyExists`) is fine.
+    pub(crate) async fn ensure_on_real_server(&self, path: &str, body: &Value) {
+        if self.is_simulator() {
+            return;
+        }
+        let answer = self.send("POST", path, Some(body)).await;
+        assert!(
+            matches!(answer.code, 201 | 409),
+            "{}: POST {path}: {} {}",
+            self.label,
+            answer.code,
+            answer.body
+        );
     }
 
     /// `/api/v1/namespaces/<ns>/<rest>`.
@@ -355,7 +382,7 @@ impl Side {
     }
 
     /// The part of a body apiary reads (see the module doc).
-    pub(crate) fn shape(&self, body: &Value) -> Value {
+    fn shape(&self, body: &Value) -> Value {
         let present = |v: &Value| !v.is_null();
         match body["kind"].as_str() {
             Some("Status") => {
