@@ -35,6 +35,7 @@ const MUTANT_TARGETS: &[MutantTarget] = &[
             "crates/substrate/src/observe.rs",
             "crates/substrate/src/pod_options.rs",
             "crates/substrate/src/pod_options/flags.rs",
+            "crates/substrate/src/pod_options/overrides.rs",
             // The driver executes the machines; every mutant of its mapping must be caught by
             // the conformance suites (issue 10 § 1).
             "crates/substrate/src/driver/*.rs",

@@ -215,6 +215,10 @@ pub struct ShapeArgs {
     /// The variable VAR from key KEY of Secret SECRET in the namespace; must exist (repeatable)
     #[arg(long = "env-secret", value_name = "VAR=SECRET/KEY", action = ArgAction::Append)]
     pub env_secret: Vec<String>,
+    /// A JSON merge patch (RFC 7386) applied to the pod apiary built, or @FILE holding one; apiary's
+    /// identity, image, Secret reference and hardening cannot be changed by it
+    #[arg(long = "overrides", value_name = "JSON|@FILE")]
+    pub overrides: Option<String>,
 }
 
 impl ShapeArgs {
@@ -256,6 +260,7 @@ impl ShapeArgs {
         note(!self.annotation.is_empty(), "--annotation");
         note(!self.env_from_secret.is_empty(), "--env-from-secret");
         note(!self.env_secret.is_empty(), "--env-secret");
+        note(self.overrides.is_some(), "--overrides");
         given
     }
 }

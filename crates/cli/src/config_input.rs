@@ -10,6 +10,7 @@ use apiary_substrate::config::{DeployConfig, ValidConfig, parse_timeout};
 use apiary_substrate::env::Env;
 use apiary_substrate::naming::AgentIdentity;
 use apiary_substrate::pod_options::PodOptions;
+use apiary_substrate::pod_options::overrides::Overrides;
 use apiary_substrate::pod_options::flags::{
     Flag, PodOptionError, key_values, parse_env_secret, parse_toleration,
 };
@@ -86,7 +87,22 @@ pub fn deploy_config(
     }
     config.env = env;
     config.pod_options = pod_options(shape).map_err(|e| Failure::refused(e.to_string()))?;
+    config.pod_options.overrides = shape.overrides.as_deref().map(overrides).transpose()?;
     Ok(config)
+}
+
+/// `--overrides JSON` or `--overrides @FILE` (deploy.md § Pod options): the text, or the file's,
+/// parsed as a merge patch. A file that cannot be read is refused naming it.
+fn overrides(text: &str) -> Result<Overrides, Failure> {
+    let json = match text.strip_prefix('@') {
+        Some(path) => std::fs::read_to_string(path).map_err(|e| {
+            Failure::refused(format!(
+                "--overrides @{path}: the file cannot be read ({e}); give a readable file holding a JSON object, or the JSON itself"
+            ))
+        })?,
+        None => text.to_owned(),
+    };
+    Overrides::parse(&json).map_err(|e| Failure::refused(e.to_string()))
 }
 
 /// The pod options of the flags (deploy.md § Pod options); the syntax is the library's.

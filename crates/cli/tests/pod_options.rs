@@ -180,3 +180,35 @@ on_both_backends! {
         assert!(fx.mutations().is_empty(), "{:?}", fx.mutations());
     }
 }
+
+on_both_backends! {
+    /// deploy.md § Pod options, The escape hatch: an `--overrides` patch (here from a file)
+    /// reaches the server as given, beside apiary's own fields, and the same patch again is a
+    /// no-op.
+    fn an_overrides_patch_reaches_the_server(fx) {
+        let file = fx.dir().join("overrides.json");
+        std::fs::write(&file, r#"{"spec": {"dnsPolicy": "None", "dnsConfig": {"nameservers": ["10.0.0.10"]},
+            "affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 1, "preference": {"matchExpressions": [
+                    {"key": "example.com/pool", "operator": "In", "values": ["agents"]}]}}]}}}}"#).unwrap();
+        let arg = format!("@{}", file.display());
+        let run = fx.apiary(&["deploy", AGENT, "--image", IMAGE, "--overrides", &arg]);
+        assert_eq!(run.code, 0, "{run:?}");
+        let pod = fx.pod(run.stdout.trim()).expect("the pod");
+        let spec = pod.spec.as_ref().expect("a spec");
+        assert_eq!(spec.dns_policy.as_deref(), Some("None"));
+        assert_eq!(
+            serde_json::to_value(&spec.dns_config).unwrap(),
+            serde_json::json!({"nameservers": ["10.0.0.10"]})
+        );
+        let affinity = serde_json::to_value(&spec.affinity).unwrap();
+        assert_eq!(affinity["nodeAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"][0]["weight"], 1);
+        assert_eq!(spec.restart_policy.as_deref(), Some("Never"));
+        assert_eq!(spec.automount_service_account_token, Some(false));
+        fx.clear_requests();
+        let again = fx.apiary(&["deploy", AGENT, "--image", IMAGE, "--overrides", &arg]);
+        assert_eq!(again.code, 0, "{again:?}");
+        assert!(!again.stderr.contains("old configuration"), "{again:?}");
+        assert!(fx.mutations().is_empty(), "{:?}", fx.mutations());
+    }
+}

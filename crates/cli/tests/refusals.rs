@@ -370,7 +370,7 @@ fn status_with_a_tag_only_image_is_refused() {
 /// taint effect, a base resource given as an extended one, an object name that is not one.
 #[test]
 fn pod_option_flags_are_refused_before_contact() {
-    let cases: [(&[&str], &[&str]); 10] = [
+    let cases: [(&[&str], &[&str]); 19] = [
         (
             &["--label", "apiary.dev/agent=x"],
             &["--label", "the key apiary.dev/agent is apiary's own"],
@@ -404,6 +404,39 @@ fn pod_option_flags_are_refused_before_contact() {
         (
             &["--ephemeral-storage-limit", " "],
             &["--ephemeral-storage-limit", "not a Kubernetes quantity"],
+        ),
+        (
+            &["--env-from-secret", "Team_Creds"],
+            &["--env-from-secret", "not a valid object name"],
+        ),
+        (
+            &["--env-secret", "TOKEN=creds"],
+            &["--env-secret", "expected VAR=SECRET/KEY"],
+        ),
+        (
+            &["--env-secret", "APIARY_AGENT_ID=creds/id"],
+            &["--env-secret", "set by apiary itself"],
+        ),
+        (
+            &["--env-secret", "TOKEN=creds/a b"],
+            &["--env-secret", "the key"],
+        ),
+        (
+            &["--env-secret", "TOKEN=creds/t", "--env", "TOKEN=x"],
+            &["--env-secret", "also set by --env"],
+        ),
+        (
+            &["--overrides", r#"{"spec":{"restartPolicy":"Always"}}"#],
+            &["--overrides", "spec.restartPolicy"],
+        ),
+        (
+            &["--overrides", r#"{"spec":{"containers":[{"name":"agent","image":"evil"}]}}"#],
+            &["--overrides", "spec.containers[agent]"],
+        ),
+        (&["--overrides", "[1]"], &["--overrides must be a JSON object"]),
+        (
+            &["--overrides", "@/nonexistent/overrides.json"],
+            &["--overrides @/nonexistent/overrides.json", "cannot be read"],
         ),
     ];
     for (flags, needles) in cases {

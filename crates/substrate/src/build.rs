@@ -21,6 +21,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use crate::config::ValidConfig;
 use crate::intent::{RESTART_POLICY, TERMINATION_GRACE_PERIOD_SECONDS};
 use crate::naming::Generation;
+use crate::pod_options::overrides::OverridesError;
 
 /// The name of the one container; observation and tooling address it by this name.
 pub const CONTAINER_NAME: &str = "agent";
@@ -120,9 +121,42 @@ pub fn build_secret(config: &ValidConfig, generation: Generation) -> Secret {
 /// attempt's Secret, the hardening fields, and the four annotations (five with an expiry).
 /// Under the buzz binding (buzz-provider.md § 6.2) the identity annotations are the pubkey's,
 /// there is never a command, args or expiry annotation, and the pod options of § 16.3 add only
-/// what they set.
+/// what they set. `--overrides` is applied last (deploy.md § Pod options, The escape hatch).
 #[must_use]
 pub fn build_pod(config: &ValidConfig, generation: Generation) -> Pod {
+    let pod = build_base_pod(config, generation);
+    let Some(overrides) = &config.pod_options().overrides else {
+        return pod;
+    };
+    // Validation applied the patch to the pods of two generations ([`ValidConfig::check_overrides`]),
+    // and the pods of any two generations differ only in the attempt's Secret name, so this
+    // cannot fail for a validated configuration.
+    overrides.apply(&pod).unwrap_or_else(|error| {
+        tracing::error!(%error, "internal error: a validated --overrides no longer applies");
+        pod
+    })
+}
+
+impl ValidConfig {
+    /// Refuses an `--overrides` patch that does not apply to this configuration's pod, before any
+    /// request: it is applied to the pods of two generations, so a patch that names one
+    /// attempt's Secret (it restated the agent's `envFrom`) is refused as well.
+    ///
+    /// # Errors
+    /// The first refusal of [`crate::pod_options::overrides::Overrides::apply`].
+    pub fn check_overrides(&self) -> Result<(), OverridesError> {
+        let Some(overrides) = &self.pod_options().overrides else {
+            return Ok(());
+        };
+        for generation in [Generation::from_u32(1), Generation::from_u32(2)] {
+            overrides.apply(&build_base_pod(self, generation))?;
+        }
+        Ok(())
+    }
+}
+
+/// [`build_pod`] before `--overrides`.
+fn build_base_pod(config: &ValidConfig, generation: Generation) -> Pod {
     let agent = config.agent();
     let mut annotations = agent.annotations();
     let binding = agent.binding();

@@ -137,6 +137,9 @@ pub enum ConfigError {
     /// A pod option (deploy.md § Pod options) is refused: the message names the flag.
     #[error(transparent)]
     PodOption(#[from] crate::pod_options::flags::PodOptionError),
+    /// `--overrides` is refused (deploy.md § Pod options): the message names the JSON path.
+    #[error(transparent)]
+    Overrides(#[from] crate::pod_options::overrides::OverridesError),
     /// A resource quantity is empty or whitespace only.
     #[error(
         "{field} is empty: give a Kubernetes quantity (for example 500m, 2, 1Gi) or omit the \
@@ -400,13 +403,15 @@ impl DeployConfig {
             template: Template::Apiary,
             pod_options: self.pod_options.clone(),
         };
-        Ok(ValidConfig {
+        let valid = ValidConfig {
             agent: agent.clone(),
             shape,
             timeout,
             env,
             expires_at: None,
-        })
+        };
+        valid.check_overrides()?;
+        Ok(valid)
     }
 }
 

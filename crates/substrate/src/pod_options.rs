@@ -76,6 +76,26 @@ pub struct PodOptions {
     /// VAR=SECRET/KEY`): `env[].valueFrom.secretKeyRef`. apiary never reads their values.
     #[serde(skip_deserializing, skip_serializing_if = "BTreeMap::is_empty")]
     pub env_secrets: BTreeMap<String, SecretKey>,
+    /// `--overrides`: an RFC 7386 merge patch applied to the built pod and re-verified against
+    /// apiary's invariants ([`overrides`]); in the fingerprint as its canonical JSON text.
+    #[serde(
+        skip_deserializing,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "canonical_overrides"
+    )]
+    pub overrides: Option<overrides::Overrides>,
+}
+
+/// The fingerprint's form of `--overrides`: the canonical JSON text (keys sorted at every
+/// depth), so two spellings of one patch are one intent.
+fn canonical_overrides<S: serde::Serializer>(
+    overrides: &Option<overrides::Overrides>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match overrides {
+        Some(patch) => serializer.serialize_str(&patch.canonical()),
+        None => serializer.serialize_none(),
+    }
 }
 
 /// One key of a Secret (`--env-secret VAR=SECRET/KEY`).

@@ -308,8 +308,9 @@ fn given_flags_covers_every_shape_flag() {
         annotation: vec!["k=v".into()],
         env_from_secret: vec!["s".into()],
         env_secret: vec!["V=s/k".into()],
+        overrides: Some("{}".into()),
     };
-    assert_eq!(shape.given_flags().len(), 24);
+    assert_eq!(shape.given_flags().len(), 25);
 }
 
 /// The JSON pre-scan recognises every spelling clap accepts, the last one winning.

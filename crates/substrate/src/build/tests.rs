@@ -530,3 +530,36 @@ fn without_options_the_pod_has_no_option_fields() {
     assert!(spec.runtime_class_name.is_none() && spec.priority_class_name.is_none());
     assert!(spec.image_pull_secrets.is_none());
 }
+
+/// deploy.md § Pod options, The escape hatch: the patch reaches the pod of every attempt, and a
+/// patch that breaks an invariant, or names one attempt's Secret (it restated the agent's
+/// `envFrom`), is refused by validation.
+#[test]
+fn overrides_are_applied_to_every_attempt_and_checked_by_validation() {
+    use crate::pod_options::overrides::Overrides;
+    let mut c = config();
+    c.pod_options.overrides = Some(
+        Overrides::parse(r#"{"spec":{"dnsPolicy":"None","dnsConfig":{"nameservers":["10.0.0.10"]}}}"#)
+            .unwrap(),
+    );
+    let v = valid(&c);
+    for n in [1, 7] {
+        let pod = build_pod(&v, g(n));
+        assert_eq!(spec(&pod).dns_policy.as_deref(), Some("None"));
+        assert_eq!(container(&pod).image, Some(image()));
+    }
+    let mut c = config();
+    c.pod_options.overrides =
+        Some(Overrides::parse(r#"{"spec":{"restartPolicy":"Always"}}"#).unwrap());
+    let error = c.validate(&agent()).unwrap_err().to_string();
+    assert!(error.contains("spec.restartPolicy"), "{error}");
+    // Restating the agent container with one attempt's Secret passes for that attempt only.
+    let mut pod = build_pod(&valid(&config()), g(1));
+    let agent_container = serde_json::to_value(&spec(&pod).containers[0]).unwrap();
+    pod.metadata = Default::default();
+    let patch = serde_json::json!({"spec": {"containers": [agent_container]}}).to_string();
+    let mut c = config();
+    c.pod_options.overrides = Some(Overrides::parse(&patch).unwrap());
+    let error = c.validate(&agent()).unwrap_err().to_string();
+    assert!(error.contains("--overrides"), "{error}");
+}

@@ -4,6 +4,7 @@
 use proptest::prelude::*;
 
 use super::*;
+use crate::pod_options::overrides::Overrides;
 use crate::config::DeployConfig;
 use crate::naming::AgentIdentity;
 
@@ -276,7 +277,7 @@ proptest! {
 #[test]
 fn each_pod_option_enters_the_fingerprint_last() {
     let plain = fingerprint_of(&base());
-    let edits: [fn(&mut PodOptions); 9] = [
+    let edits: [fn(&mut PodOptions); 12] = [
         |o| drop(o.node_selector.insert("pool".into(), "gpu".into())),
         |o| o.tolerations.push(Default::default()),
         |o| o.runtime_class = Some("gvisor".into()),
@@ -291,6 +292,17 @@ fn each_pod_option_enters_the_fingerprint_last() {
         |o| o.image_pull_secrets.push("regcred".into()),
         |o| drop(o.labels.insert("team".into(), "ml".into())),
         |o| drop(o.annotations.insert("example.com/note".into(), "x".into())),
+        |o| o.env_from_secrets.push("team-creds".into()),
+        |o| {
+            drop(o.env_secrets.insert(
+                "TOKEN".into(),
+                crate::pod_options::SecretKey {
+                    secret: "team-creds".into(),
+                    key: "token".into(),
+                },
+            ))
+        },
+        |o| o.overrides = Some(Overrides::parse(r#"{"spec":{"dnsPolicy":"Default"}}"#).unwrap()),
     ];
     let mut seen = std::collections::BTreeSet::from([plain.clone()]);
     for edit in edits {
@@ -310,6 +322,21 @@ fn each_pod_option_enters_the_fingerprint_last() {
     }
 }
 
+/// `--overrides` enters the fingerprint as its canonical text: two spellings of one patch are one
+/// intent, another patch is another.
+#[test]
+fn overrides_enter_the_fingerprint_canonically() {
+    let with = |text: &str| {
+        let mut config = base();
+        config.pod_options.overrides = Some(Overrides::parse(text).unwrap());
+        config.validate(&agent()).unwrap().fingerprint()
+    };
+    let one = with(r#"{"spec":{"dnsPolicy":"Default","hostname":"a"}}"#);
+    assert_eq!(one, with(r#"{ "spec": { "hostname": "a",  "dnsPolicy": "Default" } }"#));
+    assert_ne!(one, with(r#"{"spec":{"dnsPolicy":"Default","hostname":"b"}}"#));
+    assert_ne!(one, fingerprint_of(&base()));
+}
+
 /// The native options never reach the buzz template's `pod_options` member (buzz-provider.md
 /// § 7 vectors stay byte-identical): they serialize only when set, and are never read from the
 /// buzz wire form.
@@ -327,6 +354,9 @@ fn native_options_are_not_part_of_the_buzz_wire_form() {
         "image_pull_secrets",
         "labels",
         "annotations",
+        "env_from_secrets",
+        "env_secrets",
+        "overrides",
     ] {
         assert!(!json.contains(native), "{json}");
     }
