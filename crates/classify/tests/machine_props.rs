@@ -293,7 +293,11 @@ fn run(
                 unreachable!("the generated specs reference no Secret")
             }
             Effect::CompareEnv { .. } => Event::EnvCompared(match c.pick(4) {
-                0 => Err(RequestFailure::api(500, "InternalError", "secret read failed")),
+                0 => Err(RequestFailure::api(
+                    500,
+                    "InternalError",
+                    "secret read failed",
+                )),
                 1 => Ok(true),
                 _ => Ok(false),
             }),

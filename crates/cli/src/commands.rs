@@ -121,10 +121,15 @@ pub fn status_report(agent: &AgentIdentity, namespace: &str, report: &StatusRepo
     ]
     .into_iter()
     // Keys only, never a value; the line only when a configuration was compared.
-    .chain(report.env_differs.as_ref().map(|keys| match keys.as_slice() {
-        [] => "environment: matches".to_owned(),
-        keys => format!("environment differs: {}", keys.join(", ")),
-    }))
+    .chain(
+        report
+            .env_differs
+            .as_ref()
+            .map(|keys| match keys.as_slice() {
+                [] => "environment: matches".to_owned(),
+                keys => format!("environment differs: {}", keys.join(", ")),
+            }),
+    )
     .collect::<Vec<_>>()
     .join("\n");
     Report::new(text, doc)

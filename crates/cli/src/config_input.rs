@@ -10,10 +10,10 @@ use apiary_substrate::config::{DeployConfig, ValidConfig, parse_timeout};
 use apiary_substrate::env::Env;
 use apiary_substrate::naming::AgentIdentity;
 use apiary_substrate::pod_options::PodOptions;
-use apiary_substrate::pod_options::overrides::Overrides;
 use apiary_substrate::pod_options::flags::{
     Flag, PodOptionError, key_values, parse_env_secret, parse_toleration,
 };
+use apiary_substrate::pod_options::overrides::Overrides;
 
 use crate::args::ShapeArgs;
 use crate::outcome::Failure;

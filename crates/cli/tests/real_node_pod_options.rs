@@ -2,8 +2,9 @@
 //! real node), where only a real kubelet and scheduler can show them: a private image pulled
 //! with `--image-pull-secret` from the registry behind htpasswd (and the `401` without it),
 //! `--runtime-class` with a RuntimeClass whose handler is containerd's `runc`, a PriorityClass
-//! resolved by admission, and a node selector the scheduler cannot satisfy, reported as the
-//! scheduler wrote it.
+//! resolved by admission, a node selector the scheduler cannot satisfy, reported as the
+//! scheduler wrote it, and a Secret referenced by `--env-from-secret` deleted after the deploy
+//! checked it, reported from the kubelet's own `CreateContainerConfigError`.
 //!
 //! Test-only code: it decides nothing about apiary and never prints a credential.
 
@@ -188,4 +189,89 @@ fn node_selectors_are_decided_by_the_real_scheduler() {
         .ok()
         .json();
     assert_eq!(listed[0]["agent"], agent, "{listed}");
+}
+
+/// deploy.md § Credentials from the cluster, on a real kubelet: the referenced Secret exists when
+/// the deploy checks it and is deleted before the kubelet creates the container (the pod waits
+/// for a node label until then, so the order is certain). The kubelet's real
+/// `CreateContainerConfigError` (`secret "<name>" not found`) ends the deploy at once with E14,
+/// the pod kept; once the Secret exists again the kubelet starts it. No value is printed.
+#[test]
+fn a_referenced_secret_deleted_after_the_check_is_reported_from_the_kubelet() {
+    let Some(scene) = Scene::new("env-secret-gone") else {
+        return;
+    };
+    let value = "sk-node-value-41aa";
+    let secret = Secret {
+        metadata: kube::api::ObjectMeta {
+            name: Some("team-creds".to_owned()),
+            ..Default::default()
+        },
+        string_data: Some(BTreeMap::from([("TOKEN".to_owned(), value.to_owned())])),
+        ..Secret::default()
+    };
+    let secrets: Api<Secret> = Api::namespaced(scene.admin.clone(), &scene.namespace);
+    let create = || {
+        scene
+            .rt
+            .block_on(secrets.create(&PostParams::default(), &secret))
+            .expect("the team's Secret")
+    };
+    create();
+    let label = format!("apiary-test/env-secret-{}", std::process::id());
+    let nodes: Api<k8s_openapi::api::core::v1::Node> = Api::all(scene.admin.clone());
+    let set_label = |value: serde_json::Value| {
+        let patch = serde_json::json!({"metadata": {"labels": {label.clone(): value}}});
+        scene
+            .rt
+            .block_on(nodes.patch(
+                "apiary-node-1",
+                &kube::api::PatchParams::default(),
+                &kube::api::Patch::Merge(patch),
+            ))
+            .expect("label the node");
+    };
+    let agent = "env secret gone";
+    let selector = format!("{label}=yes");
+    let (child, began) = scene.spawn(&deploy_args(
+        agent,
+        &scene.image(),
+        SLEEPER,
+        &[
+            "--env-from-secret",
+            "team-creds",
+            "--env-secret",
+            "API_TOKEN=team-creds/TOKEN",
+            "--node-selector",
+            &selector,
+        ],
+    ));
+    let name = pod_name(agent);
+    scene.wait_pod(&name, "created (after the check)", |pod| pod.is_some());
+    scene
+        .rt
+        .block_on(secrets.delete("team-creds", &Default::default()))
+        .expect("delete the Secret");
+    set_label(serde_json::json!("yes"));
+    let run = common::node::finish(child, began);
+    set_label(serde_json::Value::Null);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stderr.contains("secret team-creds"), "{run:?}");
+    assert!(run.stderr.contains("the pod is kept"), "{run:?}");
+    assert!(!run.stderr.contains(value) && !run.stdout.contains(value));
+    let pod = scene.pod(&name).expect("the pod is kept");
+    let waiting = common::node::agent_status(&pod)
+        .and_then(|s| s.state.as_ref())
+        .and_then(|s| s.waiting.as_ref())
+        .expect("waiting");
+    assert_eq!(
+        waiting.reason.as_deref(),
+        Some("CreateContainerConfigError")
+    );
+    assert_eq!(
+        waiting.message.as_deref(),
+        Some("secret \"team-creds\" not found")
+    );
+    create();
+    scene.wait_pod(&name, "started once the Secret exists", running);
 }

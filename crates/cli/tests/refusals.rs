@@ -430,10 +430,16 @@ fn pod_option_flags_are_refused_before_contact() {
             &["--overrides", "spec.restartPolicy"],
         ),
         (
-            &["--overrides", r#"{"spec":{"containers":[{"name":"agent","image":"evil"}]}}"#],
+            &[
+                "--overrides",
+                r#"{"spec":{"containers":[{"name":"agent","image":"evil"}]}}"#,
+            ],
             &["--overrides", "spec.containers[agent]"],
         ),
-        (&["--overrides", "[1]"], &["--overrides must be a JSON object"]),
+        (
+            &["--overrides", "[1]"],
+            &["--overrides must be a JSON object"],
+        ),
         (
             &["--overrides", "@/nonexistent/overrides.json"],
             &["--overrides @/nonexistent/overrides.json", "cannot be read"],

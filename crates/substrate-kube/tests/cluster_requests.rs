@@ -124,6 +124,43 @@ async fn a8_gets_carry_no_resource_version() {
     );
 }
 
+/// The existence check of a Secret asks for its metadata only (`as=PartialObjectMetadata`), so
+/// no value travels (deploy.md § Credentials from the cluster); only `read_secret_values`, the
+/// `--replace` comparison, asks for the object, and decodes its `data`.
+#[tokio::test]
+async fn secret_existence_is_a_metadata_only_read() {
+    let metadata = serde_json::json!({"apiVersion": "meta.k8s.io/v1",
+        "kind": "PartialObjectMetadata", "metadata": {"name": "team-creds"}});
+    let secret = serde_json::json!({"apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": "agent-x-g1"}, "data": {"K": "dg=="}});
+    let (cluster, log) = cluster(vec![ok(metadata), ok(secret), status(404, "NotFound")]);
+    assert!(cluster.secret_exists("team-creds").await.expect("read"));
+    let values = cluster
+        .read_secret_values("agent-x-g1")
+        .await
+        .expect("read");
+    assert_eq!(
+        format!("{values:?}"),
+        r#"Some(SecretValues { keys: ["K"], .. })"#,
+        "the Debug form shows keys only"
+    );
+    assert_eq!(cluster.read_secret_values("gone").await, Ok(None));
+    let requests = log.all();
+    let accept = requests[0].accept.as_deref().unwrap_or_default();
+    assert!(accept.contains("as=PartialObjectMetadata"), "{accept}");
+    assert!(
+        !requests[1]
+            .accept
+            .as_deref()
+            .unwrap_or_default()
+            .contains("PartialObjectMetadata")
+    );
+    assert_eq!(
+        requests[1].uri,
+        "/api/v1/namespaces/agents/secrets/agent-x-g1"
+    );
+}
+
 /// A7: the pod delete body carries uid and resourceVersion preconditions and nothing else: no
 /// `gracePeriodSeconds`, no `propagationPolicy`.
 #[tokio::test]

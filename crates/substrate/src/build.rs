@@ -12,8 +12,7 @@ use k8s_openapi::api::core::v1::{
     Capabilities, Container, EmptyDirVolumeSource, EnvFromSource, EnvVar, EnvVarSource,
     LocalObjectReference, ObjectFieldSelector, Pod, PodSecurityContext, PodSpec,
     ResourceRequirements, SeccompProfile, Secret, SecretEnvSource, SecretKeySelector,
-    SecurityContext, Volume,
-    VolumeMount,
+    SecurityContext, Volume, VolumeMount,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;

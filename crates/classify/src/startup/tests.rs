@@ -194,7 +194,10 @@ fn a_config_error_naming_a_referenced_secret_pends_on_it() {
 /// The message parser: exactly `secret "<name>" not found`, surrounding whitespace allowed.
 #[test]
 fn missing_secret_named_parses_the_kubelet_message() {
-    assert_eq!(missing_secret_named("secret \"a-b\" not found"), Some("a-b"));
+    assert_eq!(
+        missing_secret_named("secret \"a-b\" not found"),
+        Some("a-b")
+    );
     assert_eq!(missing_secret_named(" secret \"a\" not found\n"), Some("a"));
     for other in [
         "",

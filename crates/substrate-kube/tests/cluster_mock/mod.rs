@@ -25,6 +25,8 @@ use kube::client::Body;
 pub struct Captured {
     pub method: String,
     pub uri: String,
+    /// The `Accept` header, when sent.
+    pub accept: Option<String>,
     pub body: Vec<u8>,
 }
 
@@ -155,6 +157,11 @@ pub fn client(script: Vec<Answer>) -> (kube::Client, Log) {
             seen.0.lock().expect("log").push(Captured {
                 method: parts.method.to_string(),
                 uri: parts.uri.to_string(),
+                accept: parts
+                    .headers
+                    .get(http::header::ACCEPT)
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_owned),
                 body,
             });
             let answer = script

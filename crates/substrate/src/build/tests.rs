@@ -539,8 +539,10 @@ fn overrides_are_applied_to_every_attempt_and_checked_by_validation() {
     use crate::pod_options::overrides::Overrides;
     let mut c = config();
     c.pod_options.overrides = Some(
-        Overrides::parse(r#"{"spec":{"dnsPolicy":"None","dnsConfig":{"nameservers":["10.0.0.10"]}}}"#)
-            .unwrap(),
+        Overrides::parse(
+            r#"{"spec":{"dnsPolicy":"None","dnsConfig":{"nameservers":["10.0.0.10"]}}}"#,
+        )
+        .unwrap(),
     );
     let v = valid(&c);
     for n in [1, 7] {

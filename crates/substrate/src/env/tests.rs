@@ -301,3 +301,56 @@ proptest! {
         }
     }
 }
+
+fn live(pairs: &[(&str, &str)]) -> SecretValues {
+    SecretValues::new(
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), v.as_bytes().to_vec()))
+            .collect(),
+    )
+}
+
+/// deploy.md § Replacing a live agent: the keys whose values differ (changed, added, removed),
+/// sorted; apiary's stamped keys compared too, the per-attempt nonce never; `Debug` of the live
+/// values shows keys only.
+#[test]
+fn differing_keys_compare_values_except_the_nonce() {
+    let mut user = Env::new();
+    user.set("API_KEY", "new");
+    user.set("MODEL", "m");
+    let env = AgentEnv::build(&user, &agent()).unwrap();
+    let stamped = [
+        (APIARY_AGENT_NAME, agent().name().to_owned()),
+        (APIARY_AGENT_ID, agent().id().to_owned()),
+    ];
+    let with = |extra: &[(&str, &str)]| {
+        let mut pairs: Vec<(&str, &str)> = stamped.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        pairs.extend_from_slice(extra);
+        live(&pairs)
+    };
+    let same = with(&[
+        ("API_KEY", "new"),
+        ("MODEL", "m"),
+        (APIARY_START_NONCE, "0badc0de"),
+    ]);
+    assert!(env.differing_keys(&same).is_empty());
+    assert!(
+        env.differing_keys(&with(&[("API_KEY", "new"), ("MODEL", "m")]))
+            .is_empty()
+    );
+    assert_eq!(
+        env.differing_keys(&with(&[("API_KEY", "old"), ("MODEL", "m"), ("EXTRA", "x")])),
+        ["API_KEY", "EXTRA"]
+    );
+    assert_eq!(env.differing_keys(&with(&[("API_KEY", "new")])), ["MODEL"]);
+    assert_eq!(
+        env.differing_keys(&live(&[("API_KEY", "new"), ("MODEL", "m")])),
+        [APIARY_AGENT_ID, APIARY_AGENT_NAME]
+    );
+    let debug = format!("{same:?}");
+    assert!(
+        !debug.contains("new") && !debug.contains("0badc0de"),
+        "{debug}"
+    );
+}

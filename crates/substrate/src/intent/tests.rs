@@ -4,9 +4,9 @@
 use proptest::prelude::*;
 
 use super::*;
-use crate::pod_options::overrides::Overrides;
 use crate::config::DeployConfig;
 use crate::naming::AgentIdentity;
+use crate::pod_options::overrides::Overrides;
 
 fn image() -> String {
     format!("registry.example.com/team/agent@sha256:{}", "a".repeat(64))
@@ -332,8 +332,14 @@ fn overrides_enter_the_fingerprint_canonically() {
         config.validate(&agent()).unwrap().fingerprint()
     };
     let one = with(r#"{"spec":{"dnsPolicy":"Default","hostname":"a"}}"#);
-    assert_eq!(one, with(r#"{ "spec": { "hostname": "a",  "dnsPolicy": "Default" } }"#));
-    assert_ne!(one, with(r#"{"spec":{"dnsPolicy":"Default","hostname":"b"}}"#));
+    assert_eq!(
+        one,
+        with(r#"{ "spec": { "hostname": "a",  "dnsPolicy": "Default" } }"#)
+    );
+    assert_ne!(
+        one,
+        with(r#"{"spec":{"dnsPolicy":"Default","hostname":"b"}}"#)
+    );
     assert_ne!(one, fingerprint_of(&base()));
 }
 

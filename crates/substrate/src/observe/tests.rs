@@ -289,26 +289,32 @@ fn o7_first_env_from_secret() {
 /// the `<pod>-` prefix, wherever it stands; without one named so, the first is taken.
 #[test]
 fn the_own_secret_is_the_one_named_after_the_pod() {
-    let p = pod(json!({"metadata": {"name": "agent-x"}, "spec": {"containers": [
-        {"name": "agent", "envFrom": [
-            {"secretRef": {"name": "team-creds"}},
-            {"secretRef": {"name": "agent-x-0badc0de"}}
-        ]}
-    ]}}));
+    let p = pod(
+        json!({"metadata": {"name": "agent-x"}, "spec": {"containers": [
+            {"name": "agent", "envFrom": [
+                {"secretRef": {"name": "team-creds"}},
+                {"secretRef": {"name": "agent-x-0badc0de"}}
+            ]}
+        ]}}),
+    );
     assert_eq!(env_from_secret(&p).as_deref(), Some("agent-x-0badc0de"));
-    let p = pod(json!({"metadata": {"name": "agent-x"}, "spec": {"containers": [
-        {"name": "agent", "envFrom": [
-            {"secretRef": {"name": "agent-x-0badc0de"}},
-            {"secretRef": {"name": "agent-x-team"}}
-        ]}
-    ]}}));
+    let p = pod(
+        json!({"metadata": {"name": "agent-x"}, "spec": {"containers": [
+            {"name": "agent", "envFrom": [
+                {"secretRef": {"name": "agent-x-0badc0de"}},
+                {"secretRef": {"name": "agent-x-team"}}
+            ]}
+        ]}}),
+    );
     assert_eq!(env_from_secret(&p).as_deref(), Some("agent-x-0badc0de"));
-    let p = pod(json!({"metadata": {"name": "agent-x"}, "spec": {"containers": [
-        {"name": "agent", "envFrom": [
-            {"secretRef": {"name": "team-creds"}},
-            {"secretRef": {"name": "other"}}
-        ]}
-    ]}}));
+    let p = pod(
+        json!({"metadata": {"name": "agent-x"}, "spec": {"containers": [
+            {"name": "agent", "envFrom": [
+                {"secretRef": {"name": "team-creds"}},
+                {"secretRef": {"name": "other"}}
+            ]}
+        ]}}),
+    );
     assert_eq!(env_from_secret(&p).as_deref(), Some("team-creds"));
 }
 
