@@ -52,11 +52,19 @@ pub enum Operation {
     /// Reading the node a pod that will not go away is bound to (issue 11 § 6): cluster-scoped
     /// and optional, so a refusal is never a failure of the operation that asked.
     GetNode,
+    /// Reading the agent's NetworkPolicy (`--isolate`, deploy.md § Egress control).
+    GetNetworkPolicy,
+    /// Creating it.
+    CreateNetworkPolicy,
+    /// Replacing its spec (a PUT carrying the observed resourceVersion).
+    UpdateNetworkPolicy,
+    /// Deleting it (fenced).
+    DeleteNetworkPolicy,
 }
 
 impl Operation {
     /// Every request kind, in declaration order (for tests that loop over "every").
-    pub const ALL: [Operation; 16] = [
+    pub const ALL: [Operation; 20] = [
         Operation::EnsureNamespace,
         Operation::GetNamespace,
         Operation::CreateNamespace,
@@ -73,6 +81,10 @@ impl Operation {
         Operation::UpdatePod,
         Operation::ReadPodLog,
         Operation::GetNode,
+        Operation::GetNetworkPolicy,
+        Operation::CreateNetworkPolicy,
+        Operation::UpdateNetworkPolicy,
+        Operation::DeleteNetworkPolicy,
     ];
 
     /// The RBAC verb the request needs (`get`, `list`, `create`, `delete`, `watch`, `patch`); namespace
@@ -85,12 +97,17 @@ impl Operation {
             | Self::GetSecret
             | Self::GetServiceAccount
             | Self::ReadPodLog
-            | Self::GetNode => "get",
-            Self::CreateNamespace | Self::CreateSecret | Self::CreatePod => "create",
+            | Self::GetNode
+            | Self::GetNetworkPolicy => "get",
+            Self::CreateNamespace
+            | Self::CreateSecret
+            | Self::CreatePod
+            | Self::CreateNetworkPolicy => "create",
             Self::ListPods | Self::ListSecrets => "list",
-            Self::DeletePod | Self::DeleteSecret => "delete",
+            Self::DeletePod | Self::DeleteSecret | Self::DeleteNetworkPolicy => "delete",
             Self::WatchPod => "watch",
             Self::UpdatePod => "patch",
+            Self::UpdateNetworkPolicy => "update",
         }
     }
 
@@ -111,6 +128,10 @@ impl Operation {
             Self::GetServiceAccount => "serviceaccounts",
             Self::ReadPodLog => "pods/log",
             Self::GetNode => "nodes",
+            Self::GetNetworkPolicy
+            | Self::CreateNetworkPolicy
+            | Self::UpdateNetworkPolicy
+            | Self::DeleteNetworkPolicy => "networkpolicies",
         }
     }
 
@@ -125,6 +146,9 @@ impl Operation {
                 | Self::DeletePod
                 | Self::DeleteSecret
                 | Self::UpdatePod
+                | Self::CreateNetworkPolicy
+                | Self::UpdateNetworkPolicy
+                | Self::DeleteNetworkPolicy
         )
     }
 
@@ -147,6 +171,10 @@ impl Operation {
             Self::UpdatePod => "update_pod",
             Self::ReadPodLog => "read_pod_log",
             Self::GetNode => "get_node",
+            Self::GetNetworkPolicy => "get_network_policy",
+            Self::CreateNetworkPolicy => "create_network_policy",
+            Self::UpdateNetworkPolicy => "update_network_policy",
+            Self::DeleteNetworkPolicy => "delete_network_policy",
         }
     }
 }
@@ -171,6 +199,10 @@ impl fmt::Display for Operation {
             Self::UpdatePod => "update pod",
             Self::ReadPodLog => "read the log of pod",
             Self::GetNode => "read node",
+            Self::GetNetworkPolicy => "read networkpolicy",
+            Self::CreateNetworkPolicy => "create networkpolicy",
+            Self::UpdateNetworkPolicy => "update networkpolicy",
+            Self::DeleteNetworkPolicy => "delete networkpolicy",
         })
     }
 }

@@ -23,6 +23,7 @@ pub mod fence;
 pub mod gc;
 pub mod inventory;
 pub mod machine;
+pub mod policy;
 mod progress;
 pub mod pull;
 pub mod reference;

@@ -14,4 +14,5 @@ mod operation;
 pub use decide::{SecretsPlan, UndeployPodStep, undeploy_pod_step, undeploy_secrets};
 pub use operation::{
     UndeployEffect, UndeployError, UndeployEvent, UndeployMachine, UndeployReport, UndeploySpec,
+    undeploy_removes_policy,
 };

@@ -13,7 +13,7 @@ use crate::startup::{Decoded, StartupState, decode, settle_secret_check};
 
 /// Whether the two marker labels and the agent-id annotation match the owner's binding and id
 /// (shared by pods and Secrets). `marks` must have been read with the owner's binding keys.
-fn marks_match(marks: &ObjectMarks, owner: &Owner) -> bool {
+pub(crate) fn marks_match(marks: &ObjectMarks, owner: &Owner) -> bool {
     marks.managed_by.as_deref() == Some(owner.binding.managed_by)
         && marks.binding_version.as_deref() == Some(owner.binding.binding_version)
         && marks.agent_id.as_deref() == Some(owner.agent_id.as_str())

@@ -17,6 +17,7 @@ use apiary_classify::machine::{
     DeleteAnswer, DeployError, DeployMachine, DeploySpec, Effect, Event, Listing, NamespaceCheck,
     NamespaceFailure, OwnSecret, PodCreateOutcome, SecretCreateFailure,
 };
+use apiary_classify::policy::{PolicyFailure, PolicyProblem};
 use apiary_classify::verify::verify_pod;
 use proptest::prelude::*;
 
@@ -175,6 +176,10 @@ struct Seen {
     fresh_read: Option<Option<ObservedPod>>,
     /// The uid and the time of the first of the uninterrupted reads of it as running.
     running_since: Option<(String, Duration)>,
+    /// Whether the agent's policy was prepared (`--isolate`).
+    policy_prepared: bool,
+    /// Whether an environment comparison answered "differs".
+    env_differs: bool,
 }
 
 fn run(
@@ -201,7 +206,10 @@ fn run(
         replace,
         min_running,
         referenced_secrets: Vec::new(),
+        // deploy.md § Egress control: the policy rules hold with and without it.
+        isolate: deadline_secs.is_multiple_of(3),
     });
+    let isolate = deadline_secs.is_multiple_of(3);
     let mut c = Choices::new(values);
     let mut elapsed = Duration::ZERO;
     let mut seen = Seen::default();
@@ -289,6 +297,25 @@ fn run(
                 }
                 event
             }
+            Effect::PreparePolicy => {
+                // Only when isolating, once per call, and before any Secret is created.
+                prop_assert!(isolate, "a policy without --isolate");
+                prop_assert!(!seen.policy_prepared, "the policy prepared twice");
+                prop_assert!(
+                    seen.own_secret.is_none(),
+                    "the policy after a Secret create"
+                );
+                seen.policy_prepared = true;
+                Event::PolicyPrepared(match c.pick(8) {
+                    0 => Err(PolicyFailure::Problem(PolicyProblem::Foreign)),
+                    1 => Err(PolicyFailure::Failed(RequestFailure::api(
+                        500,
+                        "InternalError",
+                        "policy create failed",
+                    ))),
+                    _ => Ok(()),
+                })
+            }
             Effect::CheckReferences { .. } => {
                 unreachable!("the generated specs reference no Secret")
             }
@@ -298,7 +325,10 @@ fn run(
                     "InternalError",
                     "secret read failed",
                 )),
-                1 => Ok(true),
+                1 => {
+                    seen.env_differs = true;
+                    Ok(true)
+                }
                 _ => Ok(false),
             }),
             Effect::CheckSecret { .. } => Event::SecretChecked(match c.pick(5) {
@@ -312,6 +342,10 @@ fn run(
             }),
             Effect::CreateSecret => {
                 prop_assert!(!seen.lost_race, "create after a lost race");
+                prop_assert!(
+                    !isolate || seen.policy_prepared,
+                    "a Secret (and so a pod) before the policy"
+                );
                 prop_assert!(
                     !seen.created || seen.absent_since_created,
                     "second create while this call's pod may exist"
@@ -403,10 +437,11 @@ fn run(
                         Some(deletion.fence().uid().to_owned()),
                         "a replace delete of a pod this call did not first observe"
                     );
-                    prop_assert_eq!(
-                        observed.marks.create_intent.as_deref() == Some(INTENT),
-                        false,
-                        "a replace delete of a pod whose intent matches"
+                    // deploy.md § Replacing a live agent: a matching intent is replaced only when
+                    // its environment was answered as differing.
+                    prop_assert!(
+                        observed.marks.create_intent.as_deref() != Some(INTENT) || seen.env_differs,
+                        "a replace delete of a pod whose intent and environment match"
                     );
                     seen.started_deletes += 1;
                     prop_assert!(seen.started_deletes <= 1, "a second replace delete");

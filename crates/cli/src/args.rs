@@ -215,6 +215,13 @@ pub struct ShapeArgs {
     /// The variable VAR from key KEY of Secret SECRET in the namespace; must exist (repeatable)
     #[arg(long = "env-secret", value_name = "VAR=SECRET/KEY", action = ArgAction::Append)]
     pub env_secret: Vec<String>,
+    /// Isolate the agent with a NetworkPolicy: no ingress, egress only to DNS and --allow-egress
+    /// (enforced only where the cluster's network plugin enforces NetworkPolicy)
+    #[arg(long = "isolate")]
+    pub isolate: bool,
+    /// With --isolate, also allow egress to CIDR (every port, or one TCP PORT) (repeatable)
+    #[arg(long = "allow-egress", value_name = "CIDR[:PORT]", action = ArgAction::Append)]
+    pub allow_egress: Vec<String>,
     /// A JSON merge patch (RFC 7386) applied to the pod apiary built, or @FILE holding one; apiary's
     /// identity, image, Secret reference and hardening cannot be changed by it
     #[arg(long = "overrides", value_name = "JSON|@FILE")]
@@ -260,6 +267,8 @@ impl ShapeArgs {
         note(!self.annotation.is_empty(), "--annotation");
         note(!self.env_from_secret.is_empty(), "--env-from-secret");
         note(!self.env_secret.is_empty(), "--env-secret");
+        note(self.isolate, "--isolate");
+        note(!self.allow_egress.is_empty(), "--allow-egress");
         note(self.overrides.is_some(), "--overrides");
         given
     }

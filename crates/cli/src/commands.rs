@@ -186,6 +186,12 @@ pub fn undeploy_report(agent: &AgentIdentity, namespace: &str, report: &Undeploy
             .iter()
             .map(|s| format!("secret/{s} kept")),
     );
+    lines.extend(
+        report
+            .network_policy
+            .iter()
+            .map(|p| format!("networkpolicy/{p} deleted")),
+    );
     Report::new(
         lines.join("\n"),
         json!({
@@ -197,6 +203,7 @@ pub fn undeploy_report(agent: &AgentIdentity, namespace: &str, report: &Undeploy
             "waited": report.waited,
             "secrets": report.secrets,
             "kept_secrets": report.kept_secrets,
+            "network_policy": report.network_policy,
         }),
     )
 }

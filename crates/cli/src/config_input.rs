@@ -11,7 +11,7 @@ use apiary_substrate::env::Env;
 use apiary_substrate::naming::AgentIdentity;
 use apiary_substrate::pod_options::PodOptions;
 use apiary_substrate::pod_options::flags::{
-    Flag, PodOptionError, key_values, parse_env_secret, parse_toleration,
+    Flag, PodOptionError, key_values, parse_egress, parse_env_secret, parse_toleration,
 };
 use apiary_substrate::pod_options::overrides::Overrides;
 
@@ -128,6 +128,12 @@ fn pod_options(shape: &ShapeArgs) -> Result<PodOptions, PodOptionError> {
             .env_secret
             .iter()
             .map(|text| parse_env_secret(text))
+            .collect::<Result<_, _>>()?,
+        isolate: shape.isolate,
+        allow_egress: shape
+            .allow_egress
+            .iter()
+            .map(|text| parse_egress(text))
             .collect::<Result<_, _>>()?,
         ..PodOptions::default()
     })

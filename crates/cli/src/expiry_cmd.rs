@@ -157,6 +157,11 @@ fn agent_parts(result: &AgentGc) -> (Vec<String>, Value) {
         ),
         Err(_) => (Vec::new(), Vec::new(), "skipped", false),
     };
+    let policy = result
+        .pass
+        .as_ref()
+        .ok()
+        .and_then(|pass| pass.network_policy.clone());
     let expired: Option<&ExpireReport> = match &result.expired {
         Some(Ok(report)) => Some(report),
         _ => None,
@@ -181,6 +186,7 @@ fn agent_parts(result: &AgentGc) -> (Vec<String>, Value) {
         });
     }
     lines.extend(all_secrets.iter().map(|s| format!("secret/{s}")));
+    lines.extend(policy.iter().map(|p| format!("networkpolicy/{p}")));
     let failures: Vec<String> = agent_failures(result)
         .iter()
         .map(Problem::to_string)
@@ -193,6 +199,7 @@ fn agent_parts(result: &AgentGc) -> (Vec<String>, Value) {
         "pods": pods,
         "secrets": all_secrets,
         "expired": expired_json,
+        "network_policy": policy,
         "failures": failures,
     });
     (lines, json)

@@ -370,7 +370,7 @@ fn status_with_a_tag_only_image_is_refused() {
 /// taint effect, a base resource given as an extended one, an object name that is not one.
 #[test]
 fn pod_option_flags_are_refused_before_contact() {
-    let cases: [(&[&str], &[&str]); 19] = [
+    let cases: [(&[&str], &[&str]); 22] = [
         (
             &["--label", "apiary.dev/agent=x"],
             &["--label", "the key apiary.dev/agent is apiary's own"],
@@ -439,6 +439,18 @@ fn pod_option_flags_are_refused_before_contact() {
         (
             &["--overrides", "[1]"],
             &["--overrides must be a JSON object"],
+        ),
+        (
+            &["--isolate", "--allow-egress", "10.0.0.0"],
+            &["--allow-egress", "prefix length"],
+        ),
+        (
+            &["--isolate", "--allow-egress", "10.0.0.0/8:0"],
+            &["--allow-egress", "from 1 to 65535"],
+        ),
+        (
+            &["--allow-egress", "10.0.0.0/8"],
+            &["--allow-egress", "add --isolate"],
         ),
         (
             &["--overrides", "@/nonexistent/overrides.json"],

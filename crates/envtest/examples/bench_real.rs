@@ -24,7 +24,7 @@
 //! the last sample is the peak up to the final 2 ms.
 //!
 //! Usage (a measurement tool, not a test; slow; never run in CI): `cargo xtask bench-real --
-//! [--apiary PATH] [--apiary-before PATH] [--runs N] [--pods N] [--latencies 0,20,50] [--pages
+//! [--apiary PATH] [--apiary-before PATH] [--before-args "FLAGS"] [--runs N] [--pods N] [--latencies 0,20,50] [--pages
 //! N,N] [--full] [--no-deploy]` (builds the release `apiary` and `seeds_once` first; needs
 //! `KUBEBUILDER_ASSETS`). It talks only to loopback and prints no token.
 
@@ -63,6 +63,9 @@ struct Args {
     apiary: PathBuf,
     /// An older `apiary` binary whose deploy is measured in the same runs (before/after).
     apiary_before: Option<PathBuf>,
+    /// Extra deploy flags for the `--apiary-before` runs (`--before-args "--isolate …"`), so the
+    /// same binary with and without options is compared in one run.
+    before_args: Vec<String>,
     seeds_once: PathBuf,
     runs: usize,
     pods: usize,
@@ -92,6 +95,7 @@ fn parse_args(mut argv: impl Iterator<Item = String>) -> Result<Args, String> {
     let mut args = Args {
         apiary: target.join("apiary"),
         apiary_before: None,
+        before_args: Vec::new(),
         seeds_once: target.join("examples/seeds_once"),
         runs: 3,
         pods: 10_000,
@@ -105,6 +109,9 @@ fn parse_args(mut argv: impl Iterator<Item = String>) -> Result<Args, String> {
         match flag.as_str() {
             "--apiary" => args.apiary = PathBuf::from(value()?),
             "--apiary-before" => args.apiary_before = Some(PathBuf::from(value()?)),
+            "--before-args" => {
+                args.before_args = value()?.split_whitespace().map(str::to_owned).collect();
+            }
             "--seeds-once" => args.seeds_once = PathBuf::from(value()?),
             "--runs" => args.runs = value()?.parse().map_err(|e| format!("--runs: {e}"))?,
             "--pods" => args.pods = value()?.parse().map_err(|e| format!("--pods: {e}"))?,
@@ -520,7 +527,8 @@ fn bench(args: &Args) -> Result<(), String> {
                             Command::new(old)
                                 .arg("--kubeconfig")
                                 .arg(&deploy_kubeconfig)
-                                .args(["deploy", &agent, "--image", IMAGE]),
+                                .args(["deploy", &agent, "--image", IMAGE])
+                                .args(&args.before_args),
                         )?,
                     );
                 }
@@ -693,8 +701,13 @@ fn report(args: &Args, results: &[AtLatency]) {
                 );
             }
             if let (Some(b), Some((_, k))) = (&at.before, &at.deploy) {
+                let label = if args.before_args.is_empty() {
+                    "`--apiary-before`".to_owned()
+                } else {
+                    format!("`{}`", args.before_args.join(" "))
+                };
                 println!(
-                    "| {} ms, `--apiary-before` | {} | {} | {} | {} | {} | {:.1} KB | |",
+                    "| {} ms, {label} | {} | {} | {} | {} | {} | {:.1} KB | |",
                     at.rtt_ms,
                     ms(b.wall),
                     ms(k.wall),

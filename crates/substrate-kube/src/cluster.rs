@@ -14,6 +14,7 @@ mod expiry;
 mod listing;
 pub mod mapping;
 mod node;
+mod policy;
 pub mod retry;
 mod watch;
 
@@ -23,12 +24,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use apiary_classify::failure::{Operation, TransportCause};
+use apiary_classify::fence::Fence;
+use apiary_classify::policy::PolicyDeletion;
 use apiary_classify::verify::{PodDeletion, SecretDeletion};
 use apiary_substrate::env::SecretValues;
 use apiary_substrate::{
     CreateOutcome, DeleteOutcome, Listed, NamespaceCheck, NamespaceError, Substrate, SubstrateError,
 };
 use k8s_openapi::api::core::v1::{Namespace, Pod, Secret, ServiceAccount};
+use k8s_openapi::api::networking::v1::NetworkPolicy;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Resource;
 use kube::core::params::{DeleteParams, GetParams, ListParams, PostParams, Preconditions};
@@ -380,6 +384,35 @@ impl Substrate for Cluster {
             .map(|(key, value)| (key, value.0))
             .collect();
         Ok(Some(SecretValues::new(values)))
+    }
+
+    async fn get_network_policy(
+        &self,
+        name: &str,
+    ) -> Result<Option<NetworkPolicy>, SubstrateError> {
+        self.policy_get(name).await
+    }
+
+    async fn create_network_policy(
+        &self,
+        policy: &NetworkPolicy,
+    ) -> Result<CreateOutcome, SubstrateError> {
+        self.policy_create(policy).await
+    }
+
+    async fn update_network_policy(
+        &self,
+        policy: &NetworkPolicy,
+        fence: &Fence,
+    ) -> Result<bool, SubstrateError> {
+        self.policy_update(policy, fence).await
+    }
+
+    async fn delete_network_policy(
+        &self,
+        deletion: &PolicyDeletion,
+    ) -> Result<DeleteOutcome, SubstrateError> {
+        self.policy_delete(deletion).await
     }
 
     async fn service_account_exists(&self, name: &str) -> Result<bool, SubstrateError> {

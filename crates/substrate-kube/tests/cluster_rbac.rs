@@ -30,6 +30,11 @@ const TABLE: &[(&str, &str, &[&str])] = &[
     ("list", "secrets", &["list"]),
     ("logs", "pods", &["get"]),
     ("logs", "pods/log", &["get"]),
+    // deploy.md § Egress control: `deploy --isolate` creates, reads and updates the agent's
+    // NetworkPolicy; undeploy and gc delete it.
+    ("deploy", "networkpolicies", &["get", "create", "update"]),
+    ("undeploy", "networkpolicies", &["get", "delete"]),
+    ("gc", "networkpolicies", &["get", "delete"]),
 ];
 
 /// Which role grants which resource (deploy.md § RBAC: pods and Secrets per namespace through
@@ -39,6 +44,7 @@ const ROLE_OF: &[(&str, &str)] = &[
     ("pods/log", "apiary-deployer"),
     ("secrets", "apiary-deployer"),
     ("serviceaccounts", "apiary-deployer"),
+    ("networkpolicies", "apiary-deployer"),
     ("namespaces", "apiary-namespace-creator"),
 ];
 
@@ -80,7 +86,19 @@ fn shipped_grants() -> Grants {
                 .iter()
                 .map(|g| g.as_str().expect("string"))
                 .collect();
-            assert_eq!(groups, [""], "{name}: core API group only");
+            // The core group, and networking.k8s.io for NetworkPolicies alone.
+            let resources: Vec<&str> = rule["resources"]
+                .as_sequence()
+                .expect("resources")
+                .iter()
+                .map(|r| r.as_str().expect("string"))
+                .collect();
+            let expected = if resources == ["networkpolicies"] {
+                "networking.k8s.io"
+            } else {
+                ""
+            };
+            assert_eq!(groups, [expected], "{name}: {resources:?}");
             assert!(
                 rule.get("resourceNames").is_none(),
                 "{name}: no resourceNames"
@@ -149,7 +167,11 @@ fn rbac_roles_are_the_spec_roles() {
     );
     assert_eq!(verbs("apiary-deployer", "serviceaccounts"), ["get"]);
     assert_eq!(verbs("apiary-deployer", "pods/log"), ["get"]);
-    assert_eq!(grants["apiary-deployer"].len(), 4);
+    assert_eq!(
+        verbs("apiary-deployer", "networkpolicies"),
+        ["create", "delete", "get", "update"]
+    );
+    assert_eq!(grants["apiary-deployer"].len(), 5);
     assert_eq!(grants["apiary-namespace-creator"].len(), 1);
 }
 

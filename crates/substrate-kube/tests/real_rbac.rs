@@ -407,6 +407,27 @@ async fn shipped_roles_are_sufficient_for_every_command() {
         .expect("undeploy as the user");
     assert!(report.pod_deleted && report.waited, "{report:?}");
 
+    // deploy.md § Egress control: an isolated deploy (create), a replacing one with another
+    // allow-list (get, update), and undeploy (delete), all as the user.
+    driver::deploy(
+        &user(),
+        &isolated_config(&s, "10.0.0.0/8"),
+        &options(Duration::from_secs(30)),
+    )
+    .await
+    .expect("an isolated deploy as the user");
+    driver::deploy(
+        &user(),
+        &isolated_config(&s, "10.1.0.0/16"),
+        &options(Duration::from_secs(30)).replacing(true),
+    )
+    .await
+    .expect("a replacing isolated deploy as the user");
+    let report = driver::undeploy(&user(), &agent(), &undeploy_options())
+        .await
+        .expect("undeploy of the isolated agent as the user");
+    assert_eq!(report.network_policy.as_deref(), Some(POD), "{report:?}");
+
     // A missing namespace is created (namespace-creator), and the deploy runs there.
     let fresh = missing_namespace(&s);
     let _kubelet = tokio::task::block_in_place(|| {
@@ -453,6 +474,18 @@ async fn shipped_roles_are_sufficient_for_every_command() {
         .await
         .expect("deploy into the new namespace");
     assert_eq!(deployed.pod, POD);
+}
+
+/// deploy.md § Egress control: the stage's configuration with `--isolate` and one
+/// `--allow-egress` block.
+fn isolated_config(s: &Stage, cidr: &str) -> apiary_substrate::config::ValidConfig {
+    let mut config = apiary_substrate::config::DeployConfig::new(s.namespace(), image(""));
+    config.pod_options.isolate = true;
+    config.pod_options.allow_egress = vec![apiary_substrate::pod_options::EgressRule {
+        cidr: cidr.to_owned(),
+        port: None,
+    }];
+    config.validate(&agent()).expect("valid")
 }
 
 fn real_support_config(namespace: &str) -> apiary_substrate::config::ValidConfig {
@@ -540,6 +573,39 @@ async fn probe(
             {
                 Err(e) => failed(&e),
                 Ok(_) => Broken::Nothing,
+            }
+        }
+        // deploy.md § Egress control: create on a fresh isolated deploy; get and update when a
+        // replacing deploy changes the allow-list of the policy the admin's deploy created;
+        // delete on undeploy.
+        (RoleName::Deployer, "networkpolicies", verb) => {
+            let first = isolated_config(s, "10.0.0.0/8");
+            let result = if verb == "create" {
+                driver::deploy(&cluster(), &first, &options(Duration::from_secs(10)))
+                    .await
+                    .map(|_| ())
+                    .map_err(|e| e.to_string())
+            } else {
+                driver::deploy(&s.cluster(), &first, &options(Duration::from_secs(30)))
+                    .await
+                    .expect("the admin deploys isolated");
+                if verb == "delete" {
+                    driver::undeploy(&cluster(), &agent(), &undeploy_options())
+                        .await
+                        .map(|_| ())
+                        .map_err(|e| e.to_string())
+                } else {
+                    let second = isolated_config(s, "10.1.0.0/16");
+                    let replacing = options(Duration::from_secs(30)).replacing(true);
+                    driver::deploy(&cluster(), &second, &replacing)
+                        .await
+                        .map(|_| ())
+                        .map_err(|e| e.to_string())
+                }
+            };
+            match result {
+                Err(message) => Broken::Failed(message),
+                Ok(()) => Broken::Nothing,
             }
         }
         (RoleName::Deployer, "pods", "get") | (RoleName::Deployer, "secrets", "get") => {

@@ -22,6 +22,8 @@ use crate::intent::{RESTART_POLICY, TERMINATION_GRACE_PERIOD_SECONDS};
 use crate::naming::Generation;
 use crate::pod_options::overrides::OverridesError;
 
+pub mod policy;
+
 /// The name of the one container; observation and tooling address it by this name.
 pub const CONTAINER_NAME: &str = "agent";
 /// The name of the workspace emptyDir volume and its mount.
@@ -275,7 +277,7 @@ fn build_base_pod(config: &ValidConfig, generation: Generation) -> Pod {
         metadata: ObjectMeta {
             name: Some(agent.pod_name()),
             namespace: Some(config.namespace().to_owned()),
-            labels: Some(labels(config)),
+            labels: Some(pod_labels(config)),
             annotations: Some(annotations),
             ..ObjectMeta::default()
         },
@@ -329,6 +331,16 @@ fn build_base_pod(config: &ValidConfig, generation: Generation) -> Pod {
 fn labels(config: &ValidConfig) -> BTreeMap<String, String> {
     let mut labels = config.pod_options().labels.clone();
     labels.extend(config.agent().labels());
+    labels
+}
+
+/// The pod's labels: [`labels`], and [`policy::LABEL_ISOLATED`] when the agent is isolated (its
+/// policy selects on it).
+fn pod_labels(config: &ValidConfig) -> BTreeMap<String, String> {
+    let mut labels = labels(config);
+    if config.pod_options().isolate {
+        labels.insert(policy::LABEL_ISOLATED.to_owned(), "true".to_owned());
+    }
     labels
 }
 

@@ -76,6 +76,13 @@ pub struct PodOptions {
     /// VAR=SECRET/KEY`): `env[].valueFrom.secretKeyRef`. apiary never reads their values.
     #[serde(skip_deserializing, skip_serializing_if = "BTreeMap::is_empty")]
     pub env_secrets: BTreeMap<String, SecretKey>,
+    /// `--isolate`: a NetworkPolicy selecting this agent's pods allows no ingress and egress
+    /// only to DNS and [`PodOptions::allow_egress`] (deploy.md § Egress control).
+    #[serde(skip_deserializing, skip_serializing_if = "std::ops::Not::not")]
+    pub isolate: bool,
+    /// `--allow-egress CIDR[:PORT]`, in the order given (only with `isolate`).
+    #[serde(skip_deserializing, skip_serializing_if = "Vec::is_empty")]
+    pub allow_egress: Vec<EgressRule>,
     /// `--overrides`: an RFC 7386 merge patch applied to the built pod and re-verified against
     /// apiary's invariants ([`overrides`]); in the fingerprint as its canonical JSON text.
     #[serde(
@@ -96,6 +103,16 @@ fn canonical_overrides<S: serde::Serializer>(
         Some(patch) => serializer.serialize_str(&patch.canonical()),
         None => serializer.serialize_none(),
     }
+}
+
+/// One destination an isolated agent may connect to (`--allow-egress CIDR[:PORT]`): every port
+/// of the block, or one TCP port.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct EgressRule {
+    /// The address block, as given (`10.0.0.0/8`, `2001:db8::/32`).
+    pub cidr: String,
+    /// The TCP port, when one was given.
+    pub port: Option<u16>,
 }
 
 /// One key of a Secret (`--env-secret VAR=SECRET/KEY`).

@@ -10,10 +10,13 @@ use std::future::Future;
 use std::time::Duration;
 
 use apiary_classify::failure::{Operation, RequestFailure, TransportCause};
+use apiary_classify::fence::Fence;
 pub use apiary_classify::machine::NamespaceCheck;
+use apiary_classify::policy::PolicyDeletion;
 use apiary_classify::verify::{PodDeletion, SecretDeletion};
 use chrono::{DateTime, Utc};
 use k8s_openapi::api::core::v1::{Pod, Secret};
+use k8s_openapi::api::networking::v1::NetworkPolicy;
 
 use crate::env::SecretValues;
 
@@ -240,6 +243,34 @@ pub trait Substrate: Send + Sync {
     fn delete_secret(
         &self,
         deletion: &SecretDeletion,
+    ) -> impl Future<Output = Result<DeleteOutcome, SubstrateError>> + Send;
+
+    /// Quorum GET of the agent's NetworkPolicy `name` (deploy.md § Egress control); `Ok(None)`
+    /// is a confirmed absence.
+    fn get_network_policy(
+        &self,
+        name: &str,
+    ) -> impl Future<Output = Result<Option<NetworkPolicy>, SubstrateError>> + Send;
+
+    /// Create the agent's NetworkPolicy.
+    fn create_network_policy(
+        &self,
+        policy: &NetworkPolicy,
+    ) -> impl Future<Output = Result<CreateOutcome, SubstrateError>> + Send;
+
+    /// Replace the agent's NetworkPolicy (PUT), carrying the `uid` and `resourceVersion` of the
+    /// observation `fence` comes from, which proved it ours: `Ok(false)` is 409 `Conflict` (it
+    /// changed since).
+    fn update_network_policy(
+        &self,
+        policy: &NetworkPolicy,
+        fence: &Fence,
+    ) -> impl Future<Output = Result<bool, SubstrateError>> + Send;
+
+    /// Delete the NetworkPolicy `deletion` names with `preconditions: {uid, resourceVersion}`.
+    fn delete_network_policy(
+        &self,
+        deletion: &PolicyDeletion,
     ) -> impl Future<Output = Result<DeleteOutcome, SubstrateError>> + Send;
 
     /// Read the node `name` (cluster-scoped, a quorum GET) for the explanation of a pod that

@@ -177,6 +177,10 @@ fn every_operation_names_its_verb_and_resource() {
             Operation::UpdatePod => ("patch", "pods", true),
             Operation::ReadPodLog => ("get", "pods/log", false),
             Operation::GetNode => ("get", "nodes", false),
+            Operation::GetNetworkPolicy => ("get", "networkpolicies", false),
+            Operation::CreateNetworkPolicy => ("create", "networkpolicies", true),
+            Operation::UpdateNetworkPolicy => ("update", "networkpolicies", true),
+            Operation::DeleteNetworkPolicy => ("delete", "networkpolicies", true),
         };
         assert_eq!(operation.verb(), verb, "{operation:?}");
         assert_eq!(operation.resource(), resource, "{operation:?}");
@@ -207,6 +211,10 @@ fn every_operation_has_its_words_and_name() {
             "update pod",
             "read the log of pod",
             "read node",
+            "read networkpolicy",
+            "create networkpolicy",
+            "update networkpolicy",
+            "delete networkpolicy",
         ]
     );
     let names: Vec<&str> = Operation::ALL.iter().map(|o| o.as_str()).collect();
@@ -229,6 +237,10 @@ fn every_operation_has_its_words_and_name() {
             "update_pod",
             "read_pod_log",
             "get_node",
+            "get_network_policy",
+            "create_network_policy",
+            "update_network_policy",
+            "delete_network_policy",
         ]
     );
 }

@@ -50,6 +50,12 @@ pub struct GcReport {
     pub orphan_sweep: Option<OrphanSweep>,
     /// Individual delete failures; every other deletion was still attempted.
     pub failures: Vec<RequestFailure>,
+    /// Whether the pass left the agent with nothing (deploy.md § Egress control): the listing
+    /// showed no pod under the agent's selector and every listed Secret's delete was accepted.
+    /// Only then may `gc` delete the agent's NetworkPolicy; never in a dry run.
+    pub agent_emptied: bool,
+    /// The agent's NetworkPolicy deleted after an emptying pass (filled by the shell).
+    pub network_policy: Option<String>,
 }
 
 /// The answer to the previous effect.
@@ -108,6 +114,8 @@ pub struct GcMachine {
     report: GcReport,
     pods: VecDeque<String>,
     secrets: VecDeque<SecretDeletion>,
+    /// From the listing: whether it showed no pod, and how many Secrets it showed.
+    listed: (bool, usize),
 }
 
 impl GcMachine {
@@ -122,6 +130,7 @@ impl GcMachine {
             phase: Phase::Start,
             pods: VecDeque::new(),
             secrets: VecDeque::new(),
+            listed: (false, 0),
         }
     }
 
@@ -193,6 +202,7 @@ impl GcMachine {
             &self.spec.owner,
         );
         self.report.orphan_sweep = Some(orphan_sweep);
+        self.listed = (listing.pods.is_empty(), listing.secrets.len());
         if self.spec.dry_run {
             self.report.pods = pods;
             self.report.secrets = secrets.iter().map(|s| s.name().to_owned()).collect();
@@ -214,6 +224,8 @@ impl GcMachine {
                 GcEffect::DeleteSecret(secret),
             );
         }
+        let (no_pod, secrets) = self.listed;
+        self.report.agent_emptied = no_pod && self.report.secrets.len() == secrets;
         GcEffect::Finish(Ok(std::mem::take(&mut self.report)))
     }
 }

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use super::error::{DeployError, ObjectKind, SecretFate};
 use super::io::{DeleteAnswer, Effect, Event, OwnSecret, PodCreateOutcome};
+use crate::policy::PolicyFailure;
 use super::spec::DEFAULT_SERVICE_ACCOUNT;
 use super::state::{AfterDrop, DeployMachine, Phase, fail};
 use crate::failure::RequestFailure;
@@ -23,6 +24,21 @@ impl DeployMachine {
         event: Event,
     ) -> Effect {
         match (phase, event) {
+            (Phase::PreparingPolicy, Event::PolicyPrepared(answer)) => match answer {
+                Ok(()) => {
+                    self.policy_ready = true;
+                    self.create()
+                }
+                // A NotFound on the policy create means the namespace is missing (E11).
+                Err(PolicyFailure::Failed(failure)) if failure.reason() == Some("NotFound") => {
+                    self.namespace_missing()
+                }
+                Err(failure) => fail(DeployError::Policy {
+                    namespace: self.spec.namespace.clone(),
+                    name: self.spec.pod_name.clone(),
+                    failure,
+                }),
+            },
             (Phase::CreatingSecret, Event::SecretCreated(created)) => match created {
                 Ok(secret) => self.go(
                     Phase::CreatingPod {

@@ -7,6 +7,7 @@
 use std::fmt;
 use std::time::Duration;
 
+use crate::policy::PolicyFailure;
 use crate::condition::LatestCondition;
 use crate::failure::RequestFailure;
 use crate::pull::{PullFailure, pull_failure_text};
@@ -147,6 +148,16 @@ pub enum DeployError {
         /// The pod waiting for it, when one was created.
         pod: Option<String>,
     },
+    /// E15: the agent's NetworkPolicy (`--isolate`) could not be put in place; nothing else was
+    /// created by this call.
+    Policy {
+        /// The namespace.
+        namespace: String,
+        /// The policy's name (the agent's pod name).
+        name: String,
+        /// Why.
+        failure: PolicyFailure,
+    },
     /// E8: the pod name is held by a pod that is not apiary's for this agent.
     ForeignPod {
         /// The pod name.
@@ -200,6 +211,10 @@ impl DeployError {
         match self {
             DeployError::Namespace { failure, .. }
             | DeployError::CreateFailed { failure, .. }
+            | DeployError::Policy {
+                failure: PolicyFailure::Failed(failure),
+                ..
+            }
             | DeployError::Failed { failure, .. } => Some(failure),
             _ => None,
         }
@@ -298,6 +313,29 @@ impl fmt::Display for DeployError {
                  or --env-secret), no longer exists in namespace {namespace}; the pod is kept \
                  and starts once the Secret exists again: create it, for example `kubectl \
                  create secret generic {secret} -n {namespace} --from-literal=KEY=VALUE`"
+            ),
+            DeployError::Policy {
+                namespace,
+                name,
+                failure: PolicyFailure::Problem(problem),
+            } => write!(
+                f,
+                "networkpolicy {namespace}/{name} (--isolate) {problem}; no pod was created"
+            ),
+            DeployError::Policy {
+                failure: PolicyFailure::Failed(failure),
+                ..
+            } if failure.operation().is_some() => {
+                write!(f, "{failure}; no pod was created")
+            }
+            DeployError::Policy {
+                namespace,
+                name,
+                failure: PolicyFailure::Failed(failure),
+            } => write!(
+                f,
+                "could not put networkpolicy {namespace}/{name} (--isolate) in place: \
+                 {failure}; no pod was created"
             ),
             DeployError::ForeignPod { pod } => write!(
                 f,

@@ -9,6 +9,7 @@ use std::time::Duration;
 use super::error::{DeployError, Deployed};
 use crate::facts::{ObservedPod, ObservedSecret};
 use crate::failure::RequestFailure;
+use crate::policy::PolicyFailure;
 use crate::verify::{PodDeletion, SecretDeletion};
 
 /// What ensuring the namespace established (deploy.md § Namespace ensure, item 1).
@@ -134,9 +135,12 @@ pub enum Event {
     /// Answer to [`Effect::CompareEnv`]: whether the Secret's environment differs from the
     /// desired one (a missing Secret differs). Never a value: the driver compares.
     EnvCompared(Result<bool, RequestFailure>),
+    /// Answer to [`Effect::PreparePolicy`].
+    PolicyPrepared(Result<(), PolicyFailure>),
     /// Answer to [`Effect::Wait`].
     Waited,
 }
+
 
 /// The next thing the driver must do.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -209,6 +213,10 @@ pub enum Effect {
         /// The pod's own Secret.
         secret: String,
     },
+    /// `--isolate`: create the agent's NetworkPolicy, or, when one holds its name, keep it,
+    /// update it (fenced) or refuse it as `policy::policy_step` decides (deploy.md § Egress
+    /// control). Asked for once per call, before its first Secret create.
+    PreparePolicy,
     /// The operation is over.
     Finish(Result<Deployed, DeployError>),
 }
@@ -229,6 +237,7 @@ pub(super) fn event_name(event: &Event) -> &'static str {
         Event::ServiceAccountRead(_) => "ServiceAccountRead",
         Event::ReferencesChecked(_) => "ReferencesChecked",
         Event::EnvCompared(_) => "EnvCompared",
+        Event::PolicyPrepared(_) => "PolicyPrepared",
         Event::Waited => "Waited",
     }
 }

@@ -324,7 +324,7 @@ impl DeployMachine {
     /// deploy.md § Loop, step 3: act on the classification.
     pub(super) fn act(&mut self, now: Duration, action: Action) -> Effect {
         match action {
-            Action::Create => self.go(Phase::CreatingSecret, Effect::CreateSecret),
+            Action::Create => self.create(),
             Action::NoOp {
                 name,
                 intent_matches,
@@ -356,6 +356,15 @@ impl DeployMachine {
                 self.go(Phase::Deleting { uid }, Effect::DeletePod(deletion))
             }
         }
+    }
+
+    /// deploy.md § Create, after § Egress control: the agent's policy first (once per call, when
+    /// isolating), then this attempt's Secret.
+    pub(super) fn create(&mut self) -> Effect {
+        if self.spec.isolate && !self.policy_ready {
+            return self.go(Phase::PreparingPolicy, Effect::PreparePolicy);
+        }
+        self.go(Phase::CreatingSecret, Effect::CreateSecret)
     }
 
     /// An event the current phase does not wait for: the driver is out of step with the

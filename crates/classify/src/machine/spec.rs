@@ -43,6 +43,9 @@ pub struct DeploySpec {
     /// each checked to exist before anything is created (deploy.md § Credentials from the
     /// cluster).
     pub referenced_secrets: Vec<String>,
+    /// `--isolate` (deploy.md § Egress control): put the agent's NetworkPolicy in place before
+    /// the first pod create of this call.
+    pub isolate: bool,
 }
 
 /// The account a pod runs as when it names none, and the one the ServiceAccount controller

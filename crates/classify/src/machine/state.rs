@@ -48,6 +48,7 @@ pub(crate) enum Phase {
     Observe,
     SecretCheck(VerifiedPod),
     EnvCompare(SettledPod),
+    PreparingPolicy,
     CreatingSecret,
     CreatingPod {
         secret: OwnSecret,
@@ -108,6 +109,8 @@ pub struct DeployMachine {
     /// Whether a replacing call has compared the environment of the pod it first observed with
     /// the desired one (once per call; deploy.md § Replacing a live agent).
     pub(super) env_compared: bool,
+    /// Whether this call has put the agent's NetworkPolicy in place (`--isolate`).
+    pub(super) policy_ready: bool,
 }
 
 impl DeployMachine {
@@ -124,6 +127,7 @@ impl DeployMachine {
             replace: Replace::default(),
             stability: Stability::default(),
             env_compared: false,
+            policy_ready: false,
         }
     }
 
@@ -186,6 +190,7 @@ pub(super) fn phase_name(phase: &Phase) -> &'static str {
         Phase::Start => "Start",
         Phase::References => "ReferencesChecked",
         Phase::EnvCompare(_) => "EnvCompared",
+        Phase::PreparingPolicy => "PolicyPrepared",
         Phase::Preflight => "Preflighted",
         Phase::Observe
         | Phase::DisappearRead { .. }

@@ -10,6 +10,7 @@ use crate::condition::LatestCondition;
 use crate::facts::ObservedPod;
 use crate::failure::RequestFailure;
 use crate::fence::Fence;
+use crate::policy::PolicyFailure;
 use crate::pull::PullFailure;
 use crate::testkit::{
     AGENT_ID, IMAGE, INTENT, OTHER_AGENT_ID, OTHER_INTENT, POD, own_pod, own_secret, running,
@@ -32,6 +33,7 @@ fn spec() -> DeploySpec {
         replace: false,
         min_running: Duration::ZERO,
         referenced_secrets: Vec::new(),
+        isolate: false,
     }
 }
 
@@ -1873,5 +1875,72 @@ fn named_failures_are_not_prefixed_twice() {
         failed(bare())
             .to_string()
             .starts_with("could not read pod x: ")
+    );
+}
+
+fn isolating() -> Run {
+    Run::with(DeploySpec {
+        isolate: true,
+        ..spec()
+    })
+}
+
+/// deploy.md § Egress control: with `--isolate` the agent's policy is put in place before the
+/// Secret (and so before the pod), once per call; a started pod needs none.
+#[test]
+fn isolate_prepares_the_policy_before_the_secret_once() {
+    let mut run = isolating();
+    run.reach_first_get();
+    assert_eq!(run.step(absent()), Effect::PreparePolicy);
+    let effect = run.step(Event::PolicyPrepared(Ok(())));
+    create(&mut run, effect);
+    let effect = run.step(Event::PodCreated(PodCreateOutcome::Created));
+    assert_eq!(run.wait(&effect), get());
+    // The pod vanished: the second create of the call goes straight to the Secret.
+    let effect = run.step(absent());
+    assert_eq!(effect, Effect::CreateSecret);
+    let mut run = isolating();
+    run.reach_first_get();
+    assert_eq!(run.step(read(own_pod(running()))), ok(POD, true));
+}
+
+/// A policy that cannot be put in place ends the deploy with E15 before anything else is
+/// written; a NotFound on its create is the missing namespace (E11).
+#[test]
+fn a_policy_failure_is_e15_before_any_secret() {
+    let mut run = isolating();
+    run.reach_first_get();
+    run.step(absent());
+    let e = error(run.step(Event::PolicyPrepared(Err(PolicyFailure::Problem(
+        crate::policy::PolicyProblem::Foreign,
+    )))));
+    let text = e.to_string();
+    assert!(
+        text.starts_with(&format!(
+            "networkpolicy agents/{POD} (--isolate) exists but"
+        )),
+        "{text}"
+    );
+    assert!(text.ends_with("no pod was created"), "{text}");
+    assert_eq!(e.request_failure(), None);
+    let mut run = isolating();
+    run.reach_first_get();
+    run.step(absent());
+    let e = error(
+        run.step(Event::PolicyPrepared(Err(PolicyFailure::Failed(boom(
+            "etcd down",
+        ))))),
+    );
+    assert_eq!(e.request_failure(), Some(&boom("etcd down")));
+    assert!(e.to_string().contains("etcd down"), "{e}");
+    let mut run = isolating();
+    run.reach_first_get();
+    run.step(absent());
+    let missing = RequestFailure::api(404, "NotFound", "namespaces \"agents\" not found");
+    assert_eq!(
+        error(run.step(Event::PolicyPrepared(Err(PolicyFailure::Failed(missing))))),
+        DeployError::NamespaceMissing {
+            namespace: "agents".into()
+        }
     );
 }

@@ -49,6 +49,17 @@ pub struct UndeployReport {
     pub secrets: Vec<String>,
     /// Secrets kept because a listed pod still references them (or changed since listing).
     pub kept_secrets: Vec<String>,
+    /// The agent's NetworkPolicy (`--isolate`) deleted after its pod was gone (filled by the
+    /// shell: deploy.md § Egress control).
+    pub network_policy: Option<String>,
+}
+
+/// Whether an undeploy that ended with `report` may delete the agent's policy: only once no pod
+/// of the agent can be running (none was found, or it was waited for until gone). After
+/// `--no-wait` the pod is still terminating, and removing its policy would lift its isolation
+/// for its last seconds; `gc` collects the policy later.
+pub fn undeploy_removes_policy(report: &UndeployReport) -> bool {
+    report.pod.is_none() || report.waited
 }
 
 /// Why undeploy failed.
@@ -70,8 +81,8 @@ pub enum UndeployError {
     Replaced {
         /// The pod name.
         pod: String,
-        /// What was done before and after noticing.
-        report: UndeployReport,
+        /// What was done before and after noticing (boxed: the error stays small).
+        report: Box<UndeployReport>,
     },
     /// E12: a read or delete failed (for Secret deletes: the first failure, after every other
     /// planned Secret was still attempted).
@@ -363,6 +374,10 @@ impl UndeployMachine {
         }
     }
 
+    #[allow(
+        clippy::result_large_err,
+        reason = "the error is the next effect itself, returned at once by every caller"
+    )]
     fn read(
         &mut self,
         read: Result<Option<ObservedPod>, RequestFailure>,
@@ -397,7 +412,7 @@ impl UndeployMachine {
         if self.replaced {
             return finish(Err(UndeployError::Replaced {
                 pod: self.spec.pod_name.clone(),
-                report,
+                report: Box::new(report),
             }));
         }
         finish(Ok(report))

@@ -92,3 +92,18 @@ fn s4_nothing_to_delete() {
     let plan = undeploy_secrets(&[], &[], &Owner::apiary(AGENT_ID));
     assert!(plan.delete.is_empty() && plan.kept.is_empty());
 }
+
+/// deploy.md § Egress control: undeploy deletes the agent's policy only once no pod of the
+/// agent can run: none was found, or it was waited for until gone; never after `--no-wait`.
+#[test]
+fn the_policy_goes_only_once_no_pod_can_run() {
+    use crate::undeploy::{UndeployReport, undeploy_removes_policy};
+    let report = |pod: Option<&str>, waited: bool| UndeployReport {
+        pod: pod.map(str::to_owned),
+        waited,
+        ..UndeployReport::default()
+    };
+    assert!(undeploy_removes_policy(&report(None, false)));
+    assert!(undeploy_removes_policy(&report(Some("p"), true)));
+    assert!(!undeploy_removes_policy(&report(Some("p"), false)));
+}

@@ -309,8 +309,10 @@ fn given_flags_covers_every_shape_flag() {
         env_from_secret: vec!["s".into()],
         env_secret: vec!["V=s/k".into()],
         overrides: Some("{}".into()),
+        isolate: true,
+        allow_egress: vec!["10.0.0.0/8".into()],
     };
-    assert_eq!(shape.given_flags().len(), 25);
+    assert_eq!(shape.given_flags().len(), 27);
 }
 
 /// The JSON pre-scan recognises every spelling clap accepts, the last one winning.

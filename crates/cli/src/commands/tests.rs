@@ -190,6 +190,7 @@ fn undeploy_lines_and_document() {
         waited: true,
         secrets: vec!["apiary-x-1".into()],
         kept_secrets: vec![],
+        network_policy: None,
     };
     let r = undeploy_report(&agent(), "agents", &waited);
     assert_eq!(r.text, "pod/apiary-x deleted\nsecret/apiary-x-1 deleted");
@@ -200,6 +201,7 @@ fn undeploy_lines_and_document() {
             "agent_id",
             "kept_secrets",
             "namespace",
+            "network_policy",
             "pod",
             "pod_deleted",
             "secrets",
@@ -212,6 +214,7 @@ fn undeploy_lines_and_document() {
         waited: false,
         secrets: vec![],
         kept_secrets: vec!["apiary-x-1".into()],
+        network_policy: None,
     };
     let r = undeploy_report(&agent(), "agents", &no_wait);
     assert_eq!(r.text, "pod/apiary-x deleting\nsecret/apiary-x-1 kept");

@@ -428,6 +428,15 @@ impl Fixture {
             .unwrap_or_else(|| panic!("secret {name} exists"))
     }
 
+    /// The NetworkPolicies of the fixture's namespace (the real backend only: the simulator has no
+    /// such kind).
+    ///
+    /// # Panics
+    /// On the simulator.
+    pub fn network_policies(&self) -> Vec<k8s_openapi::api::networking::v1::NetworkPolicy> {
+        self.real().network_policies(&self.runtime)
+    }
+
     /// Create a user's Secret `name` holding `data` (`stringData`) in the fixture's namespace,
     /// outside apiary (`--env-from-secret`, `--env-secret`). The request log is cleared.
     pub fn create_user_secret(&self, name: &str, data: &[(&str, &str)]) {

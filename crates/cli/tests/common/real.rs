@@ -156,6 +156,19 @@ impl Real {
             .items
     }
 
+    /// The NetworkPolicies of the namespace.
+    pub fn network_policies(
+        &self,
+        runtime: &tokio::runtime::Runtime,
+    ) -> Vec<k8s_openapi::api::networking::v1::NetworkPolicy> {
+        let api: Api<k8s_openapi::api::networking::v1::NetworkPolicy> =
+            Api::namespaced(self.admin.clone(), &self.namespace);
+        runtime
+            .block_on(api.list(&ListParams::default()))
+            .expect("list network policies")
+            .items
+    }
+
     /// Creates `pod` in the namespace (the kubelet then runs it, unless it is bound elsewhere).
     pub fn create_pod(&self, runtime: &tokio::runtime::Runtime, mut pod: Pod) {
         pod.metadata.namespace = Some(self.namespace.to_string());

@@ -77,6 +77,7 @@ pub fn spec_for(config: &ValidConfig, options: &DeployOptions) -> DeploySpec {
         replace: options.replace,
         min_running: options.min_running,
         referenced_secrets: config.pod_options().referenced_secrets(),
+        isolate: config.pod_options().isolate,
     }
 }
 
@@ -193,6 +194,9 @@ async fn run<S: Substrate>(
             }
             Effect::CompareEnv { secret } => {
                 Event::EnvCompared(compare_env(substrate, config, &secret).await)
+            }
+            Effect::PreparePolicy => {
+                Event::PolicyPrepared(super::policy::prepare_policy(substrate, config).await)
             }
             Effect::CreateSecret => Event::SecretCreated(create_secret(substrate, config).await),
             Effect::CreatePod { secret } => {

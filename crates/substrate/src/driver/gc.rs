@@ -8,7 +8,8 @@ use apiary_classify::failure::RequestFailure;
 use apiary_classify::gc::{GcEffect, GcEvent, GcListing, GcMachine, GcReport, GcSpec};
 
 /// Run one GC pass for `agent` (deploy.md § Execution). With `dry_run`, only the reads happen
-/// and the plan is reported.
+/// and the plan is reported. A pass that leaves the agent with nothing also deletes its
+/// verified NetworkPolicy (deploy.md § Egress control).
 ///
 /// # Errors
 /// A list or re-read failure aborts the pass. Individual delete failures do not: they are in
@@ -18,12 +19,23 @@ pub async fn gc<S: Substrate>(
     agent: &AgentIdentity,
     dry_run: bool,
 ) -> Result<GcReport, RequestFailure> {
-    in_span(
-        Operation::Gc,
-        agent,
-        &agent.pod_name(),
-        run(substrate, agent, dry_run),
-    )
+    in_span(Operation::Gc, agent, &agent.pod_name(), async {
+        let mut report = run(substrate, agent, dry_run).await?;
+        // deploy.md § Egress control: an agent left with nothing loses its policy too (never in
+        // the deploy's preflight pass, which is about to create a pod under it).
+        if report.agent_emptied {
+            match super::undeploy::remove_policy(substrate, agent).await {
+                Ok(removed) => report.network_policy = removed,
+                Err(apiary_classify::undeploy::UndeployError::Failed(failure)) => {
+                    report.failures.push(failure);
+                }
+                Err(other) => report
+                    .failures
+                    .push(RequestFailure::unsent(other.to_string())),
+            }
+        }
+        Ok(report)
+    })
     .await
 }
 

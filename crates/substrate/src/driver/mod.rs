@@ -13,6 +13,7 @@ mod deploy;
 mod expire;
 mod gc;
 mod list;
+mod policy;
 mod renew;
 mod shared;
 mod status;

@@ -13,7 +13,10 @@ use super::shared::{
     read_pod_watching, report_progress,
 };
 use crate::naming::AgentIdentity;
-use crate::substrate::Substrate;
+use crate::observe::object_marks;
+use crate::substrate::{DeleteOutcome, Substrate};
+use apiary_classify::policy::policy_deletion;
+use apiary_classify::undeploy::undeploy_removes_policy;
 
 /// How undeploy runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,7 +40,8 @@ impl Default for UndeployOptions {
 }
 
 /// Undeploy `agent` (deploy.md § undeploy): fenced delete of a verified pod, optional wait for
-/// its uid to go, then delete every verified Secret no listed pod references.
+/// its uid to go, then delete every verified Secret no listed pod references, and, once no pod
+/// of the agent can run, its verified NetworkPolicy (deploy.md § Egress control).
 ///
 /// # Errors
 /// [`UndeployError`]: a foreign pod (nothing touched), a timeout, a concurrent replacement, or
@@ -90,6 +94,12 @@ async fn run<S: Substrate>(
             report_progress(progress, on_progress);
         }
         event = match effect {
+            UndeployEffect::Finish(Ok(mut report)) => {
+                if undeploy_removes_policy(&report) {
+                    report.network_policy = remove_policy(substrate, agent).await?;
+                }
+                return Ok(report);
+            }
             UndeployEffect::Finish(result) => return result,
             UndeployEffect::GetPod { name } => UndeployEvent::PodRead(
                 read_pod_watching(substrate, &name, agent.binding(), &mut stuck).await,
@@ -114,5 +124,39 @@ async fn run<S: Substrate>(
                 UndeployEvent::SecretDeleted(drop_secret(substrate, &deletion).await)
             }
         };
+    }
+}
+
+/// deploy.md § Egress control: read the agent's policy and delete it, fenced, when it is proven
+/// ours; the deleted name. A foreign policy is never touched; a lost precondition (it changed
+/// since the read) leaves it to the next undeploy or `gc`.
+pub(super) async fn remove_policy<S: Substrate>(
+    substrate: &S,
+    agent: &AgentIdentity,
+) -> Result<Option<String>, UndeployError> {
+    let failed = |error: crate::substrate::SubstrateError| UndeployError::Failed(error.failure());
+    let policy = match substrate.get_network_policy(&agent.pod_name()).await {
+        Ok(Some(policy)) => policy,
+        Ok(None) => return Ok(None),
+        // A deployer role from before `--isolate` may not read policies: undeploy never fails
+        // for an option it may not have used; `gc` with the current role collects a leftover.
+        Err(error) if error.reason() == Some("Forbidden") => {
+            tracing::debug!("not allowed to read network policies: {error}");
+            return Ok(None);
+        }
+        Err(error) => return Err(failed(error)),
+    };
+    let marks = object_marks(&policy.metadata, agent.binding());
+    let Some(deletion) = policy_deletion(&marks, &agent.owner()) else {
+        tracing::warn!(policy = %agent.pod_name(), "a network policy apiary did not create holds the agent's name; left alone");
+        return Ok(None);
+    };
+    match substrate
+        .delete_network_policy(&deletion)
+        .await
+        .map_err(failed)?
+    {
+        DeleteOutcome::Accepted => Ok(Some(deletion.name().to_owned())),
+        DeleteOutcome::NotFound | DeleteOutcome::PreconditionFailed => Ok(None),
     }
 }

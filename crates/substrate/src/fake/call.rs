@@ -73,6 +73,30 @@ pub enum Call {
         /// The uid precondition.
         uid: String,
     },
+    /// `get_network_policy(name)`.
+    GetNetworkPolicy {
+        /// The policy name.
+        name: String,
+    },
+    /// `create_network_policy(policy)`.
+    CreateNetworkPolicy {
+        /// The policy name.
+        name: String,
+    },
+    /// `update_network_policy(policy, fence)`.
+    UpdateNetworkPolicy {
+        /// The policy name.
+        name: String,
+        /// The fence the update carried.
+        fence: Fence,
+    },
+    /// `delete_network_policy(deletion)`.
+    DeleteNetworkPolicy {
+        /// The policy name.
+        name: String,
+        /// The fence the delete carried.
+        fence: Fence,
+    },
     /// `read_node(name)`.
     GetNode {
         /// The node name.
@@ -109,6 +133,10 @@ impl Call {
             Self::DeletePod { .. } => Operation::DeletePod,
             Self::DeleteSecret { .. } => Operation::DeleteSecret,
             Self::GetNode { .. } => Operation::GetNode,
+            Self::GetNetworkPolicy { .. } => Operation::GetNetworkPolicy,
+            Self::CreateNetworkPolicy { .. } => Operation::CreateNetworkPolicy,
+            Self::UpdateNetworkPolicy { .. } => Operation::UpdateNetworkPolicy,
+            Self::DeleteNetworkPolicy { .. } => Operation::DeleteNetworkPolicy,
             Self::Sleep { .. } | Self::WaitForPodChange { .. } => return None,
         })
     }
@@ -121,7 +149,9 @@ impl Call {
     /// A one-line, value-free summary for assertions: `ensure_namespace agents`,
     /// `create_secret <name>`, `create_pod <name>`, `delete_pod <name> uid=<uid> rv=<rv>`,
     /// `delete_secret <name> uid=<uid>`, `get_pod <name>`, `secret_exists <name>`,
-    /// `read_secret_values <name>`,
+    /// `read_secret_values <name>`, `get_network_policy <name>`, `create_network_policy <name>`,
+    /// `update_network_policy <name> uid=<uid> rv=<rv>`,
+    /// `delete_network_policy <name> uid=<uid> rv=<rv>`,
     /// `service_account_exists <name>`, `get_node <name>`,
     /// `list_pods <selector>`, `list_secrets <selector>`, `sleep <secs>s`,
     /// `wait_for_pod_change <name> rv=<rv or -> max=<secs>s` (seconds with fractions when not
@@ -156,6 +186,18 @@ impl Call {
             ),
             Self::DeleteSecret { name, uid } => format!("delete_secret {name} uid={uid}"),
             Self::GetNode { name } => format!("get_node {name}"),
+            Self::GetNetworkPolicy { name } => format!("get_network_policy {name}"),
+            Self::CreateNetworkPolicy { name } => format!("create_network_policy {name}"),
+            Self::UpdateNetworkPolicy { name, fence } => format!(
+                "update_network_policy {name} uid={} rv={}",
+                fence.uid(),
+                fence.resource_version()
+            ),
+            Self::DeleteNetworkPolicy { name, fence } => format!(
+                "delete_network_policy {name} uid={} rv={}",
+                fence.uid(),
+                fence.resource_version()
+            ),
             Self::Sleep { duration } => format!("sleep {}", secs(duration)),
             Self::WaitForPodChange {
                 name,

@@ -12,6 +12,7 @@ use apiary_cluster_model::kubelet::PodScript;
 use apiary_cluster_model::{ClusterModel, ListOptions, ModelError};
 use chrono::{DateTime, Utc};
 use k8s_openapi::api::core::v1::{Pod, Secret};
+use k8s_openapi::api::networking::v1::NetworkPolicy;
 use k8s_openapi::jiff::Timestamp;
 
 use crate::fake::call::Call;
@@ -32,6 +33,10 @@ pub(crate) struct State {
     pub(crate) every_poll: Vec<PollHook>,
     /// Whether node reads answer 403 (`FakeCluster::deny_node_reads`).
     pub(crate) node_reads_denied: bool,
+    /// The NetworkPolicies of the namespace (the cluster model has no such kind), by name.
+    pub(crate) policies: BTreeMap<String, NetworkPolicy>,
+    /// The last resourceVersion given to a policy.
+    pub(crate) policy_version: u64,
 }
 
 /// The in-memory [`Substrate`](crate::Substrate) (see the module docs).
@@ -85,6 +90,8 @@ impl FakeCluster {
                 poll_hooks: BTreeMap::new(),
                 every_poll: Vec::new(),
                 node_reads_denied: false,
+                policies: BTreeMap::new(),
+                policy_version: 0,
             }),
         }
     }

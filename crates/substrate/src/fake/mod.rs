@@ -122,6 +122,7 @@ mod cluster;
 mod errors;
 mod log;
 mod nodes;
+mod policies;
 pub mod proof;
 mod serve;
 mod step;

@@ -6,10 +6,13 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use apiary_classify::failure::Operation;
+use apiary_classify::fence::Fence;
+use apiary_classify::policy::PolicyDeletion;
 use apiary_classify::verify::{PodDeletion, SecretDeletion};
 use apiary_cluster_model::{ClusterModel, ListOptions, ModelError, Preconditions, add};
 use chrono::{DateTime, Utc};
 use k8s_openapi::api::core::v1::{Pod, Secret};
+use k8s_openapi::api::networking::v1::NetworkPolicy;
 
 use crate::env::SecretValues;
 use crate::fake::call::Call;
@@ -279,6 +282,35 @@ impl Substrate for FakeCluster {
             Err(ModelError::NotFound { .. }) => Ok(None),
             Err(e) => Err(model_error(Operation::GetSecret, &self.object(name), &e)),
         })
+    }
+
+    async fn get_network_policy(
+        &self,
+        name: &str,
+    ) -> Result<Option<NetworkPolicy>, SubstrateError> {
+        self.serve_get_policy(name)
+    }
+
+    async fn create_network_policy(
+        &self,
+        policy: &NetworkPolicy,
+    ) -> Result<CreateOutcome, SubstrateError> {
+        self.serve_create_policy(policy)
+    }
+
+    async fn update_network_policy(
+        &self,
+        policy: &NetworkPolicy,
+        fence: &Fence,
+    ) -> Result<bool, SubstrateError> {
+        self.serve_update_policy(policy, fence)
+    }
+
+    async fn delete_network_policy(
+        &self,
+        deletion: &PolicyDeletion,
+    ) -> Result<DeleteOutcome, SubstrateError> {
+        self.serve_delete_policy(deletion)
     }
 
     async fn service_account_exists(&self, name: &str) -> Result<bool, SubstrateError> {

@@ -277,7 +277,7 @@ proptest! {
 #[test]
 fn each_pod_option_enters_the_fingerprint_last() {
     let plain = fingerprint_of(&base());
-    let edits: [fn(&mut PodOptions); 12] = [
+    let edits: [fn(&mut PodOptions); 14] = [
         |o| drop(o.node_selector.insert("pool".into(), "gpu".into())),
         |o| o.tolerations.push(Default::default()),
         |o| o.runtime_class = Some("gvisor".into()),
@@ -303,6 +303,14 @@ fn each_pod_option_enters_the_fingerprint_last() {
             ))
         },
         |o| o.overrides = Some(Overrides::parse(r#"{"spec":{"dnsPolicy":"Default"}}"#).unwrap()),
+        |o| o.isolate = true,
+        |o| {
+            o.isolate = true;
+            o.allow_egress.push(crate::pod_options::EgressRule {
+                cidr: "10.0.0.0/8".into(),
+                port: Some(443),
+            });
+        },
     ];
     let mut seen = std::collections::BTreeSet::from([plain.clone()]);
     for edit in edits {
@@ -363,6 +371,8 @@ fn native_options_are_not_part_of_the_buzz_wire_form() {
         "env_from_secrets",
         "env_secrets",
         "overrides",
+        "isolate",
+        "allow_egress",
     ] {
         assert!(!json.contains(native), "{json}");
     }

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::Toleration;
 
-use super::{PodOptions, SecretKey};
+use super::{EgressRule, PodOptions, SecretKey};
 use crate::env::{AUTHORITATIVE_KEYS, PILOT_POD_UID_ENV};
 
 /// A flag that sets a pod option.
@@ -40,6 +40,8 @@ pub enum Flag {
     EnvFromSecret,
     /// `--env-secret VAR=SECRET/KEY`.
     EnvSecret,
+    /// `--allow-egress CIDR[:PORT]`.
+    AllowEgress,
 }
 
 impl Flag {
@@ -59,6 +61,7 @@ impl Flag {
             Self::Annotation => "--annotation",
             Self::EnvFromSecret => "--env-from-secret",
             Self::EnvSecret => "--env-secret",
+            Self::AllowEgress => "--allow-egress",
         }
     }
 }
@@ -219,6 +222,70 @@ pub fn parse_env_secret(text: &str) -> Result<(String, SecretKey), PodOptionErro
     ))
 }
 
+/// Parses `CIDR[:PORT]` (`--allow-egress`): an IPv4 or IPv6 address block with its prefix
+/// length, then optionally `:` and a TCP port 1-65535 (`10.0.0.0/8:443`, `2001:db8::/32:443`).
+///
+/// # Errors
+/// A missing prefix length, an address or prefix that does not parse, a port out of range.
+pub fn parse_egress(text: &str) -> Result<EgressRule, PodOptionError> {
+    let flag = Flag::AllowEgress;
+    let Some((address, rest)) = text.split_once('/') else {
+        return Err(refuse(
+            flag,
+            text,
+            "expected CIDR[:PORT] with a prefix length, e.g. 10.0.0.0/8 or 203.0.113.7/32:443",
+        ));
+    };
+    let (prefix, port) = match rest.split_once(':') {
+        Some((prefix, port)) => (prefix, Some(port)),
+        None => (rest, None),
+    };
+    let max = match address.parse::<std::net::IpAddr>() {
+        Ok(std::net::IpAddr::V4(_)) => 32,
+        Ok(std::net::IpAddr::V6(_)) => 128,
+        Err(_) => {
+            return Err(refuse(
+                flag,
+                text,
+                format!("{address:?} is not an IPv4 or IPv6 address"),
+            ));
+        }
+    };
+    let prefix_ok = !prefix.is_empty()
+        && prefix.bytes().all(|b| b.is_ascii_digit())
+        && prefix.parse::<u8>().is_ok_and(|p| p <= max);
+    if !prefix_ok {
+        return Err(refuse(
+            flag,
+            text,
+            format!("the prefix length {prefix:?} must be a number from 0 to {max}"),
+        ));
+    }
+    let port = match port {
+        None => None,
+        // Digits only, no leading zero: `+443` and `0443` are refused, not normalised.
+        Some(port) if port.bytes().all(|b| b.is_ascii_digit()) && !port.starts_with('0') => {
+            match port.parse::<u16>() {
+                Ok(port) => Some(port),
+                Err(_) => return Err(bad_port(text, port)),
+            }
+        }
+        Some(port) => return Err(bad_port(text, port)),
+    };
+    Ok(EgressRule {
+        cidr: format!("{address}/{prefix}"),
+        port,
+    })
+}
+
+fn bad_port(text: &str, port: &str) -> PodOptionError {
+    refuse(
+        Flag::AllowEgress,
+        text,
+        format!("the port {port:?} must be a number from 1 to 65535"),
+    )
+}
+
 /// A variable an `--env-secret` sets: a POSIX name, never one apiary sets itself (an explicit
 /// variable beats the attempt's Secret, so it could spoof one).
 fn check_env_var(flag: Flag, text: &str, var: &str) -> Result<(), PodOptionError> {
@@ -297,6 +364,15 @@ impl PodOptions {
         }
         for (var, source) in &self.env_secrets {
             parse_env_secret(&format!("{var}={}/{}", source.secret, source.key))?;
+        }
+        if let Some(first) = self.allow_egress.first()
+            && !self.isolate
+        {
+            return Err(refuse(
+                Flag::AllowEgress,
+                &first.cidr,
+                "an allow-list only means something with --isolate; add --isolate",
+            ));
         }
         for (flag, quantity) in [
             (

@@ -122,6 +122,7 @@ fn s3_delete_wait_then_secrets() {
             waited: true,
             secrets: vec![SECRET.into()],
             kept_secrets: vec![],
+            network_policy: None,
         }
     );
 }
@@ -366,7 +367,7 @@ fn progress_and_texts() {
         (
             UndeployError::Replaced {
                 pod: "p".into(),
-                report: UndeployReport::default(),
+                report: Box::default(),
             },
             "concurrent deploy created a new pod p",
         ),

@@ -1,7 +1,7 @@
 //! The pod-option flags' syntax and certain rules (deploy.md § Pod options).
 
 use super::*;
-use crate::pod_options::PodOptionsError;
+use crate::pod_options::{EgressRule, PodOptionsError};
 
 /// `kubectl taint`'s four forms: value and effect (Equal), value only (Equal, every effect),
 /// effect only (Exists), key only (Exists, every effect).
@@ -313,4 +313,59 @@ fn buzz_pod_option_checks() {
     };
     assert_eq!(blank.validate(), Err(PodOptionsError::BlankStorageQuantity));
     assert_eq!(PodOptions::default().validate(), Ok(()));
+}
+
+/// `--allow-egress CIDR[:PORT]`: IPv4 and IPv6 blocks with a prefix length in range, an
+/// optional TCP port 1-65535 written plainly; every other form is refused naming the flag.
+#[test]
+fn egress_rules_parse_cidr_and_port() {
+    let rule = |cidr: &str, port: Option<u16>| EgressRule {
+        cidr: cidr.to_owned(),
+        port,
+    };
+    for (text, expected) in [
+        ("10.0.0.0/8", rule("10.0.0.0/8", None)),
+        ("203.0.113.7/32:443", rule("203.0.113.7/32", Some(443))),
+        ("0.0.0.0/0:65535", rule("0.0.0.0/0", Some(65535))),
+        ("2001:db8::/32", rule("2001:db8::/32", None)),
+        ("2001:db8::/128:1", rule("2001:db8::/128", Some(1))),
+    ] {
+        assert_eq!(parse_egress(text), Ok(expected), "{text}");
+    }
+    for (text, needle) in [
+        ("10.0.0.0", "prefix length"),
+        ("10.0.0.0/33", "from 0 to 32"),
+        ("2001:db8::/129", "from 0 to 128"),
+        ("10.0.0.0/", "prefix length"),
+        ("10.0.0.0/+8", "prefix length"),
+        ("10.0.0/8", "not an IPv4 or IPv6 address"),
+        ("example.com/8", "not an IPv4 or IPv6 address"),
+        ("10.0.0.0/8:0", "from 1 to 65535"),
+        ("10.0.0.0/8:65536", "from 1 to 65535"),
+        ("10.0.0.0/8:0443", "from 1 to 65535"),
+        ("10.0.0.0/8:+443", "from 1 to 65535"),
+        ("10.0.0.0/8:", "from 1 to 65535"),
+    ] {
+        let error = parse_egress(text).unwrap_err();
+        assert_eq!(error.flag, Flag::AllowEgress, "{text}");
+        assert!(error.to_string().contains(needle), "{text}: {error}");
+        assert!(error.to_string().starts_with("--allow-egress"), "{error}");
+    }
+}
+
+/// An allow-list needs `--isolate`; with it, it validates.
+#[test]
+fn an_allow_list_needs_isolate() {
+    let mut options = PodOptions {
+        allow_egress: vec![EgressRule {
+            cidr: "10.0.0.0/8".into(),
+            port: None,
+        }],
+        ..PodOptions::default()
+    };
+    let error = options.validate_native().unwrap_err();
+    assert_eq!(error.flag, Flag::AllowEgress);
+    assert!(error.problem.contains("add --isolate"), "{error}");
+    options.isolate = true;
+    assert_eq!(options.validate_native(), Ok(()));
 }
