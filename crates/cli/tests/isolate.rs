@@ -90,3 +90,17 @@ fn an_isolated_agent_gets_its_policy_until_undeploy() {
     );
     assert!(fx.network_policies().is_empty());
 }
+
+/// The simulator serves no NetworkPolicy API, like an apiserver without it: `--isolate` fails
+/// before anything else is written (E15, not the missing-namespace E11), naming the policy.
+#[test]
+fn isolate_against_an_apiserver_without_network_policies_writes_nothing() {
+    let fx = Fixture::on_sim();
+    let run = fx.apiary(&["deploy", AGENT, "--image", IMAGE, "--isolate"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stderr.contains("networkpolicy"), "{run:?}");
+    assert!(!run.stderr.contains("kubectl create namespace"), "{run:?}");
+    assert!(run.stderr.contains("no pod was created"), "{run:?}");
+    assert!(fx.pod_names().is_empty());
+    assert!(fx.secret_names().is_empty());
+}

@@ -9,10 +9,10 @@ use std::time::Duration;
 
 use super::error::{DeployError, ObjectKind, SecretFate};
 use super::io::{DeleteAnswer, Effect, Event, OwnSecret, PodCreateOutcome};
-use crate::policy::PolicyFailure;
 use super::spec::DEFAULT_SERVICE_ACCOUNT;
 use super::state::{AfterDrop, DeployMachine, Phase, fail};
 use crate::failure::RequestFailure;
+use crate::policy::PolicyFailure;
 use crate::reference::own_secret_deletion;
 use crate::verify::verify_pod;
 
@@ -29,8 +29,14 @@ impl DeployMachine {
                     self.policy_ready = true;
                     self.create()
                 }
-                // A NotFound on the policy create means the namespace is missing (E11).
-                Err(PolicyFailure::Failed(failure)) if failure.reason() == Some("NotFound") => {
+                // A NotFound naming the namespace means it is missing (E11); any other NotFound
+                // (an apiserver that serves no NetworkPolicy API, like the simulator) is E15.
+                Err(PolicyFailure::Failed(failure))
+                    if failure.reason() == Some("NotFound")
+                        && failure
+                            .server_message()
+                            .is_some_and(|m| m.starts_with("namespaces \"")) =>
+                {
                     self.namespace_missing()
                 }
                 Err(failure) => fail(DeployError::Policy {

@@ -1943,4 +1943,15 @@ fn a_policy_failure_is_e15_before_any_secret() {
             namespace: "agents".into()
         }
     );
+    // An apiserver without the NetworkPolicy API answers NotFound too: E15, not E11.
+    let mut run = isolating();
+    run.reach_first_get();
+    run.step(absent());
+    let unserved = RequestFailure::api(
+        404,
+        "NotFound",
+        "the server could not find the requested resource",
+    );
+    let e = error(run.step(Event::PolicyPrepared(Err(PolicyFailure::Failed(unserved)))));
+    assert!(matches!(e, DeployError::Policy { .. }), "{e:?}");
 }
