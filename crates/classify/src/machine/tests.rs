@@ -1955,3 +1955,39 @@ fn a_policy_failure_is_e15_before_any_secret() {
     let e = error(run.step(Event::PolicyPrepared(Err(PolicyFailure::Failed(unserved)))));
     assert!(matches!(e, DeployError::Policy { .. }), "{e:?}");
 }
+
+/// E15's wording: a failure that names its request is said once, then that no pod was created;
+/// one that names none gets the policy's name and what was being done.
+#[test]
+fn e15_messages_name_the_request_once() {
+    let named = RequestFailure::answered(
+        crate::failure::Operation::CreateNetworkPolicy,
+        "agents/p",
+        500,
+        "InternalError",
+        "etcd down",
+    );
+    let e = DeployError::Policy {
+        namespace: "agents".into(),
+        name: "p".into(),
+        failure: PolicyFailure::Failed(named),
+    };
+    let text = e.to_string();
+    assert!(
+        text.starts_with("could not create networkpolicy agents/p"),
+        "{text}"
+    );
+    assert!(text.ends_with("; no pod was created"), "{text}");
+    assert_eq!(text.matches("networkpolicy").count(), 1, "{text}");
+    let e = DeployError::Policy {
+        namespace: "agents".into(),
+        name: "p".into(),
+        failure: PolicyFailure::Failed(boom("etcd down")),
+    };
+    let text = e.to_string();
+    assert!(
+        text.starts_with("could not put networkpolicy agents/p (--isolate) in place: "),
+        "{text}"
+    );
+    assert!(text.contains("etcd down"), "{text}");
+}

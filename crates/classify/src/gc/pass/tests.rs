@@ -149,3 +149,63 @@ fn a_pod_gone_at_reread_is_skipped() {
         GcEffect::DeleteSecret(_)
     ));
 }
+
+/// deploy.md § Egress control: a pass empties the agent only when its listing showed no pod
+/// and every listed Secret's delete was accepted; a listed pod, a skipped or failed Secret
+/// delete, or a dry run never does.
+#[test]
+fn an_emptying_pass_is_one_without_pods_whose_secrets_all_went() {
+    let orphans = |secrets: &[&str]| {
+        GcEvent::Listed(Ok(GcListing {
+            pods: Vec::new(),
+            secrets: secrets.iter().map(|s| own_secret(s, Some(0))).collect(),
+            server_now: Some(5_000),
+        }))
+    };
+    let run = |answers: &[Result<DeleteAnswer, RequestFailure>]| {
+        let mut gc = GcMachine::new(spec(false));
+        gc.step(GcEvent::Start);
+        let mut effect = gc.step(orphans(&["a", "b"][..answers.len()]));
+        for answer in answers {
+            assert!(matches!(effect, GcEffect::DeleteSecret(_)), "{effect:?}");
+            effect = gc.step(GcEvent::SecretDeleted(answer.clone()));
+        }
+        finished(effect).agent_emptied
+    };
+    assert!(run(&[
+        Ok(DeleteAnswer::Accepted),
+        Ok(DeleteAnswer::Accepted)
+    ]));
+    assert!(!run(&[
+        Ok(DeleteAnswer::Accepted),
+        Ok(DeleteAnswer::NotFound)
+    ]));
+    assert!(!run(&[
+        Ok(DeleteAnswer::PreconditionFailed),
+        Ok(DeleteAnswer::Accepted)
+    ]));
+    assert!(!run(&[Ok(DeleteAnswer::Accepted), Err(boom())]));
+    let mut gc = GcMachine::new(spec(false));
+    gc.step(GcEvent::Start);
+    assert!(
+        finished(gc.step(orphans(&[]))).agent_emptied,
+        "nothing listed: empty"
+    );
+    let mut gc = GcMachine::new(spec(true));
+    gc.step(GcEvent::Start);
+    assert!(
+        !finished(gc.step(orphans(&[]))).agent_emptied,
+        "never in a dry run"
+    );
+    // A listed pod, even one the pass deletes, keeps the agent non-empty (it may still be
+    // terminating).
+    let mut gc = GcMachine::new(spec(false));
+    gc.step(GcEvent::Start);
+    gc.step(listing(Some(5_000)));
+    gc.step(GcEvent::PodRead(Ok(Some(dead("205")))));
+    let mut effect = gc.step(GcEvent::PodDeleted(Ok(DeleteAnswer::Accepted)));
+    while let GcEffect::DeleteSecret(_) = effect {
+        effect = gc.step(GcEvent::SecretDeleted(Ok(DeleteAnswer::Accepted)));
+    }
+    assert!(!finished(effect).agent_emptied);
+}
