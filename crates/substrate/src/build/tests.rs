@@ -565,3 +565,94 @@ fn overrides_are_applied_to_every_attempt_and_checked_by_validation() {
     let error = c.validate(&agent()).unwrap_err().to_string();
     assert!(error.contains("--overrides"), "{error}");
 }
+
+/// deploy.md § Credentials from the cluster: `--env-from-secret` Secrets come before the
+/// attempt's own in `envFrom` (the last source wins a key), each `optional: false`, and each
+/// `--env-secret` is an explicit variable with a `secretKeyRef`; a buzz `setup_pending` pod
+/// gets its uid from the downward API first.
+#[test]
+fn cluster_secrets_are_references_with_the_own_secret_last() {
+    let mut c = config();
+    c.pod_options.env_from_secrets = vec!["team-creds".into(), "more".into()];
+    c.pod_options.env_secrets.insert(
+        "TEAM_TOKEN".into(),
+        crate::pod_options::SecretKey {
+            secret: "team-creds".into(),
+            key: "token".into(),
+        },
+    );
+    c.pod_options.setup_pending = true;
+    let v = valid(&c);
+    let pod = build_pod(&v, g(7));
+    let agent = container(&pod);
+    assert_eq!(
+        serde_json::to_value(&agent.env_from).unwrap(),
+        serde_json::json!([
+            {"secretRef": {"name": "team-creds", "optional": false}},
+            {"secretRef": {"name": "more", "optional": false}},
+            {"secretRef": {"name": v.agent().secret_name(g(7)), "optional": false}},
+        ])
+    );
+    assert_eq!(
+        serde_json::to_value(&agent.env).unwrap(),
+        serde_json::json!([
+            {"name": "BUZZ_PILOT_POD_UID", "valueFrom": {"fieldRef": {"fieldPath": "metadata.uid"}}},
+            {"name": "TEAM_TOKEN", "valueFrom": {"secretKeyRef": {
+                "name": "team-creds", "key": "token", "optional": false}}},
+        ])
+    );
+    let plain = build_pod(&valid(&config()), g(7));
+    assert_eq!(container(&plain).env, None, "no option: no env at all");
+}
+
+/// deploy.md § Egress control: the policy of an isolated configuration, its selector and
+/// marks; none without `--isolate`; the pod carries the isolation label only when isolated.
+#[test]
+fn the_network_policy_of_an_isolated_configuration() {
+    use crate::build::policy::{LABEL_ISOLATED, build_network_policy, policy_intent};
+    assert!(build_network_policy(&valid(&config())).is_none());
+    let plain = build_pod(&valid(&config()), g(1));
+    assert!(!plain.metadata.labels.unwrap().contains_key(LABEL_ISOLATED));
+    let mut c = config();
+    c.pod_options.isolate = true;
+    c.pod_options.labels.insert("team".into(), "ml".into());
+    c.pod_options.allow_egress = vec![crate::pod_options::EgressRule {
+        cidr: "2001:db8::/32".into(),
+        port: Some(443),
+    }];
+    let v = valid(&c);
+    let policy = build_network_policy(&v).unwrap();
+    assert_eq!(policy.metadata.name, Some(v.agent().pod_name()));
+    assert_eq!(policy.metadata.namespace.as_deref(), Some(v.namespace()));
+    let labels = policy.metadata.labels.clone().unwrap();
+    assert_eq!(labels["team"], "ml");
+    for (key, value) in v.agent().labels() {
+        assert_eq!(labels[&key], value);
+    }
+    let annotations = policy.metadata.annotations.clone().unwrap();
+    let spec = policy.spec.clone().unwrap();
+    assert_eq!(
+        annotations[APIARY.annotation_create_intent],
+        policy_intent(&spec)
+    );
+    assert_eq!(annotations[APIARY.annotation_agent_id], v.agent().id());
+    let json = serde_json::to_value(&spec).unwrap();
+    let mut selector = v.agent().labels();
+    selector.insert(LABEL_ISOLATED.into(), "true".into());
+    assert_eq!(
+        json["podSelector"]["matchLabels"],
+        serde_json::to_value(&selector).unwrap()
+    );
+    assert_eq!(
+        json["egress"][1],
+        serde_json::json!({"to": [{"ipBlock": {"cidr": "2001:db8::/32"}}],
+            "ports": [{"protocol": "TCP", "port": 443}]})
+    );
+    let pod = build_pod(&v, g(1));
+    assert_eq!(pod.metadata.labels.unwrap()[LABEL_ISOLATED], "true");
+    // Another allow-list is another intent.
+    c.pod_options.allow_egress[0].port = None;
+    let other = build_network_policy(&valid(&c)).unwrap();
+    assert_ne!(policy_intent(&other.spec.unwrap()), policy_intent(&spec));
+    assert_eq!(policy_intent(&spec).len(), 64);
+}
