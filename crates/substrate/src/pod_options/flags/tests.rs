@@ -369,3 +369,71 @@ fn an_allow_list_needs_isolate() {
     options.isolate = true;
     assert_eq!(options.validate_native(), Ok(()));
 }
+
+/// `--env-secret VAR=SECRET/KEY`: a POSIX variable that is not apiary's own, a Secret name that
+/// is a DNS subdomain, a key of 1-253 letters, digits, '-', '_' or '.'.
+#[test]
+fn env_secret_references_are_checked() {
+    let (var, source) = parse_env_secret("OPENAI_API_KEY=team-creds/openai.key-1_x").unwrap();
+    assert_eq!(var, "OPENAI_API_KEY");
+    assert_eq!(source.secret, "team-creds");
+    assert_eq!(source.key, "openai.key-1_x");
+    let long_key = format!("V=s/{}", "k".repeat(253));
+    assert!(parse_env_secret(&long_key).is_ok());
+    for (text, needle) in [
+        ("TOKEN", "expected VAR=SECRET/KEY"),
+        ("TOKEN=creds", "expected VAR=SECRET/KEY"),
+        ("1TOKEN=creds/k", "not a POSIX name"),
+        ("TO-KEN=creds/k", "not a POSIX name"),
+        ("APIARY_AGENT_ID=creds/k", "set by apiary itself"),
+        ("APIARY_START_NONCE=creds/k", "set by apiary itself"),
+        ("BUZZ_PILOT_POD_UID=creds/k", "set by apiary itself"),
+        ("TOKEN=Creds/k", "not a valid object name"),
+        ("TOKEN=creds/", "the key"),
+        ("TOKEN=creds/a b", "the key"),
+        ("TOKEN=creds/a:b", "the key"),
+        (&format!("V=s/{}", "k".repeat(254)), "the key"),
+    ] {
+        let error = parse_env_secret(text).unwrap_err();
+        assert_eq!(error.flag, Flag::EnvSecret, "{text}");
+        assert!(error.to_string().contains(needle), "{text}: {error}");
+    }
+    let mut options = PodOptions::default();
+    options.env_secrets.insert(
+        "1BAD".into(),
+        crate::pod_options::SecretKey {
+            secret: "creds".into(),
+            key: "k".into(),
+        },
+    );
+    assert_eq!(options.validate_native().unwrap_err().flag, Flag::EnvSecret);
+    let options = PodOptions {
+        env_from_secrets: vec!["Bad_Name".into()],
+        ..PodOptions::default()
+    };
+    assert_eq!(
+        options.validate_native().unwrap_err().flag,
+        Flag::EnvFromSecret
+    );
+}
+
+/// The Secrets checked before a deploy writes: `--env-from-secret` ones, then those of
+/// `--env-secret`, each once.
+#[test]
+fn referenced_secrets_are_listed_once_in_order() {
+    let mut options = PodOptions {
+        env_from_secrets: vec!["b".into(), "a".into()],
+        ..PodOptions::default()
+    };
+    for (var, secret) in [("X", "a"), ("Y", "c"), ("Z", "c")] {
+        options.env_secrets.insert(
+            var.into(),
+            crate::pod_options::SecretKey {
+                secret: secret.into(),
+                key: "k".into(),
+            },
+        );
+    }
+    assert_eq!(options.referenced_secrets(), ["b", "a", "c"]);
+    assert!(PodOptions::default().referenced_secrets().is_empty());
+}
