@@ -353,4 +353,6 @@ fn differing_keys_compare_values_except_the_nonce() {
         !debug.contains("new") && !debug.contains("0badc0de"),
         "{debug}"
     );
+    assert!(debug.starts_with("SecretValues { keys: ["), "{debug}");
+    assert!(debug.contains("\"API_KEY\""), "{debug}");
 }
