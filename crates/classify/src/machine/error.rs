@@ -7,9 +7,9 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::policy::PolicyFailure;
 use crate::condition::LatestCondition;
 use crate::failure::RequestFailure;
+use crate::policy::PolicyFailure;
 use crate::pull::{PullFailure, pull_failure_text};
 
 /// A successful deploy: the started pod's name.

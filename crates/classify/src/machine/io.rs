@@ -141,7 +141,6 @@ pub enum Event {
     Waited,
 }
 
-
 /// The next thing the driver must do.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Effect {
