@@ -272,6 +272,20 @@ fn decode<T: DeserializeOwned>(body: &[u8], what: &str) -> Result<T, Failure> {
     })
 }
 
+/// The delete options of a fenced delete: `preconditions: {uid, resourceVersion}` of the
+/// observation that authorised it, and nothing else: no gracePeriodSeconds (the object's own
+/// grace applies; 0 would be a force kill) and no propagation policy (deploy.md § Semantics
+/// relied on, items 3 and 5).
+fn fenced_delete(fence: &Fence) -> DeleteParams {
+    DeleteParams {
+        preconditions: Some(Preconditions {
+            uid: Some(fence.uid().to_owned()),
+            resource_version: Some(fence.resource_version().to_owned()),
+        }),
+        ..DeleteParams::default()
+    }
+}
+
 /// Serialize a request body. Only the position of a failure is reported, never the content.
 fn encode<T: serde::Serialize>(value: &T) -> Result<Vec<u8>, Failure> {
     serde_json::to_vec(value).map_err(|_| Failure::Transport {
@@ -465,16 +479,7 @@ impl Substrate for Cluster {
     async fn delete_pod(&self, deletion: &PodDeletion) -> Result<DeleteOutcome, SubstrateError> {
         let (name, fence) = (deletion.name(), deletion.fence());
         let call = Call::new(Operation::DeletePod, self.object(name));
-        // Preconditions only: no gracePeriodSeconds (the pod's own 60 s applies; 0 would be a
-        // force kill) and no propagation policy (deploy.md § Semantics relied on, items 3 and 5).
-        let params = DeleteParams {
-            preconditions: Some(Preconditions {
-                uid: Some(fence.uid().to_owned()),
-                resource_version: Some(fence.resource_version().to_owned()),
-            }),
-            ..DeleteParams::default()
-        };
-        let request = Request::new(self.pods_path()).delete(name, &params);
+        let request = Request::new(self.pods_path()).delete(name, &fenced_delete(fence));
         self.decide(
             &call,
             request,

@@ -12,9 +12,9 @@ use apiary_substrate::{CreateOutcome, DeleteOutcome, SubstrateError};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use kube::Resource;
 use kube::core::Request;
-use kube::core::params::{DeleteParams, GetParams, PostParams, Preconditions};
+use kube::core::params::{GetParams, PostParams};
 
-use super::{Call, Cluster, decode, encode, mapping};
+use super::{Call, Cluster, decode, encode, fenced_delete, mapping};
 
 /// The reason of a `409` whose precondition (here: the carried resourceVersion) did not hold.
 const REASON_CONFLICT: &str = "Conflict";
@@ -80,14 +80,7 @@ impl Cluster {
     ) -> Result<DeleteOutcome, SubstrateError> {
         let (name, fence) = (deletion.name(), deletion.fence());
         let call = Call::new(Operation::DeleteNetworkPolicy, self.object(name));
-        let params = DeleteParams {
-            preconditions: Some(Preconditions {
-                uid: Some(fence.uid().to_owned()),
-                resource_version: Some(fence.resource_version().to_owned()),
-            }),
-            ..DeleteParams::default()
-        };
-        let request = Request::new(self.policies_path()).delete(name, &params);
+        let request = Request::new(self.policies_path()).delete(name, &fenced_delete(fence));
         self.decide(
             &call,
             request,
