@@ -32,6 +32,7 @@ mod tests {
         let response = deploy_response(Ok(Deployed {
             pod: "buzz-agent-7e7e9c42a91b".to_owned(),
             intent_matches: false,
+            workspace: None,
         }));
         assert_eq!(
             response.to_line().unwrap(),

@@ -55,6 +55,8 @@ pub struct PodFacts {
     /// The `image` of the container named `agent` in the pod spec, when any: the pull-failure
     /// classifier removes it from the kubelet's message before matching.
     pub image: Option<String>,
+    /// The claim the pod's `workspace` volume mounts (`--workspace-size`), when it is one.
+    pub workspace_claim: Option<String>,
 }
 
 /// The identity marks of an object's metadata, as read from the apiserver.

@@ -60,11 +60,18 @@ pub enum Operation {
     UpdateNetworkPolicy,
     /// Deleting it (fenced).
     DeleteNetworkPolicy,
+    /// Reading the agent's workspace claim (`--workspace-size`, deploy.md § Persistent
+    /// workspace).
+    GetWorkspaceClaim,
+    /// Creating it.
+    CreateWorkspaceClaim,
+    /// Deleting it (fenced; `undeploy --delete-workspace` only).
+    DeleteWorkspaceClaim,
 }
 
 impl Operation {
     /// Every request kind, in declaration order (for tests that loop over "every").
-    pub const ALL: [Operation; 20] = [
+    pub const ALL: [Operation; 23] = [
         Operation::EnsureNamespace,
         Operation::GetNamespace,
         Operation::CreateNamespace,
@@ -85,6 +92,9 @@ impl Operation {
         Operation::CreateNetworkPolicy,
         Operation::UpdateNetworkPolicy,
         Operation::DeleteNetworkPolicy,
+        Operation::GetWorkspaceClaim,
+        Operation::CreateWorkspaceClaim,
+        Operation::DeleteWorkspaceClaim,
     ];
 
     /// The RBAC verb the request needs (`get`, `list`, `create`, `delete`, `watch`, `patch`); namespace
@@ -98,13 +108,18 @@ impl Operation {
             | Self::GetServiceAccount
             | Self::ReadPodLog
             | Self::GetNode
-            | Self::GetNetworkPolicy => "get",
+            | Self::GetNetworkPolicy
+            | Self::GetWorkspaceClaim => "get",
             Self::CreateNamespace
             | Self::CreateSecret
             | Self::CreatePod
-            | Self::CreateNetworkPolicy => "create",
+            | Self::CreateNetworkPolicy
+            | Self::CreateWorkspaceClaim => "create",
             Self::ListPods | Self::ListSecrets => "list",
-            Self::DeletePod | Self::DeleteSecret | Self::DeleteNetworkPolicy => "delete",
+            Self::DeletePod
+            | Self::DeleteSecret
+            | Self::DeleteNetworkPolicy
+            | Self::DeleteWorkspaceClaim => "delete",
             Self::WatchPod => "watch",
             Self::UpdatePod => "patch",
             Self::UpdateNetworkPolicy => "update",
@@ -132,6 +147,9 @@ impl Operation {
             | Self::CreateNetworkPolicy
             | Self::UpdateNetworkPolicy
             | Self::DeleteNetworkPolicy => "networkpolicies",
+            Self::GetWorkspaceClaim | Self::CreateWorkspaceClaim | Self::DeleteWorkspaceClaim => {
+                "persistentvolumeclaims"
+            }
         }
     }
 
@@ -149,6 +167,8 @@ impl Operation {
                 | Self::CreateNetworkPolicy
                 | Self::UpdateNetworkPolicy
                 | Self::DeleteNetworkPolicy
+                | Self::CreateWorkspaceClaim
+                | Self::DeleteWorkspaceClaim
         )
     }
 
@@ -175,6 +195,9 @@ impl Operation {
             Self::CreateNetworkPolicy => "create_network_policy",
             Self::UpdateNetworkPolicy => "update_network_policy",
             Self::DeleteNetworkPolicy => "delete_network_policy",
+            Self::GetWorkspaceClaim => "get_workspace_claim",
+            Self::CreateWorkspaceClaim => "create_workspace_claim",
+            Self::DeleteWorkspaceClaim => "delete_workspace_claim",
         }
     }
 }
@@ -203,6 +226,9 @@ impl fmt::Display for Operation {
             Self::CreateNetworkPolicy => "create networkpolicy",
             Self::UpdateNetworkPolicy => "update networkpolicy",
             Self::DeleteNetworkPolicy => "delete networkpolicy",
+            Self::GetWorkspaceClaim => "read persistentvolumeclaim",
+            Self::CreateWorkspaceClaim => "create persistentvolumeclaim",
+            Self::DeleteWorkspaceClaim => "delete persistentvolumeclaim",
         })
     }
 }

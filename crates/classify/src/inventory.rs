@@ -115,6 +115,8 @@ pub struct AgentRow {
     pub expires_in_seconds: Option<i64>,
     /// How many listed Secrets verify as this agent's.
     pub secrets: usize,
+    /// The workspace claim the pod mounts (deploy.md § Persistent workspace), when any.
+    pub workspace: Option<String>,
 }
 
 /// The inventory: rows sorted by agent, and how many listed objects were skipped.
@@ -197,6 +199,7 @@ pub fn inventory(
                     expires_at_unix: None,
                     expires_in_seconds: None,
                     secrets: count,
+                    workspace: None,
                 });
             }
         }
@@ -256,6 +259,7 @@ fn pod_row(
             .zip(expires_at)
             .map(|(now, at)| seconds_left(at, now)),
         secrets: 0,
+        workspace: pod.observed.facts.workspace_claim.clone(),
     })
 }
 

@@ -33,6 +33,7 @@ pub mod stuck;
 pub mod undeploy;
 pub mod verify;
 mod wait;
+pub mod workspace;
 
 #[cfg(test)]
 mod testkit;

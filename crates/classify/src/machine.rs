@@ -39,7 +39,7 @@ mod state;
 pub use error::{DeployError, Deployed, ObjectKind, SecretFate};
 pub use io::{
     DeleteAnswer, Effect, Event, Listing, NamespaceCheck, NamespaceFailure, OwnSecret,
-    PodCreateOutcome, SecretCreateFailure,
+    PodCreateOutcome, Prepared, SecretCreateFailure,
 };
 pub use spec::{DEFAULT_DEADLINE, DEFAULT_POLL, DEFAULT_SERVICE_ACCOUNT, DeploySpec};
 pub use state::DeployMachine;

@@ -53,7 +53,8 @@ pub fn policy_deletion(observed: &ObjectMarks, owner: &Owner) -> Option<PolicyDe
     })
 }
 
-fn fence_of(observed: &ObjectMarks, owner: &Owner) -> Option<Fence> {
+/// The fence of an object (a policy, a workspace claim) proven ours, or `None`.
+pub(crate) fn fence_of(observed: &ObjectMarks, owner: &Owner) -> Option<Fence> {
     if !marks_match(observed, owner) {
         return None;
     }

@@ -65,6 +65,7 @@ pub fn facts(agent: Option<ContainerState>) -> PodFacts {
         conditions: Vec::new(),
         env_from_secret: Some(format!("{POD}-0000abcd")),
         image: Some(IMAGE.to_owned()),
+        workspace_claim: None,
     }
 }
 

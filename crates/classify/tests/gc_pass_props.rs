@@ -51,6 +51,7 @@ fn pod(name: &str, own: bool, terminated: bool, secret: usize, uid: u8, rv: u8) 
             conditions: Vec::new(),
             env_from_secret: SECRETS.get(secret).map(|s| (*s).to_owned()),
             image: None,
+            workspace_claim: None,
         },
     }
 }

@@ -51,6 +51,7 @@ fn pod_strategy() -> impl Strategy<Value = ObservedPod> {
                 conditions: Vec::new(),
                 env_from_secret: NAMES.get(secret).map(|s| (*s).to_owned()),
                 image: None,
+                workspace_claim: None,
             },
         },
     )

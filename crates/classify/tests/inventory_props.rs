@@ -87,6 +87,7 @@ fn pod_strategy() -> impl Strategy<Value = ListedPod> {
                 conditions: Vec::new(),
                 env_from_secret: Some("apiary-alpha-1".to_owned()),
                 image: Some("r.example/a@sha256:0123456789abcdef".to_owned()),
+                workspace_claim: None,
             },
         },
         agent_name: claim,

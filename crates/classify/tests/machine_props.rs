@@ -15,10 +15,11 @@ use apiary_classify::facts::{ContainerState, ObjectMarks, ObservedPod, ObservedS
 use apiary_classify::failure::RequestFailure;
 use apiary_classify::machine::{
     DeleteAnswer, DeployError, DeployMachine, DeploySpec, Effect, Event, Listing, NamespaceCheck,
-    NamespaceFailure, OwnSecret, PodCreateOutcome, SecretCreateFailure,
+    NamespaceFailure, OwnSecret, PodCreateOutcome, Prepared, SecretCreateFailure,
 };
 use apiary_classify::policy::{PolicyFailure, PolicyProblem};
 use apiary_classify::verify::verify_pod;
+use apiary_classify::workspace::{ClaimFailure, ClaimProblem, ClaimReport};
 use proptest::prelude::*;
 
 mod common;
@@ -90,6 +91,7 @@ fn arbitrary_pod(c: &mut Choices, secrets: &[&str]) -> ObservedPod {
             conditions: Vec::new(),
             env_from_secret: (!secret.is_empty()).then(|| secret.to_owned()),
             image: None,
+            workspace_claim: None,
         },
     }
 }
@@ -208,8 +210,13 @@ fn run(
         referenced_secrets: Vec::new(),
         // deploy.md § Egress control: the policy rules hold with and without it.
         isolate: deadline_secs.is_multiple_of(3),
+        // deploy.md § Persistent workspace: likewise with and without a claim.
+        workspace_claim: deadline_secs
+            .is_multiple_of(2)
+            .then(|| format!("{POD}-workspace")),
     });
     let isolate = deadline_secs.is_multiple_of(3);
+    let workspace = deadline_secs.is_multiple_of(2);
     let mut c = Choices::new(values);
     let mut elapsed = Duration::ZERO;
     let mut seen = Seen::default();
@@ -297,24 +304,43 @@ fn run(
                 }
                 event
             }
-            Effect::PreparePolicy => {
-                // Only when isolating, once per call, and before any Secret is created.
-                prop_assert!(isolate, "a policy without --isolate");
-                prop_assert!(!seen.policy_prepared, "the policy prepared twice");
+            &Effect::Prepare {
+                policy,
+                workspace: claim,
+            } => {
+                // Exactly what was asked for, once per call, and before any Secret is created.
+                prop_assert_eq!(policy, isolate, "the policy half without --isolate");
+                prop_assert_eq!(claim, workspace, "the claim half without --workspace-size");
+                prop_assert!(!seen.policy_prepared, "prepared twice");
                 prop_assert!(
                     seen.own_secret.is_none(),
-                    "the policy after a Secret create"
+                    "the policy or claim after a Secret create"
                 );
                 seen.policy_prepared = true;
-                Event::PolicyPrepared(match c.pick(8) {
-                    0 => Err(PolicyFailure::Problem(PolicyProblem::Foreign)),
-                    1 => Err(PolicyFailure::Failed(RequestFailure::api(
+                let policy = match c.pick(8) {
+                    0 if policy => Err(PolicyFailure::Problem(PolicyProblem::Foreign)),
+                    1 if policy => Err(PolicyFailure::Failed(RequestFailure::api(
                         500,
                         "InternalError",
                         "policy create failed",
                     ))),
                     _ => Ok(()),
-                })
+                };
+                let workspace = match c.pick(8) {
+                    _ if !claim => Ok(None),
+                    0 => Err(ClaimFailure::Problem(ClaimProblem::Foreign)),
+                    1 => Err(ClaimFailure::Failed(RequestFailure::api(
+                        500,
+                        "InternalError",
+                        "claim create failed",
+                    ))),
+                    n => Ok(Some(ClaimReport {
+                        name: format!("{POD}-workspace"),
+                        created: n % 2 == 0,
+                        differences: Vec::new(),
+                    })),
+                };
+                Event::Prepared(Prepared { policy, workspace })
             }
             Effect::CheckReferences { .. } => {
                 unreachable!("the generated specs reference no Secret")
@@ -343,8 +369,8 @@ fn run(
             Effect::CreateSecret => {
                 prop_assert!(!seen.lost_race, "create after a lost race");
                 prop_assert!(
-                    !isolate || seen.policy_prepared,
-                    "a Secret (and so a pod) before the policy"
+                    !(isolate || workspace) || seen.policy_prepared,
+                    "a Secret (and so a pod) before the policy or claim"
                 );
                 prop_assert!(
                     !seen.created || seen.absent_since_created,

@@ -62,6 +62,7 @@ fn pod_strategy() -> impl Strategy<Value = Option<ObservedPod>> {
                     conditions: Vec::new(),
                     env_from_secret: secret.map(|s| format!("s{s}")),
                     image: Some("registry.example/agent@sha256:00".into()),
+                    workspace_claim: None,
                 },
             }),
     )

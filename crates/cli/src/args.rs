@@ -222,6 +222,13 @@ pub struct ShapeArgs {
     /// With --isolate, also allow egress to CIDR (every port, or one TCP PORT) (repeatable)
     #[arg(long = "allow-egress", value_name = "CIDR[:PORT]", action = ArgAction::Append)]
     pub allow_egress: Vec<String>,
+    /// Give the agent a persistent workspace: its own PersistentVolumeClaim of SIZE (10Gi, ...),
+    /// kept across redeploys, --replace and expiry, deleted only by undeploy --delete-workspace
+    #[arg(long = "workspace-size", value_name = "SIZE")]
+    pub workspace_size: Option<String>,
+    /// With --workspace-size, the claim's StorageClass [default: the cluster's default class]
+    #[arg(long = "storage-class", value_name = "NAME")]
+    pub storage_class: Option<String>,
     /// A JSON merge patch (RFC 7386) applied to the pod apiary built, or @FILE holding one; apiary's
     /// identity, image, Secret reference and hardening cannot be changed by it
     #[arg(long = "overrides", value_name = "JSON|@FILE")]
@@ -269,6 +276,8 @@ impl ShapeArgs {
         note(!self.env_secret.is_empty(), "--env-secret");
         note(self.isolate, "--isolate");
         note(!self.allow_egress.is_empty(), "--allow-egress");
+        note(self.workspace_size.is_some(), "--workspace-size");
+        note(self.storage_class.is_some(), "--storage-class");
         note(self.overrides.is_some(), "--overrides");
         given
     }
@@ -283,6 +292,10 @@ pub struct UndeployArgs {
     /// Do not wait for the pod to finish terminating (its Secret is then kept for `gc`)
     #[arg(long)]
     pub no_wait: bool,
+    /// Also delete the agent's persistent workspace claim (and so its data) once the pod is
+    /// gone; without it the claim is kept
+    #[arg(long, conflicts_with = "no_wait")]
+    pub delete_workspace: bool,
     /// Give up after this long, the wait for the pod included: 90, 90s, 5m, 2m30s (at most
     /// 600s) [default: 600s]
     #[arg(long, value_name = "DURATION")]

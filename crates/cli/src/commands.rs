@@ -7,6 +7,7 @@
 
 use std::time::Duration;
 
+use apiary_classify::workspace::ClaimReport;
 use apiary_substrate::Substrate;
 use apiary_substrate::config::ValidConfig;
 use apiary_substrate::driver::{
@@ -46,7 +47,21 @@ pub async fn deploy_with<S: Substrate>(
             }
         );
     }
-    Ok(deploy_report(agent, config.namespace(), &deployed.pod))
+    let mut report = deploy_report(agent, config.namespace(), &deployed.pod);
+    // deploy.md § Persistent workspace: the claim's key only when the deploy prepared one.
+    if let Some(claim) = &deployed.workspace {
+        report.json["workspace"] = workspace_json(claim);
+    }
+    Ok(report)
+}
+
+/// What a deploy did about its workspace claim, in JSON.
+pub fn workspace_json(claim: &ClaimReport) -> Value {
+    json!({
+        "name": claim.name,
+        "created": claim.created,
+        "differences": claim.differences.iter().map(ToString::to_string).collect::<Vec<_>>(),
+    })
 }
 
 /// The deploy result: text is the pod name alone.
@@ -93,6 +108,14 @@ pub fn status_report(agent: &AgentIdentity, namespace: &str, report: &StatusRepo
         "secret": secret.unwrap_or(Value::Null),
         "intent_matches": report.intent_matches,
         "environment_differs": report.env_differs,
+        "workspace": report.workspace.as_ref().map(|claim| json!({
+            "name": claim.name,
+            "apiary_owned": claim.ours,
+            "size": claim.shape.size,
+            "storage_class": claim.shape.storage_class,
+            "phase": claim.phase,
+            "deleting": claim.deleting,
+        })),
     });
     let dash = |v: Option<&str>| v.unwrap_or("-").to_owned();
     let text = [
@@ -130,24 +153,52 @@ pub fn status_report(agent: &AgentIdentity, namespace: &str, report: &StatusRepo
                 keys => format!("environment differs: {}", keys.join(", ")),
             }),
     )
+    // deploy.md § Persistent workspace: the line only when a claim holds the agent's name.
+    .chain(
+        report
+            .workspace
+            .as_ref()
+            .map(|claim| format!("workspace: {claim}")),
+    )
     .collect::<Vec<_>>()
     .join("\n");
     Report::new(text, doc)
 }
 
-/// `apiary undeploy`: delete the pod (waiting unless `--no-wait`) and its Secrets, within
-/// `deadline` (`--timeout`; the 600 s bound when not given).
+/// How `apiary undeploy` runs: its flags.
+#[derive(Clone, Copy, Debug)]
+pub struct UndeployHow {
+    /// Wait for the pod to go (not `--no-wait`).
+    pub wait: bool,
+    /// `--delete-workspace`.
+    pub delete_workspace: bool,
+    /// `--timeout`; the 600 s bound when not given.
+    pub deadline: Option<Duration>,
+}
+
+impl Default for UndeployHow {
+    fn default() -> UndeployHow {
+        UndeployHow {
+            wait: true,
+            delete_workspace: false,
+            deadline: None,
+        }
+    }
+}
+
+/// `apiary undeploy`: delete the pod (waiting unless `--no-wait`) and its Secrets, and with
+/// `--delete-workspace` its workspace claim, within the deadline.
 pub async fn undeploy<S: Substrate>(
     substrate: &S,
     agent: &AgentIdentity,
-    wait: bool,
-    deadline: Option<Duration>,
+    how: UndeployHow,
     progress: &Progress,
 ) -> CommandResult {
     let defaults = UndeployOptions::default();
     let options = UndeployOptions {
-        wait,
-        deadline: deadline.unwrap_or(defaults.deadline),
+        wait: how.wait,
+        deadline: how.deadline.unwrap_or(defaults.deadline),
+        delete_workspace: how.delete_workspace,
         ..defaults
     };
     let result = driver::undeploy_watching(substrate, agent, &options, &mut |p| {
@@ -192,6 +243,18 @@ pub fn undeploy_report(agent: &AgentIdentity, namespace: &str, report: &Undeploy
             .iter()
             .map(|p| format!("networkpolicy/{p} deleted")),
     );
+    // deploy.md § Persistent workspace: a kept claim is said, so its data is never forgotten.
+    lines.extend(report.workspace.iter().map(|claim| {
+        if claim.deleted {
+            format!("persistentvolumeclaim/{} deleted", claim.name)
+        } else {
+            format!(
+                "persistentvolumeclaim/{} kept (its data stays; undeploy --delete-workspace \
+                 deletes it)",
+                claim.name
+            )
+        }
+    }));
     Report::new(
         lines.join("\n"),
         json!({
@@ -204,6 +267,10 @@ pub fn undeploy_report(agent: &AgentIdentity, namespace: &str, report: &Undeploy
             "secrets": report.secrets,
             "kept_secrets": report.kept_secrets,
             "network_policy": report.network_policy,
+            "workspace": report
+                .workspace
+                .as_ref()
+                .map(|claim| json!({ "name": claim.name, "deleted": claim.deleted })),
         }),
     )
 }

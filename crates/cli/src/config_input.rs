@@ -9,11 +9,11 @@ use std::time::Duration;
 use apiary_substrate::config::{DeployConfig, ValidConfig, parse_timeout};
 use apiary_substrate::env::Env;
 use apiary_substrate::naming::AgentIdentity;
-use apiary_substrate::pod_options::PodOptions;
 use apiary_substrate::pod_options::flags::{
     Flag, PodOptionError, key_values, parse_egress, parse_env_secret, parse_toleration,
 };
 use apiary_substrate::pod_options::overrides::Overrides;
+use apiary_substrate::pod_options::{PodOptions, WorkspaceClaim};
 
 use crate::args::ShapeArgs;
 use crate::outcome::Failure;
@@ -135,8 +135,27 @@ fn pod_options(shape: &ShapeArgs) -> Result<PodOptions, PodOptionError> {
             .iter()
             .map(|text| parse_egress(text))
             .collect::<Result<_, _>>()?,
+        workspace_claim: workspace_claim(shape)?,
         ..PodOptions::default()
     })
+}
+
+/// `--workspace-size SIZE [--storage-class NAME]`; a class alone is refused.
+fn workspace_claim(shape: &ShapeArgs) -> Result<Option<WorkspaceClaim>, PodOptionError> {
+    match (&shape.workspace_size, &shape.storage_class) {
+        (Some(size), class) => Ok(Some(WorkspaceClaim {
+            size: size.clone(),
+            storage_class: class.clone(),
+        })),
+        (None, Some(class)) => Err(PodOptionError {
+            flag: Flag::StorageClass,
+            text: class.clone(),
+            problem: "a storage class only means something with a persistent workspace; add \
+                      --workspace-size SIZE"
+                .to_owned(),
+        }),
+        (None, None) => Ok(None),
+    }
 }
 
 /// Validate `config` for `agent`, and warn (naming the key, never the value) about each

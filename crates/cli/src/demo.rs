@@ -466,7 +466,13 @@ async fn session(narrator: &mut Narrator) -> Result<(), Failure> {
         &format!("apiary {ns} undeploy \"demo agent\""),
     );
     let progress = Progress::start(format!("undeploying {pod}"), Style::for_stderr());
-    let result = commands::undeploy(&cluster(&client), &main, true, None, &progress).await;
+    let result = commands::undeploy(
+        &cluster(&client),
+        &main,
+        commands::UndeployHow::default(),
+        &progress,
+    )
+    .await;
     let verdict = match &result {
         Ok(r) if r.json["waited"] == true && r.json["secrets"].as_array().is_some_and(|s| s.len() == 1) => Ok(
             "the pod was deleted with its uid and resourceVersion as preconditions, apiary waited \

@@ -84,33 +84,55 @@ fn row_json(namespace: &str, row: &AgentRow) -> Value {
         "expires_at": row.expires_at_unix.map(format_instant),
         "expires_in_seconds": row.expires_in_seconds,
         "secrets": row.secrets,
+        "workspace": row.workspace,
     })
 }
 
-const HEADERS: [&str; 8] = [
-    "AGENT", "POD", "STATE", "AGE", "RESTARTS", "IMAGE", "EXPIRES", "SECRETS",
+const HEADERS: [&str; 9] = [
+    "AGENT",
+    "POD",
+    "STATE",
+    "AGE",
+    "RESTARTS",
+    "IMAGE",
+    "EXPIRES",
+    "SECRETS",
+    "WORKSPACE",
 ];
 
-/// The text table: a header and one line per row, columns padded to their widest cell.
+/// The text table: a header and one line per row, columns padded to their widest cell. The
+/// WORKSPACE column is shown only when some agent has a persistent workspace (deploy.md
+/// § Persistent workspace), so a namespace without any reads as before.
 fn table(rows: &[AgentRow]) -> String {
     if rows.is_empty() {
         return String::new();
     }
-    let cells: Vec<[String; 8]> = rows.iter().map(cells).collect();
-    let mut widths = HEADERS.map(|h| h.chars().count());
+    let columns = if rows.iter().any(|r| r.workspace.is_some()) {
+        HEADERS.len()
+    } else {
+        HEADERS.len() - 1
+    };
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|row| cells(row)[..columns].to_vec())
+        .collect();
+    let mut widths: Vec<usize> = HEADERS[..columns]
+        .iter()
+        .map(|h| h.chars().count())
+        .collect();
     for line in &cells {
         for (width, cell) in widths.iter_mut().zip(line) {
             *width = (*width).max(cell.chars().count());
         }
     }
-    let header = HEADERS.map(str::to_owned);
+    let header: Vec<String> = HEADERS[..columns].iter().map(|h| (*h).to_owned()).collect();
     std::iter::once(&header)
         .chain(&cells)
         .map(|line| {
             let padded: Vec<String> = line
                 .iter()
-                .zip(widths)
-                .map(|(cell, width)| {
+                .zip(&widths)
+                .map(|(cell, &width)| {
                     let pad = width - cell.chars().count();
                     format!("{cell}{}", " ".repeat(pad))
                 })
@@ -121,7 +143,7 @@ fn table(rows: &[AgentRow]) -> String {
         .join("\n")
 }
 
-fn cells(row: &AgentRow) -> [String; 8] {
+fn cells(row: &AgentRow) -> [String; 9] {
     let dash = || "-".to_owned();
     [
         row.agent.clone(),
@@ -139,6 +161,7 @@ fn cells(row: &AgentRow) -> [String; 8] {
             (None, None) => dash(),
         },
         row.secrets.to_string(),
+        row.workspace.clone().unwrap_or_else(dash),
     ]
 }
 
@@ -233,6 +256,7 @@ mod tests {
                 expires_at_unix: None,
                 expires_in_seconds: None,
                 secrets: 1,
+                workspace: None,
             },
             AgentRow {
                 agent: "orphan".to_owned(),
@@ -245,6 +269,7 @@ mod tests {
                 expires_at_unix: None,
                 expires_in_seconds: None,
                 secrets: 2,
+                workspace: None,
             },
         ];
         let text = table(&rows);
@@ -257,5 +282,17 @@ mod tests {
         assert!(lines[2].ends_with('2'), "{text}");
         let pod_column = lines[0].find("POD").expect("header");
         assert_eq!(lines[1].find("apiary-alpha"), Some(pod_column));
+        assert!(!text.contains("WORKSPACE"), "{text}");
+        // One agent with a workspace: the column appears, `-` for the others.
+        let mut with_claim = rows.clone();
+        with_claim[0].workspace = Some("apiary-alpha-0123456789ab-workspace".to_owned());
+        let text = table(&with_claim);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].ends_with("SECRETS  WORKSPACE"), "{text}");
+        assert!(
+            lines[1].ends_with("1        apiary-alpha-0123456789ab-workspace"),
+            "{text}"
+        );
+        assert!(lines[2].ends_with("2        -"), "{text}");
     }
 }

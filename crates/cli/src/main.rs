@@ -100,7 +100,12 @@ fn run(cli: Cli) -> CommandResult {
                     format!("undeploying {}", agent.pod_name()),
                     Style::for_stderr(),
                 );
-                commands::undeploy(&cluster, &agent, !u.no_wait, timeout, &progress).await
+                let how = commands::UndeployHow {
+                    wait: !u.no_wait,
+                    delete_workspace: u.delete_workspace,
+                    deadline: timeout,
+                };
+                commands::undeploy(&cluster, &agent, how, &progress).await
             })
         }
         Command::Gc(g) => {

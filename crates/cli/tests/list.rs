@@ -79,8 +79,9 @@ on_both_backends! {
         assert_eq!(row["image"]["digest"], "sha256:aaaaaaaaaaaa");
         assert!(row["expires_at"].is_null());
         assert_eq!(row["secrets"], 1);
+        assert!(row["workspace"].is_null(), "{row}");
         let keys = row.as_object().map(|o| o.len());
-        assert_eq!(keys, Some(11), "{row}");
+        assert_eq!(keys, Some(12), "{row}");
     }
 
     /// `--selector` narrows by label (ANDed with apiary's marker label, in both lists).

@@ -13,8 +13,8 @@ pub mod client;
 mod expiry;
 mod listing;
 pub mod mapping;
+mod named;
 mod node;
-mod policy;
 pub mod retry;
 mod watch;
 
@@ -27,11 +27,12 @@ use apiary_classify::failure::{Operation, TransportCause};
 use apiary_classify::fence::Fence;
 use apiary_classify::policy::PolicyDeletion;
 use apiary_classify::verify::{PodDeletion, SecretDeletion};
+use apiary_classify::workspace::ClaimDeletion;
 use apiary_substrate::env::SecretValues;
 use apiary_substrate::{
     CreateOutcome, DeleteOutcome, Listed, NamespaceCheck, NamespaceError, Substrate, SubstrateError,
 };
-use k8s_openapi::api::core::v1::{Namespace, Pod, Secret, ServiceAccount};
+use k8s_openapi::api::core::v1::{Namespace, PersistentVolumeClaim, Pod, Secret, ServiceAccount};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Resource;
@@ -427,6 +428,27 @@ impl Substrate for Cluster {
         deletion: &PolicyDeletion,
     ) -> Result<DeleteOutcome, SubstrateError> {
         self.policy_delete(deletion).await
+    }
+
+    async fn get_workspace_claim(
+        &self,
+        name: &str,
+    ) -> Result<Option<PersistentVolumeClaim>, SubstrateError> {
+        self.claim_get(name).await
+    }
+
+    async fn create_workspace_claim(
+        &self,
+        claim: &PersistentVolumeClaim,
+    ) -> Result<CreateOutcome, SubstrateError> {
+        self.claim_create(claim).await
+    }
+
+    async fn delete_workspace_claim(
+        &self,
+        deletion: &ClaimDeletion,
+    ) -> Result<DeleteOutcome, SubstrateError> {
+        self.claim_delete(deletion).await
     }
 
     async fn service_account_exists(&self, name: &str) -> Result<bool, SubstrateError> {

@@ -4,6 +4,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use apiary_classify::failure::Operation;
+
 /// deploy.md § RBAC, as data: (operation, resource, verbs). Optional verbs are included: the
 /// shipped roles grant them so the faster or fuller path is available.
 const TABLE: &[(&str, &str, &[&str])] = &[
@@ -35,6 +37,12 @@ const TABLE: &[(&str, &str, &[&str])] = &[
     ("deploy", "networkpolicies", &["get", "create", "update"]),
     ("undeploy", "networkpolicies", &["get", "delete"]),
     ("gc", "networkpolicies", &["get", "delete"]),
+    // deploy.md § Persistent workspace: `deploy --workspace-size` creates the agent's claim and
+    // reads it when it exists; status and undeploy read it; only `undeploy --delete-workspace`
+    // deletes it (gc never does).
+    ("deploy", "persistentvolumeclaims", &["get", "create"]),
+    ("status", "persistentvolumeclaims", &["get"]),
+    ("undeploy", "persistentvolumeclaims", &["get", "delete"]),
 ];
 
 /// Which role grants which resource (deploy.md § RBAC: pods and Secrets per namespace through
@@ -45,6 +53,7 @@ const ROLE_OF: &[(&str, &str)] = &[
     ("secrets", "apiary-deployer"),
     ("serviceaccounts", "apiary-deployer"),
     ("networkpolicies", "apiary-deployer"),
+    ("persistentvolumeclaims", "apiary-deployer"),
     ("namespaces", "apiary-namespace-creator"),
 ];
 
@@ -171,7 +180,11 @@ fn rbac_roles_are_the_spec_roles() {
         verbs("apiary-deployer", "networkpolicies"),
         ["create", "delete", "get", "update"]
     );
-    assert_eq!(grants["apiary-deployer"].len(), 5);
+    assert_eq!(
+        verbs("apiary-deployer", "persistentvolumeclaims"),
+        ["create", "delete", "get"]
+    );
+    assert_eq!(grants["apiary-deployer"].len(), 6);
     assert_eq!(grants["apiary-namespace-creator"].len(), 1);
 }
 
@@ -192,6 +205,33 @@ fn every_operation_is_covered() {
                 "{operation}: {resource} {verb} not granted by {role}"
             );
         }
+    }
+}
+
+/// The roles and the kube shell cannot drift: every request kind `Cluster` sends is granted by
+/// the shipped roles as `Operation::verb` and `Operation::resource` name it (the node read
+/// aside: `rbac/apiary-node-reader.yaml` grants it, node_rbac.rs), and every granted verb is
+/// one some request kind needs. A new request (the workspace claim's get, create and delete)
+/// fails here until the manifest grants it.
+#[test]
+fn shipped_roles_grant_exactly_the_request_kinds() {
+    let mut granted = BTreeSet::new();
+    for (_role, resources) in shipped_grants() {
+        for (resource, verbs) in resources {
+            granted.extend(verbs.into_iter().map(|verb| (resource.clone(), verb)));
+        }
+    }
+    let needed: BTreeSet<(String, String)> = Operation::ALL
+        .into_iter()
+        .filter(|operation| *operation != Operation::GetNode)
+        .map(|operation| (operation.resource().to_owned(), operation.verb().to_owned()))
+        .collect();
+    assert_eq!(granted, needed);
+    for verb in ["get", "create", "delete"] {
+        assert!(
+            granted.contains(&("persistentvolumeclaims".to_owned(), verb.to_owned())),
+            "{verb} persistentvolumeclaims"
+        );
     }
 }
 

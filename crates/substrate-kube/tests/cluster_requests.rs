@@ -1,13 +1,17 @@
 //! Request shapes of `Cluster` through the real `kube::Client` over a mock service
-//! (deploy.md § Cluster interface and requests; § Apiserver mapping A1, A2, A7, A8): paths,
-//! query strings, bodies, and the pod list's `Date` server clock. Contacts no network.
+//! (deploy.md § Cluster interface and requests; § Apiserver mapping A1, A2, A7, A8; § Persistent
+//! workspace): paths, query strings, bodies, and the pod list's `Date` server clock. Contacts no
+//! network.
 
 mod cluster_mock;
 
+use apiary_classify::binding::{APIARY, Owner};
+use apiary_classify::facts::ObjectMarks;
+use apiary_classify::workspace::{ClaimDeletion, claim_deletion};
 use apiary_substrate::fake::proof::{pod_deletion, secret_deletion};
 use apiary_substrate::{CreateOutcome, DeleteOutcome, Substrate};
 use cluster_mock::{cluster, created, ok, pod_json, pod_list, status, with_header};
-use k8s_openapi::api::core::v1::{Pod, Secret};
+use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 const SELECTOR: &str = "apiary.dev/agent-id=abc,apiary.dev/managed=true";
@@ -275,4 +279,128 @@ async fn existing_namespace_is_one_get() {
     let (cluster, log) = cluster(vec![ok(serde_json::json!({"kind": "Namespace"}))]);
     cluster.ensure_namespace().await.expect("ensured");
     assert_eq!(log.only().method, "GET");
+}
+
+/// The agent's workspace claim as apiary sends it.
+fn claim_body() -> serde_json::Value {
+    serde_json::json!({
+        "apiVersion": "v1", "kind": "PersistentVolumeClaim",
+        "metadata": {"name": "agent-x-workspace", "namespace": "agents"},
+        "spec": {"accessModes": ["ReadWriteOnce"],
+                 "resources": {"requests": {"storage": "1Gi"}}},
+    })
+}
+
+/// The claim as the apiserver answers it, with its uid and resourceVersion.
+fn claim_json(uid: &str, resource_version: &str) -> serde_json::Value {
+    let mut claim = claim_body();
+    claim["metadata"]["uid"] = uid.into();
+    claim["metadata"]["resourceVersion"] = resource_version.into();
+    claim
+}
+
+/// The fenced delete an observation of the claim at `{uid, resource_version}` authorises, as
+/// `apiary-classify` builds it from the claim's marks.
+fn claim_deletion_of(uid: &str, resource_version: &str) -> ClaimDeletion {
+    let observed = ObjectMarks {
+        name: Some("agent-x-workspace".to_owned()),
+        uid: Some(uid.to_owned()),
+        resource_version: Some(resource_version.to_owned()),
+        managed_by: Some(APIARY.managed_by.to_owned()),
+        binding_version: Some(APIARY.binding_version.to_owned()),
+        agent_id: Some("abc".to_owned()),
+        ..ObjectMarks::default()
+    };
+    claim_deletion(&observed, &Owner::apiary("abc")).expect("a marked, fenced observation")
+}
+
+/// deploy.md § Persistent workspace: the claim read is a quorum GET of
+/// `/api/v1/namespaces/<ns>/persistentvolumeclaims/<name>` (no query, so no `resourceVersion`),
+/// and a 404 is a confirmed absence.
+#[tokio::test]
+async fn workspace_claim_get_is_a_quorum_read() {
+    let (cluster, log) = cluster(vec![ok(claim_json("c1", "5")), status(404, "NotFound")]);
+    let found = cluster
+        .get_workspace_claim("agent-x-workspace")
+        .await
+        .expect("read")
+        .expect("found");
+    assert_eq!(found.metadata.uid.as_deref(), Some("c1"));
+    assert_eq!(
+        cluster.get_workspace_claim("agent-x-workspace").await,
+        Ok(None)
+    );
+    let requests = log.all();
+    assert_eq!(requests.len(), 2);
+    for request in &requests {
+        assert_eq!(request.method, "GET");
+        assert_eq!(
+            request.uri,
+            "/api/v1/namespaces/agents/persistentvolumeclaims/agent-x-workspace"
+        );
+        assert!(request.body.is_empty());
+    }
+}
+
+/// The claim create POSTs the claim, as built, to the namespace's collection, with no query
+/// (no dry run, no field manager); a 409 `AlreadyExists` is the outcome the deploy then reads.
+#[tokio::test]
+async fn workspace_claim_create_posts_to_the_collection() {
+    let (cluster, log) = cluster(vec![
+        created(claim_json("c1", "1")),
+        status(409, "AlreadyExists"),
+    ]);
+    let claim: PersistentVolumeClaim = serde_json::from_value(claim_body()).expect("a claim");
+    assert_eq!(
+        cluster.create_workspace_claim(&claim).await,
+        Ok(CreateOutcome::Created)
+    );
+    assert_eq!(
+        cluster.create_workspace_claim(&claim).await,
+        Ok(CreateOutcome::AlreadyExists)
+    );
+    let requests = log.all();
+    assert_eq!(requests.len(), 2);
+    let request = &requests[0];
+    assert_eq!(request.method, "POST");
+    assert_eq!(
+        request.path(),
+        "/api/v1/namespaces/agents/persistentvolumeclaims"
+    );
+    assert_eq!(request.query(), "");
+    assert_eq!(request.json(), claim_body());
+    assert_eq!(requests[1].method, "POST");
+}
+
+/// `undeploy --delete-workspace`: the claim delete carries the uid and resourceVersion of the
+/// observation that proved it the agent's, and nothing else (no `gracePeriodSeconds`, no
+/// `propagationPolicy`), like the pod's (A7); a 409 `Conflict` is a failed precondition.
+#[tokio::test]
+async fn workspace_claim_delete_is_fenced_by_uid_and_resource_version() {
+    let (cluster, log) = cluster(vec![ok(claim_json("c1", "6")), status(409, "Conflict")]);
+    let deletion = claim_deletion_of("c1", "5");
+    assert_eq!(
+        cluster.delete_workspace_claim(&deletion).await,
+        Ok(DeleteOutcome::Accepted)
+    );
+    assert_eq!(
+        cluster.delete_workspace_claim(&deletion).await,
+        Ok(DeleteOutcome::PreconditionFailed)
+    );
+    let requests = log.all();
+    assert_eq!(requests.len(), 2);
+    let request = &requests[0];
+    assert_eq!(request.method, "DELETE");
+    assert_eq!(
+        request.path(),
+        "/api/v1/namespaces/agents/persistentvolumeclaims/agent-x-workspace"
+    );
+    assert_eq!(request.query(), "");
+    assert_eq!(
+        request.json(),
+        serde_json::json!({"preconditions": {"uid": "c1", "resourceVersion": "5"}})
+    );
+    let text = String::from_utf8(request.body.clone()).expect("utf-8");
+    assert!(!text.contains("gracePeriodSeconds"), "{text}");
+    assert!(!text.contains("propagationPolicy"), "{text}");
 }

@@ -315,6 +315,7 @@ async fn undeploy_converges_through_injected_faults() {
             wait: true,
             deadline: Duration::from_secs(60),
             poll: Duration::from_millis(200),
+            ..UndeployOptions::default()
         },
     )
     .await

@@ -905,6 +905,7 @@ async fn e2e_undeploy_of_a_pod_held_by_a_finalizer_warns_and_never_forces() {
         wait: true,
         deadline: Duration::from_secs(8),
         poll: Duration::from_millis(250),
+        ..UndeployOptions::default()
     };
     let outcome = {
         let _guard = tracing::dispatcher::set_default(&captured.dispatch());

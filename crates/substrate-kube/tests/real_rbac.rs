@@ -3,8 +3,9 @@
 //! by the admin and bound to an unprivileged user, then proven
 //!
 //! * **sufficient**: every command's library operation works as that user (deploy into an
-//!   existing and into a missing namespace, status, gc and `gc --dry-run`, undeploy, seeds in list
-//!   and watch mode), and
+//!   existing and into a missing namespace, deploy with `--isolate` and with `--workspace-size`,
+//!   status, gc and `gc --dry-run`, undeploy and `undeploy --delete-workspace`, seeds in list and
+//!   watch mode), and
 //! * **minimal**: for every verb of every rule, a copy of the roles without that one verb makes
 //!   the operation that needs it fail with the server's refusal naming the verb and resource in
 //!   apiary's message (the E11 `kubectl create namespace` hint for the namespace rules); a verb
@@ -24,6 +25,7 @@ use std::time::Duration;
 
 use apiary_apiserver_sim::{Resource, Verb};
 use apiary_classify::status::StatusState;
+use apiary_classify::workspace::ClaimFate;
 use apiary_envtest::Identity;
 use apiary_envtest::kubelet::{self, Kubelet};
 use apiary_seeds::{Pods, Port};
@@ -307,6 +309,15 @@ fn undeploy_options() -> UndeployOptions {
         wait: true,
         deadline: Duration::from_secs(30),
         poll: Duration::from_millis(200),
+        ..UndeployOptions::default()
+    }
+}
+
+/// `undeploy --delete-workspace` (deploy.md § Persistent workspace).
+fn undeploy_deleting_workspace() -> UndeployOptions {
+    UndeployOptions {
+        delete_workspace: true,
+        ..undeploy_options()
     }
 }
 
@@ -428,6 +439,58 @@ async fn shipped_roles_are_sufficient_for_every_command() {
         .expect("undeploy of the isolated agent as the user");
     assert_eq!(report.network_policy.as_deref(), Some(POD), "{report:?}");
 
+    // deploy.md § Persistent workspace: a deploy with a workspace (create), an undeploy that
+    // keeps the claim (get), a deploy that finds it (create answered AlreadyExists, then get) and
+    // `undeploy --delete-workspace` (get, delete), all as the user.
+    let claim = agent().workspace_claim_name();
+    let deployed = driver::deploy(
+        &user(),
+        &workspace_config(&s, "1Gi"),
+        &options(Duration::from_secs(30)),
+    )
+    .await
+    .expect("a deploy with a workspace as the user");
+    assert!(
+        deployed.workspace.as_ref().is_some_and(|w| w.created),
+        "{deployed:?}"
+    );
+    let report = driver::undeploy(&user(), &agent(), &undeploy_options())
+        .await
+        .expect("undeploy keeping the workspace as the user");
+    let kept = ClaimFate {
+        name: claim.clone(),
+        deleted: false,
+    };
+    assert_eq!(report.workspace.as_ref(), Some(&kept), "{report:?}");
+    let deployed = driver::deploy(
+        &user(),
+        &workspace_config(&s, "1Gi"),
+        &options(Duration::from_secs(30)),
+    )
+    .await
+    .expect("a deploy onto the kept workspace as the user");
+    assert!(
+        deployed.workspace.as_ref().is_some_and(|w| !w.created),
+        "{deployed:?}"
+    );
+    let report = driver::undeploy(&user(), &agent(), &undeploy_deleting_workspace())
+        .await
+        .expect("undeploy --delete-workspace as the user");
+    let deleted = ClaimFate {
+        name: claim.clone(),
+        deleted: true,
+    };
+    assert_eq!(report.workspace.as_ref(), Some(&deleted), "{report:?}");
+    // No controller manager runs to lift the `kubernetes.io/pvc-protection` finalizer, so the
+    // accepted delete may leave the claim deletion-marked rather than gone.
+    let claims: Api<k8s_openapi::api::core::v1::PersistentVolumeClaim> =
+        Api::namespaced(s.admin(), &ns);
+    let left = claims.get_opt(&claim).await.expect("read");
+    assert!(
+        left.is_none_or(|c| c.metadata.deletion_timestamp.is_some()),
+        "the user's delete was accepted"
+    );
+
     // A missing namespace is created (namespace-creator), and the deploy runs there.
     let fresh = missing_namespace(&s);
     let _kubelet = tokio::task::block_in_place(|| {
@@ -485,6 +548,16 @@ fn isolated_config(s: &Stage, cidr: &str) -> apiary_substrate::config::ValidConf
         cidr: cidr.to_owned(),
         port: None,
     }];
+    config.validate(&agent()).expect("valid")
+}
+
+/// deploy.md § Persistent workspace: the stage's configuration with `--workspace-size SIZE`.
+fn workspace_config(s: &Stage, size: &str) -> apiary_substrate::config::ValidConfig {
+    let mut config = apiary_substrate::config::DeployConfig::new(s.namespace(), image(""));
+    config.pod_options.workspace_claim = Some(apiary_substrate::pod_options::WorkspaceClaim {
+        size: size.to_owned(),
+        storage_class: None,
+    });
     config.validate(&agent()).expect("valid")
 }
 
@@ -602,6 +675,59 @@ async fn probe(
                         .map(|_| ())
                         .map_err(|e| e.to_string())
                 }
+            };
+            match result {
+                Err(message) => Broken::Failed(message),
+                Ok(()) => Broken::Nothing,
+            }
+        }
+        // deploy.md § Persistent workspace: create on a fresh deploy with a workspace; get when
+        // the agent's claim exists already (the admin created it as deploy does), so the
+        // deploy's create is answered AlreadyExists and it must read the claim; delete on
+        // `undeploy --delete-workspace` after the admin's deploy with a workspace.
+        (RoleName::Deployer, "persistentvolumeclaims", verb) => {
+            use apiary_substrate::Substrate as _;
+            let with_workspace = workspace_config(s, "1Gi");
+            let result = match verb {
+                "create" => driver::deploy(
+                    &cluster(),
+                    &with_workspace,
+                    &options(Duration::from_secs(10)),
+                )
+                .await
+                .map(|_| ())
+                .map_err(|e| e.to_string()),
+                "get" => {
+                    let claim =
+                        apiary_substrate::build::workspace::build_workspace_claim(&with_workspace)
+                            .expect("a claim with --workspace-size");
+                    s.cluster()
+                        .create_workspace_claim(&claim)
+                        .await
+                        .expect("the admin creates the agent's claim");
+                    driver::deploy(
+                        &cluster(),
+                        &with_workspace,
+                        &options(Duration::from_secs(10)),
+                    )
+                    .await
+                    .map(|_| ())
+                    .map_err(|e| e.to_string())
+                }
+                "delete" => {
+                    driver::deploy(
+                        &s.cluster(),
+                        &with_workspace,
+                        &options(Duration::from_secs(30)),
+                    )
+                    .await
+                    .expect("the admin deploys with a workspace");
+                    driver::undeploy(&cluster(), &agent(), &undeploy_deleting_workspace())
+                        .await
+                        .map(|_| ())
+                        .map_err(|e| e.to_string())
+                }
+                other => panic!("no probe for persistentvolumeclaims {other}"),
             };
             match result {
                 Err(message) => Broken::Failed(message),

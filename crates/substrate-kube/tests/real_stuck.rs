@@ -201,6 +201,7 @@ async fn undeploy_held(cluster: &Cluster) -> (Vec<String>, Vec<String>, String) 
         wait: true,
         deadline: Duration::from_secs(6),
         poll: Duration::from_millis(200),
+        ..UndeployOptions::default()
     };
     let outcome = {
         let _guard = tracing::dispatcher::set_default(&captured.dispatch());

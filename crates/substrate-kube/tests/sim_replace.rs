@@ -67,7 +67,8 @@ async fn replace_rolls_a_new_configuration_onto_a_started_pod() {
         deployed,
         Deployed {
             pod: POD.to_owned(),
-            intent_matches: true
+            intent_matches: true,
+            workspace: None,
         }
     );
     let deletes = s.of(Verb::Delete, Resource::Pods);

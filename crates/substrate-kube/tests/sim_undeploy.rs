@@ -27,6 +27,7 @@ fn undeploy_options() -> UndeployOptions {
         wait: true,
         deadline: Duration::from_secs(15),
         poll: Duration::from_millis(200),
+        ..UndeployOptions::default()
     }
 }
 

@@ -10,9 +10,9 @@ use std::fmt;
 use apiary_classify::expiry::{ANNOTATION_EXPIRES_AT, format_instant};
 use k8s_openapi::api::core::v1::{
     Capabilities, Container, EmptyDirVolumeSource, EnvFromSource, EnvVar, EnvVarSource,
-    LocalObjectReference, ObjectFieldSelector, Pod, PodSecurityContext, PodSpec,
-    ResourceRequirements, SeccompProfile, Secret, SecretEnvSource, SecretKeySelector,
-    SecurityContext, Volume, VolumeMount,
+    LocalObjectReference, ObjectFieldSelector, PersistentVolumeClaimVolumeSource, Pod,
+    PodSecurityContext, PodSpec, ResourceRequirements, SeccompProfile, Secret, SecretEnvSource,
+    SecretKeySelector, SecurityContext, Volume, VolumeMount,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -23,6 +23,7 @@ use crate::naming::Generation;
 use crate::pod_options::overrides::OverridesError;
 
 pub mod policy;
+pub mod workspace;
 
 /// The name of the one container; observation and tooling address it by this name.
 pub const CONTAINER_NAME: &str = "agent";
@@ -299,14 +300,7 @@ fn build_base_pod(config: &ValidConfig, generation: Generation) -> Pod {
                 }),
                 ..PodSecurityContext::default()
             }),
-            volumes: Some(vec![Volume {
-                name: WORKSPACE_VOLUME.to_owned(),
-                empty_dir: Some(EmptyDirVolumeSource {
-                    size_limit: options.workspace_size_limit.clone().map(Quantity),
-                    ..EmptyDirVolumeSource::default()
-                }),
-                ..Volume::default()
-            }]),
+            volumes: Some(vec![workspace_volume(config)]),
             node_selector: (!options.node_selector.is_empty())
                 .then(|| options.node_selector.clone()),
             tolerations: (!options.tolerations.is_empty()).then(|| options.tolerations.clone()),
@@ -332,6 +326,30 @@ fn labels(config: &ValidConfig) -> BTreeMap<String, String> {
     let mut labels = config.pod_options().labels.clone();
     labels.extend(config.agent().labels());
     labels
+}
+
+/// The workspace volume: the agent's claim with `--workspace-size` (deploy.md § Persistent
+/// workspace), otherwise an emptyDir (with the buzz binding's `sizeLimit`, when set).
+fn workspace_volume(config: &ValidConfig) -> Volume {
+    let options = config.pod_options();
+    if options.workspace_claim.is_some() {
+        return Volume {
+            name: WORKSPACE_VOLUME.to_owned(),
+            persistent_volume_claim: Some(PersistentVolumeClaimVolumeSource {
+                claim_name: config.agent().workspace_claim_name(),
+                read_only: None,
+            }),
+            ..Volume::default()
+        };
+    }
+    Volume {
+        name: WORKSPACE_VOLUME.to_owned(),
+        empty_dir: Some(EmptyDirVolumeSource {
+            size_limit: options.workspace_size_limit.clone().map(Quantity),
+            ..EmptyDirVolumeSource::default()
+        }),
+        ..Volume::default()
+    }
 }
 
 /// The pod's labels: [`labels`], and [`policy::LABEL_ISOLATED`] when the agent is isolated (its

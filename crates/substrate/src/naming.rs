@@ -268,6 +268,13 @@ impl AgentIdentity {
         secret_name(&self.pod_name(), generation)
     }
 
+    /// The name of this agent's workspace claim (`--workspace-size`; deploy.md § Persistent
+    /// workspace): one per agent, the same for every attempt, so a redeploy finds it.
+    #[must_use]
+    pub fn workspace_claim_name(&self) -> String {
+        format!("{}-workspace", self.pod_name())
+    }
+
     /// The three labels every pod and Secret of this agent carries: managed-by, the binding
     /// version and the agent label, under the binding's keys.
     #[must_use]

@@ -81,7 +81,22 @@ pub fn pod_facts(pod: &Pod) -> PodFacts {
             .unwrap_or_default(),
         env_from_secret: env_from_secret(pod),
         image: agent_image(pod),
+        workspace_claim: workspace_claim(pod),
     }
+}
+
+/// The claim the pod's workspace volume mounts, when it is a claim (deploy.md § Persistent
+/// workspace).
+fn workspace_claim(pod: &Pod) -> Option<String> {
+    pod.spec
+        .as_ref()?
+        .volumes
+        .as_ref()?
+        .iter()
+        .find(|v| v.name == crate::build::WORKSPACE_VOLUME)?
+        .persistent_volume_claim
+        .as_ref()
+        .map(|c| c.claim_name.clone())
 }
 
 /// Running beats terminated beats waiting; a state with none of the three is `Empty`.

@@ -83,6 +83,10 @@ pub struct PodOptions {
     /// `--allow-egress CIDR[:PORT]`, in the order given (only with `isolate`).
     #[serde(skip_deserializing, skip_serializing_if = "Vec::is_empty")]
     pub allow_egress: Vec<EgressRule>,
+    /// `--workspace-size` / `--storage-class`: the workspace is the agent's PersistentVolumeClaim
+    /// instead of an emptyDir (deploy.md § Persistent workspace).
+    #[serde(skip_deserializing, skip_serializing_if = "Option::is_none")]
+    pub workspace_claim: Option<WorkspaceClaim>,
     /// `--overrides`: an RFC 7386 merge patch applied to the built pod and re-verified against
     /// apiary's invariants ([`overrides`]); in the fingerprint as its canonical JSON text.
     #[serde(
@@ -113,6 +117,15 @@ pub struct EgressRule {
     pub cidr: String,
     /// The TCP port, when one was given.
     pub port: Option<u16>,
+}
+
+/// The agent's workspace claim as asked for (`--workspace-size SIZE [--storage-class NAME]`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct WorkspaceClaim {
+    /// The requested size, a quantity.
+    pub size: String,
+    /// The claim's `storageClassName`; `None` leaves the cluster's default class to apply.
+    pub storage_class: Option<String>,
 }
 
 /// One key of a Secret (`--env-secret VAR=SECRET/KEY`).

@@ -14,8 +14,9 @@ use apiary_classify::fence::Fence;
 pub use apiary_classify::machine::NamespaceCheck;
 use apiary_classify::policy::PolicyDeletion;
 use apiary_classify::verify::{PodDeletion, SecretDeletion};
+use apiary_classify::workspace::ClaimDeletion;
 use chrono::{DateTime, Utc};
-use k8s_openapi::api::core::v1::{Pod, Secret};
+use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod, Secret};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 
 use crate::env::SecretValues;
@@ -271,6 +272,26 @@ pub trait Substrate: Send + Sync {
     fn delete_network_policy(
         &self,
         deletion: &PolicyDeletion,
+    ) -> impl Future<Output = Result<DeleteOutcome, SubstrateError>> + Send;
+
+    /// Quorum GET of the agent's workspace claim `name` (deploy.md § Persistent workspace);
+    /// `Ok(None)` is a confirmed absence.
+    fn get_workspace_claim(
+        &self,
+        name: &str,
+    ) -> impl Future<Output = Result<Option<PersistentVolumeClaim>, SubstrateError>> + Send;
+
+    /// Create the agent's workspace claim.
+    fn create_workspace_claim(
+        &self,
+        claim: &PersistentVolumeClaim,
+    ) -> impl Future<Output = Result<CreateOutcome, SubstrateError>> + Send;
+
+    /// Delete the claim `deletion` names with `preconditions: {uid, resourceVersion}`
+    /// (`undeploy --delete-workspace` only).
+    fn delete_workspace_claim(
+        &self,
+        deletion: &ClaimDeletion,
     ) -> impl Future<Output = Result<DeleteOutcome, SubstrateError>> + Send;
 
     /// Read the node `name` (cluster-scoped, a quorum GET) for the explanation of a pod that

@@ -112,6 +112,7 @@ fn deployed() -> Result<Deployed, DeployError> {
     Ok(Deployed {
         pod: "buzz-agent-7e7e9c42a91b".to_owned(),
         intent_matches: true,
+        workspace: None,
     })
 }
 

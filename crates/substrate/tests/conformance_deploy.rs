@@ -33,6 +33,7 @@ fn ok(pod: &str, intent_matches: bool) -> Result<Deployed, DeployError> {
     Ok(Deployed {
         pod: pod.into(),
         intent_matches,
+        workspace: None,
     })
 }
 

@@ -181,6 +181,9 @@ fn every_operation_names_its_verb_and_resource() {
             Operation::CreateNetworkPolicy => ("create", "networkpolicies", true),
             Operation::UpdateNetworkPolicy => ("update", "networkpolicies", true),
             Operation::DeleteNetworkPolicy => ("delete", "networkpolicies", true),
+            Operation::GetWorkspaceClaim => ("get", "persistentvolumeclaims", false),
+            Operation::CreateWorkspaceClaim => ("create", "persistentvolumeclaims", true),
+            Operation::DeleteWorkspaceClaim => ("delete", "persistentvolumeclaims", true),
         };
         assert_eq!(operation.verb(), verb, "{operation:?}");
         assert_eq!(operation.resource(), resource, "{operation:?}");
@@ -215,6 +218,9 @@ fn every_operation_has_its_words_and_name() {
             "create networkpolicy",
             "update networkpolicy",
             "delete networkpolicy",
+            "read persistentvolumeclaim",
+            "create persistentvolumeclaim",
+            "delete persistentvolumeclaim",
         ]
     );
     let names: Vec<&str> = Operation::ALL.iter().map(|o| o.as_str()).collect();
@@ -241,6 +247,9 @@ fn every_operation_has_its_words_and_name() {
             "create_network_policy",
             "update_network_policy",
             "delete_network_policy",
+            "get_workspace_claim",
+            "create_workspace_claim",
+            "delete_workspace_claim",
         ]
     );
 }

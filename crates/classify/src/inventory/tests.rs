@@ -40,6 +40,7 @@ fn pod(agent: &str, state: Option<ContainerState>) -> ListedPod {
                 conditions: Vec::new(),
                 env_from_secret: Some(format!("apiary-{agent}-00000001")),
                 image: Some("spec.example/agent@sha256:ffffffffffffffffff".to_owned()),
+                workspace_claim: None,
             },
         },
         agent_name: Some(agent.to_owned()),

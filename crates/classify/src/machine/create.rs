@@ -8,15 +8,56 @@
 use std::time::Duration;
 
 use super::error::{DeployError, ObjectKind, SecretFate};
-use super::io::{DeleteAnswer, Effect, Event, OwnSecret, PodCreateOutcome};
+use super::io::{DeleteAnswer, Effect, Event, OwnSecret, PodCreateOutcome, Prepared};
 use super::spec::DEFAULT_SERVICE_ACCOUNT;
 use super::state::{AfterDrop, DeployMachine, Phase, fail};
 use crate::failure::RequestFailure;
 use crate::policy::PolicyFailure;
 use crate::reference::own_secret_deletion;
 use crate::verify::verify_pod;
+use crate::workspace::ClaimFailure;
 
 impl DeployMachine {
+    /// The answer to [`Effect::Prepare`]: the policy's failure first (E15), then the claim's
+    /// (E16); a NotFound naming the namespace means it is missing (E11). Any other NotFound (an
+    /// apiserver that serves neither API, like the simulator) is E15 or E16.
+    fn prepared(&mut self, prepared: Prepared) -> Effect {
+        let namespace_missing = |failure: &RequestFailure| {
+            failure.reason() == Some("NotFound")
+                && failure
+                    .server_message()
+                    .is_some_and(|m| m.starts_with("namespaces \""))
+        };
+        match prepared.policy {
+            Err(PolicyFailure::Failed(failure)) if namespace_missing(&failure) => {
+                return self.namespace_missing();
+            }
+            Err(failure) => {
+                return fail(DeployError::Policy {
+                    namespace: self.spec.namespace.clone(),
+                    name: self.spec.pod_name.clone(),
+                    failure,
+                });
+            }
+            Ok(()) => {}
+        }
+        match prepared.workspace {
+            Err(ClaimFailure::Failed(failure)) if namespace_missing(&failure) => {
+                self.namespace_missing()
+            }
+            Err(failure) => fail(DeployError::Workspace {
+                namespace: self.spec.namespace.clone(),
+                claim: self.spec.workspace_claim.clone().unwrap_or_default(),
+                failure,
+            }),
+            Ok(report) => {
+                self.prepared = true;
+                self.workspace = report;
+                self.create()
+            }
+        }
+    }
+
     pub(super) fn transition_create(
         &mut self,
         phase: Phase,
@@ -24,27 +65,7 @@ impl DeployMachine {
         event: Event,
     ) -> Effect {
         match (phase, event) {
-            (Phase::PreparingPolicy, Event::PolicyPrepared(answer)) => match answer {
-                Ok(()) => {
-                    self.policy_ready = true;
-                    self.create()
-                }
-                // A NotFound naming the namespace means it is missing (E11); any other NotFound
-                // (an apiserver that serves no NetworkPolicy API, like the simulator) is E15.
-                Err(PolicyFailure::Failed(failure))
-                    if failure.reason() == Some("NotFound")
-                        && failure
-                            .server_message()
-                            .is_some_and(|m| m.starts_with("namespaces \"")) =>
-                {
-                    self.namespace_missing()
-                }
-                Err(failure) => fail(DeployError::Policy {
-                    namespace: self.spec.namespace.clone(),
-                    name: self.spec.pod_name.clone(),
-                    failure,
-                }),
-            },
+            (Phase::Preparing, Event::Prepared(prepared)) => self.prepared(prepared),
             (Phase::CreatingSecret, Event::SecretCreated(created)) => match created {
                 Ok(secret) => self.go(
                     Phase::CreatingPod {

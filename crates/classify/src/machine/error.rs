@@ -11,6 +11,7 @@ use crate::condition::LatestCondition;
 use crate::failure::RequestFailure;
 use crate::policy::PolicyFailure;
 use crate::pull::{PullFailure, pull_failure_text};
+use crate::workspace::{ClaimFailure, ClaimReport};
 
 /// A successful deploy: the started pod's name.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -20,6 +21,9 @@ pub struct Deployed {
     /// Whether the pod's recorded create intent equals this call's fingerprint. When not, the
     /// running pod keeps its old configuration until it exits or is undeployed.
     pub intent_matches: bool,
+    /// What this call did about the workspace claim (`--workspace-size`): `None` when it asked
+    /// for none, or kept a started pod without needing one.
+    pub workspace: Option<ClaimReport>,
 }
 
 /// The kind of object a create failed for (E10).
@@ -158,6 +162,16 @@ pub enum DeployError {
         /// Why.
         failure: PolicyFailure,
     },
+    /// E16: the agent's workspace claim (`--workspace-size`) could not be created or used;
+    /// nothing but the NetworkPolicy was created by this call, and no claim was deleted.
+    Workspace {
+        /// The namespace.
+        namespace: String,
+        /// The claim's name.
+        claim: String,
+        /// Why.
+        failure: ClaimFailure,
+    },
     /// E8: the pod name is held by a pod that is not apiary's for this agent.
     ForeignPod {
         /// The pod name.
@@ -213,6 +227,10 @@ impl DeployError {
             | DeployError::CreateFailed { failure, .. }
             | DeployError::Policy {
                 failure: PolicyFailure::Failed(failure),
+                ..
+            }
+            | DeployError::Workspace {
+                failure: ClaimFailure::Failed(failure),
                 ..
             }
             | DeployError::Failed { failure, .. } => Some(failure),
@@ -336,6 +354,30 @@ impl fmt::Display for DeployError {
                 f,
                 "could not put networkpolicy {namespace}/{name} (--isolate) in place: \
                  {failure}; no pod was created"
+            ),
+            DeployError::Workspace {
+                namespace,
+                claim,
+                failure: ClaimFailure::Problem(problem),
+            } => write!(
+                f,
+                "persistentvolumeclaim {namespace}/{claim} (--workspace-size) {problem}; no pod \
+                 was created"
+            ),
+            DeployError::Workspace {
+                failure: ClaimFailure::Failed(failure),
+                ..
+            } if failure.operation().is_some() => {
+                write!(f, "{failure}; no pod was created")
+            }
+            DeployError::Workspace {
+                namespace,
+                claim,
+                failure: ClaimFailure::Failed(failure),
+            } => write!(
+                f,
+                "could not put persistentvolumeclaim {namespace}/{claim} (--workspace-size) in \
+                 place: {failure}; no pod was created"
             ),
             DeployError::ForeignPod { pod } => write!(
                 f,

@@ -11,6 +11,7 @@ use crate::facts::{ObservedPod, ObservedSecret};
 use crate::failure::RequestFailure;
 use crate::policy::PolicyFailure;
 use crate::verify::{PodDeletion, SecretDeletion};
+use crate::workspace::{ClaimFailure, ClaimReport};
 
 /// What ensuring the namespace established (deploy.md § Namespace ensure, item 1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -135,8 +136,8 @@ pub enum Event {
     /// Answer to [`Effect::CompareEnv`]: whether the Secret's environment differs from the
     /// desired one (a missing Secret differs). Never a value: the driver compares.
     EnvCompared(Result<bool, RequestFailure>),
-    /// Answer to [`Effect::PreparePolicy`].
-    PolicyPrepared(Result<(), PolicyFailure>),
+    /// Answer to [`Effect::Prepare`]: each half it asked for (an unasked half answers `Ok`).
+    Prepared(Prepared),
     /// Answer to [`Effect::Wait`].
     Waited,
 }
@@ -212,10 +213,18 @@ pub enum Effect {
         /// The pod's own Secret.
         secret: String,
     },
-    /// `--isolate`: create the agent's NetworkPolicy, or, when one holds its name, keep it,
-    /// update it (fenced) or refuse it as `policy::policy_step` decides (deploy.md § Egress
-    /// control). Asked for once per call, before its first Secret create.
-    PreparePolicy,
+    /// The agent's objects the pod depends on, concurrently, once per call, before its first
+    /// Secret create. `policy` (`--isolate`): create the agent's NetworkPolicy, or, when one
+    /// holds its name, keep it, update it (fenced) or refuse it as `policy::policy_step` decides
+    /// (deploy.md § Egress control). `workspace` (`--workspace-size`): create the agent's claim,
+    /// or use the one that holds its name as `workspace::claim_step` decides (deploy.md
+    /// § Persistent workspace).
+    Prepare {
+        /// Put the NetworkPolicy in place.
+        policy: bool,
+        /// Create or find the workspace claim.
+        workspace: bool,
+    },
     /// The operation is over.
     Finish(Result<Deployed, DeployError>),
 }
@@ -236,7 +245,26 @@ pub(super) fn event_name(event: &Event) -> &'static str {
         Event::ServiceAccountRead(_) => "ServiceAccountRead",
         Event::ReferencesChecked(_) => "ReferencesChecked",
         Event::EnvCompared(_) => "EnvCompared",
-        Event::PolicyPrepared(_) => "PolicyPrepared",
+        Event::Prepared(_) => "Prepared",
         Event::Waited => "Waited",
+    }
+}
+
+/// What [`Effect::Prepare`] did: each half's answer; a half not asked for answers `Ok`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Prepared {
+    /// The NetworkPolicy (`--isolate`).
+    pub policy: Result<(), PolicyFailure>,
+    /// The workspace claim (`--workspace-size`): what was done about it, `None` when not asked.
+    pub workspace: Result<Option<ClaimReport>, ClaimFailure>,
+}
+
+impl Prepared {
+    /// Both halves done (or not asked for), nothing to report.
+    pub fn nothing() -> Prepared {
+        Prepared {
+            policy: Ok(()),
+            workspace: Ok(None),
+        }
     }
 }

@@ -331,6 +331,7 @@ impl DeployMachine {
             } => Effect::Finish(Ok(Deployed {
                 pod: name,
                 intent_matches,
+                workspace: self.workspace.clone(),
             })),
             Action::Observe { .. } => self.wait(now, Phase::PollWait),
             Action::Report { name, kind } => fail(DeployError::PullFailing {
@@ -358,11 +359,18 @@ impl DeployMachine {
         }
     }
 
-    /// deploy.md § Create, after § Egress control: the agent's policy first (once per call, when
-    /// isolating), then this attempt's Secret.
+    /// deploy.md § Create, after § Egress control and § Persistent workspace: the agent's
+    /// policy and claim first (once per call, when asked for), then this attempt's Secret.
     pub(super) fn create(&mut self) -> Effect {
-        if self.spec.isolate && !self.policy_ready {
-            return self.go(Phase::PreparingPolicy, Effect::PreparePolicy);
+        let workspace = self.spec.workspace_claim.is_some();
+        if (self.spec.isolate || workspace) && !self.prepared {
+            return self.go(
+                Phase::Preparing,
+                Effect::Prepare {
+                    policy: self.spec.isolate,
+                    workspace,
+                },
+            );
         }
         self.go(Phase::CreatingSecret, Effect::CreateSecret)
     }

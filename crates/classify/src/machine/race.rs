@@ -80,6 +80,7 @@ impl DeployMachine {
                 None => Effect::Finish(Ok(Deployed {
                     pod: pod.name().to_owned(),
                     intent_matches: pod.intent_matches(&self.spec.desired_intent),
+                    workspace: self.workspace.clone(),
                 })),
             },
             _ if pod.deletion_marked() => fail(DeployError::WinnerDeleting {

@@ -46,6 +46,10 @@ pub struct DeploySpec {
     /// `--isolate` (deploy.md § Egress control): put the agent's NetworkPolicy in place before
     /// the first pod create of this call.
     pub isolate: bool,
+    /// `--workspace-size` (deploy.md § Persistent workspace): the name of the agent's workspace
+    /// claim, created or found before the first pod create of this call (with the policy, in
+    /// the same step); `None` keeps the emptyDir workspace.
+    pub workspace_claim: Option<String>,
 }
 
 /// The account a pod runs as when it names none, and the one the ServiceAccount controller

@@ -17,6 +17,7 @@ use crate::progress::{self, Machine, PodWatch};
 use crate::status::Progress;
 use crate::verify::{SettledPod, VerifiedPod};
 use crate::wait::Deadline;
+use crate::workspace::ClaimReport;
 
 /// Where to go once this attempt's own Secret has been dealt with.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -48,7 +49,7 @@ pub(crate) enum Phase {
     Observe,
     SecretCheck(VerifiedPod),
     EnvCompare(SettledPod),
-    PreparingPolicy,
+    Preparing,
     CreatingSecret,
     CreatingPod {
         secret: OwnSecret,
@@ -109,8 +110,11 @@ pub struct DeployMachine {
     /// Whether a replacing call has compared the environment of the pod it first observed with
     /// the desired one (once per call; deploy.md § Replacing a live agent).
     pub(super) env_compared: bool,
-    /// Whether this call has put the agent's NetworkPolicy in place (`--isolate`).
-    pub(super) policy_ready: bool,
+    /// Whether this call has put the agent's NetworkPolicy and claim in place (`--isolate`,
+    /// `--workspace-size`).
+    pub(super) prepared: bool,
+    /// What this call did about the workspace claim, for the success report.
+    pub(super) workspace: Option<ClaimReport>,
 }
 
 impl DeployMachine {
@@ -127,7 +131,8 @@ impl DeployMachine {
             replace: Replace::default(),
             stability: Stability::default(),
             env_compared: false,
-            policy_ready: false,
+            prepared: false,
+            workspace: None,
         }
     }
 
@@ -190,7 +195,7 @@ pub(super) fn phase_name(phase: &Phase) -> &'static str {
         Phase::Start => "Start",
         Phase::References => "ReferencesChecked",
         Phase::EnvCompare(_) => "EnvCompared",
-        Phase::PreparingPolicy => "PolicyPrepared",
+        Phase::Preparing => "Prepared",
         Phase::Preflight => "Preflighted",
         Phase::Observe
         | Phase::DisappearRead { .. }

@@ -16,6 +16,7 @@ use crate::testkit::{
     AGENT_ID, IMAGE, INTENT, OTHER_AGENT_ID, OTHER_INTENT, POD, own_pod, own_secret, running,
     terminated, waiting,
 };
+use crate::workspace::{ClaimFailure, ClaimProblem, ClaimReport};
 
 const SECRET: &str = "apiary-research-bot-1-72bea12366a3-0badc0de";
 
@@ -34,6 +35,7 @@ fn spec() -> DeploySpec {
         min_running: Duration::ZERO,
         referenced_secrets: Vec::new(),
         isolate: false,
+        workspace_claim: None,
     }
 }
 
@@ -153,6 +155,7 @@ fn ok(pod: &str, intent_matches: bool) -> Effect {
     Effect::Finish(Ok(Deployed {
         pod: pod.into(),
         intent_matches,
+        workspace: None,
     }))
 }
 
@@ -1878,6 +1881,14 @@ fn named_failures_are_not_prefixed_twice() {
     );
 }
 
+/// The answer of a prepare step whose policy half failed.
+fn policy_failed(failure: PolicyFailure) -> Event {
+    Event::Prepared(Prepared {
+        policy: Err(failure),
+        workspace: Ok(None),
+    })
+}
+
 fn isolating() -> Run {
     Run::with(DeploySpec {
         isolate: true,
@@ -1891,8 +1902,14 @@ fn isolating() -> Run {
 fn isolate_prepares_the_policy_before_the_secret_once() {
     let mut run = isolating();
     run.reach_first_get();
-    assert_eq!(run.step(absent()), Effect::PreparePolicy);
-    let effect = run.step(Event::PolicyPrepared(Ok(())));
+    assert_eq!(
+        run.step(absent()),
+        Effect::Prepare {
+            policy: true,
+            workspace: false
+        }
+    );
+    let effect = run.step(Event::Prepared(Prepared::nothing()));
     create(&mut run, effect);
     let effect = run.step(Event::PodCreated(PodCreateOutcome::Created));
     assert_eq!(run.wait(&effect), get());
@@ -1911,9 +1928,9 @@ fn a_policy_failure_is_e15_before_any_secret() {
     let mut run = isolating();
     run.reach_first_get();
     run.step(absent());
-    let e = error(run.step(Event::PolicyPrepared(Err(PolicyFailure::Problem(
+    let e = error(run.step(policy_failed(PolicyFailure::Problem(
         crate::policy::PolicyProblem::Foreign,
-    )))));
+    ))));
     let text = e.to_string();
     assert!(
         text.starts_with(&format!(
@@ -1926,11 +1943,7 @@ fn a_policy_failure_is_e15_before_any_secret() {
     let mut run = isolating();
     run.reach_first_get();
     run.step(absent());
-    let e = error(
-        run.step(Event::PolicyPrepared(Err(PolicyFailure::Failed(boom(
-            "etcd down",
-        ))))),
-    );
+    let e = error(run.step(policy_failed(PolicyFailure::Failed(boom("etcd down")))));
     assert_eq!(e.request_failure(), Some(&boom("etcd down")));
     assert!(e.to_string().contains("etcd down"), "{e}");
     let mut run = isolating();
@@ -1938,7 +1951,7 @@ fn a_policy_failure_is_e15_before_any_secret() {
     run.step(absent());
     let missing = RequestFailure::api(404, "NotFound", "namespaces \"agents\" not found");
     assert_eq!(
-        error(run.step(Event::PolicyPrepared(Err(PolicyFailure::Failed(missing))))),
+        error(run.step(policy_failed(PolicyFailure::Failed(missing)))),
         DeployError::NamespaceMissing {
             namespace: "agents".into()
         }
@@ -1952,7 +1965,7 @@ fn a_policy_failure_is_e15_before_any_secret() {
         "NotFound",
         "the server could not find the requested resource",
     );
-    let e = error(run.step(Event::PolicyPrepared(Err(PolicyFailure::Failed(unserved)))));
+    let e = error(run.step(policy_failed(PolicyFailure::Failed(unserved))));
     assert!(matches!(e, DeployError::Policy { .. }), "{e:?}");
 }
 
@@ -1990,4 +2003,137 @@ fn e15_messages_name_the_request_once() {
         "{text}"
     );
     assert!(text.contains("etcd down"), "{text}");
+}
+
+fn with_workspace(isolate: bool) -> Run {
+    Run::with(DeploySpec {
+        isolate,
+        workspace_claim: Some(format!("{POD}-workspace")),
+        ..spec()
+    })
+}
+
+fn claim_report(created: bool) -> ClaimReport {
+    ClaimReport {
+        name: format!("{POD}-workspace"),
+        created,
+        differences: Vec::new(),
+    }
+}
+
+/// deploy.md § Persistent workspace: the claim is prepared with the policy in one step, before
+/// the Secret, once per call; what was done reaches the success report.
+#[test]
+fn a_workspace_is_prepared_with_the_policy_before_the_secret_and_reported() {
+    for isolate in [false, true] {
+        let mut run = with_workspace(isolate);
+        run.reach_first_get();
+        assert_eq!(
+            run.step(absent()),
+            Effect::Prepare {
+                policy: isolate,
+                workspace: true
+            }
+        );
+        let effect = run.step(Event::Prepared(Prepared {
+            policy: Ok(()),
+            workspace: Ok(Some(claim_report(true))),
+        }));
+        create(&mut run, effect);
+        let effect = run.step(Event::PodCreated(PodCreateOutcome::Created));
+        assert_eq!(run.wait(&effect), get());
+        assert_eq!(
+            run.step(read(own_pod(running()))),
+            Effect::Finish(Ok(Deployed {
+                pod: POD.into(),
+                intent_matches: true,
+                workspace: Some(claim_report(true)),
+            }))
+        );
+    }
+    // A started pod is kept without preparing anything: nothing to report.
+    let mut run = with_workspace(true);
+    run.reach_first_get();
+    assert_eq!(run.step(read(own_pod(running()))), ok(POD, true));
+}
+
+/// A claim that cannot be used ends the deploy with E16 before any Secret; the policy's failure
+/// is said first when both fail; a NotFound naming the namespace is E11.
+#[test]
+fn a_workspace_failure_is_e16_before_any_secret() {
+    let foreign = ClaimFailure::Problem(ClaimProblem::Foreign);
+    let mut run = with_workspace(false);
+    run.reach_first_get();
+    run.step(absent());
+    let e = error(run.step(Event::Prepared(Prepared {
+        policy: Ok(()),
+        workspace: Err(foreign.clone()),
+    })));
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "persistentvolumeclaim agents/{POD}-workspace (--workspace-size) exists but is not \
+             apiary's for this agent; apiary never uses or changes it: remove it, or use another \
+             namespace or agent name; no pod was created"
+        )
+    );
+    assert_eq!(e.request_failure(), None);
+    let mut run = with_workspace(true);
+    run.reach_first_get();
+    run.step(absent());
+    let e = error(run.step(Event::Prepared(Prepared {
+        policy: Err(PolicyFailure::Problem(
+            crate::policy::PolicyProblem::Deleting,
+        )),
+        workspace: Err(foreign),
+    })));
+    assert!(matches!(e, DeployError::Policy { .. }), "{e:?}");
+    let mut run = with_workspace(true);
+    run.reach_first_get();
+    run.step(absent());
+    let missing = RequestFailure::api(404, "NotFound", "namespaces \"agents\" not found");
+    assert_eq!(
+        error(run.step(Event::Prepared(Prepared {
+            policy: Ok(()),
+            workspace: Err(ClaimFailure::Failed(missing)),
+        }))),
+        DeployError::NamespaceMissing {
+            namespace: "agents".into()
+        }
+    );
+    let mut run = with_workspace(false);
+    run.reach_first_get();
+    run.step(absent());
+    let e = error(run.step(Event::Prepared(Prepared {
+        policy: Ok(()),
+        workspace: Err(ClaimFailure::Failed(boom("etcd down"))),
+    })));
+    assert_eq!(e.request_failure(), Some(&boom("etcd down")));
+    let text = e.to_string();
+    assert!(
+        text.starts_with(&format!(
+            "could not put persistentvolumeclaim agents/{POD}-workspace (--workspace-size) in \
+             place: "
+        )),
+        "{text}"
+    );
+    let named = RequestFailure::answered(
+        crate::failure::Operation::CreateWorkspaceClaim,
+        "agents/c",
+        500,
+        "InternalError",
+        "etcd down",
+    );
+    let e = DeployError::Workspace {
+        namespace: "agents".into(),
+        claim: "c".into(),
+        failure: ClaimFailure::Failed(named),
+    };
+    let text = e.to_string();
+    assert!(
+        text.starts_with("could not create persistentvolumeclaim agents/c"),
+        "{text}"
+    );
+    assert_eq!(text.matches("persistentvolumeclaim").count(), 1, "{text}");
+    assert!(text.ends_with("; no pod was created"), "{text}");
 }

@@ -52,6 +52,9 @@ pub struct StatusReport {
     /// between the Secret and the configuration's environment (empty when none), filled by the
     /// shell, which alone reads values; `None` when not compared. Keys only, never a value.
     pub env_differs: Option<Vec<String>>,
+    /// The claim under the agent's workspace name, when one exists (filled by the shell:
+    /// deploy.md § Persistent workspace).
+    pub workspace: Option<crate::workspace::ClaimStatus>,
 }
 
 /// The answer to the previous effect.
@@ -219,6 +222,7 @@ impl StatusMachine {
             secret,
             intent_matches,
             env_differs: None,
+            workspace: None,
         }))
     }
 }

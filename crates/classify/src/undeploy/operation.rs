@@ -52,6 +52,10 @@ pub struct UndeployReport {
     /// The agent's NetworkPolicy (`--isolate`) deleted after its pod was gone (filled by the
     /// shell: deploy.md § Egress control).
     pub network_policy: Option<String>,
+    /// The agent's workspace claim, when it has one of apiary's: kept, or deleted by
+    /// `--delete-workspace` once its pod was gone (filled by the shell: deploy.md § Persistent
+    /// workspace).
+    pub workspace: Option<crate::workspace::ClaimFate>,
 }
 
 /// Whether an undeploy that ended with `report` may delete the agent's policy: only once no pod

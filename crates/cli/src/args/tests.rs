@@ -311,8 +311,10 @@ fn given_flags_covers_every_shape_flag() {
         overrides: Some("{}".into()),
         isolate: true,
         allow_egress: vec!["10.0.0.0/8".into()],
+        workspace_size: Some("1Gi".into()),
+        storage_class: Some("fast".into()),
     };
-    assert_eq!(shape.given_flags().len(), 27);
+    assert_eq!(shape.given_flags().len(), 29);
 }
 
 /// The JSON pre-scan recognises every spelling clap accepts, the last one winning.

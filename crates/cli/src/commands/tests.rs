@@ -51,6 +51,7 @@ fn status_document_and_lines_for_a_started_pod() {
         }),
         intent_matches: Some(true),
         env_differs: None,
+        workspace: None,
     };
     let r = status_report(&agent(), "agents", &report);
     assert_eq!(
@@ -64,7 +65,8 @@ fn status_document_and_lines_for_a_started_pod() {
             "namespace",
             "pod",
             "secret",
-            "state"
+            "state",
+            "workspace"
         ]
     );
     assert_eq!(r.json["state"], "started");
@@ -88,6 +90,7 @@ fn status_absent_uses_null_and_dashes() {
         secret: None,
         intent_matches: None,
         env_differs: None,
+        workspace: None,
     };
     let r = status_report(&agent(), "agents", &report);
     assert_eq!(r.json["state"], "absent");
@@ -114,6 +117,7 @@ fn status_missing_secret_and_differing_intent() {
         }),
         intent_matches: Some(false),
         env_differs: None,
+        workspace: None,
     };
     let r = status_report(&agent(), "agents", &report);
     assert!(r.text.contains("secret: s (missing)"));
@@ -138,6 +142,7 @@ fn status_names_the_differing_environment_keys() {
         }),
         intent_matches: Some(true),
         env_differs: Some(vec!["API_KEY".into(), "MODEL".into()]),
+        workspace: None,
     };
     let r = status_report(&agent(), "agents", &report);
     assert!(
@@ -174,6 +179,7 @@ fn status_prints_every_state() {
             secret: None,
             intent_matches: None,
             env_differs: None,
+            workspace: None,
         };
         let r = status_report(&agent(), "agents", &report);
         assert_eq!(r.json["state"], word);
@@ -191,6 +197,7 @@ fn undeploy_lines_and_document() {
         secrets: vec!["apiary-x-1".into()],
         kept_secrets: vec![],
         network_policy: None,
+        workspace: None,
     };
     let r = undeploy_report(&agent(), "agents", &waited);
     assert_eq!(r.text, "pod/apiary-x deleted\nsecret/apiary-x-1 deleted");
@@ -205,7 +212,8 @@ fn undeploy_lines_and_document() {
             "pod",
             "pod_deleted",
             "secrets",
-            "waited"
+            "waited",
+            "workspace"
         ]
     );
     let no_wait = UndeployReport {
@@ -215,6 +223,7 @@ fn undeploy_lines_and_document() {
         secrets: vec![],
         kept_secrets: vec!["apiary-x-1".into()],
         network_policy: None,
+        workspace: None,
     };
     let r = undeploy_report(&agent(), "agents", &no_wait);
     assert_eq!(r.text, "pod/apiary-x deleting\nsecret/apiary-x-1 kept");

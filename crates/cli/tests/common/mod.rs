@@ -437,6 +437,14 @@ impl Fixture {
         self.real().network_policies(&self.runtime)
     }
 
+    /// The PersistentVolumeClaims of the fixture's namespace (the real backend only).
+    ///
+    /// # Panics
+    /// On the simulator.
+    pub fn workspace_claims(&self) -> Vec<k8s_openapi::api::core::v1::PersistentVolumeClaim> {
+        self.real().objects(&self.runtime)
+    }
+
     /// Create a user's Secret `name` holding `data` (`stringData`) in the fixture's namespace,
     /// outside apiary (`--env-from-secret`, `--env-secret`). The request log is cleared.
     pub fn create_user_secret(&self, name: &str, data: &[(&str, &str)]) {

@@ -161,11 +161,21 @@ impl Real {
         &self,
         runtime: &tokio::runtime::Runtime,
     ) -> Vec<k8s_openapi::api::networking::v1::NetworkPolicy> {
-        let api: Api<k8s_openapi::api::networking::v1::NetworkPolicy> =
-            Api::namespaced(self.admin.clone(), &self.namespace);
+        self.objects(runtime)
+    }
+
+    /// Every object of kind `K` in the namespace, listed as the admin.
+    pub fn objects<K>(&self, runtime: &tokio::runtime::Runtime) -> Vec<K>
+    where
+        K: kube::Resource<DynamicType = (), Scope = kube::core::NamespaceResourceScope>
+            + Clone
+            + for<'de> k8s_openapi::serde::Deserialize<'de>
+            + std::fmt::Debug,
+    {
+        let api: Api<K> = Api::namespaced(self.admin.clone(), &self.namespace);
         runtime
             .block_on(api.list(&ListParams::default()))
-            .expect("list network policies")
+            .expect("list the namespace's objects")
             .items
     }
 

@@ -504,6 +504,7 @@ fn undeploy_options() -> UndeployOptions {
         wait: true,
         deadline: LONG,
         poll: Duration::from_millis(200),
+        ..UndeployOptions::default()
     }
 }
 

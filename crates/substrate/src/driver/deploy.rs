@@ -78,6 +78,11 @@ pub fn spec_for(config: &ValidConfig, options: &DeployOptions) -> DeploySpec {
         min_running: options.min_running,
         referenced_secrets: config.pod_options().referenced_secrets(),
         isolate: config.pod_options().isolate,
+        workspace_claim: config
+            .pod_options()
+            .workspace_claim
+            .as_ref()
+            .map(|_| config.agent().workspace_claim_name()),
     }
 }
 
@@ -195,8 +200,8 @@ async fn run<S: Substrate>(
             Effect::CompareEnv { secret } => {
                 Event::EnvCompared(compare_env(substrate, config, &secret).await)
             }
-            Effect::PreparePolicy => {
-                Event::PolicyPrepared(super::policy::prepare_policy(substrate, config).await)
+            Effect::Prepare { policy, workspace } => {
+                Event::Prepared(super::prepare::prepare(substrate, config, policy, workspace).await)
             }
             Effect::CreateSecret => Event::SecretCreated(create_secret(substrate, config).await),
             Effect::CreatePod { secret } => {

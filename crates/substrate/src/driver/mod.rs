@@ -13,7 +13,7 @@ mod deploy;
 mod expire;
 mod gc;
 mod list;
-mod policy;
+mod prepare;
 mod renew;
 mod shared;
 mod status;

@@ -4,9 +4,13 @@
 use apiary_classify::failure::RequestFailure;
 use apiary_classify::status::{StatusEffect, StatusEvent, StatusMachine, StatusReport, StatusSpec};
 
+use apiary_classify::workspace::{ClaimStatus, ClaimStep, claim_step};
+
+use super::prepare::claim_shape;
 use super::shared::read_pod;
 use crate::config::ValidConfig;
 use crate::naming::AgentIdentity;
+use crate::observe::object_marks;
 use crate::substrate::Substrate;
 
 /// Report the status of `agent`'s pod (read-only). With `config`, also whether the pod's
@@ -38,6 +42,7 @@ pub async fn status<S: Substrate>(
                         .map_err(|e| e.failure())?
                         .map(|live| config.env().differing_keys(&live));
                 }
+                report.workspace = read_workspace(substrate, agent).await;
                 return Ok(report);
             }
             StatusEffect::Finish(result) => return result,
@@ -52,4 +57,25 @@ pub async fn status<S: Substrate>(
             ),
         };
     }
+}
+
+/// deploy.md § Persistent workspace: the claim under the agent's workspace name, when any. A
+/// failed read only loses the line (an older deployer role may not read claims).
+async fn read_workspace<S: Substrate>(substrate: &S, agent: &AgentIdentity) -> Option<ClaimStatus> {
+    let name = agent.workspace_claim_name();
+    let claim = match substrate.get_workspace_claim(&name).await {
+        Ok(claim) => claim?,
+        Err(error) => {
+            tracing::debug!("could not read the workspace claim: {error}");
+            return None;
+        }
+    };
+    let marks = object_marks(&claim.metadata, agent.binding());
+    Some(ClaimStatus {
+        name,
+        ours: claim_step(&marks, &agent.owner()) != ClaimStep::Foreign,
+        shape: claim_shape(&claim),
+        phase: claim.status.as_ref().and_then(|s| s.phase.clone()),
+        deleting: marks.deletion_marked,
+    })
 }

@@ -17,6 +17,7 @@ use crate::observe::object_marks;
 use crate::substrate::{DeleteOutcome, Substrate};
 use apiary_classify::policy::policy_deletion;
 use apiary_classify::undeploy::undeploy_removes_policy;
+use apiary_classify::workspace::{ClaimFate, claim_deletion};
 
 /// How undeploy runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,6 +28,9 @@ pub struct UndeployOptions {
     pub deadline: Duration,
     /// The poll interval.
     pub poll: Duration,
+    /// `--delete-workspace`: delete the agent's workspace claim (fenced) once its pod is gone
+    /// (deploy.md § Persistent workspace). Without it the claim is kept and reported.
+    pub delete_workspace: bool,
 }
 
 impl Default for UndeployOptions {
@@ -35,6 +39,7 @@ impl Default for UndeployOptions {
             wait: true,
             deadline: apiary_classify::machine::DEFAULT_DEADLINE,
             poll: DEFAULT_POLL,
+            delete_workspace: false,
         }
     }
 }
@@ -95,9 +100,13 @@ async fn run<S: Substrate>(
         }
         event = match effect {
             UndeployEffect::Finish(Ok(mut report)) => {
-                if undeploy_removes_policy(&report) {
+                let pod_gone = undeploy_removes_policy(&report);
+                if pod_gone {
                     report.network_policy = remove_policy(substrate, agent).await?;
                 }
+                report.workspace =
+                    settle_workspace(substrate, agent, options.delete_workspace && pod_gone)
+                        .await?;
                 return Ok(report);
             }
             UndeployEffect::Finish(result) => return result,
@@ -125,6 +134,65 @@ async fn run<S: Substrate>(
             }
         };
     }
+}
+
+/// How often `--delete-workspace` re-reads a claim whose fenced delete lost its precondition
+/// (the volume controller writes the claim's status) before it gives up for this call.
+const CLAIM_DELETE_ATTEMPTS: usize = 3;
+
+/// deploy.md § Persistent workspace: read the agent's claim and report it kept, or, when
+/// `delete` (`--delete-workspace` and its pod gone), delete it fenced by the read that proved it
+/// ours. A foreign claim is never touched. Without `delete` a read that fails only loses the
+/// report line, never the undeploy (an older deployer role may not read claims).
+async fn settle_workspace<S: Substrate>(
+    substrate: &S,
+    agent: &AgentIdentity,
+    delete: bool,
+) -> Result<Option<ClaimFate>, UndeployError> {
+    let name = agent.workspace_claim_name();
+    let failed = |error: crate::substrate::SubstrateError| UndeployError::Failed(error.failure());
+    for _ in 0..CLAIM_DELETE_ATTEMPTS {
+        let claim = match substrate.get_workspace_claim(&name).await {
+            Ok(Some(claim)) => claim,
+            Ok(None) => return Ok(None),
+            Err(error) if !delete => {
+                tracing::debug!("could not read the workspace claim: {error}");
+                return Ok(None);
+            }
+            Err(error) => return Err(failed(error)),
+        };
+        let marks = object_marks(&claim.metadata, agent.binding());
+        let Some(deletion) = claim_deletion(&marks, &agent.owner()) else {
+            tracing::warn!(claim = %name, "a persistentvolumeclaim apiary did not create holds the agent's workspace name; left alone");
+            return Ok(None);
+        };
+        if !delete {
+            return Ok(Some(ClaimFate {
+                name,
+                deleted: false,
+            }));
+        }
+        match substrate
+            .delete_workspace_claim(&deletion)
+            .await
+            .map_err(failed)?
+        {
+            DeleteOutcome::Accepted => {
+                tracing::info!(claim = %name, "deleted the workspace claim");
+                return Ok(Some(ClaimFate {
+                    name,
+                    deleted: true,
+                }));
+            }
+            DeleteOutcome::NotFound => return Ok(None),
+            DeleteOutcome::PreconditionFailed => {}
+        }
+    }
+    tracing::warn!(claim = %name, "the workspace claim changed at each read; it was kept: run undeploy --delete-workspace again");
+    Ok(Some(ClaimFate {
+        name,
+        deleted: false,
+    }))
 }
 
 /// deploy.md § Egress control: read the agent's policy and delete it, fenced, when it is proven

@@ -97,6 +97,23 @@ pub enum Call {
         /// The fence the delete carried.
         fence: Fence,
     },
+    /// `get_workspace_claim(name)`.
+    GetWorkspaceClaim {
+        /// The claim name.
+        name: String,
+    },
+    /// `create_workspace_claim(claim)`.
+    CreateWorkspaceClaim {
+        /// The claim name.
+        name: String,
+    },
+    /// `delete_workspace_claim(deletion)`.
+    DeleteWorkspaceClaim {
+        /// The claim name.
+        name: String,
+        /// The fence the delete carried.
+        fence: Fence,
+    },
     /// `read_node(name)`.
     GetNode {
         /// The node name.
@@ -137,6 +154,9 @@ impl Call {
             Self::CreateNetworkPolicy { .. } => Operation::CreateNetworkPolicy,
             Self::UpdateNetworkPolicy { .. } => Operation::UpdateNetworkPolicy,
             Self::DeleteNetworkPolicy { .. } => Operation::DeleteNetworkPolicy,
+            Self::GetWorkspaceClaim { .. } => Operation::GetWorkspaceClaim,
+            Self::CreateWorkspaceClaim { .. } => Operation::CreateWorkspaceClaim,
+            Self::DeleteWorkspaceClaim { .. } => Operation::DeleteWorkspaceClaim,
             Self::Sleep { .. } | Self::WaitForPodChange { .. } => return None,
         })
     }
@@ -151,7 +171,8 @@ impl Call {
     /// `delete_secret <name> uid=<uid>`, `get_pod <name>`, `secret_exists <name>`,
     /// `read_secret_values <name>`, `get_network_policy <name>`, `create_network_policy <name>`,
     /// `update_network_policy <name> uid=<uid> rv=<rv>`,
-    /// `delete_network_policy <name> uid=<uid> rv=<rv>`,
+    /// `delete_network_policy <name> uid=<uid> rv=<rv>`, `get_workspace_claim <name>`,
+    /// `create_workspace_claim <name>`, `delete_workspace_claim <name> uid=<uid> rv=<rv>`,
     /// `service_account_exists <name>`, `get_node <name>`,
     /// `list_pods <selector>`, `list_secrets <selector>`, `sleep <secs>s`,
     /// `wait_for_pod_change <name> rv=<rv or -> max=<secs>s` (seconds with fractions when not
@@ -195,6 +216,13 @@ impl Call {
             ),
             Self::DeleteNetworkPolicy { name, fence } => format!(
                 "delete_network_policy {name} uid={} rv={}",
+                fence.uid(),
+                fence.resource_version()
+            ),
+            Self::GetWorkspaceClaim { name } => format!("get_workspace_claim {name}"),
+            Self::CreateWorkspaceClaim { name } => format!("create_workspace_claim {name}"),
+            Self::DeleteWorkspaceClaim { name, fence } => format!(
+                "delete_workspace_claim {name} uid={} rv={}",
                 fence.uid(),
                 fence.resource_version()
             ),

@@ -11,6 +11,7 @@ use apiary_classify::failure::Operation;
 use apiary_cluster_model::kubelet::PodScript;
 use apiary_cluster_model::{ClusterModel, ListOptions, ModelError};
 use chrono::{DateTime, Utc};
+use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 use k8s_openapi::api::core::v1::{Pod, Secret};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use k8s_openapi::jiff::Timestamp;
@@ -35,8 +36,10 @@ pub(crate) struct State {
     pub(crate) node_reads_denied: bool,
     /// The NetworkPolicies of the namespace (the cluster model has no such kind), by name.
     pub(crate) policies: BTreeMap<String, NetworkPolicy>,
-    /// The last resourceVersion given to a policy.
+    /// The last resourceVersion given to a policy or claim.
     pub(crate) policy_version: u64,
+    /// The PersistentVolumeClaims of the namespace (the model has no such kind), by name.
+    pub(crate) claims: BTreeMap<String, PersistentVolumeClaim>,
 }
 
 /// The in-memory [`Substrate`](crate::Substrate) (see the module docs).
@@ -92,6 +95,7 @@ impl FakeCluster {
                 node_reads_denied: false,
                 policies: BTreeMap::new(),
                 policy_version: 0,
+                claims: BTreeMap::new(),
             }),
         }
     }

@@ -117,6 +117,7 @@
 //! [`PodScript`]: apiary_cluster_model::kubelet::PodScript
 
 mod call;
+mod claims;
 mod clock;
 mod cluster;
 mod errors;

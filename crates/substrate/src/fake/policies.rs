@@ -8,6 +8,7 @@ use apiary_classify::failure::Operation;
 use apiary_classify::fence::Fence;
 use apiary_classify::policy::PolicyDeletion;
 use k8s_openapi::api::networking::v1::NetworkPolicy;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::fake::call::Call;
 use crate::fake::cluster::{FakeCluster, lock};
@@ -88,7 +89,7 @@ impl FakeCluster {
         let Some(current) = current else {
             return Err(self.policy_not_found(Operation::UpdateNetworkPolicy, &name));
         };
-        if !fence_holds(&current, fence) {
+        if !fence_holds(&current.metadata, fence) {
             return Ok(false);
         }
         let mut state = lock(&self.state);
@@ -118,7 +119,7 @@ impl FakeCluster {
         let mut state = lock(&self.state);
         match state.policies.get(&name) {
             None => Ok(DeleteOutcome::NotFound),
-            Some(current) if !fence_holds(current, deletion.fence()) => {
+            Some(current) if !fence_holds(&current.metadata, deletion.fence()) => {
                 Ok(DeleteOutcome::PreconditionFailed)
             }
             Some(_) => {
@@ -128,7 +129,7 @@ impl FakeCluster {
         }
     }
 
-    fn namespace_missing(&self, operation: Operation, name: &str) -> SubstrateError {
+    pub(super) fn namespace_missing(&self, operation: Operation, name: &str) -> SubstrateError {
         let namespace = &self.namespace;
         api_error(
             operation,
@@ -150,7 +151,8 @@ impl FakeCluster {
     }
 }
 
-fn fence_holds(policy: &NetworkPolicy, fence: &Fence) -> bool {
-    policy.metadata.uid.as_deref() == Some(fence.uid())
-        && policy.metadata.resource_version.as_deref() == Some(fence.resource_version())
+/// Whether `meta` still has the fence's uid and resourceVersion (a precondition holds).
+pub(super) fn fence_holds(meta: &ObjectMeta, fence: &Fence) -> bool {
+    meta.uid.as_deref() == Some(fence.uid())
+        && meta.resource_version.as_deref() == Some(fence.resource_version())
 }

@@ -9,8 +9,10 @@ use apiary_classify::failure::Operation;
 use apiary_classify::fence::Fence;
 use apiary_classify::policy::PolicyDeletion;
 use apiary_classify::verify::{PodDeletion, SecretDeletion};
+use apiary_classify::workspace::ClaimDeletion;
 use apiary_cluster_model::{ClusterModel, ListOptions, ModelError, Preconditions, add};
 use chrono::{DateTime, Utc};
+use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 use k8s_openapi::api::core::v1::{Pod, Secret};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 
@@ -311,6 +313,27 @@ impl Substrate for FakeCluster {
         deletion: &PolicyDeletion,
     ) -> Result<DeleteOutcome, SubstrateError> {
         self.serve_delete_policy(deletion)
+    }
+
+    async fn get_workspace_claim(
+        &self,
+        name: &str,
+    ) -> Result<Option<PersistentVolumeClaim>, SubstrateError> {
+        self.serve_get_claim(name)
+    }
+
+    async fn create_workspace_claim(
+        &self,
+        claim: &PersistentVolumeClaim,
+    ) -> Result<CreateOutcome, SubstrateError> {
+        self.serve_create_claim(claim)
+    }
+
+    async fn delete_workspace_claim(
+        &self,
+        deletion: &ClaimDeletion,
+    ) -> Result<DeleteOutcome, SubstrateError> {
+        self.serve_delete_claim(deletion)
     }
 
     async fn service_account_exists(&self, name: &str) -> Result<bool, SubstrateError> {

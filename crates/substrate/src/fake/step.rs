@@ -51,8 +51,20 @@ impl Step {
     pub(crate) fn fits(&self, op: Operation) -> bool {
         match self {
             Self::Pass | Self::Fail(_) | Self::LandThenFail(_) | Self::Before(_) => true,
-            Self::Create(_) => matches!(op, Operation::CreatePod | Operation::CreateSecret),
-            Self::Delete(_) => matches!(op, Operation::DeletePod | Operation::DeleteSecret),
+            Self::Create(_) => matches!(
+                op,
+                Operation::CreatePod
+                    | Operation::CreateSecret
+                    | Operation::CreateNetworkPolicy
+                    | Operation::CreateWorkspaceClaim
+            ),
+            Self::Delete(_) => matches!(
+                op,
+                Operation::DeletePod
+                    | Operation::DeleteSecret
+                    | Operation::DeleteNetworkPolicy
+                    | Operation::DeleteWorkspaceClaim
+            ),
             Self::Namespace(_) => op == Operation::EnsureNamespace,
         }
     }

@@ -10,7 +10,10 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::Toleration;
 
-use super::{EgressRule, PodOptions, SecretKey};
+use super::{EgressRule, PodOptions, SecretKey, WorkspaceClaim};
+use syntax::{is_dns_subdomain, is_label_token, is_quantity};
+
+mod syntax;
 use crate::env::{AUTHORITATIVE_KEYS, PILOT_POD_UID_ENV};
 
 /// A flag that sets a pod option.
@@ -42,6 +45,10 @@ pub enum Flag {
     EnvSecret,
     /// `--allow-egress CIDR[:PORT]`.
     AllowEgress,
+    /// `--workspace-size SIZE`.
+    WorkspaceSize,
+    /// `--storage-class NAME`.
+    StorageClass,
 }
 
 impl Flag {
@@ -62,6 +69,8 @@ impl Flag {
             Self::EnvFromSecret => "--env-from-secret",
             Self::EnvSecret => "--env-secret",
             Self::AllowEgress => "--allow-egress",
+            Self::WorkspaceSize => "--workspace-size",
+            Self::StorageClass => "--storage-class",
         }
     }
 }
@@ -374,6 +383,9 @@ impl PodOptions {
                 "an allow-list only means something with --isolate; add --isolate",
             ));
         }
+        if let Some(claim) = &self.workspace_claim {
+            check_workspace(claim)?;
+        }
         for (flag, quantity) in [
             (
                 Flag::EphemeralStorageRequest,
@@ -519,6 +531,32 @@ fn check_label_value(flag: Flag, text: &str, value: &str) -> Result<(), PodOptio
 }
 
 /// An object name (RuntimeClass, PriorityClass, Secret): a DNS subdomain.
+/// `--workspace-size` is a positive quantity; `--storage-class` a DNS subdomain.
+fn check_workspace(claim: &WorkspaceClaim) -> Result<(), PodOptionError> {
+    let size = &claim.size;
+    let value = is_quantity(size)
+        .then(|| apiary_classify::workspace::quantity_value(size))
+        .flatten();
+    let Some(value) = value else {
+        return Err(refuse(
+            Flag::WorkspaceSize,
+            size,
+            "not a Kubernetes quantity; give a size such as 10Gi or 500M",
+        ));
+    };
+    if value < 1000 {
+        return Err(refuse(
+            Flag::WorkspaceSize,
+            size,
+            "a workspace needs at least one byte; give a size such as 10Gi or 500M",
+        ));
+    }
+    if let Some(class) = &claim.storage_class {
+        check_object_name(Flag::StorageClass, class)?;
+    }
+    Ok(())
+}
+
 fn check_object_name(flag: Flag, name: &str) -> Result<(), PodOptionError> {
     if is_dns_subdomain(name) {
         return Ok(());
@@ -528,53 +566,6 @@ fn check_object_name(flag: Flag, name: &str) -> Result<(), PodOptionError> {
         name,
         "not a valid object name: lowercase letters, digits, '-' and '.', starting and ending with a letter or digit, at most 253",
     ))
-}
-
-/// The apiserver's quantity grammar (`^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$`, which it
-/// checks while decoding, answering `400` before any validation): a number, then a suffix.
-fn is_quantity(text: &str) -> bool {
-    let unsigned = text.strip_prefix(['+', '-']).unwrap_or(text);
-    let number_end = unsigned
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(unsigned.len());
-    let (number, rest) = unsigned.split_at(number_end);
-    if !number.bytes().any(|b| b.is_ascii_digit()) {
-        return false;
-    }
-    let suffix_end = rest
-        .find(|c: char| !"eEinumkKMGTP".contains(c))
-        .unwrap_or(rest.len());
-    let exponent = &rest[suffix_end..];
-    let digits = exponent.strip_prefix(['+', '-']).unwrap_or(exponent);
-    digits.bytes().all(|b| b.is_ascii_digit())
-}
-
-fn is_label_token(token: &str) -> bool {
-    let bytes = token.as_bytes();
-    if token.is_empty() {
-        return true;
-    }
-    bytes.len() <= 63
-        && bytes[0].is_ascii_alphanumeric()
-        && bytes[bytes.len() - 1].is_ascii_alphanumeric()
-        && bytes
-            .iter()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
-}
-
-fn is_dns_subdomain(text: &str) -> bool {
-    !text.is_empty()
-        && text.len() <= 253
-        && text.split('.').all(|label| {
-            let bytes = label.as_bytes();
-            !bytes.is_empty()
-                && bytes.len() <= 63
-                && bytes[0].is_ascii_alphanumeric()
-                && bytes[bytes.len() - 1].is_ascii_alphanumeric()
-                && bytes
-                    .iter()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
-        })
 }
 
 #[cfg(test)]

@@ -123,6 +123,7 @@ fn s3_delete_wait_then_secrets() {
             secrets: vec![SECRET.into()],
             kept_secrets: vec![],
             network_policy: None,
+            workspace: None,
         }
     );
 }

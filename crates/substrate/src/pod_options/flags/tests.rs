@@ -437,3 +437,45 @@ fn referenced_secrets_are_listed_once_in_order() {
     assert_eq!(options.referenced_secrets(), ["b", "a", "c"]);
     assert!(PodOptions::default().referenced_secrets().is_empty());
 }
+
+fn with_claim(size: &str, class: Option<&str>) -> PodOptions {
+    PodOptions {
+        workspace_claim: Some(WorkspaceClaim {
+            size: size.to_owned(),
+            storage_class: class.map(str::to_owned),
+        }),
+        ..PodOptions::default()
+    }
+}
+
+/// deploy.md § Persistent workspace: a positive quantity and a DNS-subdomain class.
+#[test]
+fn workspace_size_and_class_are_checked() {
+    for size in ["1", "10Gi", "500M", "1.5Gi", "1e9", "1k"] {
+        assert_eq!(
+            with_claim(size, Some("fast-ssd")).validate_native(),
+            Ok(()),
+            "{size}"
+        );
+    }
+    for size in ["", "ten", "-1Gi", "10GB", "Gi"] {
+        let refused = with_claim(size, None).validate_native().expect_err(size);
+        assert_eq!(refused.flag, Flag::WorkspaceSize, "{size}");
+        assert!(
+            refused.problem.contains("not a Kubernetes quantity"),
+            "{refused}"
+        );
+    }
+    for size in ["0", "0Gi", "500m"] {
+        let refused = with_claim(size, None).validate_native().expect_err(size);
+        assert!(refused.problem.contains("at least one byte"), "{refused}");
+    }
+    let refused = with_claim("1Gi", Some("Fast_SSD"))
+        .validate_native()
+        .expect_err("class");
+    assert_eq!(refused.flag, Flag::StorageClass);
+    assert_eq!(
+        refused.to_string().split(':').next(),
+        Some("--storage-class \"Fast_SSD\"")
+    );
+}

@@ -1,0 +1,149 @@
+//! Tests of the workspace claim decisions (deploy.md § Persistent workspace): use ours as it is,
+//! never a foreign or unfenceable one, never a deleting one; sizes compared by value; the delete
+//! fenced by the observation that proved the claim ours.
+
+use super::*;
+use crate::testkit::{AGENT_ID, OTHER_AGENT_ID, marks};
+
+fn owner() -> Owner {
+    Owner::apiary(AGENT_ID)
+}
+
+#[test]
+fn ours_is_used_and_its_delete_carries_this_observation() {
+    let claim = marks("apiary-x-workspace", "u1", "7");
+    assert_eq!(claim_step(&claim, &owner()), ClaimStep::Use);
+    let deletion = claim_deletion(&claim, &owner()).expect("ours");
+    assert_eq!(deletion.name(), "apiary-x-workspace");
+    assert_eq!(deletion.fence().uid(), "u1");
+    assert_eq!(deletion.fence().resource_version(), "7");
+}
+
+#[test]
+fn foreign_unfenceable_and_deleting_claims_are_never_used() {
+    let mut other = marks("apiary-x-workspace", "u1", "7");
+    other.agent_id = Some(OTHER_AGENT_ID.into());
+    let mut unmarked = marks("apiary-x-workspace", "u1", "7");
+    unmarked.managed_by = None;
+    let mut old_binding = marks("apiary-x-workspace", "u1", "7");
+    old_binding.binding_version = Some("0".into());
+    let no_uid = marks("apiary-x-workspace", "", "7");
+    let no_rv = marks("apiary-x-workspace", "u1", "");
+    for claim in [other, unmarked, old_binding, no_uid, no_rv] {
+        assert_eq!(
+            claim_step(&claim, &owner()),
+            ClaimStep::Foreign,
+            "{claim:?}"
+        );
+        assert_eq!(claim_deletion(&claim, &owner()), None, "{claim:?}");
+    }
+    let mut deleting = marks("apiary-x-workspace", "u1", "7");
+    deleting.deletion_marked = true;
+    assert_eq!(claim_step(&deleting, &owner()), ClaimStep::Deleting);
+    // Deleting it again is harmless and still fenced (undeploy may meet it so).
+    assert!(claim_deletion(&deleting, &owner()).is_some());
+    let mut nameless = marks("apiary-x-workspace", "u1", "7");
+    nameless.name = None;
+    assert_eq!(claim_deletion(&nameless, &owner()), None);
+}
+
+fn shape(size: Option<&str>, class: Option<&str>) -> ClaimShape {
+    ClaimShape {
+        size: size.map(str::to_owned),
+        storage_class: class.map(str::to_owned),
+    }
+}
+
+#[test]
+fn sizes_compare_by_value_and_classes_only_when_asked() {
+    let wanted = shape(Some("1Gi"), Some("fast"));
+    assert!(claim_differences(&wanted, &shape(Some("1024Mi"), Some("fast"))).is_empty());
+    assert!(claim_differences(&wanted, &shape(Some("1Gi"), Some("fast"))).is_empty());
+    assert_eq!(
+        claim_differences(&wanted, &shape(Some("2Gi"), None)),
+        [
+            ClaimDifference::Size {
+                wanted: "1Gi".into(),
+                found: Some("2Gi".into())
+            },
+            ClaimDifference::StorageClass {
+                wanted: "fast".into(),
+                found: None
+            },
+        ]
+    );
+    // No class asked: whichever class the claim has is fine.
+    assert!(
+        claim_differences(&shape(Some("1G"), None), &shape(Some("1000M"), Some("x"))).is_empty()
+    );
+    // An unparsable size found is compared as text.
+    assert_eq!(
+        claim_differences(&shape(Some("1Gi"), None), &shape(Some("lots"), None)).len(),
+        1
+    );
+    assert!(claim_differences(&shape(Some("junk"), None), &shape(Some("junk"), None)).is_empty());
+    assert_eq!(
+        claim_differences(&shape(Some("1Gi"), None), &shape(None, None))[0].to_string(),
+        "size none (asked 1Gi)"
+    );
+    assert_eq!(
+        ClaimDifference::StorageClass {
+            wanted: "fast".into(),
+            found: Some("slow".into())
+        }
+        .to_string(),
+        "storage class slow (asked fast)"
+    );
+}
+
+#[test]
+fn quantities_have_exact_values() {
+    for (text, value) in [
+        ("0", 0),
+        ("1", 1000),
+        ("+2", 2000),
+        ("500m", 500),
+        ("1.5", 1500),
+        ("1Ki", 1_024_000),
+        ("1Mi", 1_048_576_000),
+        ("1Gi", 1_073_741_824_000),
+        ("1Ti", 1_099_511_627_776_000),
+        ("1Pi", 1_125_899_906_842_624_000),
+        ("1Ei", 1_152_921_504_606_846_976_000),
+        ("0.5Gi", 536_870_912_000),
+        ("1k", 1_000_000),
+        ("1M", 1_000_000_000),
+        ("1G", 1_000_000_000_000),
+        ("1T", 1_000_000_000_000_000),
+        ("1P", 1_000_000_000_000_000_000),
+        ("1E", 1_000_000_000_000_000_000_000),
+        ("1e3", 1_000_000),
+        ("1E-3", 1),
+        ("5000000u", 5000),
+        ("1000000000n", 1000),
+        (".5", 500),
+        ("5.", 5000),
+    ] {
+        assert_eq!(quantity_value(text), Some(value), "{text}");
+    }
+    for text in [
+        "", "-1", "Gi", "1Qi", "1.2.3", "1x", "1n", "abc", ".", "1e", "1Gi5",
+    ] {
+        assert_eq!(quantity_value(text), None, "{text}");
+    }
+}
+
+#[test]
+fn problems_say_what_to_do() {
+    assert!(
+        ClaimProblem::Foreign
+            .to_string()
+            .contains("never uses or changes it")
+    );
+    assert!(
+        ClaimProblem::Deleting
+            .to_string()
+            .contains("new, empty workspace")
+    );
+    assert!(ClaimProblem::Contended.to_string().contains("deploy again"));
+}

@@ -1,0 +1,168 @@
+//! End-to-end: `deploy --workspace-size` (deploy.md § Persistent workspace) through the built
+//! binary on a real `kube-apiserver` with the fake kubelet (the simulator has no claim kind): the
+//! server holds the claim apiary built and the pod mounts it; `status` and `list` show it; a
+//! `--replace` asking another size uses it as is and says so; a plain undeploy keeps it and
+//! says so; only `undeploy --delete-workspace` deletes it. And the refusals a person meets.
+//!
+//! Test-only code: it asserts on exit codes, output and the server's objects.
+
+mod common;
+
+use common::{Fixture, IMAGE};
+
+const AGENT: &str = "workspace agent";
+
+#[test]
+fn a_workspace_claim_is_kept_until_delete_workspace() {
+    let Some(fx) = Fixture::on_real("workspace") else {
+        return;
+    };
+    let first = [
+        "deploy",
+        AGENT,
+        "--image",
+        IMAGE,
+        "--workspace-size",
+        "1Gi",
+        "--storage-class",
+        "apiary-e2e",
+        "-o",
+        "json",
+    ];
+    let run = fx.apiary(&first);
+    assert_eq!(run.code, 0, "{run:?}");
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let pod_name = doc["pod"].as_str().unwrap().to_owned();
+    let claim_name = format!("{pod_name}-workspace");
+    assert_eq!(
+        doc["workspace"],
+        serde_json::json!({"name": claim_name, "created": true, "differences": []})
+    );
+    let claims = fx.workspace_claims();
+    assert_eq!(claims.len(), 1, "{claims:?}");
+    let claim = &claims[0];
+    assert_eq!(claim.metadata.name.as_deref(), Some(claim_name.as_str()));
+    let labels = claim.metadata.labels.clone().unwrap();
+    assert_eq!(labels["app.kubernetes.io/managed-by"], "apiary");
+    let spec = claim.spec.as_ref().unwrap();
+    assert_eq!(spec.storage_class_name.as_deref(), Some("apiary-e2e"));
+    assert_eq!(
+        spec.resources.as_ref().unwrap().requests.as_ref().unwrap()["storage"].0,
+        "1Gi"
+    );
+    let pod = fx.pod(&pod_name).expect("the pod");
+    let volumes = pod.spec.unwrap().volumes.unwrap();
+    let mounted = volumes.iter().find(|v| v.name == "workspace").unwrap();
+    assert_eq!(
+        mounted.persistent_volume_claim.as_ref().unwrap().claim_name,
+        claim_name
+    );
+
+    let status = fx.apiary(&["status", AGENT]);
+    assert_eq!(status.code, 0, "{status:?}");
+    assert!(
+        status
+            .stdout
+            .contains(&format!("workspace: {claim_name} (1Gi, class apiary-e2e")),
+        "{status:?}"
+    );
+    let list = fx.apiary(&["list"]);
+    assert!(
+        list.stdout.lines().next().unwrap().ends_with("WORKSPACE"),
+        "{list:?}"
+    );
+    assert!(list.stdout.contains(&claim_name), "{list:?}");
+
+    // Another size with --replace: a new pod on the same claim, the difference said, the claim
+    // neither recreated nor resized.
+    fx.clear_requests();
+    let replaced = fx.apiary(&[
+        "deploy",
+        AGENT,
+        "--image",
+        IMAGE,
+        "--workspace-size",
+        "2Gi",
+        "--storage-class",
+        "apiary-e2e",
+        "--replace",
+    ]);
+    assert_eq!(replaced.code, 0, "{replaced:?}");
+    assert!(
+        replaced.stderr.contains("size 1Gi (asked 2Gi)"),
+        "{replaced:?}"
+    );
+    assert!(
+        !fx.mutations()
+            .iter()
+            .any(|m| m.starts_with("DELETE") && m.contains("persistentvolumeclaims")),
+        "{:?}",
+        fx.mutations()
+    );
+    assert_eq!(fx.workspace_claims()[0].metadata.uid, claim.metadata.uid);
+
+    let kept = fx.apiary(&["undeploy", AGENT]);
+    assert_eq!(kept.code, 0, "{kept:?}");
+    assert!(
+        kept.stdout
+            .contains(&format!("persistentvolumeclaim/{claim_name} kept")),
+        "{kept:?}"
+    );
+    assert_eq!(fx.workspace_claims().len(), 1);
+
+    let gone = fx.apiary(&["undeploy", AGENT, "--delete-workspace", "-o", "json"]);
+    assert_eq!(gone.code, 0, "{gone:?}");
+    let doc: serde_json::Value = serde_json::from_str(&gone.stdout).unwrap();
+    assert_eq!(
+        doc["workspace"],
+        serde_json::json!({"name": claim_name, "deleted": true})
+    );
+    // Without a controller manager the `kubernetes.io/pvc-protection` finalizer stays: the
+    // claim is gone or being deleted.
+    assert!(
+        fx.workspace_claims()
+            .iter()
+            .all(|c| c.metadata.deletion_timestamp.is_some()),
+        "{:?}",
+        fx.workspace_claims()
+    );
+}
+
+/// The simulator serves no claim API, like an apiserver without it: the deploy fails before
+/// anything else is written (E16, not the missing-namespace E11), naming the claim.
+#[test]
+fn a_workspace_against_an_apiserver_without_claims_writes_nothing() {
+    let fx = Fixture::on_sim();
+    let run = fx.apiary(&["deploy", AGENT, "--image", IMAGE, "--workspace-size", "1Gi"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stderr.contains("persistentvolumeclaim"), "{run:?}");
+    assert!(!run.stderr.contains("kubectl create namespace"), "{run:?}");
+    assert!(run.stderr.contains("no pod was created"), "{run:?}");
+    assert!(fx.pod_names().is_empty());
+    assert!(fx.secret_names().is_empty());
+}
+
+/// Refused before any cluster contact (exit 2), naming the flag and the fix.
+#[test]
+fn workspace_flags_are_checked_before_any_request() {
+    let fx = Fixture::on_sim();
+    for (args, expected) in [
+        (
+            &["deploy", AGENT, "--image", IMAGE, "--storage-class", "fast"][..],
+            "add --workspace-size SIZE",
+        ),
+        (
+            &["deploy", AGENT, "--image", IMAGE, "--workspace-size", "ten"][..],
+            "--workspace-size \"ten\": not a Kubernetes quantity",
+        ),
+        (
+            &["undeploy", AGENT, "--delete-workspace", "--no-wait"][..],
+            "--no-wait",
+        ),
+    ] {
+        let run = fx.apiary(args);
+        assert_eq!(run.code, 2, "{args:?}: {run:?}");
+        assert!(run.stderr.contains(expected), "{args:?}: {run:?}");
+    }
+    assert!(fx.requests().is_empty(), "{:?}", fx.requests());
+}
