@@ -275,3 +275,151 @@ fn a_referenced_secret_deleted_after_the_check_is_reported_from_the_kubelet() {
     create();
     scene.wait_pod(&name, "started once the Secret exists", running);
 }
+
+/// Whether the `agent` container of `pod` has terminated.
+fn ended(pod: Option<&k8s_openapi::api::core::v1::Pod>) -> bool {
+    pod.and_then(common::node::agent_status)
+        .and_then(|s| s.state.as_ref())
+        .is_some_and(|s| s.terminated.is_some())
+}
+
+/// deploy.md § Persistent workspace on a real node: a claim bound (by the real volume
+/// controller) to a hostPath volume the test provides, mounted at the workspace; each run
+/// appends a line and exits, so the data written by the first pod is read by the pod a crash
+/// revival creates and by the pod a `--replace` creates; `undeploy --delete-workspace` removes
+/// the claim once the pod is gone.
+#[test]
+fn a_workspace_keeps_its_data_across_a_crash_revival_and_a_replace() {
+    use k8s_openapi::api::core::v1::{
+        HostPathVolumeSource, PersistentVolume, PersistentVolumeClaim, PersistentVolumeSpec, Pod,
+    };
+    use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+    use kube::api::{DeleteParams, LogParams};
+    use std::os::unix::fs::PermissionsExt as _;
+
+    let Some(scene) = Scene::new("workspace") else {
+        return;
+    };
+    let class = format!("apiary-ws-{}", &*scene.namespace);
+    let dir = tempfile::tempdir().expect("a volume directory");
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777))
+        .expect("writable by the agent's user");
+    let volume = PersistentVolume {
+        metadata: kube::api::ObjectMeta {
+            name: Some(class.clone()),
+            ..Default::default()
+        },
+        spec: Some(PersistentVolumeSpec {
+            capacity: Some(BTreeMap::from([(
+                "storage".to_owned(),
+                Quantity("16Mi".to_owned()),
+            )])),
+            access_modes: Some(vec!["ReadWriteOnce".to_owned()]),
+            storage_class_name: Some(class.clone()),
+            persistent_volume_reclaim_policy: Some("Retain".to_owned()),
+            host_path: Some(HostPathVolumeSource {
+                path: dir.path().display().to_string(),
+                type_: Some("Directory".to_owned()),
+            }),
+            ..Default::default()
+        }),
+        status: None,
+    };
+    let volumes: Api<PersistentVolume> = Api::all(scene.admin.clone());
+    scene
+        .rt
+        .block_on(volumes.create(&PostParams::default(), &volume))
+        .expect("the volume");
+
+    let agent = "with a workspace";
+    let name = pod_name(agent);
+    let script = "echo run >> /home/agent/runs; cat /home/agent/runs; sleep 4; exit 1";
+    let extra = ["--workspace-size", "8Mi", "--storage-class", class.as_str()];
+    let lines = |scene: &Scene| {
+        let pods: Api<Pod> = Api::namespaced(scene.admin.clone(), &scene.namespace);
+        let log = scene
+            .rt
+            .block_on(pods.logs(&name, &LogParams::default()))
+            .expect("the log");
+        log.lines().filter(|l| *l == "run").count()
+    };
+    scene
+        .apiary(&deploy_args(agent, &scene.image(), script, &extra))
+        .ok();
+    let claims: Api<PersistentVolumeClaim> = Api::namespaced(scene.admin.clone(), &scene.namespace);
+    let claim_name = format!("{name}-workspace");
+    let claim = scene
+        .rt
+        .block_on(claims.get(&claim_name))
+        .expect("the claim");
+    assert_eq!(
+        claim.status.as_ref().and_then(|s| s.phase.as_deref()),
+        Some("Bound")
+    );
+    assert_eq!(
+        claim.spec.as_ref().and_then(|s| s.volume_name.as_deref()),
+        Some(class.as_str())
+    );
+    scene.wait_pod(&name, "the first run ends", ended);
+    assert_eq!(lines(&scene), 1);
+
+    // Crash revival: the terminated pod is replaced by a new one on the same claim.
+    let first = common::node::uid(&scene.pod(&name).expect("the pod"));
+    scene
+        .apiary(&deploy_args(agent, &scene.image(), script, &extra))
+        .ok();
+    let revived = scene.pod(&name).expect("the revived pod");
+    assert_ne!(common::node::uid(&revived), first);
+    scene.wait_pod(&name, "the revived run ends", ended);
+    assert_eq!(
+        lines(&scene),
+        2,
+        "the first run's line survived the revival"
+    );
+
+    // --replace with another configuration (a label): again the same claim.
+    let image = scene.image();
+    let mut replacing = deploy_args(agent, &image, script, &extra);
+    replacing.extend(["--label", "team=storage", "--replace"]);
+    scene.apiary(&replacing).ok();
+    scene.wait_pod(&name, "the replaced run ends", ended);
+    assert_eq!(lines(&scene), 3, "both earlier lines survived the replace");
+    let same = scene
+        .rt
+        .block_on(claims.get(&claim_name))
+        .expect("the claim");
+    assert_eq!(same.metadata.uid, claim.metadata.uid, "never recreated");
+
+    let gone = scene
+        .apiary(&["undeploy", agent, "--delete-workspace"])
+        .ok();
+    assert!(
+        gone.stdout
+            .contains(&format!("persistentvolumeclaim/{claim_name} deleted")),
+        "{gone:?}"
+    );
+    let began = std::time::Instant::now();
+    while scene
+        .rt
+        .block_on(claims.get_opt(&claim_name))
+        .expect("claim read")
+        .is_some()
+    {
+        assert!(
+            began.elapsed() < std::time::Duration::from_secs(60),
+            "the claim goes once its pod is gone"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    assert!(
+        std::fs::read_to_string(dir.path().join("runs"))
+            .expect("the data stays on the volume (Retain)")
+            .lines()
+            .count()
+            == 3
+    );
+    scene
+        .rt
+        .block_on(volumes.delete(&class, &DeleteParams::default()))
+        .expect("the volume is removed");
+}
