@@ -166,3 +166,84 @@ fn workspace_flags_are_checked_before_any_request() {
     }
     assert!(fx.requests().is_empty(), "{:?}", fx.requests());
 }
+
+/// The one command of README § Commands: an agent onto a tainted GPU node with gVisor, a
+/// private image, a persistent workspace, its team's labels, a cluster Secret and an egress
+/// allow-list. The real kube-apiserver accepts it and holds every field; the pod starts.
+#[test]
+fn one_command_carries_every_option() {
+    let Some(fx) = Fixture::on_real("one-command") else {
+        return;
+    };
+    let runtime_class = k8s_openapi::api::node::v1::RuntimeClass {
+        metadata: kube::api::ObjectMeta {
+            name: Some(format!("gvisor-{}", fx.namespace())),
+            ..Default::default()
+        },
+        handler: "runsc".to_owned(),
+        ..Default::default()
+    };
+    fx.create_cluster_object(&runtime_class);
+    fx.create_user_secret("research-creds", &[("API_TOKEN", "tok-not-printed")]);
+    let gvisor = runtime_class.metadata.name.clone().unwrap();
+    let run = fx.apiary(&[
+        "deploy",
+        "research-bot",
+        "--image",
+        IMAGE,
+        "--node-selector",
+        "nvidia.com/gpu.present=true",
+        "--toleration",
+        "nvidia.com/gpu:NoSchedule",
+        "--resource",
+        "nvidia.com/gpu=1",
+        "--runtime-class",
+        &gvisor,
+        "--image-pull-secret",
+        "regcred",
+        "--workspace-size",
+        "20Gi",
+        "--label",
+        "team=research",
+        "--env-from-secret",
+        "research-creds",
+        "--isolate",
+        "--allow-egress",
+        "10.0.0.0/8:443",
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(!run.stdout.contains("tok-not-printed") && !run.stderr.contains("tok-not-printed"));
+    let pod_name = run.stdout.trim().to_owned();
+    let pod = fx.pod(&pod_name).expect("the pod");
+    let spec = serde_json::to_value(pod.spec.as_ref().unwrap()).unwrap();
+    assert_eq!(spec["nodeSelector"]["nvidia.com/gpu.present"], "true");
+    assert_eq!(
+        spec["tolerations"][0],
+        serde_json::json!({"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"})
+    );
+    assert_eq!(spec["runtimeClassName"], gvisor.as_str());
+    assert_eq!(
+        spec["imagePullSecrets"],
+        serde_json::json!([{"name": "regcred"}])
+    );
+    let agent = &spec["containers"][0];
+    assert_eq!(agent["resources"]["limits"]["nvidia.com/gpu"], "1");
+    assert_eq!(agent["resources"]["requests"]["nvidia.com/gpu"], "1");
+    assert_eq!(agent["envFrom"][0]["secretRef"]["name"], "research-creds");
+    let workspace = spec["volumes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["name"] == "workspace")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        workspace["persistentVolumeClaim"]["claimName"],
+        format!("{pod_name}-workspace")
+    );
+    let labels = pod.metadata.labels.unwrap();
+    assert_eq!(labels["team"], "research");
+    assert_eq!(labels["apiary.dev/isolated"], "true");
+    assert_eq!(fx.workspace_claims().len(), 1);
+    assert_eq!(fx.network_policies().len(), 1);
+}

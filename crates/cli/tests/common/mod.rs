@@ -437,6 +437,21 @@ impl Fixture {
         self.real().network_policies(&self.runtime)
     }
 
+    /// Create the cluster-scoped `object` as the admin (the real backend only).
+    ///
+    /// # Panics
+    /// On the simulator.
+    pub fn create_cluster_object<K>(&self, object: &K)
+    where
+        K: kube::Resource<DynamicType = (), Scope = kube::core::ClusterResourceScope>
+            + Clone
+            + k8s_openapi::serde::Serialize
+            + for<'de> k8s_openapi::serde::Deserialize<'de>
+            + std::fmt::Debug,
+    {
+        self.real().create_cluster_object(&self.runtime, object);
+    }
+
     /// The PersistentVolumeClaims of the fixture's namespace (the real backend only).
     ///
     /// # Panics

@@ -187,8 +187,21 @@ impl Real {
             .expect("create pod");
     }
 
-    /// Creates an attempt's Secret (when given) and pod; `deleting` adds a finalizer and then
-    /// deletes the pod, so it stays deletion-marked.
+    /// Create the cluster-scoped `object` as the admin (a RuntimeClass, ...).
+    pub fn create_cluster_object<K>(&self, runtime: &tokio::runtime::Runtime, object: &K)
+    where
+        K: kube::Resource<DynamicType = (), Scope = kube::core::ClusterResourceScope>
+            + Clone
+            + k8s_openapi::serde::Serialize
+            + for<'de> k8s_openapi::serde::Deserialize<'de>
+            + std::fmt::Debug,
+    {
+        let api: Api<K> = Api::all(self.admin.clone());
+        runtime
+            .block_on(api.create(&PostParams::default(), object))
+            .expect("create a cluster-scoped object");
+    }
+
     /// Create `secret` (a user's, not apiary's).
     pub fn create_secret(&self, runtime: &tokio::runtime::Runtime, secret: &Secret) {
         runtime
