@@ -25,8 +25,8 @@
 //!
 //! 1. `deploy.md` or `seeds.md`, or a path ending in `/deploy.md` or `/seeds.md`: a citation
 //!    of that document.
-//! 2. A foreign reference, not checked: the word is a number (`issue 3`, `RFC 9110`), ends in
-//!    `.md` (another document, e.g. `STYLE.md`), or is two or more capital letters (`README`).
+//! 2. A foreign reference, not checked: the word is a number (`RFC 9110`), ends in `.md`
+//!    (another document, e.g. `STYLE.md`), or is two or more capital letters (`README`).
 //! 3. Anything else (`and`, a comma, an opening parenthesis, the start of the paragraph): a
 //!    continuation of the nearest earlier reference of kind 1 or 2 in the paragraph: it cites
 //!    the same document, or is foreign too. Inside `docs/deploy.md` and `docs/seeds.md` a
@@ -61,7 +61,7 @@ const SIGN: char = '\u{a7}';
 
 /// How a file's text is read.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Kind {
+pub(crate) enum Kind {
     /// Rust: comments only.
     Rust,
     /// TOML: `#` comments only.
@@ -83,13 +83,14 @@ impl Kind {
 
 /// One paragraph: its joined text and, for each joined line, the byte offset where it starts
 /// in the text and its 1-based line number in the file.
-struct Paragraph {
-    text: String,
+pub(crate) struct Paragraph {
+    pub(crate) text: String,
     starts: Vec<(usize, usize)>,
 }
 
 impl Paragraph {
-    fn line_of(&self, offset: usize) -> usize {
+    /// The 1-based line number of the file line that holds byte `offset` of the text.
+    pub(crate) fn line_of(&self, offset: usize) -> usize {
         self.starts
             .iter()
             .rev()
@@ -264,7 +265,7 @@ fn last_word(before: &str) -> &str {
 }
 
 /// The paragraphs of a file's text, as described in the module docs.
-fn paragraphs(kind: Kind, text: &str) -> Vec<Paragraph> {
+pub(crate) fn paragraphs(kind: Kind, text: &str) -> Vec<Paragraph> {
     let mut done = Vec::new();
     let mut open: Option<(String, Paragraph)> = None;
     for (index, line) in text.lines().enumerate() {

@@ -1,6 +1,6 @@
-//! The downstream crates of `tests/downstream/` (issue 9 § 1): crates outside the workspace that
-//! use apiary's libraries as a user's crate would, each with its own lock file and its own
-//! k8s-openapi version feature. `cargo xtask ci` builds and runs each, then checks with
+//! The downstream crates of `tests/downstream/` (tests/downstream/README.md): crates outside the
+//! workspace that use apiary's libraries as a user's crate would, each with its own lock file and
+//! its own k8s-openapi version feature. `cargo xtask ci` builds and runs each, then checks with
 //! `cargo tree` that it pulls in exactly what it asked for.
 //!
 //! Developer tool: it shells out to cargo. The dependency-set rule is a pure function over

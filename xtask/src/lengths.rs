@@ -1,6 +1,5 @@
-//! The file-length rule of `cargo xtask tidy` (issue 10, "Done when"): no non-test source file is
-//! longer than [`MAX_LINES`] lines, so each file can be read as one idea. Reads files; changes
-//! nothing.
+//! The file-length rule of `cargo xtask tidy`: no non-test source file is longer than [`MAX_LINES`]
+//! lines, so each file can be read as one idea. Reads files; changes nothing.
 //!
 //! A source file is any `.rs` file under a `src` directory. Test files are exempt: a file named
 //! `tests.rs`, anything under a `tests` directory, and a module declared only for tests (its

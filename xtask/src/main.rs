@@ -13,6 +13,7 @@ mod lengths;
 mod mutants;
 mod shell;
 mod tidy;
+mod tracker;
 mod walk;
 
 use std::path::Path;

@@ -36,8 +36,8 @@ const MUTANT_TARGETS: &[MutantTarget] = &[
             "crates/substrate/src/pod_options.rs",
             "crates/substrate/src/pod_options/flags.rs",
             "crates/substrate/src/pod_options/overrides.rs",
-            // The driver executes the machines; every mutant of its mapping must be caught by
-            // the conformance suites (issue 10 § 1).
+            // The driver executes the machines; every mutant of its mapping must be caught by the
+            // conformance suites.
             "crates/substrate/src/driver/*.rs",
         ],
     },
@@ -219,8 +219,8 @@ mod tests {
     use crate::shell::workspace_root;
 
     /// cargo-mutants never inherits a shared target directory: both environment spellings are
-    /// removed from the command, the real `target/` is not copied, and it does not mutate in
-    /// place (issue 9 § 4: a leaked mutant of classify broke a later nextest run).
+    /// removed from the command, the real `target/` is not copied, and it does not mutate in place
+    /// (a leaked mutant of classify once broke a later nextest run).
     #[test]
     fn mutants_command_builds_in_its_own_target_dir() {
         let root = workspace_root();

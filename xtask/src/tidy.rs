@@ -6,7 +6,8 @@
 //! `apiary-seeds` depends on no apiary crate; no doctest is ignored; no library chooses a
 //! k8s-openapi version feature for its normal dependencies (`k8s_version_problems`); no crate's
 //! module imports form a cycle (`cycles`); no non-test source file is longer than 600 lines
-//! (`lengths`).
+//! (`lengths`); every citation of a design document names one of its headings (`citations`);
+//! no comment or document cites a tracker issue by number (`tracker`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -44,6 +45,7 @@ pub fn check(root: &Path) -> Result<(), Vec<String>> {
         Err(e) => problems.push(e),
     }
     problems.extend(crate::citations::check(root));
+    problems.extend(crate::tracker::check(root));
     if problems.is_empty() {
         Ok(())
     } else {

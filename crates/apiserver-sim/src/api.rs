@@ -40,7 +40,8 @@ pub(crate) fn serve(
     if req.resource == Resource::ServiceAccounts && !matches!(req.verb, Verb::Get | Verb::Create) {
         return error_response(&ApiError::method_not_allowed());
     }
-    // Nodes are served for reading only (issue 11 § 6); tests register them in the model.
+    // Nodes are served for reading only (apiary only reads one: deploy.md § When a pod will not go
+    // away); tests register them in the model.
     if req.resource == Resource::Nodes && req.verb != Verb::Get {
         return error_response(&ApiError::method_not_allowed());
     }

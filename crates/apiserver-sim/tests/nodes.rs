@@ -1,7 +1,7 @@
-//! Nodes over plain HTTP (issue 11 § 6): `GET /api/v1/nodes/<name>` answers a node the test
-//! registered in the model with its `Ready` condition, the apiserver's 404 `NotFound` Status for
-//! any other name, the authorizer's cluster-scoped 403 when reads of nodes are denied, and 405
-//! for every other verb.
+//! Nodes over plain HTTP (deploy.md § When a pod will not go away): `GET /api/v1/nodes/<name>`
+//! answers a node the test registered in the model with its `Ready` condition, the apiserver's 404
+//! `NotFound` Status for any other name, the authorizer's cluster-scoped 403 when reads of nodes
+//! are denied, and 405 for every other verb.
 //!
 //! Layer: integration tests over a loopback socket; they never contact a real cluster.
 

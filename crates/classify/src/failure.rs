@@ -49,8 +49,9 @@ pub enum Operation {
     UpdatePod,
     /// Reading a pod's container log (`apiary logs`: the `pods/log` subresource).
     ReadPodLog,
-    /// Reading the node a pod that will not go away is bound to (issue 11 § 6): cluster-scoped
-    /// and optional, so a refusal is never a failure of the operation that asked.
+    /// Reading the node a pod that will not go away is bound to (deploy.md § When a pod will not go
+    /// away): cluster-scoped and optional, so a refusal is never a failure of the operation that
+    /// asked.
     GetNode,
     /// Reading the agent's NetworkPolicy (`--isolate`, deploy.md § Egress control).
     GetNetworkPolicy,

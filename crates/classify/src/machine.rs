@@ -13,12 +13,12 @@
 //! call); an unverified pod is never mutated (E8 before anything is written); the lost-race path
 //! has no pod-delete edge and drops only this attempt's own, unreferenced Secret.
 //!
-//! A second create in one call: issue 2 asks for "no second create in one call", while deploy.md
-//! scenario R35 says that when this call's own pod vanishes after its create, the loop may create
-//! again (only the Delete action is bounded, deploy.md § One create attempt per call). The machine
-//! follows the spec: a further create happens only after this call's pod was observed absent, never
-//! after a lost race and never through a delete of its own pod — which is what the property test
-//! asserts instead of a blanket one-create bound.
+//! A second create in one call: an earlier requirement asked for "no second create in one call",
+//! while deploy.md scenario R35 says that when this call's own pod vanishes after its create, the
+//! loop may create again (only the Delete action is bounded, deploy.md § One create attempt per
+//! call). The machine follows the spec: a further create happens only after this call's pod was
+//! observed absent, never after a lost race and never through a delete of its own pod — which is
+//! what the property test asserts instead of a blanket one-create bound.
 //!
 //! The machine's state and entry points are in `state`, its spec in `spec`, and the phases are
 //! split by path: the main loop and disappearance wait in `observe`, the create path (Secret, pod,

@@ -1,6 +1,6 @@
-//! When a pod will not go away (issue 11 § 6): deciding when a wait for a pod's disappearance has
-//! outlasted the pod's grace period, and what the API shows about why — finalizers on the pod,
-//! the node's `Ready` condition, how long it has been terminating — together with the `kubectl`
+//! deploy.md § When a pod will not go away: deciding when a wait for a pod's disappearance has
+//! outlasted the pod's grace period, and what the API shows about why — finalizers on the pod, the
+//! node's `Ready` condition, how long it has been terminating — together with the `kubectl`
 //! commands a cluster administrator would use to look.
 //!
 //! Pure: the shell feeds each read of the pod to a [`TerminationWatch`] with its monotonic

@@ -24,8 +24,8 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// Global flags (deploy.md § CLI contract, shared part). In every `--help` they stand under
-/// their own heading, after the command's own options (issue 11 § 7).
+/// Global flags (deploy.md § CLI contract, shared part). In every `--help` they stand under their
+/// own heading, after the command's own options (deploy.md § A quieter, more familiar terminal).
 #[derive(Args, Clone)]
 #[command(next_help_heading = "Global options")]
 pub struct GlobalArgs {

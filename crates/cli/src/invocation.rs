@@ -1,6 +1,6 @@
-//! How apiary was invoked (issue 11 § 7): run through a symlink or copy named `kubectl-apiary`,
-//! kubectl's plugin convention, it is `kubectl apiary`, and usage, `--help` and `--version` say
-//! so; under any other name it is `apiary`.
+//! How apiary was invoked (deploy.md § A quieter, more familiar terminal, item 3): run through a
+//! symlink or copy named `kubectl-apiary`, kubectl's plugin convention, it is `kubectl apiary`, and
+//! usage, `--help` and `--version` say so; under any other name it is `apiary`.
 //!
 //! Shell layer: it only names the clap command after `argv[0]`. It must not change what any flag
 //! means, and must not pick up arbitrary program names (a build artefact such as

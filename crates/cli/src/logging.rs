@@ -49,8 +49,8 @@ mod tests {
     use tracing::Level;
     use tracing_subscriber::EnvFilter;
 
-    /// The `-v` table is exactly the contract's, with the quieter default of issue 11 § 7:
-    /// warnings only, no `INFO` of apiary's own targets until `-v`.
+    /// The `-v` table is exactly the contract's, with the quieter default of deploy.md § A quieter,
+    /// more familiar terminal: warnings only, no `INFO` of apiary's own targets until `-v`.
     #[test]
     fn verbosity_table_matches_the_contract() {
         assert_eq!(directives_for(0), "warn,kube_client::client::builder=off");
@@ -112,8 +112,8 @@ mod tests {
         String::from_utf8_lossy(&bytes).into_owned()
     }
 
-    /// Issue 11 § 7: by default apiary's warnings show but its `INFO` lines (which a deploy's
-    /// progress and result already say) do not; `-v` adds them.
+    /// deploy.md § A quieter, more familiar terminal: by default apiary's warnings show but its
+    /// `INFO` lines (which a deploy's progress and result already say) do not; `-v` adds them.
     #[test]
     fn default_is_warnings_only_and_v_adds_info() {
         let quiet = shown_by(0);

@@ -1,4 +1,4 @@
-//! Progress on stderr while a command waits on the cluster (issue "What a person sees"): on a
+//! Progress on stderr while a command waits on the cluster (deploy.md § Output rules): on a
 //! terminal an indicatif spinner with the elapsed time and the latest redacted condition; when
 //! stderr is not a terminal, one plain line per change of condition. Shell layer.
 //!

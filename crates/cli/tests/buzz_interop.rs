@@ -1,11 +1,11 @@
-//! End-to-end interop (issue 12 § 3): pods and Secrets shaped exactly as the original
-//! `buzz-backend-kubernetes` creates them, written in this test from buzz-provider.md § 6's
-//! templates as JSON with § 7's fingerprint computed here (`common::buzz`), never by apiary's
-//! builders, are verified as ours by apiary's provider binary: a started one is a no-op, a
-//! wedged never-started one with another fingerprint is replaced and its Secret later collected.
-//! And the two bindings keep apart in one namespace: the provider never touches an apiary-native
-//! agent, `apiary undeploy` and `apiary gc` never touch the buzz objects. Each scenario runs on
-//! the simulator (`::sim`) and on a real `kube-apiserver` with the fake kubelet (`::real`).
+//! End-to-end interop (docs/buzz-provider.md § Tests): pods and Secrets shaped exactly as the
+//! original `buzz-backend-kubernetes` creates them, written in this test from buzz-provider.md
+//! § 6's templates as JSON with § 7's fingerprint computed here (`common::buzz`), never by apiary's
+//! builders, are verified as ours by apiary's provider binary: a started one is a no-op, a wedged
+//! never-started one with another fingerprint is replaced and its Secret later collected. And the
+//! two bindings keep apart in one namespace: the provider never touches an apiary-native agent,
+//! `apiary undeploy` and `apiary gc` never touch the buzz objects. Each scenario runs on the
+//! simulator (`::sim`) and on a real `kube-apiserver` with the fake kubelet (`::real`).
 //!
 //! Test-only code: assertions on answers, request logs and server objects, never on durations;
 //! no env value is printed.

@@ -1,11 +1,11 @@
-//! End-to-end: apiary as the buzz desktop's Kubernetes provider (issue 12 § 3, cluster part).
+//! End-to-end: apiary as the buzz desktop's Kubernetes provider (docs/buzz-provider.md § Tests).
 //! Every scenario runs the built `buzz-backend-kubernetes` binary (one JSON request on stdin,
 //! `KUBECONFIG` pointing at the fixture, one JSON line back) twice: `<name>::sim` against the
 //! loopback simulator and `<name>::real` against a real `kube-apiserver` with the fake kubelet
 //! (skipped without `KUBEBUILDER_ASSETS`). The kubelet's per-image scripts (`agent-crash`,
 //! `agent-pullfail-manifest`) choose what the pod does; what the server holds afterwards is
-//! compared with buzz-provider.md § 6's templates and § 7's fingerprint as this file's support
-//! code writes them out (`common::buzz`), never with apiary's own builders.
+//! compared with buzz-provider.md § 6's templates and § 7's fingerprint as this file's support code
+//! writes them out (`common::buzz`), never with apiary's own builders.
 //!
 //! Test-only code: it asserts on answers, request logs and server objects, never on durations,
 //! and never prints an env value (failure messages name keys).
@@ -243,9 +243,9 @@ on_both_backends! {
         }
     }
 
-    /// Redaction (issue 12 § 3): with `RUST_LOG=trace`, a crash, a fresh deploy and a no-op
-    /// leave no `nsec1…`, no env value and no `sprt_tok_…` in the provider's stdout or stderr,
-    /// nor in any label or annotation on the server (nor anywhere in a pod).
+    /// Redaction: with `RUST_LOG=trace`, a crash, a fresh deploy and a no-op leave no `nsec1…`, no
+    /// env value and no `sprt_tok_…` in the provider's stdout or stderr, nor in any label or
+    /// annotation on the server (nor anywhere in a pod).
     fn trace_output_and_server_objects_carry_no_secret(fx) {
         let run = |image: &str| {
             let mut cmd = fx.provider();

@@ -1,10 +1,9 @@
-//! End-to-end: each deploy-side command's success and failure paths through the built binary
-//! (issue 5 § Tests), asserting on exit codes, stdout/stderr contract shapes, the server's
-//! request log and its objects. Every scenario that needs no simulator-only control runs twice
-//! (issue 8 § What must run against it): `<name>::sim` against the loopback simulator and
-//! `<name>::real` against a real `kube-apiserver` with the fake kubelet (skipped without
-//! `KUBEBUILDER_ASSETS`). The rest fail before any contact, or play with the simulator's `Date`
-//! header, and run on the simulator only.
+//! End-to-end: each deploy-side command's success and failure paths through the built binary,
+//! asserting on exit codes, stdout/stderr contract shapes, the server's request log and its
+//! objects. Every scenario that needs no simulator-only control runs twice (README.md § Testing):
+//! `<name>::sim` against the loopback simulator and `<name>::real` against a real `kube-apiserver`
+//! with the fake kubelet (skipped without `KUBEBUILDER_ASSETS`). The rest fail before any contact,
+//! or play with the simulator's `Date` header, and run on the simulator only.
 
 mod common;
 

@@ -79,9 +79,9 @@ fn demo_json_is_one_document_of_steps() {
     }
 }
 
-/// Issue 11 § 7: the narration reads top to bottom. With stdout and stderr in one file (as on a
-/// terminal), each step's heading comes before the progress that step writes to stderr, and
-/// the default log level adds no `INFO` lines to it.
+/// deploy.md § A quieter, more familiar terminal, item 4: the narration reads top to bottom. With
+/// stdout and stderr in one file (as on a terminal), each step's heading comes before the progress
+/// that step writes to stderr, and the default log level adds no `INFO` lines to it.
 #[test]
 fn demo_heading_precedes_each_steps_progress() {
     let (home, _, _) = hostile_home();

@@ -1,8 +1,8 @@
-//! End-to-end: `apiary list` (issue 11 § 1) through the built binary: the table and the JSON
+//! End-to-end: `apiary list` (deploy.md § list) through the built binary: the table and the JSON
 //! array, sorted by agent; foreign pods skipped and counted on stderr; `--selector` narrowing;
 //! `--all`'s absent rows; exactly one pod LIST and one Secret LIST whatever the number of agents
-//! (one request per 500 objects); and the exit-2 refusals, which send nothing. Scenarios that
-//! need no simulator-only control run on both backends.
+//! (one request per 500 objects); and the exit-2 refusals, which send nothing. Scenarios that need
+//! no simulator-only control run on both backends.
 
 mod common;
 

@@ -1,8 +1,7 @@
-//! End-to-end: `apiary logs` (issue 11 § 2) through the built binary against the simulator's
-//! scripted container logs: the whole log, `--tail`, the json form, `-f` until the container
-//! ends, `-f` across a broken stream (every line exactly once, in order), the refusals of a
-//! missing pod, a foreign pod and a container that never started (exit 1), and bad flags (exit
-//! 2, nothing sent).
+//! End-to-end: `apiary logs` (deploy.md § logs) through the built binary against the simulator's
+//! scripted container logs: the whole log, `--tail`, the json form, `-f` until the container ends,
+//! `-f` across a broken stream (every line exactly once, in order), the refusals of a missing pod,
+//! a foreign pod and a container that never started (exit 1), and bad flags (exit 2, nothing sent).
 
 mod common;
 

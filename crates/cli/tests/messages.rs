@@ -1,9 +1,9 @@
-//! The exact text of every failure message the CLI prints (docs/errors.md; issue 13), pinned as
-//! `insta` snapshots in `tests/snapshots/` and produced by the built binary against the loopback
-//! simulator: each row of deploy.md § Errors the simulator can stage, each seeds failure, every
-//! refusal of bad input, an unreachable server, a bad kubeconfig, a missing credential plugin
-//! and each 403. Every message is also scanned for `Debug` artefacts, doubled words, repeated
-//! prefixes, line breaks and length.
+//! The exact text of every failure message the CLI prints (docs/errors.md), pinned as `insta`
+//! snapshots in `tests/snapshots/` and produced by the built binary against the loopback simulator:
+//! each row of deploy.md § Errors the simulator can stage, each seeds failure, every refusal of bad
+//! input, an unreachable server, a bad kubeconfig, a missing credential plugin and each 403. Every
+//! message is also scanned for `Debug` artefacts, doubled words, repeated prefixes, line breaks and
+//! length.
 //!
 //! Deterministic by construction: fixed agents and images give fixed pod names, the server URL of
 //! the unreachable cases is fixed, and what varies per run (the temporary directory, the
@@ -549,9 +549,9 @@ fn unreachable_server() {
 }
 
 /// Every other command against an unreachable server, each with `--timeout 1`: the same shape,
-/// naming the request, the server, the context and the cause; and each ends at its timeout
-/// (the deadline bounds the retries: issue 13 defect (d), pinned without timing in
-/// substrate-kube's `cluster_deadline`), so this whole test takes seconds, not minutes.
+/// naming the request, the server, the context and the cause; and each ends at its timeout (the
+/// deadline bounds the retries: deploy.md § Deadlines of the other commands, pinned without timing
+/// in substrate-kube's `cluster_deadline`), so this whole test takes seconds, not minutes.
 #[test]
 fn unreachable_server_every_command() {
     let (dir, kubeconfig) = unreachable();

@@ -1,8 +1,8 @@
-//! End-to-end: `apiary deploy --replace` (issue 11 § 4, deploy.md § Replacing a live agent)
-//! through the built binary, on the simulator and (with `KUBEBUILDER_ASSETS`) on a real
-//! `kube-apiserver` with the fake kubelet: a replace rolls a changed configuration onto the
-//! started pod (one fenced delete, then the creates, no warning); with the configuration
-//! unchanged it writes nothing; without `--replace` the warning names it; `--help` documents it.
+//! End-to-end: `apiary deploy --replace` (deploy.md § Replacing a live agent) through the built
+//! binary, on the simulator and (with `KUBEBUILDER_ASSETS`) on a real `kube-apiserver` with the
+//! fake kubelet: a replace rolls a changed configuration onto the started pod (one fenced delete,
+//! then the creates, no warning); with the configuration unchanged it writes nothing; without
+//! `--replace` the warning names it; `--help` documents it.
 //!
 //! Layer: CLI tests over loopback. They decide nothing.
 

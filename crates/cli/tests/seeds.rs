@@ -1,10 +1,9 @@
 //! End-to-end `apiary seeds` (seeds.md § CLI contract, K39): sorted text output with IPv6
-//! bracketed, the json shape with all six skip keys, the zero-address diagnostic (exit 1), the
-//! 403 RBAC hint, the namespace rule, `--ip-family` and `--require-running` (with the refusal of
-//! a bad family), and `--watch` until SIGTERM. Each scenario runs twice
-//! (issue 8 § What must run against it): `<name>::sim` against the loopback simulator and
-//! `<name>::real` against a real `kube-apiserver` with the fake kubelet (skipped without
-//! `KUBEBUILDER_ASSETS`).
+//! bracketed, the json shape with all six skip keys, the zero-address diagnostic (exit 1), the 403
+//! RBAC hint, the namespace rule, `--ip-family` and `--require-running` (with the refusal of a bad
+//! family), and `--watch` until SIGTERM. Each scenario runs twice (README.md § Testing):
+//! `<name>::sim` against the loopback simulator and `<name>::real` against a real `kube-apiserver`
+//! with the fake kubelet (skipped without `KUBEBUILDER_ASSETS`).
 
 mod common;
 

@@ -1,7 +1,7 @@
-//! End-to-end: `apiary deploy --min-running` (issue 11 § 5, deploy.md § Staying up) through the
-//! built binary on the simulator: a bad duration, or a window not shorter than the timeout, is
-//! refused with exit 2 before any request; `--help` documents the default; a valid window on a
-//! pod that stays up deploys.
+//! End-to-end: `apiary deploy --min-running` (deploy.md § Staying up) through the built binary on
+//! the simulator: a bad duration, or a window not shorter than the timeout, is refused with exit 2
+//! before any request; `--help` documents the default; a valid window on a pod that stays up
+//! deploys.
 //!
 //! Layer: CLI tests over loopback. They decide nothing.
 

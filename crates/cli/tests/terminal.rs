@@ -1,8 +1,8 @@
-//! A quieter, more familiar terminal (issue 11 § 7), end to end through the built binary: a
-//! deploy at the default level prints its progress and result but no `INFO` log lines, and `-v`
-//! adds them; `--help` lists the global options under their own heading after the command's own;
-//! run through a symlink named `kubectl-apiary` (and through kubectl itself, when it is on PATH)
-//! apiary calls itself `kubectl apiary` in usage, help and version text.
+//! deploy.md § A quieter, more familiar terminal, end to end through the built binary: a deploy at
+//! the default level prints its progress and result but no `INFO` log lines, and `-v` adds them;
+//! `--help` lists the global options under their own heading after the command's own; run through a
+//! symlink named `kubectl-apiary` (and through kubectl itself, when it is on PATH) apiary calls
+//! itself `kubectl apiary` in usage, help and version text.
 //!
 //! Test-only; loopback only (the simulator), and the plugin checks contact nothing at all.
 

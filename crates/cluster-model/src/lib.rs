@@ -42,10 +42,11 @@
 //!   exist with the real apiserver's 403 `Forbidden`, and
 //!   [`ClusterModel::set_service_account_controller`] creates `default` in each new namespace
 //!   after a delay on the model clock, as the controller manager does.
-//! * **Nodes** (issue 11 § 6): cluster-scoped, get only through the API; a test registers them
-//!   ([`ClusterModel::create_node`]) and scripts their `Ready` condition
-//!   ([`ClusterModel::set_node_ready`], [`NodeReady`]) or removes them. The kubelet's placements
-//!   (`node-1` … `node-3`) name nodes the model does not hold unless a test registers them.
+//! * **Nodes** (deploy.md § When a pod will not go away): cluster-scoped, get only through the
+//!   API; a test registers them ([`ClusterModel::create_node`]) and scripts their `Ready`
+//!   condition ([`ClusterModel::set_node_ready`], [`NodeReady`]) or removes them. The kubelet's
+//!   placements (`node-1` … `node-3`) name nodes the model does not hold unless a test registers
+//!   them.
 //! * **Test hooks**: insert any object directly with chosen uid/rv/creationTimestamp/status
 //!   ([`ClusterModel::insert_pod`], [`ClusterModel::insert_secret`]), change a pod
 //!   ([`ClusterModel::modify_pod`], [`ClusterModel::set_pod_status`]), play the kubelet by hand

@@ -1,4 +1,5 @@
-//! The real-server figures of issue 8 § 5 and issue 14, measured side by side in one run against
+//! The real-server figures of BENCHMARKS.md § Against a real API server and BENCHMARKS.md § Over
+//! a real network, measured side by side in one run against
 //! an upstream `kube-apiserver` + `etcd` (from `KUBEBUILDER_ASSETS`), with every client talking
 //! through the envtest fault proxy (which counts requests and bytes received from the upstream,
 //! compressed when compressed, and adds a fixed latency per request and per response) and the

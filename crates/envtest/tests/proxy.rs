@@ -411,8 +411,8 @@ async fn date_shift_moves_the_server_clock_forward() {
     );
 }
 
-/// A list the client asks to be gzipped arrives compressed through the proxy and is counted at
-/// its compressed size: what issue 14's byte figures rely on.
+/// A list the client asks to be gzipped arrives compressed through the proxy and is counted at its
+/// compressed size, as the gzip figures of BENCHMARKS.md § Over a real network assume.
 #[tokio::test(flavor = "multi_thread")]
 async fn gzipped_lists_pass_compressed_and_count_as_sent() {
     let Some(plane) = apiary_envtest::shared() else {

@@ -1,8 +1,8 @@
-//! An operation's deadline bounds the retries of every request it sends (issue 13, defect (d):
-//! with the server down, a 3 s deadline overran to about 35 s, because each request retried
-//! for its own 30 s budget). Through the real `kube::Client` over a mock service, on Tokio's
-//! paused clock: what is asserted is the number of requests sent and the virtual time at which
-//! the operation ended, both deterministic. Contacts no network.
+//! An operation's deadline bounds the retries of every request it sends (deploy.md § Deadlines of
+//! the other commands: with the server down, a 3 s deadline once overran to about 35 s, because
+//! each request retried for its own 30 s budget). Through the real `kube::Client` over a mock
+//! service, on Tokio's paused clock: what is asserted is the number of requests sent and the
+//! virtual time at which the operation ended, both deterministic. Contacts no network.
 
 mod cluster_mock;
 

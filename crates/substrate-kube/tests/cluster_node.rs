@@ -1,8 +1,8 @@
-//! `Cluster::read_node` through the real `kube::Client` over a mock service (issue 11 § 6): one
-//! GET of the cluster-scoped `/api/v1/nodes/{name}` (no namespace, no `resourceVersion`), its
-//! answer mapped onto `NodeFacts` — the `Ready` condition when read, `Missing` for 404
-//! `NotFound`, `NotPermitted` for 403 `Forbidden` (never retried, never an error), `Unknown` for
-//! anything else after the exchange layer's retries. Contacts no network.
+//! `Cluster::read_node` through the real `kube::Client` over a mock service (deploy.md § When a pod
+//! will not go away): one GET of the cluster-scoped `/api/v1/nodes/{name}` (no namespace, no
+//! `resourceVersion`), its answer mapped onto `NodeFacts` — the `Ready` condition when read,
+//! `Missing` for 404 `NotFound`, `NotPermitted` for 403 `Forbidden` (never retried, never an
+//! error), `Unknown` for anything else after the exchange layer's retries. Contacts no network.
 
 mod cluster_mock;
 

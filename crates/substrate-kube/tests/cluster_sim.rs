@@ -1,7 +1,7 @@
-//! `Cluster` against the loopback apiserver simulator, through a client built by
-//! `cluster::client` from the simulator's kubeconfig: real HTTP on 127.0.0.1, the real
-//! `kube::Client`, the simulator's request log and fault injection (issue "substrate-kube: the
-//! real Substrate"; deploy.md § Apiserver contract). Never contacts a real cluster.
+//! `Cluster` against the loopback apiserver simulator, through a client built by `cluster::client`
+//! from the simulator's kubeconfig: real HTTP on 127.0.0.1, the real `kube::Client`, the
+//! simulator's request log and fault injection (deploy.md § Apiserver contract). Never contacts a
+//! real cluster.
 
 use std::time::{Duration, Instant};
 

@@ -189,9 +189,9 @@ async fn now_is_monotonic_from_construction() {
     assert!(cluster.now() >= second + Duration::from_secs(2));
 }
 
-/// Issue 14 (one watch for the whole wait): consecutive waits on one pod read on from the watch
-/// the first opened. An event the caller's read already reflects (its resourceVersion is the one
-/// passed in, or comes before it in the stream) never wakes a wait; the next one does.
+/// deploy.md § Loop (one watch serves every wait): consecutive waits on one pod read on from the
+/// watch the first opened. An event the caller's read already reflects (its resourceVersion is the
+/// one passed in, or comes before it in the stream) never wakes a wait; the next one does.
 #[tokio::test(start_paused = true)]
 async fn one_watch_serves_consecutive_waits() {
     let (cluster, log) = cluster(vec![Answer::StreamThenHang(vec![
@@ -233,9 +233,9 @@ async fn one_watch_serves_consecutive_waits() {
     );
 }
 
-/// Issue 14 (no baseline re-read a create already answers): the wait right after this
-/// `Cluster`'s own pod create watches from the resourceVersion the create answered, without a
-/// GET first.
+/// deploy.md § Loop (no baseline re-read a create already answers): the wait right after this
+/// `Cluster`'s own pod create watches from the resourceVersion the create answered, without a GET
+/// first.
 #[tokio::test(start_paused = true)]
 async fn the_wait_after_a_create_starts_from_the_created_resource_version() {
     let (cluster, log) = cluster(vec![

@@ -1,8 +1,9 @@
-//! The shipped `rbac/apiary-node-reader.yaml` grants exactly what the node read of a pod that
-//! will not go away needs (issue 11 § 6): one ClusterRole whose only rule is the verb and
-//! resource of `Operation::GetNode` in the core group, no namespace (nodes are cluster-scoped)
-//! and no resourceNames; its header shows the binding command and an example binding. Reads one
-//! file; contacts nothing. (That the role is sufficient on a real server: `real_stuck.rs`.)
+//! The shipped `rbac/apiary-node-reader.yaml` grants exactly what the node read of a pod that will
+//! not go away needs (deploy.md § When a pod will not go away): one ClusterRole whose only rule is
+//! the verb and resource of `Operation::GetNode` in the core group, no namespace (nodes are
+//! cluster-scoped) and no resourceNames; its header shows the binding command and an example
+//! binding. Reads one file; contacts nothing. (That the role is sufficient on a real server:
+//! `real_stuck.rs`.)
 
 use apiary_classify::failure::Operation;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule};

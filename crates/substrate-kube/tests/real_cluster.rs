@@ -1,7 +1,8 @@
-//! The `Cluster` scenarios (issue 8 § 3) through the real driver and the real `Cluster`, each
-//! defined once in `real_support::scenarios` and run twice: `<scenario>::sim` against the
-//! loopback simulator and `<scenario>::real` against an upstream `kube-apiserver` + etcd with
-//! the fake kubelet (`apiary-envtest`), so the two backends cannot drift apart unnoticed.
+//! The `Cluster` scenarios of the real-server tier (README.md § Testing) through the real driver
+//! and the real `Cluster`, each defined once in `real_support::scenarios` and run twice:
+//! `<scenario>::sim` against the loopback simulator and `<scenario>::real` against an upstream
+//! `kube-apiserver` + etcd with the fake kubelet (`apiary-envtest`), so the two backends cannot
+//! drift apart unnoticed.
 //!
 //! Layer: integration tests over real HTTP on 127.0.0.1. They decide nothing. The real runs skip
 //! (one stderr line) without `KUBEBUILDER_ASSETS` and fail with `APIARY_ENVTEST_REQUIRED=1`.

@@ -1,5 +1,5 @@
 //! Deploy, undeploy and seeds against the real `kube-apiserver` through the envtest fault proxy
-//! (issue 8 § Faults against the real server): with 500s, 503s, 429 + `Retry-After` and
+//! (the real-server tier's faults, README.md § Testing): with 500s, 503s, 429 + `Retry-After` and
 //! connection resets injected on chosen requests they still converge, and faulted requests never
 //! reach the server. And the fault no model gives: the apiserver killed in the middle of a deploy
 //! and started again on the same port and etcd data; the deploy finishes inside its deadline or

@@ -1,10 +1,10 @@
-//! deploy.md § Namespace ensure, item 4 (issue 8 § 4) against a real `kube-apiserver` with the
-//! ServiceAccount admission plugin on: the two scenarios of `sim_namespace.rs`, through
-//! `apiary-envtest`. A deploy into a namespace it creates, whose `default` ServiceAccount the
-//! controller stand-in creates 2 s later, is refused with the real server's `403 Forbidden …
-//! serviceaccount "default" not found` until then, waits, and succeeds with exactly one Secret;
-//! with `--service-account missing` it fails at once with the `kubectl create serviceaccount`
-//! fix. Pods are run by the envtest fake kubelet.
+//! deploy.md § Namespace ensure, item 4, against a real `kube-apiserver` with the ServiceAccount
+//! admission plugin on: the two scenarios of `sim_namespace.rs`, through `apiary-envtest`. A deploy
+//! into a namespace it creates, whose `default` ServiceAccount the controller stand-in creates 2 s
+//! later, is refused with the real server's `403 Forbidden … serviceaccount "default" not found`
+//! until then, waits, and succeeds with exactly one Secret; with `--service-account missing` it
+//! fails at once with the `kubectl create serviceaccount` fix. Pods are run by the envtest fake
+//! kubelet.
 //!
 //! Layer: integration tests over loopback TLS. Without `KUBEBUILDER_ASSETS` every test returns at
 //! once after one stderr line (`APIARY_ENVTEST_REQUIRED=1` turns that into a failure).

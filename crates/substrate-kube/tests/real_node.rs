@@ -272,7 +272,7 @@ async fn e2e_pull_failure_reported() {
     clean_up(&cluster, &agent).await;
 }
 
-// ----- Day two (issue 11) -----
+// ----- Day two: list, logs, expiry, replace, staying up, a pod that will not go away -----
 
 /// The node admin's configuration as apiary's client construction leaves it (kube's own
 /// retries off).
@@ -855,14 +855,14 @@ async fn is_running(admin: &kube::Client, name: &str) -> bool {
         })
 }
 
-/// Issue 11 § 6 on a real cluster (deploy.md § Delete and waiting for disappearance): a
-/// finalizer the test put on the agent's pod keeps it terminating past its 1 s grace period;
-/// undeploy says so exactly once (the finalizer, the grace period, the `kubectl describe`
+/// On a real cluster (deploy.md § Delete and waiting for disappearance, § When a pod will not go
+/// away): a finalizer the test put on the agent's pod keeps it terminating past its 1 s grace
+/// period; undeploy says so exactly once (the finalizer, the grace period, the `kubectl describe`
 /// command, that it does not force), sends one fenced, graceful delete and never a forced one,
 /// keeps the Secret, and ends at its deadline with the pod still there. The deployer account may
-/// not read nodes, so nothing about the node may show up (issue 11 § 6: skipped silently; today's
-/// driver does not read the node at all). Once the test removes the finalizer the pod goes, and
-/// undeploy then finishes.
+/// not read nodes, so nothing about the node may show up (reading nodes is optional and skipped
+/// silently; today's driver does not read the node at all). Once the test removes the finalizer the
+/// pod goes, and undeploy then finishes.
 #[tokio::test]
 async fn e2e_undeploy_of_a_pod_held_by_a_finalizer_warns_and_never_forces() {
     if !on_node().await {

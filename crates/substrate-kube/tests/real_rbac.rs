@@ -1,6 +1,6 @@
-//! The shipped RBAC manifests against a real `kube-apiserver` with RBAC on (issue 8 § 3, RBAC):
-//! `rbac/apiary-deployer.yaml` and `rbac/apiary-seeds.yaml` are parsed with serde_yaml, created
-//! by the admin and bound to an unprivileged user, then proven
+//! The shipped RBAC manifests against a real `kube-apiserver` with RBAC on (deploy.md § RBAC,
+//! seeds.md § RBAC): `rbac/apiary-deployer.yaml` and `rbac/apiary-seeds.yaml` are parsed with
+//! serde_yaml, created by the admin and bound to an unprivileged user, then proven
 //!
 //! * **sufficient**: every command's library operation works as that user (deploy into an
 //!   existing and into a missing namespace, deploy with `--isolate` and with `--workspace-size`,
@@ -967,9 +967,9 @@ async fn deploy_into_missing_namespace(
 }
 
 /// deploy.md § Namespace ensure, item 2: a user who may read namespaces but not create them,
-/// deploying into a missing namespace, gets E11 with the literal `kubectl create namespace
-/// <ns>`; the one create is answered 403 and not retried, and nothing else is written (the pod
-/// and Secret reads of the preflight go out with the namespace ensure, issue 14).
+/// deploying into a missing namespace, gets E11 with the literal `kubectl create namespace <ns>`;
+/// the one create is answered 403 and not retried, and nothing else is written (the pod and Secret
+/// reads of the preflight go out with the namespace ensure, deploy.md § Sequence).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn namespace_create_refusal_gives_the_kubectl_hint() {
     let Some(s) = Stage::start_with(Backend::Real, None).await else {

@@ -1,9 +1,9 @@
-//! `deploy --replace` (issue 11 § 4, deploy.md § Replacing a live agent) through the real driver
-//! and the real `Cluster`, each scenario run twice: `<scenario>::sim` against the loopback
-//! simulator and `<scenario>::real` against an upstream `kube-apiserver` + etcd with the fake
-//! kubelet (`apiary-envtest`): one replace, and concurrent replaces with one and with two
-//! configurations whose pod deletes are all held until every contender has sent its own, so each
-//! of them really observed the old pod first.
+//! `deploy --replace` (deploy.md § Replacing a live agent) through the real driver and the real
+//! `Cluster`, each scenario run twice: `<scenario>::sim` against the loopback simulator and
+//! `<scenario>::real` against an upstream `kube-apiserver` + etcd with the fake kubelet
+//! (`apiary-envtest`): one replace, and concurrent replaces with one and with two configurations
+//! whose pod deletes are all held until every contender has sent its own, so each of them really
+//! observed the old pod first.
 //!
 //! Layer: integration tests over real HTTP on 127.0.0.1. They decide nothing. The real runs skip
 //! (one stderr line) without `KUBEBUILDER_ASSETS` and fail with `APIARY_ENVTEST_REQUIRED=1`.

@@ -1,9 +1,10 @@
-//! `PodSeeds` against a real `kube-apiserver` + etcd (issue 8 § 3, seeds): list mode over 2,000
-//! real pods with real pagination, the `410 Expired` restart provoked for real (etcd compacted
-//! while the listing is paused between two pages), the third 410 surfaced as an error, and watch
-//! mode through real watch events (add, IP change, delete) with a relist after a real `410` from
-//! a watch resumed at a compacted `resourceVersion`; and the IP family and running-container
-//! narrowings over dual-stack `podIPs` and container statuses the real server stored.
+//! `PodSeeds` against a real `kube-apiserver` + etcd (the real-server tier, README.md § Testing):
+//! list mode over 2,000 real pods with real pagination, the `410 Expired` restart provoked for real
+//! (etcd compacted while the listing is paused between two pages), the third 410 surfaced as an
+//! error, and watch mode through real watch events (add, IP change, delete) with a relist after a
+//! real `410` from a watch resumed at a compacted `resourceVersion`; and the IP family and
+//! running-container narrowings over dual-stack `podIPs` and container statuses the real server
+//! stored.
 //!
 //! How the listing is paused: the client's tap (`real_support::tap`) holds the `continue` request
 //! until the test has written an unrelated object and compacted etcd at the new revision, so the

@@ -1,9 +1,9 @@
-//! Seeds' bytes on the wire (issue 14, seeds.md § The request): `PodSeeds` in list mode asks the
-//! real `kube-apiserver` for compressed pages (kube's `gzip` feature sends `Accept-Encoding:
-//! gzip` and decodes the stream as it arrives) and so receives at most 0.15 of the bytes of the
-//! same listing with compression turned off (`Config::disable_compression`), with the same
-//! addresses and the same pages. Bytes are counted by the envtest fault proxy as they arrive from
-//! the upstream, compressed when the server compressed.
+//! Seeds' bytes on the wire (seeds.md § The request): `PodSeeds` in list mode asks the real
+//! `kube-apiserver` for compressed pages (kube's `gzip` feature sends `Accept-Encoding: gzip` and
+//! decodes the stream as it arrives) and so receives at most 0.15 of the bytes of the same listing
+//! with compression turned off (`Config::disable_compression`), with the same addresses and the
+//! same pages. Bytes are counted by the envtest fault proxy as they arrive from the upstream,
+//! compressed when the server compressed.
 //!
 //! Layer: integration test; loopback only; skips without `KUBEBUILDER_ASSETS`. No timed
 //! assertions.

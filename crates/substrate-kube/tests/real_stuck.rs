@@ -1,13 +1,13 @@
-//! When a pod will not go away (issue 11 § 6) through the real driver and the real `Cluster`,
-//! run as `<scenario>::sim` against the loopback simulator and `<scenario>::real` against an
-//! upstream `kube-apiserver` + etcd with the fake kubelet (`apiary-envtest`): a finalizer keeps
-//! the agent's pod terminating past its grace period, undeploy says so once (naming the
-//! finalizer and the kubectl commands), never forces, and ends at its deadline with the pod still
-//! there; once the finalizer is removed the pod goes. When the pod's node is not Ready (a Node
-//! object created here with `Ready=False` on the real server, the model's node on the simulator)
-//! the warning names the node and its condition; as a user without node rights nothing is said
-//! about the node and nothing fails, and with `rbac/apiary-node-reader.yaml` bound the same
-//! user's warning names the condition again (the role is sufficient).
+//! deploy.md § When a pod will not go away, through the real driver and the real `Cluster`, run as
+//! `<scenario>::sim` against the loopback simulator and `<scenario>::real` against an upstream
+//! `kube-apiserver` + etcd with the fake kubelet (`apiary-envtest`): a finalizer keeps the agent's
+//! pod terminating past its grace period, undeploy says so once (naming the finalizer and the
+//! kubectl commands), never forces, and ends at its deadline with the pod still there; once the
+//! finalizer is removed the pod goes. When the pod's node is not Ready (a Node object created here
+//! with `Ready=False` on the real server, the model's node on the simulator) the warning names the
+//! node and its condition; as a user without node rights nothing is said about the node and nothing
+//! fails, and with `rbac/apiary-node-reader.yaml` bound the same user's warning names the condition
+//! again (the role is sufficient).
 //!
 //! Layer: integration tests over real HTTP on 127.0.0.1. They decide nothing. The real run skips
 //! (one stderr line) without `KUBEBUILDER_ASSETS`. No timed assertions: waits are bounded only

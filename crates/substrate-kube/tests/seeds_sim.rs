@@ -1,7 +1,6 @@
-//! `PodSeeds` against the loopback apiserver simulator (issue 4 § kube I/O; seeds.md § Resolving,
-//! § Watch mode): pagination across real pages, the kubeconfig's namespace, a 403 from the
-//! authorizer, and watch-mode updates (a pod added, terminating, deleted) with no LIST while the
-//! watch is healthy.
+//! `PodSeeds` against the loopback apiserver simulator (seeds.md § Resolving, § Watch mode):
+//! pagination across real pages, the kubeconfig's namespace, a 403 from the authorizer, and
+//! watch-mode updates (a pod added, terminating, deleted) with no LIST while the watch is healthy.
 //!
 //! I/O tests over real HTTP on 127.0.0.1; the simulator's request log is the witness.
 

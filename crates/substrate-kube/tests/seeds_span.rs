@@ -1,6 +1,6 @@
-//! The `seeds_resolve` tracing span (issue 10 § 4): every resolve runs in one span carrying the
-//! namespace, the selector and the mode, and the events of the resolve are emitted inside it, so
-//! `-v` output can be filtered per operation.
+//! The `seeds_resolve` tracing span: every resolve runs in one span carrying the namespace, the
+//! selector and the mode, and the events of the resolve are emitted inside it, so `-v` output can
+//! be filtered per operation.
 //!
 //! I/O mapping test over the scripted service of `seeds_mock`; no network.
 

@@ -1,6 +1,6 @@
 //! A real three-node tellus cluster formed through `PodSeeds` discovery against the loopback
-//! apiserver simulator (seeds.md § Cargo feature tellus, § The consumer contract behind the
-//! rules; issue 4 §2; scenario K38 end to end).
+//! apiserver simulator (seeds.md § Cargo feature tellus, § The consumer contract behind the rules;
+//! scenario K38 end to end).
 //!
 //! tellus 0.5 allows one cluster endpoint per process, so each node is a child process: this
 //! test binary re-running its own test with [`NODE_ENV`] naming the node. A node binds a QUIC

@@ -1,8 +1,8 @@
-//! Concurrent deploys of one agent through the real driver and real `Cluster`s (one
-//! `kube::Client` each) against the loopback apiserver simulator (issue 3 § 2, deploy.md
-//! § Losing the create race and § Age gate): 16 deploys at once converge to exactly one pod,
-//! all return its name, and after the next deploy's GC at most one Secret remains — on a calm
-//! apiserver and under injected transient faults.
+//! Concurrent deploys of one agent through the real driver and real `Cluster`s (one `kube::Client`
+//! each) against the loopback apiserver simulator (deploy.md § Losing the create race and § Age
+//! gate): 16 deploys at once converge to exactly one pod, all return its name, and after the next
+//! deploy's GC at most one Secret remains — on a calm apiserver and under injected transient
+//! faults.
 //!
 //! Layer: integration test over real HTTP on 127.0.0.1. Decides nothing; never contacts a real
 //! cluster. The simulator runs 200× faster than real time and every deploy's deadline is 5 s

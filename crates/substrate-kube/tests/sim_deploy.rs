@@ -496,7 +496,7 @@ in_both_weathers!(
 
 /// R31 / deploy.md § Namespace ensure: a missing namespace whose creation is forbidden (403) is E11
 /// carrying `kubectl create namespace <ns>`; nothing is written: the only pod and Secret requests
-/// are the preflight's reads, sent with the namespace ensure (issue 14).
+/// are the preflight's reads, sent with the namespace ensure (deploy.md § Sequence).
 async fn r31_forbidden_namespace(weather: Weather) {
     let s = start(FAST, false).await;
     s.sim
@@ -669,11 +669,11 @@ mod g7_orphan_sweep_skipped_without_date {
     }
 }
 
-/// Issue 3 § 2 (transient failures are survived): creates whose answers are lost — the client
-/// gives up on the attempt, the apiserver still applies it — are retried; the retried Secret
+/// deploy.md § Create (transient failures are survived): creates whose answers are lost — the
+/// client gives up on the attempt, the apiserver still applies it — are retried; the retried Secret
 /// create answering `AlreadyExists` is success, and the retried pod create answering
-/// `AlreadyExists` goes the adopt path, which verifies the pod as this agent's and returns its
-/// name once started. One pod, one Secret (referenced), nothing deleted.
+/// `AlreadyExists` goes the adopt path, which verifies the pod as this agent's and returns its name
+/// once started. One pod, one Secret (referenced), nothing deleted.
 ///
 /// The simulator answers faults before its model sees a request, and hyper drops a request
 /// whose client hung up, so "applied but the answer lost" is staged by hand: the first create of

@@ -1,9 +1,9 @@
 //! How a fresh deploy notices its container start, through the real driver and real `Cluster`
-//! against the loopback apiserver simulator (issue 3 § 2; deploy.md § Cluster interface and
-//! requests, the optional pod watch): with the pod watch, the start itself wakes the wait; with
-//! the `watch` verb denied (403), only the next poll's re-read sees it. Asserted on the
-//! simulator's request log, never on the clock: the latency figures are measured by the
-//! `bench_start_latency` example (BENCHMARKS.md § Deploy: startup detection latency).
+//! against the loopback apiserver simulator (deploy.md § Cluster interface and requests, the
+//! optional pod watch): with the pod watch, the start itself wakes the wait; with the `watch` verb
+//! denied (403), only the next poll's re-read sees it. Asserted on the simulator's request log,
+//! never on the clock: the latency figures are measured by the `bench_start_latency` example
+//! (BENCHMARKS.md § Deploy: startup detection latency).
 //!
 //! Layer: integration test over real HTTP on 127.0.0.1. Decides nothing; never contacts a real
 //! cluster.
@@ -61,11 +61,11 @@ async fn deploy_starting_after_first_reread(
     (requests, targets, at_start)
 }
 
-/// Issue 3 § 2 and issue 14: with watching, the container start wakes the wait. The poll is an
-/// hour, so only a watch event can end a wait in this test; the requests are the create
-/// sequence, then one watch from the resourceVersion the pod create answered (no baseline read),
-/// which serves every later wait, each wake-up followed by a quorum re-read, the last of which saw
-/// the pod running; after the start nothing but that re-read (and no new watch).
+/// deploy.md § Loop (waiting): with watching, the container start wakes the wait. The poll is an
+/// hour, so only a watch event can end a wait in this test; the requests are the create sequence,
+/// then one watch from the resourceVersion the pod create answered (no baseline read), which serves
+/// every later wait, each wake-up followed by a quorum re-read, the last of which saw the pod
+/// running; after the start nothing but that re-read (and no new watch).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fresh_deploy_requests_and_start_wakeup_with_watch() {
     let s = Arc::new(start(1.0, true).await);
@@ -89,10 +89,10 @@ async fn fresh_deploy_requests_and_start_wakeup_with_watch() {
     assert!(requests.len() <= 10, "{} requests", requests.len());
 }
 
-/// Issue 3 § 2: with the `watch` verb denied (403), waiting falls back to the poll: every wait
-/// after the create (which answered the resourceVersion, so no baseline read) is a refused watch
-/// and then a re-read one poll later, the deploy still succeeds, and the start is seen by the
-/// first re-read after it (at most one refused watch comes between).
+/// deploy.md § Cluster interface and requests: with the `watch` verb denied (403), waiting falls
+/// back to the poll: every wait after the create (which answered the resourceVersion, so no
+/// baseline read) is a refused watch and then a re-read one poll later, the deploy still succeeds,
+/// and the start is seen by the first re-read after it (at most one refused watch comes between).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn start_seen_by_the_next_poll_without_watch() {
     let s = Arc::new(start(1.0, true).await);

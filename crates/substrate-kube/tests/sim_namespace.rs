@@ -1,9 +1,9 @@
-//! deploy.md § Namespace ensure, item 4 (issue 8 § 4) against the loopback simulator with
-//! ServiceAccount admission on: the real driver and the real `Cluster` deploy into a namespace
-//! they create, whose `default` ServiceAccount the controller stand-in creates 2 s (model time)
-//! later. The pod create is refused with the real server's 403 until then; the deploy waits,
-//! retries with the same Secret and succeeds with exactly one Secret. With `--service-account
-//! missing` it fails at once with the `kubectl create serviceaccount` fix.
+//! deploy.md § Namespace ensure, item 4, against the loopback simulator with ServiceAccount
+//! admission on: the real driver and the real `Cluster` deploy into a namespace they create, whose
+//! `default` ServiceAccount the controller stand-in creates 2 s (model time) later. The pod create
+//! is refused with the real server's 403 until then; the deploy waits, retries with the same Secret
+//! and succeeds with exactly one Secret. With `--service-account missing` it fails at once with the
+//! `kubectl create serviceaccount` fix.
 //!
 //! Layer: integration tests over real HTTP on 127.0.0.1; the same two scenarios run against a
 //! real `kube-apiserver` in `real_namespace.rs`. They decide nothing and contact nothing but

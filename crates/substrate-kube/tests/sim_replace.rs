@@ -1,9 +1,9 @@
-//! `deploy --replace` (issue 11 § 4, deploy.md § Replacing a live agent) through the real driver
-//! and real `Cluster`s against the loopback apiserver simulator: one replace deletes the started
-//! pod of another intent with exactly the observed fence, waits for it to go and creates the new
-//! one; a replace with the intent unchanged writes nothing; concurrent replaces with one
-//! configuration converge on one new pod; concurrent replaces with two configurations end on one
-//! pod of one of them, every delete aimed at the old pod only (no delete loop).
+//! `deploy --replace` (deploy.md § Replacing a live agent) through the real driver and real
+//! `Cluster`s against the loopback apiserver simulator: one replace deletes the started pod of
+//! another intent with exactly the observed fence, waits for it to go and creates the new one; a
+//! replace with the intent unchanged writes nothing; concurrent replaces with one configuration
+//! converge on one new pod; concurrent replaces with two configurations end on one pod of one of
+//! them, every delete aimed at the old pod only (no delete loop).
 //!
 //! Layer: integration test over real HTTP on 127.0.0.1. Decides nothing; never contacts a real
 //! cluster. The simulator runs 1000× faster than real time, so grace periods pass in

@@ -1,8 +1,8 @@
-//! `deploy --min-running` (issue 11 § 5, deploy.md § Staying up) through the real driver and a
-//! real `Cluster` against the loopback simulator, whose kubelet script runs the container for a
-//! while and then crashes it: without a window the deploy succeeds as soon as the pod runs (the
-//! crash comes later); with a window longer than the run the crash is reported with its exit
-//! code (E2), and nothing is deleted; a pod that stays up succeeds once the window has passed.
+//! `deploy --min-running` (deploy.md § Staying up) through the real driver and a real `Cluster`
+//! against the loopback simulator, whose kubelet script runs the container for a while and then
+//! crashes it: without a window the deploy succeeds as soon as the pod runs (the crash comes
+//! later); with a window longer than the run the crash is reported with its exit code (E2), and
+//! nothing is deleted; a pod that stays up succeeds once the window has passed.
 //!
 //! Layer: integration test over real HTTP on 127.0.0.1. Decides nothing; never contacts a real
 //! cluster. The simulator runs 10× faster than real time here, so the scripted 20 s run lasts

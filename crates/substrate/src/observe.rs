@@ -127,8 +127,8 @@ fn condition_facts(condition: &core::PodCondition) -> ConditionFacts {
     }
 }
 
-/// What a read node shows for the explanation of a pod that will not go away (issue 11 § 6):
-/// its `Ready` condition, when it reports one (the first of that type).
+/// What a read node shows for the warning of deploy.md § When a pod will not go away: its `Ready`
+/// condition, when it reports one (the first of that type).
 #[must_use]
 pub fn node_facts(node: &core::Node) -> NodeFacts {
     let ready = node

@@ -295,9 +295,10 @@ pub trait Substrate: Send + Sync {
     ) -> impl Future<Output = Result<DeleteOutcome, SubstrateError>> + Send;
 
     /// Read the node `name` (cluster-scoped, a quorum GET) for the explanation of a pod that
-    /// outlives its grace period (issue 11 § 6). Never an error, because the read only adds to a
-    /// warning: 404 `NotFound` is `Missing`, 403 `Forbidden` is `NotPermitted` (reading nodes is
-    /// optional, skipped silently), and any other failure is `Unknown` (logged at debug level).
+    /// outlives its grace period (deploy.md § When a pod will not go away). Never an error, because
+    /// the read only adds to a warning: 404 `NotFound` is `Missing`, 403 `Forbidden` is
+    /// `NotPermitted` (reading nodes is optional, skipped silently), and any other failure is
+    /// `Unknown` (logged at debug level).
     fn read_node(
         &self,
         name: &str,

@@ -1,9 +1,9 @@
 //! Interop of the buzz binding with objects the original `buzz-backend-kubernetes` creates
-//! (issue 12 § 3, buzz-provider.md §§ 4.3, 6, 7): a pod and Secrets written by hand in this file
-//! from the spec's templates — serde_json literals, never apiary's builders — are verified as
-//! ours, no-op'd (the same fingerprint), and collected by GC under the buzz binding; and in one
-//! namespace with identical-looking ids, apiary's binding never touches buzz objects nor buzz's
-//! apiary objects. Runs the real driver over the in-memory fake; asserts on its call log.
+//! (buzz-provider.md §§ 4.3, 6, 7): a pod and Secrets written by hand in this file from the spec's
+//! templates — serde_json literals, never apiary's builders — are verified as ours, no-op'd (the
+//! same fingerprint), and collected by GC under the buzz binding; and in one namespace with
+//! identical-looking ids, apiary's binding never touches buzz objects nor buzz's apiary objects.
+//! Runs the real driver over the in-memory fake; asserts on its call log.
 
 #[allow(
     dead_code,

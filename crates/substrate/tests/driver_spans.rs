@@ -1,7 +1,7 @@
-//! The driver's tracing spans and progress hand-off (issue 10 § 4): deploy, undeploy and gc each
-//! run in one span named after the operation with the agent and the pod as fields, every message
-//! of the operation (preflight GC's included) is inside it, messages do not repeat those fields,
-//! and each change of observed state reaches the caller's progress sink once, logged once.
+//! The driver's tracing spans and progress hand-off: deploy, undeploy and gc each run in one span
+//! named after the operation with the agent and the pod as fields, every message of the operation
+//! (preflight GC's included) is inside it, messages do not repeat those fields, and each change of
+//! observed state reaches the caller's progress sink once, logged once.
 //!
 //! Layer: integration tests of the real driver over the in-memory fake (no I/O), with a
 //! recording `tracing::Subscriber` written here (no subscriber crate needed). Decides nothing.
@@ -265,9 +265,10 @@ fn stuck_warnings(lines: &[String]) -> Vec<&str> {
         .collect()
 }
 
-/// Issue 11 § 6 on the fake: an undeploy waiting for a pod a finalizer keeps says once, after
-/// the pod's 60 s grace, that it is still terminating, names the finalizer and the kubectl
-/// commands, and never forces: its only pod delete is the one fenced graceful delete.
+/// deploy.md § When a pod will not go away, on the fake: an undeploy waiting for a pod a finalizer
+/// keeps says once, after the pod's 60 s grace, that it is still terminating, names the finalizer
+/// and the kubectl commands, and never forces: its only pod delete is the one fenced graceful
+/// delete.
 #[test]
 fn undeploy_explains_a_pod_a_finalizer_keeps() {
     let fake = FakeCluster::new(NS);

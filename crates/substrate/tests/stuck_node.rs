@@ -1,8 +1,8 @@
-//! The node of a pod that will not go away (issue 11 § 6), through the real driver over the
-//! in-memory fake: once an undeploy's wait outlasts the pod's grace period, the driver reads the
-//! pod's node once and the one warning says what its `Ready` condition shows; a user who may not
-//! read nodes gets no node sentence and no error; a node that is gone is said to be gone; a pod
-//! that names no node, or goes within its grace, causes no node read at all.
+//! The node of a pod that will not go away (deploy.md § When a pod will not go away), through the
+//! real driver over the in-memory fake: once an undeploy's wait outlasts the pod's grace period,
+//! the driver reads the pod's node once and the one warning says what its `Ready` condition shows;
+//! a user who may not read nodes gets no node sentence and no error; a node that is gone is said to
+//! be gone; a pod that names no node, or goes within its grace, causes no node read at all.
 //!
 //! Layer: integration tests of the real driver over the fake (no I/O), with a small recording
 //! `tracing::Subscriber` written here. Asserts on the warning and on the fake's call log.

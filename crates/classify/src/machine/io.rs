@@ -146,9 +146,9 @@ pub enum Event {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Effect {
     /// deploy.md § Sequence, steps 3 and 4, and the loop's first observation, run concurrently
-    /// (issue 14: they are independent reads and GC's own fenced deletes, and no create is sent
-    /// before all three have answered): ensure the namespace, run the preflight GC when `gc`
-    /// (swallowing its errors with a warning), and quorum GET the pod `pod`.
+    /// (they are independent reads and GC's own fenced deletes, and no create is sent before all
+    /// three have answered): ensure the namespace, run the preflight GC when `gc` (swallowing its
+    /// errors with a warning), and quorum GET the pod `pod`.
     Preflight {
         /// The pod name.
         pod: String,

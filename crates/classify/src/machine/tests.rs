@@ -1320,8 +1320,8 @@ fn preflight_gc_is_asked_for_only_when_on() {
     assert_eq!(with_gc.step(Event::Start), preflight(true));
 }
 
-/// issue 14: the first read the preflight answers is the loop's first observation; no second
-/// GET of the pod follows (an absent pod goes straight to the create).
+/// deploy.md § Sequence (the preflight): the first read the preflight answers is the loop's first
+/// observation; no second GET of the pod follows (an absent pod goes straight to the create).
 #[test]
 fn the_preflight_read_is_the_first_observation() {
     let mut run = Run::new();

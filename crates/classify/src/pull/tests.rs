@@ -59,8 +59,8 @@ fn o6_manifest_unknown_is_manifest_unknown() {
     );
 }
 
-/// Rule 1 comes first: containerd's real platform message ends in `not found`, which rule 3
-/// would otherwise read as a missing image (issue 8 § 4).
+/// Rule 1 comes first: containerd's real platform message ends in `not found`, which rule 3 would
+/// otherwise read as a missing image (deploy.md § Pull-failure classifier and Secret settling).
 #[test]
 fn containerd_platform_message_is_arch_mismatch() {
     assert_eq!(
@@ -329,8 +329,9 @@ fn shapes(image: &str, hex: &str) -> Vec<String> {
 }
 
 proptest::proptest! {
-    /// A random 64-hex digest, in any message shape, never changes the verdict: it is the same
-    /// as with a digest of zeros (issue 8 § 4: 3 % of digests contain `401` or `403`).
+    /// A random 64-hex digest, in any message shape, never changes the verdict: it is the same as
+    /// with a digest of zeros (deploy.md § Pull-failure classifier and Secret settling: about 3 %
+    /// of digests contain `401` or `403`).
     #[test]
     fn a_random_digest_never_changes_the_verdict(hex in "[0-9a-f]{64}") {
         let neutral = "0".repeat(64);

@@ -3,13 +3,13 @@
 //! caps that keep Secret bodies out of the logs cannot drift apart. Shell layer; decides only
 //! filters.
 //!
-//! Filter (deploy.md § CLI contract, narrowed by issue 11 § 7): default `warn` (warnings and
-//! errors only: a deploy's progress lines and result already say what its `INFO` lines would
-//! repeat); `-v` `apiary=debug,warn` (the log lines, `INFO` included); `-vv`
-//! `apiary=trace,debug`; `-vvv` `trace`. `RUST_LOG`, when set and non-empty, replaces it.
-//! Below `-vv`, kube's per-request `ERROR failed with error …` lines
-//! (`kube_client::client::builder`) are off: every failure reaches the user once, as apiary's
-//! own error message, instead of once per retried request.
+//! Filter (deploy.md § Global flags, narrowed by § A quieter, more familiar terminal): default
+//! `warn` (warnings and errors only: a deploy's progress lines and result already say what its
+//! `INFO` lines would repeat); `-v` `apiary=debug,warn` (the log lines, `INFO` included); `-vv`
+//! `apiary=trace,debug`; `-vvv` `trace`. `RUST_LOG`, when set and non-empty, replaces it. Below
+//! `-vv`, kube's per-request `ERROR failed with error …` lines (`kube_client::client::builder`) are
+//! off: every failure reaches the user once, as apiary's own error message, instead of once per
+//! retried request.
 //!
 //! Caps (applied after the filter, so neither `-vvv` nor `RUST_LOG` can lift them): env values
 //! live in the `stringData` of Secret create bodies (deploy.md § Environment, rule 7), and some

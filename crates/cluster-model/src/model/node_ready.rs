@@ -1,5 +1,5 @@
 //! A node's scripted `Ready` condition ([`NodeReady`]) and how it is written into a `Node`
-//! (issue 11 § 6).
+//! (deploy.md § When a pod will not go away).
 //!
 //! Layer: part of the pure model; plain data and a pure write. It knows nothing of
 //! `ClusterModel`, reads no clock (the caller passes the model clock) and performs no I/O.

@@ -1,8 +1,8 @@
-//! Nodes in the model (issue 11 § 6: apiary reads the node of a pod that will not go away):
-//! cluster-scoped `v1/Node` objects with a scriptable `Ready` condition — create, get, set the
-//! condition, remove. The model's kubelet places pods on `node-1` … `node-3` without holding
-//! those nodes: a node exists only when a test registers it, so a read of an unregistered one
-//! answers 404 `NotFound`, as for a node deleted from a real cluster.
+//! Nodes in the model (apiary reads the node of a pod that will not go away: deploy.md § When a pod
+//! will not go away): cluster-scoped `v1/Node` objects with a scriptable `Ready` condition —
+//! create, get, set the condition, remove. The model's kubelet places pods on `node-1` … `node-3`
+//! without holding those nodes: a node exists only when a test registers it, so a read of an
+//! unregistered one answers 404 `NotFound`, as for a node deleted from a real cluster.
 //!
 //! Layer: part of the pure model; performs no I/O and reads no clock (a changed condition's
 //! `lastTransitionTime` is the model clock). Nothing in apiary watches nodes, so no watch events.

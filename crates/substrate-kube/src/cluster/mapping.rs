@@ -206,10 +206,10 @@ pub fn is_absent(failure: &Failure) -> bool {
     failure.has_reason(REASON_NOT_FOUND)
 }
 
-/// What a read of a stuck pod's node shows (issue 11 § 6): the node's `Ready` condition when it
-/// was read; otherwise the refusal split on its literal `Status.reason` (`NotFound` is a node
-/// that is gone, `Forbidden` a user who may not read nodes, skipped silently; any other reason is
-/// nothing to say), and nothing to say for a read with no usable answer.
+/// What a read of a stuck pod's node shows (deploy.md § When a pod will not go away): the node's
+/// `Ready` condition when it was read; otherwise the refusal split on its literal `Status.reason`
+/// (`NotFound` is a node that is gone, `Forbidden` a user who may not read nodes, skipped silently;
+/// any other reason is nothing to say), and nothing to say for a read with no usable answer.
 pub fn node_facts(answer: Result<&Node, &Failure>) -> NodeFacts {
     match answer {
         Ok(node) => apiary_substrate::observe::node_facts(node),

@@ -1,7 +1,7 @@
-//! `Cluster`'s node read (issue 11 § 6): one quorum GET of `/api/v1/nodes/{name}` (cluster
-//! scoped) through the exchange layer and its retry window, for the explanation of a pod that
-//! outlives its grace period. The answer is mapped by `mapping::node_facts`; nothing here
-//! decides.
+//! `Cluster`'s node read (deploy.md § When a pod will not go away): one quorum GET of
+//! `/api/v1/nodes/{name}` (cluster scoped) through the exchange layer and its retry window, for the
+//! explanation of a pod that outlives its grace period. The answer is mapped by
+//! `mapping::node_facts`; nothing here decides.
 //!
 //! Layer: the imperative shell. It never fails the operation that asked: a refusal or a lost
 //! answer becomes `NodeFacts` (logged at debug level, never above, because reading nodes is

@@ -1,5 +1,5 @@
 //! Retry policy: which failures are transient and how long to wait before the next attempt
-//! (issue "substrate-kube: the real Substrate", transient failures are survived).
+//! (deploy.md § Create, the decision on transient failures).
 //!
 //! Layer: pure functions over plain values; the caller passes elapsed time and a random jitter
 //! word in. Performs no I/O, reads no clock and draws no randomness. It must never retry an

@@ -1,7 +1,7 @@
 //! The wait for a pod change (deploy.md § Loop, the waiting decision; § Cluster interface and
-//! requests): one pod watch serves every wait of an operation instead of one watch per wake-up,
-//! and a wait right after this `Cluster`'s own create starts from the resourceVersion the create
-//! answered instead of reading a baseline first (issue 14: round trips on the critical path).
+//! requests): one pod watch serves every wait of an operation instead of one watch per wake-up, and
+//! a wait right after this `Cluster`'s own create starts from the resourceVersion the create
+//! answered instead of reading a baseline first (fewer round trips on the critical path).
 //!
 //! Layer: the imperative shell's waiting. A watch event only wakes the waiter: nothing here reads
 //! an event's content beyond its `resourceVersion` (to know whether the caller has already seen

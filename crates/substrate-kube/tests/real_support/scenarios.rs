@@ -1,9 +1,9 @@
-//! The `Cluster` scenarios of issue 8 § 3, each defined once over a [`Stage`] and run by
-//! `tests/real_cluster.rs` against the simulator and against the real apiserver: fresh deploy,
-//! no-op, crash reported once, pull failure, wedge escape, config error with an absent Secret,
-//! deadline expiry, lost race, 16 concurrent deploys, foreign pod, status in every state,
-//! undeploy, and gc with the young-orphan gate (plus the old-orphan case as a pure plan over
-//! objects and a clock read from the server).
+//! The `Cluster` scenarios of the real-server tier (README.md § Testing), each defined once over a
+//! [`Stage`] and run by `tests/real_cluster.rs` against the simulator and against the real
+//! apiserver: fresh deploy, no-op, crash reported once, pull failure, wedge escape, config error
+//! with an absent Secret, deadline expiry, lost race, 16 concurrent deploys, foreign pod, status in
+//! every state, undeploy, and gc with the young-orphan gate (plus the old-orphan case as a pure
+//! plan over objects and a clock read from the server).
 //!
 //! Each asserts the outcome and the order of what apiary sent (the [`super::Tap`] log), and the
 //! final objects as the admin reads them. Layer: test scenarios; they decide nothing and stage

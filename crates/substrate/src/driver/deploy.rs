@@ -152,8 +152,8 @@ async fn run<S: Substrate>(
         event = match effect {
             Effect::Finish(result) => return result,
             Effect::Preflight { pod, gc } => {
-                // Three independent requests (issue 14): the machine sends no create before
-                // all three have answered, so nothing the GC decides races it.
+                // Three independent requests (deploy.md § Sequence): the machine sends no create
+                // before all three have answered, so nothing the GC decides races it.
                 let (namespace, gc_warnings, pod) = futures::future::join3(
                     ensure_namespace(substrate),
                     preflight_gc(substrate, config, gc),

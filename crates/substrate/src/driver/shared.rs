@@ -1,8 +1,9 @@
 //! The requests and helpers every operation of the driver shares: the operation's tracing span,
-//! quorum reads mapped onto the classify vocabulary (a read during a wait for a disappearance
-//! also feeds the stuck-pod watch and, once a pod is overdue, reads its node: issue 11 § 6),
-//! fenced deletes and their answers, the paired listing, and the progress sink. Imperative shell; it decides nothing (which pod or
-//! Secret to delete, with which fence, and how long to wait all arrive from a machine).
+//! quorum reads mapped onto the classify vocabulary (a read during a wait for a disappearance also
+//! feeds the stuck-pod watch and, once a pod is overdue, reads its node: deploy.md § When a pod
+//! will not go away), fenced deletes and their answers, the paired listing, and the progress sink.
+//! Imperative shell; it decides nothing (which pod or Secret to delete, with which fence, and how
+//! long to wait all arrive from a machine).
 
 use std::time::Duration;
 

@@ -1,6 +1,6 @@
-//! The fake's nodes (issue 11 § 6): registering a node with a scriptable `Ready` condition on
-//! the model, the node-read denial knob (RBAC without `get` on `nodes`), and the answer of
-//! [`Substrate::read_node`](crate::Substrate::read_node), which is logged as a
+//! The fake's nodes (deploy.md § When a pod will not go away): registering a node with a scriptable
+//! `Ready` condition on the model, the node-read denial knob (RBAC without `get` on `nodes`), and
+//! the answer of [`Substrate::read_node`](crate::Substrate::read_node), which is logged as a
 //! [`Call::GetNode`] and takes a scripted [`Step`] like every request. Test-only; no I/O.
 
 use apiary_classify::failure::Operation;

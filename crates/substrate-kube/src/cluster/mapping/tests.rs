@@ -715,8 +715,8 @@ fn node_with(conditions: &[(&str, &str, Option<&str>)]) -> Node {
     .expect("a Node")
 }
 
-/// Issue 11 § 6: a read node shows its `Ready` condition (not another one first in the list);
-/// a node without one is read with none.
+/// deploy.md § When a pod will not go away: a read node shows its `Ready` condition (not another
+/// one first in the list); a node without one is read with none.
 #[test]
 fn a_read_node_shows_its_ready_condition() {
     let node = node_with(&[
@@ -741,9 +741,9 @@ fn a_read_node_shows_its_ready_condition() {
     );
 }
 
-/// Issue 11 § 6: a refused node read is split on the literal reason (never the code): 404
-/// `NotFound` is a node that is gone, 403 `Forbidden` a user who may not read nodes, and every
-/// other refusal (an empty reason too) and every transport failure says nothing.
+/// deploy.md § When a pod will not go away: a refused node read is split on the literal reason
+/// (never the code): 404 `NotFound` is a node that is gone, 403 `Forbidden` a user who may not read
+/// nodes, and every other refusal (an empty reason too) and every transport failure says nothing.
 #[test]
 fn node_read_refusals_split_on_the_reason() {
     assert_eq!(

@@ -259,9 +259,9 @@ fn the_budget_window_is_the_policy_alone() {
     }
 }
 
-/// Defect (d) of issue 13: a request sent 1 s before a 3 s deadline retries only until the
-/// deadline, not for its whole 30 s budget, and its last attempt ends within one attempt
-/// limit after the deadline.
+/// deploy.md § Deadlines of the other commands: a request sent 1 s before a 3 s deadline retries
+/// only until the deadline, not for its whole 30 s budget, and its last attempt ends within one
+/// attempt limit after the deadline.
 #[test]
 fn retries_stop_at_the_operations_deadline() {
     let p = policy();
