@@ -3,9 +3,11 @@
 //! Commands: `ci` (what CI runs), `tidy` (structural rules, also an ordinary test), `mutants`
 //! (mutation testing of the pure code), `props` (property tests with many more cases), `bench`
 //! (the seeds decoding benchmark), `e2e` (the real-node tier alone), `downstream` (the crates
-//! of `tests/downstream/`, also part of `ci`). This is a developer tool: it shells out to cargo
+//! of `tests/downstream/`, also part of `ci`), `architecture` (rewrites the crate table of
+//! `ARCHITECTURE.md`, which `tidy` checks). This is a developer tool: it shells out to cargo
 //! and exits non-zero on the first failing step.
 
+mod architecture;
 mod citations;
 mod cycles;
 mod downstream;
@@ -33,6 +35,9 @@ fn main() -> ExitCode {
         Some("bench-real") => bench_real(&root, &args[1..]),
         Some("e2e") => e2e(&root),
         Some("downstream") => downstream::check_all(&root),
+        Some("architecture") => {
+            tidy::metadata(&root).and_then(|json| architecture::write(&root, &json))
+        }
         _ => Err(USAGE.to_owned()),
     };
     match result {
@@ -44,8 +49,8 @@ fn main() -> ExitCode {
     }
 }
 
-const USAGE: &str =
-    "usage: cargo xtask <ci | tidy | mutants [PACKAGE...] | props | bench | e2e | downstream>";
+const USAGE: &str = "usage: cargo xtask <ci | tidy | mutants [PACKAGE...] | props | bench | e2e | \
+                     downstream | architecture>";
 
 /// What CI runs: formatting, lints on every target and feature combination (the CLI without its
 /// `demo` feature included), tidy, doctests, the API docs with warnings denied, packaging of

@@ -7,7 +7,8 @@
 //! k8s-openapi version feature for its normal dependencies (`k8s_version_problems`); no crate's
 //! module imports form a cycle (`cycles`); no non-test source file is longer than 600 lines
 //! (`lengths`); every citation of a design document names one of its headings (`citations`);
-//! no comment or document cites a tracker issue by number (`tracker`).
+//! no comment or document cites a tracker issue by number (`tracker`); the crate table of
+//! `ARCHITECTURE.md` matches `cargo metadata` (`architecture`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -41,6 +42,7 @@ pub fn check(root: &Path) -> Result<(), Vec<String>> {
             problems.extend(dependency_problems(&json));
             problems.extend(k8s_version_problems(&json));
             problems.extend(crate::cycles::check(root, &json));
+            problems.extend(crate::architecture::check(root, &json));
         }
         Err(e) => problems.push(e),
     }
@@ -185,7 +187,7 @@ fn k8s_version_problems(json: &serde_json::Value) -> Vec<String> {
     problems
 }
 
-fn metadata(root: &Path) -> Result<serde_json::Value, String> {
+pub(crate) fn metadata(root: &Path) -> Result<serde_json::Value, String> {
     let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()))
         .args([
             "metadata",

@@ -245,23 +245,16 @@ pub fn quantity_value(text: &str) -> Option<u128> {
         .unwrap_or(text.len());
     let (number, suffix) = text.split_at(split);
     let number = number.strip_prefix('+').unwrap_or(number);
-    if number.starts_with('-') || number.is_empty() {
-        return None;
-    }
     let (whole, fraction) = match number.split_once('.') {
         Some((w, f)) => (w, f),
         None => (number, ""),
     };
-    if (whole.is_empty() && fraction.is_empty())
-        || !whole
-            .bytes()
-            .chain(fraction.bytes())
-            .all(|b| b.is_ascii_digit())
-    {
+    // The mantissa in units of 10^-scale: digits only (a sign left here, another point or no
+    // digit at all is not a quantity; the parse refuses an empty mantissa).
+    let digits = format!("{whole}{fraction}");
+    if !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
-    // The mantissa in units of 10^-scale.
-    let digits = format!("{whole}{fraction}");
     let mantissa: u128 = digits.parse().ok()?;
     let scale = u32::try_from(fraction.len()).ok()?;
     let (binary, decimal): (u32, i32) = match suffix {

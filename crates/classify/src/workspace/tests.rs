@@ -147,3 +147,29 @@ fn problems_say_what_to_do() {
     );
     assert!(ClaimProblem::Contended.to_string().contains("deploy again"));
 }
+
+#[test]
+fn a_claim_status_reads_as_one_line() {
+    let mut status = ClaimStatus {
+        name: "c".into(),
+        ours: true,
+        shape: shape(Some("1Gi"), Some("fast")),
+        phase: Some("Bound".into()),
+        deleting: false,
+    };
+    assert_eq!(status.to_string(), "c (1Gi, class fast, Bound)");
+    status.deleting = true;
+    status.ours = false;
+    assert_eq!(
+        status.to_string(),
+        "c (not apiary's: never used, 1Gi, class fast, Bound, deleting)"
+    );
+    let bare = ClaimStatus {
+        name: "c".into(),
+        ours: true,
+        shape: ClaimShape::default(),
+        phase: None,
+        deleting: false,
+    };
+    assert_eq!(bare.to_string(), "c");
+}
