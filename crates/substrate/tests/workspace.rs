@@ -275,3 +275,28 @@ fn foreign_and_deleting_claims_are_refused_with_nothing_written() {
         assert_eq!(seen.deleting, problem == ClaimProblem::Deleting);
     }
 }
+
+/// Expiry (`gc --all` collecting an expired agent) deletes the pod and its Secret, never the
+/// claim: the next deploy of the agent mounts the same one.
+#[test]
+fn expiry_keeps_the_claim() {
+    let fake = FakeCluster::new(NS);
+    fake.set_server_clock(apiary_substrate::fake::ServerClock::Model);
+    let config = with_workspace("1Gi", None, false).expiring_at(1);
+    deploy_with(&fake, &config, false).unwrap();
+    let claim = fake.workspace_claims()[0].clone();
+    fake.clear_calls();
+    run(gc_all(&fake, false, EXPIRE_DEADLINE)).unwrap();
+    assert!(
+        fake.model().get_pod(NS, POD).is_err(),
+        "the expired pod is collected"
+    );
+    assert!(
+        claim_writes(&fake).is_empty(),
+        "{:?}",
+        fake.mutation_summaries()
+    );
+    assert_eq!(fake.workspace_claims(), [claim]);
+    let again = deploy_with(&fake, &with_workspace("1Gi", None, false), false).unwrap();
+    assert!(!again.workspace.unwrap().created);
+}
