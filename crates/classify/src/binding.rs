@@ -34,6 +34,11 @@ pub struct Binding {
     pub annotation_image: &'static str,
     /// The environment key the per-attempt start nonce (the generation) is stamped under.
     pub start_nonce_key: &'static str,
+    /// The first word of the agent's pod name: `<prefix>-[<slug>-]<12 hex of the agent id>`.
+    pub pod_name_prefix: &'static str,
+    /// Whether the pod name carries the slug of the agent's name (a binding without agent
+    /// names has none).
+    pub pod_name_slug: bool,
 }
 
 /// apiary's own binding (deploy.md § Names, § Verification).
@@ -48,6 +53,8 @@ pub const APIARY: Binding = Binding {
     annotation_create_intent: "apiary.dev/create-intent",
     annotation_image: "apiary.dev/image",
     start_nonce_key: "APIARY_START_NONCE",
+    pod_name_prefix: "apiary",
+    pod_name_slug: true,
 };
 
 /// The buzz provider's binding (buzz-provider.md § 4.2, § 5.1): byte-compatible with the
@@ -63,6 +70,8 @@ pub const BUZZ: Binding = Binding {
     annotation_create_intent: "buzz.block.xyz/create-intent",
     annotation_image: "buzz.block.xyz/image",
     start_nonce_key: "BUZZ_MANAGED_AGENT_START_NONCE",
+    pod_name_prefix: "buzz-agent",
+    pod_name_slug: false,
 };
 
 /// Whom an object must belong to: a binding and the full agent id under it. Verification

@@ -24,8 +24,6 @@ pub const MAX_SLUG_CHARS: usize = 30;
 const POD_NAME_ID_CHARS: usize = 12;
 /// Hex characters of the agent_id used as the agent label value (both bindings).
 const LABEL_ID_CHARS: usize = 32;
-/// The prefix of a buzz-bound pod name (buzz-provider.md § 4.2).
-const BUZZ_POD_PREFIX: &str = "buzz-agent-";
 /// Hex characters of a buzz pubkey.
 const PUBKEY_HEX_CHARS: usize = 64;
 
@@ -147,15 +145,16 @@ pub fn slug(name: &str) -> String {
 #[must_use]
 pub fn pod_name(name: &str) -> String {
     let id = agent_id(name);
-    pod_name_from(&slug(name), &id)
+    pod_name_from(APIARY.pod_name_prefix, &slug(name), &id)
 }
 
-fn pod_name_from(slug: &str, id: &str) -> String {
+/// `<prefix>-[<slug>-]<12 hex of id>` (the binding's data decides prefix and slug).
+fn pod_name_from(prefix: &str, slug: &str, id: &str) -> String {
     let short = &id[..POD_NAME_ID_CHARS];
     if slug.is_empty() {
-        format!("apiary-{short}")
+        format!("{prefix}-{short}")
     } else {
-        format!("apiary-{slug}-{short}")
+        format!("{prefix}-{slug}-{short}")
     }
 }
 
@@ -255,11 +254,12 @@ impl AgentIdentity {
     /// or `buzz-agent-<12 hex>` under the buzz binding.
     #[must_use]
     pub fn pod_name(&self) -> String {
-        if self.binding == BUZZ {
-            format!("{BUZZ_POD_PREFIX}{}", &self.id[..POD_NAME_ID_CHARS])
+        let slug = if self.binding.pod_name_slug {
+            self.slug()
         } else {
-            pod_name_from(&self.slug(), &self.id)
-        }
+            String::new()
+        };
+        pod_name_from(self.binding.pod_name_prefix, &slug, &self.id)
     }
 
     /// The Secret name of the attempt with `generation` (at most 59 characters).
