@@ -656,3 +656,67 @@ fn the_network_policy_of_an_isolated_configuration() {
     assert_ne!(policy_intent(&other.spec.unwrap()), policy_intent(&spec));
     assert_eq!(policy_intent(&spec).len(), 64);
 }
+
+/// deploy.md § Persistent workspace: with `--workspace-size` the workspace volume mounts the
+/// agent's claim (no emptyDir), and the claim is named from the agent, marked like its Secret
+/// (plus the `--label`s), `ReadWriteOnce`, sized and classed as asked.
+#[test]
+fn a_workspace_claim_replaces_the_empty_dir() {
+    use crate::pod_options::WorkspaceClaim;
+    let mut c = config();
+    c.pod_options.workspace_claim = Some(WorkspaceClaim {
+        size: "10Gi".into(),
+        storage_class: Some("fast".into()),
+    });
+    c.pod_options.labels = BTreeMap::from([("team".to_owned(), "research".to_owned())]);
+    let v = valid(&c);
+    let name = "apiary-research-bot-1-72bea12366a3-workspace";
+    let pod = build_pod(&v, g(1));
+    let volumes = spec(&pod).volumes.as_ref().unwrap();
+    assert_eq!(volumes.len(), 1);
+    assert_eq!(volumes[0].name, "workspace");
+    assert_eq!(volumes[0].empty_dir, None);
+    let source = volumes[0].persistent_volume_claim.as_ref().unwrap();
+    assert_eq!((source.claim_name.as_str(), source.read_only), (name, None));
+
+    let claim = workspace::build_workspace_claim(&v).unwrap();
+    assert_eq!(claim.metadata.name.as_deref(), Some(name));
+    assert_eq!(claim.metadata.namespace.as_deref(), Some("agents"));
+    let labels = claim.metadata.labels.unwrap();
+    assert_eq!(labels["team"], "research");
+    assert_eq!(labels[APIARY.label_managed_by], APIARY.managed_by);
+    assert_eq!(labels[APIARY.label_agent], agent().label_value());
+    assert_eq!(
+        claim.metadata.annotations.unwrap()[APIARY.annotation_agent_id],
+        agent().id()
+    );
+    let spec = claim.spec.unwrap();
+    assert_eq!(spec.access_modes, Some(vec!["ReadWriteOnce".to_owned()]));
+    assert_eq!(spec.storage_class_name.as_deref(), Some("fast"));
+    assert_eq!(
+        spec.resources.unwrap().requests.unwrap()["storage"],
+        Quantity("10Gi".into())
+    );
+    assert_eq!(claim.status, None);
+
+    c.pod_options.workspace_claim = Some(WorkspaceClaim {
+        size: "1Gi".into(),
+        storage_class: None,
+    });
+    let unclassed = workspace::build_workspace_claim(&valid(&c)).unwrap();
+    assert_eq!(unclassed.spec.unwrap().storage_class_name, None);
+    assert_eq!(workspace::build_workspace_claim(&valid(&config())), None);
+}
+
+/// The buzz binding's `workspace_size_limit` sizes the emptyDir.
+#[test]
+fn the_empty_dir_carries_the_size_limit() {
+    let mut c = config();
+    c.pod_options.workspace_size_limit = Some("2Gi".into());
+    let pod = build_pod(&valid(&c), g(1));
+    let volumes = spec(&pod).volumes.as_ref().unwrap();
+    assert_eq!(
+        volumes[0].empty_dir.as_ref().unwrap().size_limit,
+        Some(Quantity("2Gi".into()))
+    );
+}

@@ -336,3 +336,26 @@ fn agent_image_is_the_spec_image_of_container_agent() {
     assert_eq!(pod_facts(&other_only).image, None);
     assert_eq!(pod_facts(&Pod::default()).image, None);
 }
+
+/// deploy.md § Persistent workspace: the claim the pod's `workspace` volume mounts, and nothing
+/// for an emptyDir workspace or a claim under another volume name.
+#[test]
+fn the_workspace_claim_is_read_from_the_workspace_volume() {
+    let with = |volumes: serde_json::Value| {
+        pod_facts(&pod(
+            json!({"spec": {"containers": [], "volumes": volumes}}),
+        ))
+        .workspace_claim
+    };
+    assert_eq!(
+        with(json!([{"name": "cache", "emptyDir": {}},
+                    {"name": "workspace", "persistentVolumeClaim": {"claimName": "a-workspace"}}])),
+        Some("a-workspace".to_owned())
+    );
+    assert_eq!(with(json!([{"name": "workspace", "emptyDir": {}}])), None);
+    assert_eq!(
+        with(json!([{"name": "data", "persistentVolumeClaim": {"claimName": "x"}}])),
+        None
+    );
+    assert_eq!(pod_facts(&pod(json!({}))).workspace_claim, None);
+}
