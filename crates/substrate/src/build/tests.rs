@@ -708,12 +708,15 @@ fn a_workspace_claim_replaces_the_empty_dir() {
     assert_eq!(workspace::build_workspace_claim(&valid(&config())), None);
 }
 
-/// The buzz binding's `workspace_size_limit` sizes the emptyDir.
+/// The buzz binding's `workspace_size_limit` sizes the emptyDir; its `active_deadline_seconds`
+/// reaches the pod spec.
 #[test]
 fn the_empty_dir_carries_the_size_limit() {
     let mut c = config();
     c.pod_options.workspace_size_limit = Some("2Gi".into());
+    c.pod_options.active_deadline_seconds = Some(600);
     let pod = build_pod(&valid(&c), g(1));
+    assert_eq!(spec(&pod).active_deadline_seconds, Some(600));
     let volumes = spec(&pod).volumes.as_ref().unwrap();
     assert_eq!(
         volumes[0].empty_dir.as_ref().unwrap().size_limit,
