@@ -10,8 +10,8 @@
 //! It sits between [`BEGIN`] and [`END`], two HTML comments a Markdown reader does not show.
 //!
 //! The pure half (reading the packages out of the metadata JSON, rendering the table, finding and
-//! replacing the marked block) performs no I/O; only [`check`] and [`write`] read or write the
-//! document, and only [`write`] changes it.
+//! replacing the marked block) performs no I/O; only [`check`] and [`write()`] read or write the
+//! document, and only [`write()`] changes it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
