@@ -456,6 +456,24 @@ impl RequestFailure {
         matches!(self.0.cause, Cause::Transport { .. })
     }
 
+    /// The account a pod create's refusal says is missing, when the refusal is ServiceAccount
+    /// admission's: reason exactly `Forbidden` and a message naming `<ns>/<sa>` and then
+    /// `serviceaccount "<sa>" not found` for the same account. Any other refusal (RBAC, quota,
+    /// another admission plugin) and every transport failure is `None` (deploy.md § Namespace
+    /// ensure, item 4).
+    pub fn missing_service_account(&self) -> Option<String> {
+        if self.reason() != Some("Forbidden") {
+            return None;
+        }
+        let message = self.server_message()?;
+        let (_, after) = message.split_once(ACCOUNT_LOOKUP)?;
+        let (qualified, rest) = after.split_once(ACCOUNT_NOT_FOUND_PREFIX)?;
+        let (_namespace, account) = qualified.split_once('/')?;
+        let named = rest.strip_prefix(account)?;
+        (!account.is_empty() && named.starts_with(ACCOUNT_NOT_FOUND_SUFFIX))
+            .then(|| account.to_owned())
+    }
+
     /// Whether the apiserver refused the request as `403 Forbidden` (RBAC or admission).
     pub fn is_forbidden(&self) -> bool {
         self.code() == Some(403)
@@ -498,6 +516,13 @@ impl RequestFailure {
         }
     }
 }
+
+/// The message shape of ServiceAccount admission's refusal, around the account name:
+/// `pods "<pod>" is forbidden: error looking up service account <ns>/<sa>: serviceaccount
+/// "<sa>" not found`.
+const ACCOUNT_LOOKUP: &str = "error looking up service account ";
+const ACCOUNT_NOT_FOUND_PREFIX: &str = ": serviceaccount \"";
+const ACCOUNT_NOT_FOUND_SUFFIX: &str = "\" not found";
 
 /// The reason phrase of the status codes an apiserver or a proxy in front of it answers.
 fn reason_phrase(code: u16) -> &'static str {

@@ -18,7 +18,7 @@ use apiary_classify::verify::verify_pod;
 use apiary_substrate::Substrate;
 use apiary_substrate::config::ValidConfig;
 use apiary_substrate::driver::{
-    self, AgentGc, EXPIRE_DEADLINE, ExpiryWrites, GcAll, RENEW_BACKOFF, RenewOptions, StampError,
+    self, AgentGc, EXPIRE_DEADLINE, GcAll, RENEW_BACKOFF, RenewOptions, StampError,
 };
 use apiary_substrate::naming::AgentIdentity;
 use apiary_substrate::observe::observe_pod;
@@ -56,7 +56,7 @@ pub async fn stamp<S: Substrate>(
 
 /// `apiary renew AGENT --ttl DURATION`, conflicts retried within `deadline` (`--timeout`; 60 s
 /// when not given).
-pub async fn renew<S: ExpiryWrites>(
+pub async fn renew<S: Substrate>(
     substrate: &S,
     agent: &AgentIdentity,
     ttl_secs: u64,

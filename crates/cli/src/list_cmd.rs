@@ -7,7 +7,8 @@
 
 use apiary_classify::expiry::{format_instant, render_time_left};
 use apiary_classify::inventory::{AgentRow, Inventory};
-use apiary_substrate::driver::{self, ListOptions, NamespaceListing};
+use apiary_substrate::Substrate;
+use apiary_substrate::driver::{self, ListOptions};
 use serde_json::{Value, json};
 
 use crate::args::ListArgs;
@@ -41,7 +42,7 @@ pub fn list_options(args: &ListArgs) -> Result<ListOptions, Failure> {
 }
 
 /// `apiary list`: one pod LIST and one Secret LIST, the rows sorted by agent.
-pub async fn list<S: NamespaceListing>(substrate: &S, options: &ListOptions) -> CommandResult {
+pub async fn list<S: Substrate>(substrate: &S, options: &ListOptions) -> CommandResult {
     let inventory = driver::list(substrate, options)
         .await
         .map_err(|failure| Failure::request(&failure, substrate.namespace()))?;

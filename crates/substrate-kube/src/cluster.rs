@@ -23,14 +23,17 @@ use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use apiary_classify::failure::{Operation, TransportCause};
+use std::num::NonZeroU32;
+
+use apiary_classify::expiry::{ExpiryWrite, WriteAnswer};
+use apiary_classify::failure::{Operation, RequestFailure, TransportCause};
 use apiary_classify::fence::Fence;
 use apiary_classify::policy::PolicyDeletion;
 use apiary_classify::verify::{PodDeletion, SecretDeletion};
 use apiary_classify::workspace::ClaimDeletion;
 use apiary_substrate::env::SecretValues;
 use apiary_substrate::{
-    CreateOutcome, DeleteOutcome, Listed, NamespaceCheck, NamespaceError, Substrate, SubstrateError,
+    CreateAnswer, DeleteAnswer, Listed, NamespaceCheck, NamespaceFailure, Substrate,
 };
 use k8s_openapi::api::core::v1::{Namespace, PersistentVolumeClaim, Pod, Secret, ServiceAccount};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
@@ -91,8 +94,8 @@ impl Call {
     }
 
     /// The caller's error for a failure of this call.
-    fn error(&self, failure: Failure) -> SubstrateError {
-        failure.into_error(self.operation, self.object.clone())
+    fn error(&self, failure: Failure) -> RequestFailure {
+        failure.into_failure(self.operation, self.object.clone())
     }
 }
 
@@ -214,7 +217,7 @@ impl Cluster {
     }
 
     /// A request that must answer 2xx: its reply, or the call's error.
-    async fn fetch(&self, call: &Call, request: Built) -> Result<Reply, SubstrateError> {
+    async fn fetch(&self, call: &Call, request: Built) -> Result<Reply, RequestFailure> {
         self.exchange(call, request)
             .await
             .result
@@ -222,7 +225,7 @@ impl Cluster {
     }
 
     /// A read that may confirm absence: `None` for a `NotFound` refusal.
-    async fn read(&self, call: &Call, request: Built) -> Result<Option<Reply>, SubstrateError> {
+    async fn read(&self, call: &Call, request: Built) -> Result<Option<Reply>, RequestFailure> {
         match self.exchange(call, request).await.result {
             Ok(reply) => Ok(Some(reply)),
             Err(failure) if mapping::is_absent(&failure) => Ok(None),
@@ -238,7 +241,7 @@ impl Cluster {
         request: Built,
         done: T,
         outcome: impl Fn(&Failure) -> Option<T>,
-    ) -> Result<T, SubstrateError> {
+    ) -> Result<T, RequestFailure> {
         match self.exchange(call, request).await.result {
             Ok(_) => Ok(done),
             Err(failure) => outcome(&failure).ok_or_else(|| call.error(failure)),
@@ -301,14 +304,11 @@ impl Substrate for Cluster {
         &self.namespace
     }
 
-    async fn ensure_namespace(&self) -> Result<NamespaceCheck, NamespaceError> {
+    async fn ensure_namespace(&self) -> Result<NamespaceCheck, NamespaceFailure> {
         let namespace = self.namespace.clone();
         let get = Call::new(Operation::GetNamespace, namespace.clone());
         let create = Call::new(Operation::CreateNamespace, get.object.clone());
-        let failed = |call: &Call, failure: Failure| NamespaceError::Failed {
-            namespace: namespace.clone(),
-            source: call.error(failure),
-        };
+        let failed = |call: &Call, failure: Failure| NamespaceFailure::Failed(call.error(failure));
         let request =
             Request::new(Namespace::url_path(&(), None)).get(&namespace, &GetParams::default());
         let got = self.exchange(&get, request).await.result;
@@ -334,12 +334,12 @@ impl Substrate for Cluster {
         let created = self.exchange(&create, request).await.result;
         match mapping::after_namespace_create(created.map(|_| ())) {
             AfterNamespaceCreate::Done => Ok(NamespaceCheck::Present),
-            AfterNamespaceCreate::Forbidden => Err(NamespaceError::CreateForbidden { namespace }),
+            AfterNamespaceCreate::Forbidden => Err(NamespaceFailure::CreateForbidden),
             AfterNamespaceCreate::Fail(failure) => Err(failed(&create, failure)),
         }
     }
 
-    async fn list_pods(&self, selector: &str) -> Result<Listed<Pod>, SubstrateError> {
+    async fn list_pods(&self, selector: &str) -> Result<Listed<Pod>, RequestFailure> {
         let call = Call::new(Operation::ListPods, self.list_object(selector));
         let request = Request::new(self.pods_path()).list(&ListParams::default().labels(selector));
         let reply = self.fetch(&call, request).await?;
@@ -356,7 +356,27 @@ impl Substrate for Cluster {
         })
     }
 
-    async fn list_secrets(&self, selector: &str) -> Result<Vec<Secret>, SubstrateError> {
+    async fn list_all_pods(
+        &self,
+        selector: &str,
+        page: NonZeroU32,
+    ) -> Result<Listed<Pod>, RequestFailure> {
+        self.all_pods(selector, page).await
+    }
+
+    async fn list_all_secrets(
+        &self,
+        selector: &str,
+        page: NonZeroU32,
+    ) -> Result<Vec<Secret>, RequestFailure> {
+        self.all_secrets(selector, page).await
+    }
+
+    async fn write_pod_expiry(&self, write: &ExpiryWrite) -> Result<WriteAnswer, RequestFailure> {
+        self.patch_expiry(write).await
+    }
+
+    async fn list_secrets(&self, selector: &str) -> Result<Vec<Secret>, RequestFailure> {
         let call = Call::new(Operation::ListSecrets, self.list_object(selector));
         let request =
             Request::new(self.secrets_path()).list(&ListParams::default().labels(selector));
@@ -366,7 +386,7 @@ impl Substrate for Cluster {
         Ok(list.items)
     }
 
-    async fn get_pod(&self, name: &str) -> Result<Option<Pod>, SubstrateError> {
+    async fn get_pod(&self, name: &str) -> Result<Option<Pod>, RequestFailure> {
         let call = Call::new(Operation::GetPod, self.object(name));
         let request = Request::new(self.pods_path()).get(name, &GetParams::default());
         match self.read(&call, request).await? {
@@ -377,7 +397,7 @@ impl Substrate for Cluster {
         }
     }
 
-    async fn secret_exists(&self, name: &str) -> Result<bool, SubstrateError> {
+    async fn secret_exists(&self, name: &str) -> Result<bool, RequestFailure> {
         let call = Call::new(Operation::GetSecret, self.object(name));
         // Metadata only (`as=PartialObjectMetadata`): the values never travel. A 2xx is the
         // proof of existence; the body is not decoded.
@@ -385,7 +405,7 @@ impl Substrate for Cluster {
         Ok(self.read(&call, request).await?.is_some())
     }
 
-    async fn read_secret_values(&self, name: &str) -> Result<Option<SecretValues>, SubstrateError> {
+    async fn read_secret_values(&self, name: &str) -> Result<Option<SecretValues>, RequestFailure> {
         let call = Call::new(Operation::GetSecret, self.object(name));
         let request = Request::new(self.secrets_path()).get(name, &GetParams::default());
         let Some(reply) = self.read(&call, request).await? else {
@@ -404,14 +424,14 @@ impl Substrate for Cluster {
     async fn get_network_policy(
         &self,
         name: &str,
-    ) -> Result<Option<NetworkPolicy>, SubstrateError> {
+    ) -> Result<Option<NetworkPolicy>, RequestFailure> {
         self.policy_get(name).await
     }
 
     async fn create_network_policy(
         &self,
         policy: &NetworkPolicy,
-    ) -> Result<CreateOutcome, SubstrateError> {
+    ) -> Result<CreateAnswer, RequestFailure> {
         self.policy_create(policy).await
     }
 
@@ -419,39 +439,39 @@ impl Substrate for Cluster {
         &self,
         policy: &NetworkPolicy,
         fence: &Fence,
-    ) -> Result<bool, SubstrateError> {
+    ) -> Result<bool, RequestFailure> {
         self.policy_update(policy, fence).await
     }
 
     async fn delete_network_policy(
         &self,
         deletion: &PolicyDeletion,
-    ) -> Result<DeleteOutcome, SubstrateError> {
+    ) -> Result<DeleteAnswer, RequestFailure> {
         self.policy_delete(deletion).await
     }
 
     async fn get_workspace_claim(
         &self,
         name: &str,
-    ) -> Result<Option<PersistentVolumeClaim>, SubstrateError> {
+    ) -> Result<Option<PersistentVolumeClaim>, RequestFailure> {
         self.claim_get(name).await
     }
 
     async fn create_workspace_claim(
         &self,
         claim: &PersistentVolumeClaim,
-    ) -> Result<CreateOutcome, SubstrateError> {
+    ) -> Result<CreateAnswer, RequestFailure> {
         self.claim_create(claim).await
     }
 
     async fn delete_workspace_claim(
         &self,
         deletion: &ClaimDeletion,
-    ) -> Result<DeleteOutcome, SubstrateError> {
+    ) -> Result<DeleteAnswer, RequestFailure> {
         self.claim_delete(deletion).await
     }
 
-    async fn service_account_exists(&self, name: &str) -> Result<bool, SubstrateError> {
+    async fn service_account_exists(&self, name: &str) -> Result<bool, RequestFailure> {
         let call = Call::new(Operation::GetServiceAccount, self.object(name));
         let path = ServiceAccount::url_path(&(), Some(&self.namespace));
         let request = Request::new(path).get(name, &GetParams::default());
@@ -459,20 +479,20 @@ impl Substrate for Cluster {
         Ok(self.read(&call, request).await?.is_some())
     }
 
-    async fn create_secret(&self, secret: &Secret) -> Result<CreateOutcome, SubstrateError> {
+    async fn create_secret(&self, secret: &Secret) -> Result<CreateAnswer, RequestFailure> {
         let name = secret.metadata.name.as_deref().unwrap_or("<unnamed>");
         let call = Call::new(Operation::CreateSecret, self.object(name));
         let body = encode(secret).map_err(|failure| call.error(failure))?;
         let request = Request::new(self.secrets_path()).create(&PostParams::default(), body);
         let exchanged = self.exchange(&call, request).await;
         let outcome = match exchanged.result {
-            Ok(_) => CreateOutcome::Created,
+            Ok(_) => CreateAnswer::Created,
             Err(failure) => mapping::create_outcome(&failure).ok_or_else(|| call.error(failure))?,
         };
         Ok(mapping::secret_create_outcome(outcome, exchanged.retried))
     }
 
-    async fn create_pod(&self, pod: &Pod) -> Result<CreateOutcome, SubstrateError> {
+    async fn create_pod(&self, pod: &Pod) -> Result<CreateAnswer, RequestFailure> {
         let name = pod.metadata.name.as_deref().unwrap_or("<unnamed>");
         let call = Call::new(Operation::CreatePod, self.object(name));
         let body = encode(pod).map_err(|failure| call.error(failure))?;
@@ -489,23 +509,20 @@ impl Substrate for Cluster {
                 {
                     self.watches.created(name, rv);
                 }
-                Ok(CreateOutcome::Created)
+                Ok(CreateAnswer::Created)
             }
-            Err(failure) => match mapping::create_outcome(&failure) {
-                Some(outcome) => Ok(outcome),
-                None => Err(mapping::pod_create_error(failure, &call.object)),
-            },
+            Err(failure) => mapping::create_outcome(&failure).ok_or_else(|| call.error(failure)),
         }
     }
 
-    async fn delete_pod(&self, deletion: &PodDeletion) -> Result<DeleteOutcome, SubstrateError> {
+    async fn delete_pod(&self, deletion: &PodDeletion) -> Result<DeleteAnswer, RequestFailure> {
         let (name, fence) = (deletion.name(), deletion.fence());
         let call = Call::new(Operation::DeletePod, self.object(name));
         let request = Request::new(self.pods_path()).delete(name, &fenced_delete(fence));
         self.decide(
             &call,
             request,
-            DeleteOutcome::Accepted,
+            DeleteAnswer::Accepted,
             mapping::delete_outcome,
         )
         .await
@@ -514,7 +531,7 @@ impl Substrate for Cluster {
     async fn delete_secret(
         &self,
         deletion: &SecretDeletion,
-    ) -> Result<DeleteOutcome, SubstrateError> {
+    ) -> Result<DeleteAnswer, RequestFailure> {
         let (name, uid) = (deletion.name(), deletion.uid());
         let call = Call::new(Operation::DeleteSecret, self.object(name));
         let params = DeleteParams {
@@ -528,7 +545,7 @@ impl Substrate for Cluster {
         self.decide(
             &call,
             request,
-            DeleteOutcome::Accepted,
+            DeleteAnswer::Accepted,
             mapping::delete_outcome,
         )
         .await

@@ -9,7 +9,7 @@ use apiary_classify::binding::{APIARY, Owner};
 use apiary_classify::facts::ObjectMarks;
 use apiary_classify::workspace::{ClaimDeletion, claim_deletion};
 use apiary_substrate::fake::proof::{pod_deletion, secret_deletion};
-use apiary_substrate::{CreateOutcome, DeleteOutcome, Substrate};
+use apiary_substrate::{CreateAnswer, DeleteAnswer, Substrate};
 use cluster_mock::{cluster, created, ok, pod_json, pod_list, status, with_header};
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -174,7 +174,7 @@ async fn a7_pod_delete_body_is_fenced_without_grace_override() {
         .delete_pod(&pod_deletion("agent-x", "u1", "7"))
         .await
         .expect("deleted");
-    assert_eq!(outcome, DeleteOutcome::Accepted);
+    assert_eq!(outcome, DeleteAnswer::Accepted);
     let request = log.only();
     assert_eq!(request.method, "DELETE");
     assert_eq!(request.path(), "/api/v1/namespaces/agents/pods/agent-x");
@@ -199,7 +199,7 @@ async fn secret_delete_is_uid_fenced() {
         .delete_secret(&secret_deletion("agent-x-g1", "s1"))
         .await
         .expect("deleted");
-    assert_eq!(outcome, DeleteOutcome::Accepted);
+    assert_eq!(outcome, DeleteAnswer::Accepted);
     let request = log.only();
     assert_eq!(request.method, "DELETE");
     assert_eq!(
@@ -235,11 +235,11 @@ async fn creates_post_to_the_collection() {
     };
     assert_eq!(
         cluster.create_secret(&secret).await.expect("created"),
-        CreateOutcome::Created
+        CreateAnswer::Created
     );
     assert_eq!(
         cluster.create_pod(&pod).await.expect("created"),
-        CreateOutcome::Created
+        CreateAnswer::Created
     );
     let requests = log.all();
     assert_eq!(requests[0].method, "POST");
@@ -353,11 +353,11 @@ async fn workspace_claim_create_posts_to_the_collection() {
     let claim: PersistentVolumeClaim = serde_json::from_value(claim_body()).expect("a claim");
     assert_eq!(
         cluster.create_workspace_claim(&claim).await,
-        Ok(CreateOutcome::Created)
+        Ok(CreateAnswer::Created)
     );
     assert_eq!(
         cluster.create_workspace_claim(&claim).await,
-        Ok(CreateOutcome::AlreadyExists)
+        Ok(CreateAnswer::AlreadyExists)
     );
     let requests = log.all();
     assert_eq!(requests.len(), 2);
@@ -381,11 +381,11 @@ async fn workspace_claim_delete_is_fenced_by_uid_and_resource_version() {
     let deletion = claim_deletion_of("c1", "5");
     assert_eq!(
         cluster.delete_workspace_claim(&deletion).await,
-        Ok(DeleteOutcome::Accepted)
+        Ok(DeleteAnswer::Accepted)
     );
     assert_eq!(
         cluster.delete_workspace_claim(&deletion).await,
-        Ok(DeleteOutcome::PreconditionFailed)
+        Ok(DeleteAnswer::PreconditionFailed)
     );
     let requests = log.all();
     assert_eq!(requests.len(), 2);

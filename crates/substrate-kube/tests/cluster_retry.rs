@@ -9,7 +9,7 @@ mod cluster_mock;
 use std::time::Duration;
 
 use apiary_classify::failure::Operation;
-use apiary_substrate::{CreateOutcome, Substrate, SubstrateError};
+use apiary_substrate::{CreateAnswer, Substrate};
 use apiary_substrate_kube::Cluster;
 use cluster_mock::{
     Answer, agent_pod, client, cluster, created, ok, pod_json, pod_list, status, with_header,
@@ -126,7 +126,7 @@ async fn does_not_retry_decisive_refusals() {
     assert!(cluster.create_pod(&agent_pod()).await.is_err());
     assert_eq!(
         cluster.create_pod(&agent_pod()).await,
-        Ok(CreateOutcome::AlreadyExists)
+        Ok(CreateAnswer::AlreadyExists)
     );
     assert_eq!(log.count(), 3);
 }
@@ -165,7 +165,9 @@ async fn persistent_failure_ends_within_budget() {
     );
     assert!(log.count() > 2, "retried {} times", log.count());
     assert!(
-        matches!(&error, SubstrateError::Transport { operation: Operation::GetPod, object, .. } if object == "agents/agent-x"),
+        error.is_transport()
+            && error.operation() == Some(Operation::GetPod)
+            && error.object() == "agents/agent-x",
         "{error:?}"
     );
 }
@@ -200,7 +202,7 @@ async fn retried_secret_create_already_exists_is_created() {
     let (cluster, log) = cluster(vec![Answer::Drop, status(409, "AlreadyExists")]);
     assert_eq!(
         cluster.create_secret(&secret()).await,
-        Ok(CreateOutcome::Created)
+        Ok(CreateAnswer::Created)
     );
     assert_eq!(log.count(), 2);
 }
@@ -211,7 +213,7 @@ async fn first_secret_create_already_exists_is_reported() {
     let (cluster, _log) = cluster(vec![status(409, "AlreadyExists")]);
     assert_eq!(
         cluster.create_secret(&secret()).await,
-        Ok(CreateOutcome::AlreadyExists)
+        Ok(CreateAnswer::AlreadyExists)
     );
 }
 
@@ -221,7 +223,7 @@ async fn retried_pod_create_already_exists_is_adopt_path() {
     let (cluster, log) = cluster(vec![status(503, ""), status(409, "AlreadyExists")]);
     assert_eq!(
         cluster.create_pod(&agent_pod()).await,
-        Ok(CreateOutcome::AlreadyExists)
+        Ok(CreateAnswer::AlreadyExists)
     );
     assert_eq!(log.count(), 2);
 }

@@ -23,5 +23,5 @@ mod substrate;
 mod timeout;
 
 pub use substrate::{
-    CreateOutcome, DeleteOutcome, Listed, NamespaceCheck, NamespaceError, Substrate, SubstrateError,
+    CreateAnswer, DeleteAnswer, Listed, NamespaceCheck, NamespaceFailure, Substrate,
 };

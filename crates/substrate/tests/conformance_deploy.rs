@@ -17,7 +17,7 @@ use apiary_substrate::driver::{
     DeployError, DeployOptions, Deployed, deploy, deploy_spec, spec_for,
 };
 use apiary_substrate::fake::{Call, FakeCluster, Step, transport_failure};
-use apiary_substrate::{DeleteOutcome, NamespaceError};
+use apiary_substrate::{DeleteAnswer, NamespaceFailure};
 use conformance_support::*;
 
 fn options(config: &apiary_substrate::config::ValidConfig) -> DeployOptions {
@@ -131,7 +131,7 @@ fn r6_gc_precondition_failed_loop_deletes_on_own_observation() {
     let fake = FakeCluster::new(NS);
     let (dead, _) = seed(&fake, &config(), 1, &Shape::Terminated(1), true);
     let (_, rv) = fence_of(&dead);
-    fake.answer_next_delete_pod(DeleteOutcome::PreconditionFailed);
+    fake.answer_next_delete_pod(DeleteAnswer::PreconditionFailed);
     assert_eq!(deploy_default(&fake), ok(POD, true));
     let deletes = fake.pod_deletes();
     assert_eq!(deletes.len(), 2, "{:?}", fake.call_summaries());
@@ -500,9 +500,7 @@ fn r30_lowered_timeout_honoured() {
 #[test]
 fn r31_namespace_forbidden_e11_nothing_written() {
     let fake = FakeCluster::without_namespace(NS);
-    fake.fail_next_ensure_namespace(NamespaceError::CreateForbidden {
-        namespace: NS.into(),
-    });
+    fake.fail_next_ensure_namespace(NamespaceFailure::CreateForbidden);
     let error = deploy_default(&fake).unwrap_err();
     assert!(
         error

@@ -13,7 +13,7 @@ use std::time::Duration;
 use apiary_classify::failure::Operation;
 use apiary_classify::gc::OrphanSweep;
 use apiary_classify::status::StatusState;
-use apiary_substrate::DeleteOutcome;
+use apiary_substrate::DeleteAnswer;
 use apiary_substrate::driver::{
     SecretStatus, UndeployError, UndeployOptions, gc, status, undeploy,
 };
@@ -165,7 +165,7 @@ fn g18_gone_at_reread_secret_still_deleted() {
 fn g19_precondition_failed_silently_skipped() {
     let fake = FakeCluster::new(NS);
     let (_, secret) = seed(&fake, &config(), 1, &Shape::Terminated(1), true);
-    fake.answer_next_delete_pod(DeleteOutcome::PreconditionFailed);
+    fake.answer_next_delete_pod(DeleteAnswer::PreconditionFailed);
     let report = run(gc(&fake, &agent(), false)).unwrap();
     assert!(report.pods.is_empty());
     assert!(report.failures.is_empty());

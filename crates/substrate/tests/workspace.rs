@@ -14,7 +14,7 @@ mod conformance_support;
 use apiary_classify::failure::Operation;
 use apiary_classify::machine::DeployError;
 use apiary_classify::workspace::{ClaimDifference, ClaimFailure, ClaimProblem};
-use apiary_substrate::DeleteOutcome;
+use apiary_substrate::DeleteAnswer;
 use apiary_substrate::build::workspace::build_workspace_claim;
 use apiary_substrate::config::ValidConfig;
 use apiary_substrate::driver::{
@@ -205,7 +205,7 @@ fn delete_workspace_is_a_fenced_delete_after_the_pod() {
     fake.clear_calls();
     fake.queue(
         Operation::DeleteWorkspaceClaim,
-        Step::Delete(DeleteOutcome::PreconditionFailed),
+        Step::Delete(DeleteAnswer::PreconditionFailed),
     );
     let options = UndeployOptions {
         delete_workspace: true,

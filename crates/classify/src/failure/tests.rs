@@ -253,3 +253,83 @@ fn every_operation_has_its_words_and_name() {
         ]
     );
 }
+
+// ---- deploy.md § Namespace ensure, item 4: ServiceAccount admission's refusal
+
+/// A pod create refused with `reason` and `message` (403).
+fn refused_with(reason: &str, message: &str) -> RequestFailure {
+    RequestFailure::answered(Operation::CreatePod, "agents/p", 403, reason, message)
+}
+
+/// The message a real kube-apiserver (v1.20) answers a pod create with while the namespace has
+/// no `default` ServiceAccount names the account.
+#[test]
+fn service_account_admission_names_the_missing_account() {
+    let failure = refused_with(
+        "Forbidden",
+        "pods \"apiary-research-bot-1-72bea12366a3\" is forbidden: error looking up service \
+         account agents/default: serviceaccount \"default\" not found",
+    );
+    assert_eq!(
+        failure.missing_service_account().as_deref(),
+        Some("default")
+    );
+    // A dotted or dashed name survives whole.
+    let named = refused_with(
+        "Forbidden",
+        "pods \"p\" is forbidden: error looking up service account ns-1/ci.runner-2: \
+         serviceaccount \"ci.runner-2\" not found",
+    );
+    assert_eq!(
+        named.missing_service_account().as_deref(),
+        Some("ci.runner-2")
+    );
+}
+
+/// Only reason `Forbidden` plus the whole message shape is admission's refusal. RBAC's 403, a
+/// different reason with the same words, an empty reason, mismatched names, an empty name, a
+/// missing namespace, another ending and a transport failure are all ordinary failures (each
+/// kills one dropped check of the matcher).
+#[test]
+fn every_other_failure_names_no_missing_account() {
+    let shape = "pods \"p\" is forbidden: error looking up service account ns/default: \
+                 serviceaccount \"default\" not found";
+    for failure in [
+        refused_with(
+            "Forbidden",
+            "pods is forbidden: User \"dev\" cannot create resource \"pods\" in API group \"\" \
+             in the namespace \"ns\"",
+        ),
+        refused_with("", shape),
+        refused_with("Invalid", shape),
+        refused_with(
+            "Forbidden",
+            "error looking up service account ns/a: serviceaccount \"b\" not found",
+        ),
+        refused_with(
+            "Forbidden",
+            "error looking up service account ns/ab: serviceaccount \"a\" not found",
+        ),
+        refused_with(
+            "Forbidden",
+            "error looking up service account ns/: serviceaccount \"\" not found",
+        ),
+        refused_with(
+            "Forbidden",
+            "error looking up service account default: serviceaccount \"default\" not found",
+        ),
+        refused_with(
+            "Forbidden",
+            "error looking up service account ns/default: serviceaccount \"default\" is terminating",
+        ),
+        refused_with("Forbidden", "error looking up service account ns/default"),
+        RequestFailure::lost(
+            Operation::CreatePod,
+            "agents/p",
+            TransportCause::ConnectionRefused,
+            shape,
+        ),
+    ] {
+        assert_eq!(failure.missing_service_account(), None, "{failure:?}");
+    }
+}

@@ -76,6 +76,32 @@ pub enum PodCreateOutcome {
     TransportFailed(RequestFailure),
 }
 
+impl PodCreateOutcome {
+    /// The pod create's answer in the machine's terms: ServiceAccount admission's refusal (see
+    /// [`RequestFailure::missing_service_account`]) is its own outcome, so the machine can wait
+    /// for the account; any other answered refusal is `Refused`, no answer is `TransportFailed`.
+    pub fn of(answer: Result<CreateAnswer, RequestFailure>) -> Self {
+        match answer {
+            Ok(CreateAnswer::Created) => Self::Created,
+            Ok(CreateAnswer::AlreadyExists) => Self::AlreadyExists,
+            Err(failure) => match failure.missing_service_account() {
+                Some(account) => Self::ServiceAccountMissing { account, failure },
+                None if failure.code().is_some() => Self::Refused(failure),
+                None => Self::TransportFailed(failure),
+            },
+        }
+    }
+}
+
+/// What a create answered when it did not fail.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CreateAnswer {
+    /// The object was created.
+    Created,
+    /// 409 with reason `AlreadyExists`: the name is taken (for a pod, the lost create race).
+    AlreadyExists,
+}
+
 /// What a fenced delete answered when it did not fail.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DeleteAnswer {

@@ -2137,3 +2137,48 @@ fn a_workspace_failure_is_e16_before_any_secret() {
     assert_eq!(text.matches("persistentvolumeclaim").count(), 1, "{text}");
     assert!(text.ends_with("; no pod was created"), "{text}");
 }
+
+/// A pod create's answer in the machine's terms: the two answers, admission's refusal naming the
+/// account, any other refusal, and no answer each land on their own outcome, the failure kept.
+#[test]
+fn a_pod_create_answer_becomes_its_outcome() {
+    use crate::failure::{Operation, TransportCause};
+    assert_eq!(
+        PodCreateOutcome::of(Ok(CreateAnswer::Created)),
+        PodCreateOutcome::Created
+    );
+    assert_eq!(
+        PodCreateOutcome::of(Ok(CreateAnswer::AlreadyExists)),
+        PodCreateOutcome::AlreadyExists
+    );
+    let missing = RequestFailure::answered(
+        Operation::CreatePod,
+        "agents/p",
+        403,
+        "Forbidden",
+        "pods \"p\" is forbidden: error looking up service account agents/runner: \
+         serviceaccount \"runner\" not found",
+    );
+    assert_eq!(
+        PodCreateOutcome::of(Err(missing.clone())),
+        PodCreateOutcome::ServiceAccountMissing {
+            account: "runner".to_owned(),
+            failure: missing,
+        }
+    );
+    let quota = RequestFailure::answered(Operation::CreatePod, "agents/p", 403, "Forbidden", "q");
+    assert_eq!(
+        PodCreateOutcome::of(Err(quota.clone())),
+        PodCreateOutcome::Refused(quota)
+    );
+    let lost = RequestFailure::lost(
+        Operation::CreatePod,
+        "agents/p",
+        TransportCause::ConnectionRefused,
+        "reset",
+    );
+    assert_eq!(
+        PodCreateOutcome::of(Err(lost.clone())),
+        PodCreateOutcome::TransportFailed(lost)
+    );
+}

@@ -7,15 +7,19 @@
 
 use apiary_classify::expiry::{ExpiryWrite, WriteAnswer};
 use apiary_classify::failure::{Operation, RequestFailure};
-use apiary_substrate::driver::{ExpiryWrites, expiry_patch};
+use apiary_substrate::driver::expiry_patch;
 use kube::core::Request;
 use kube::core::params::{Patch, PatchParams};
 
 use super::mapping::{REASON_CONFLICT, REASON_NOT_FOUND};
 use super::{Call, Cluster};
 
-impl ExpiryWrites for Cluster {
-    async fn write_pod_expiry(&self, write: &ExpiryWrite) -> Result<WriteAnswer, RequestFailure> {
+impl Cluster {
+    /// [`Substrate::write_pod_expiry`](apiary_substrate::Substrate::write_pod_expiry).
+    pub(super) async fn patch_expiry(
+        &self,
+        write: &ExpiryWrite,
+    ) -> Result<WriteAnswer, RequestFailure> {
         let call = Call::new(Operation::UpdatePod, self.object(write.name()));
         let patch = expiry_patch(write);
         let request = Request::new(self.pods_path()).patch(
@@ -28,7 +32,7 @@ impl ExpiryWrites for Cluster {
             // Split on Status.reason, never the code: a stale resourceVersion is `Conflict`.
             Err(failure) if failure.has_reason(REASON_CONFLICT) => Ok(WriteAnswer::Conflict),
             Err(failure) if failure.has_reason(REASON_NOT_FOUND) => Ok(WriteAnswer::NotFound),
-            Err(failure) => Err(call.error(failure).failure()),
+            Err(failure) => Err(call.error(failure)),
         }
     }
 }

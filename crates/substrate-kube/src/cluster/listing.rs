@@ -9,8 +9,8 @@
 
 use std::num::NonZeroU32;
 
-use apiary_substrate::driver::NamespaceListing;
-use apiary_substrate::{Listed, SubstrateError};
+use apiary_classify::failure::RequestFailure;
+use apiary_substrate::Listed;
 use chrono::{DateTime, Utc};
 use k8s_openapi::api::core::v1::{Pod, Secret};
 use kube::core::params::ListParams;
@@ -41,7 +41,7 @@ impl Cluster {
         selector: &str,
         page: NonZeroU32,
         what: &str,
-    ) -> Result<Pages<T>, SubstrateError> {
+    ) -> Result<Pages<T>, RequestFailure> {
         let mut starts = 0;
         'start: loop {
             starts += 1;
@@ -87,12 +87,13 @@ fn expired(failure: &Failure) -> bool {
     failure.refusal().is_some_and(|r| r.code == 410) && failure.has_reason(REASON_EXPIRED)
 }
 
-impl NamespaceListing for Cluster {
-    async fn list_all_pods(
+impl Cluster {
+    /// [`Substrate::list_all_pods`](apiary_substrate::Substrate::list_all_pods): every page.
+    pub(super) async fn all_pods(
         &self,
         selector: &str,
         page: NonZeroU32,
-    ) -> Result<Listed<Pod>, SubstrateError> {
+    ) -> Result<Listed<Pod>, RequestFailure> {
         let call = Call::new(Operation::ListPods, self.list_object(selector));
         let pages = self
             .list_pages(&call, self.pods_path(), selector, page, "a pod list")
@@ -103,11 +104,13 @@ impl NamespaceListing for Cluster {
         })
     }
 
-    async fn list_all_secrets(
+    /// [`Substrate::list_all_secrets`](apiary_substrate::Substrate::list_all_secrets): every
+    /// page.
+    pub(super) async fn all_secrets(
         &self,
         selector: &str,
         page: NonZeroU32,
-    ) -> Result<Vec<Secret>, SubstrateError> {
+    ) -> Result<Vec<Secret>, RequestFailure> {
         let call = Call::new(Operation::ListSecrets, self.list_object(selector));
         let pages = self
             .list_pages::<Secret>(&call, self.secrets_path(), selector, page, "a secret list")

@@ -8,9 +8,9 @@
 
 use std::time::Duration;
 
-use apiary_classify::failure::{Operation, TransportCause};
+use apiary_classify::failure::{Operation, RequestFailure, TransportCause};
 use apiary_classify::stuck::NodeFacts;
-use apiary_substrate::{CreateOutcome, DeleteOutcome, SubstrateError};
+use apiary_substrate::{CreateAnswer, DeleteAnswer};
 use chrono::{DateTime, Datelike, NaiveDate, NaiveDateTime, NaiveTime, Utc, Weekday};
 use k8s_openapi::api::core::v1::Node;
 
@@ -85,68 +85,20 @@ impl Failure {
             .is_some_and(|refusal| !refusal.reason.is_empty() && refusal.reason == reason)
     }
 
-    /// The error a caller sees: it names the operation and the object.
-    pub fn into_error(self, operation: Operation, object: impl Into<String>) -> SubstrateError {
-        let object = object.into();
+    /// The failure a caller sees: it names the operation and the object.
+    pub fn into_failure(self, operation: Operation, object: impl Into<String>) -> RequestFailure {
         match self {
-            Self::Refused { refusal, .. } => SubstrateError::Api {
+            Self::Refused { refusal, .. } => RequestFailure::answered(
                 operation,
                 object,
-                code: refusal.code,
-                reason: refusal.reason,
-                message: refusal.message,
-            },
-            Self::Transport { cause, message, .. } => SubstrateError::Transport {
-                operation,
-                object,
-                cause,
-                message,
-            },
-        }
-    }
-}
-
-/// The message shape of ServiceAccount admission's refusal, around the account name:
-/// `pods "<pod>" is forbidden: error looking up service account <ns>/<sa>: serviceaccount
-/// "<sa>" not found`.
-const ACCOUNT_LOOKUP: &str = "error looking up service account ";
-const ACCOUNT_NOT_FOUND_PREFIX: &str = ": serviceaccount \"";
-const ACCOUNT_NOT_FOUND_SUFFIX: &str = "\" not found";
-
-/// The account a pod create's refusal says is missing, when the refusal is ServiceAccount
-/// admission's: reason exactly `Forbidden` and the message naming `<ns>/<sa>` and then
-/// `serviceaccount "<sa>" not found` for the same account. Any other 403 (RBAC, quota, another
-/// admission plugin) is `None`: an ordinary refusal (deploy.md § Namespace ensure, item 4).
-pub fn missing_service_account(failure: &Failure) -> Option<String> {
-    if !failure.has_reason(REASON_FORBIDDEN) {
-        return None;
-    }
-    let message = &failure.refusal()?.message;
-    let (_, after) = message.split_once(ACCOUNT_LOOKUP)?;
-    let (qualified, rest) = after.split_once(ACCOUNT_NOT_FOUND_PREFIX)?;
-    let (_namespace, account) = qualified.split_once('/')?;
-    let named = rest.strip_prefix(account)?;
-    (!account.is_empty() && named.starts_with(ACCOUNT_NOT_FOUND_SUFFIX)).then(|| account.to_owned())
-}
-
-/// A pod create's failure as the caller's error: ServiceAccount admission's refusal is its own
-/// variant, so the deploy machine can wait for the account; anything else as usual.
-pub fn pod_create_error(failure: Failure, object: &str) -> SubstrateError {
-    match missing_service_account(&failure) {
-        Some(account) => {
-            let (code, message) = failure
-                .refusal()
-                .map(|r| (r.code, r.message.clone()))
-                .unwrap_or_default();
-            SubstrateError::ServiceAccountMissing {
-                operation: Operation::CreatePod,
-                object: object.to_owned(),
-                code,
-                account,
-                message,
+                refusal.code,
+                refusal.reason,
+                refusal.message,
+            ),
+            Self::Transport { cause, message, .. } => {
+                RequestFailure::lost(operation, object, cause, message)
             }
         }
-        None => failure.into_error(Operation::CreatePod, object),
     }
 }
 
@@ -173,29 +125,29 @@ pub fn decode_refusal(code: u16, body: &[u8]) -> Refusal {
 }
 
 /// A create's refusal that is an outcome: only reason `AlreadyExists` (the name is taken).
-pub fn create_outcome(failure: &Failure) -> Option<CreateOutcome> {
+pub fn create_outcome(failure: &Failure) -> Option<CreateAnswer> {
     failure
         .has_reason(REASON_ALREADY_EXISTS)
-        .then_some(CreateOutcome::AlreadyExists)
+        .then_some(CreateAnswer::AlreadyExists)
 }
 
 /// A Secret create that answered `AlreadyExists` after an earlier attempt of the same exchange
 /// got no usable answer created the Secret itself: the name is this attempt's alone, so the
 /// earlier attempt landed. Any other combination is reported as answered.
-pub fn secret_create_outcome(outcome: CreateOutcome, retried: bool) -> CreateOutcome {
+pub fn secret_create_outcome(outcome: CreateAnswer, retried: bool) -> CreateAnswer {
     match outcome {
-        CreateOutcome::AlreadyExists if retried => CreateOutcome::Created,
+        CreateAnswer::AlreadyExists if retried => CreateAnswer::Created,
         other => other,
     }
 }
 
 /// A delete's refusal that is an outcome: `NotFound` (already gone) or `Conflict` (a
 /// precondition failed: re-classify, never retry with a fresher fence).
-pub fn delete_outcome(failure: &Failure) -> Option<DeleteOutcome> {
+pub fn delete_outcome(failure: &Failure) -> Option<DeleteAnswer> {
     if failure.has_reason(REASON_NOT_FOUND) {
-        Some(DeleteOutcome::NotFound)
+        Some(DeleteAnswer::NotFound)
     } else if failure.has_reason(REASON_CONFLICT) {
-        Some(DeleteOutcome::PreconditionFailed)
+        Some(DeleteAnswer::PreconditionFailed)
     } else {
         None
     }

@@ -7,11 +7,11 @@
 //!
 //! Layer: the imperative shell; the answers are mapped, nothing here decides.
 
-use apiary_classify::failure::Operation;
+use apiary_classify::failure::{Operation, RequestFailure};
 use apiary_classify::fence::Fence;
 use apiary_classify::policy::PolicyDeletion;
 use apiary_classify::workspace::ClaimDeletion;
-use apiary_substrate::{CreateOutcome, DeleteOutcome, SubstrateError};
+use apiary_substrate::{CreateAnswer, DeleteAnswer};
 use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use kube::Resource;
@@ -36,7 +36,7 @@ impl Cluster {
         operation: Operation,
         name: &str,
         what: &str,
-    ) -> Result<Option<K>, SubstrateError> {
+    ) -> Result<Option<K>, RequestFailure> {
         let call = Call::new(operation, self.object(name));
         let request = Request::new(self.path_of::<K>()).get(name, &GetParams::default());
         match self.read(&call, request).await? {
@@ -51,7 +51,7 @@ impl Cluster {
         &self,
         operation: Operation,
         object: &K,
-    ) -> Result<CreateOutcome, SubstrateError> {
+    ) -> Result<CreateAnswer, RequestFailure> {
         let name = object.meta().name.as_deref().unwrap_or("<unnamed>");
         let call = Call::new(operation, self.object(name));
         let body = encode(object).map_err(|failure| call.error(failure))?;
@@ -59,7 +59,7 @@ impl Cluster {
         self.decide(
             &call,
             request,
-            CreateOutcome::Created,
+            CreateAnswer::Created,
             mapping::create_outcome,
         )
         .await
@@ -70,13 +70,13 @@ impl Cluster {
         operation: Operation,
         name: &str,
         fence: &Fence,
-    ) -> Result<DeleteOutcome, SubstrateError> {
+    ) -> Result<DeleteAnswer, RequestFailure> {
         let call = Call::new(operation, self.object(name));
         let request = Request::new(self.path_of::<K>()).delete(name, &fenced_delete(fence));
         self.decide(
             &call,
             request,
-            DeleteOutcome::Accepted,
+            DeleteAnswer::Accepted,
             mapping::delete_outcome,
         )
         .await
@@ -85,7 +85,7 @@ impl Cluster {
     pub(super) async fn policy_get(
         &self,
         name: &str,
-    ) -> Result<Option<NetworkPolicy>, SubstrateError> {
+    ) -> Result<Option<NetworkPolicy>, RequestFailure> {
         self.named_get(Operation::GetNetworkPolicy, name, "a network policy")
             .await
     }
@@ -93,7 +93,7 @@ impl Cluster {
     pub(super) async fn policy_create(
         &self,
         policy: &NetworkPolicy,
-    ) -> Result<CreateOutcome, SubstrateError> {
+    ) -> Result<CreateAnswer, RequestFailure> {
         self.named_create(Operation::CreateNetworkPolicy, policy)
             .await
     }
@@ -102,7 +102,7 @@ impl Cluster {
         &self,
         policy: &NetworkPolicy,
         fence: &Fence,
-    ) -> Result<bool, SubstrateError> {
+    ) -> Result<bool, RequestFailure> {
         let name = policy.metadata.name.as_deref().unwrap_or("<unnamed>");
         let call = Call::new(Operation::UpdateNetworkPolicy, self.object(name));
         let mut fenced = policy.clone();
@@ -123,7 +123,7 @@ impl Cluster {
     pub(super) async fn policy_delete(
         &self,
         deletion: &PolicyDeletion,
-    ) -> Result<DeleteOutcome, SubstrateError> {
+    ) -> Result<DeleteAnswer, RequestFailure> {
         self.named_delete::<NetworkPolicy>(
             Operation::DeleteNetworkPolicy,
             deletion.name(),
@@ -135,7 +135,7 @@ impl Cluster {
     pub(super) async fn claim_get(
         &self,
         name: &str,
-    ) -> Result<Option<PersistentVolumeClaim>, SubstrateError> {
+    ) -> Result<Option<PersistentVolumeClaim>, RequestFailure> {
         self.named_get(
             Operation::GetWorkspaceClaim,
             name,
@@ -147,7 +147,7 @@ impl Cluster {
     pub(super) async fn claim_create(
         &self,
         claim: &PersistentVolumeClaim,
-    ) -> Result<CreateOutcome, SubstrateError> {
+    ) -> Result<CreateAnswer, RequestFailure> {
         self.named_create(Operation::CreateWorkspaceClaim, claim)
             .await
     }
@@ -155,7 +155,7 @@ impl Cluster {
     pub(super) async fn claim_delete(
         &self,
         deletion: &ClaimDeletion,
-    ) -> Result<DeleteOutcome, SubstrateError> {
+    ) -> Result<DeleteAnswer, RequestFailure> {
         self.named_delete::<PersistentVolumeClaim>(
             Operation::DeleteWorkspaceClaim,
             deletion.name(),

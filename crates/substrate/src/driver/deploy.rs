@@ -4,8 +4,8 @@
 
 use apiary_classify::failure::RequestFailure;
 use apiary_classify::machine::{
-    DeployError, DeployMachine, DeploySpec, Deployed, Effect, Event, NamespaceCheck,
-    NamespaceFailure, OwnSecret, PodCreateOutcome, SecretCreateFailure,
+    DeployError, DeployMachine, DeploySpec, Deployed, Effect, Event, OwnSecret, PodCreateOutcome,
+    SecretCreateFailure,
 };
 use apiary_classify::stuck::TerminationWatch;
 use std::time::Duration;
@@ -18,7 +18,7 @@ use super::shared::{
 use crate::build::{build_pod, build_secret};
 use crate::config::ValidConfig;
 use crate::naming::Generation;
-use crate::substrate::{CreateOutcome, NamespaceError, Substrate, SubstrateError};
+use crate::substrate::{CreateAnswer, Substrate};
 
 /// How one deploy runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -155,7 +155,7 @@ async fn run<S: Substrate>(
                 // Three independent requests (deploy.md § Sequence): the machine sends no create
                 // before all three have answered, so nothing the GC decides races it.
                 let (namespace, gc_warnings, pod) = futures::future::join3(
-                    ensure_namespace(substrate),
+                    substrate.ensure_namespace(),
                     preflight_gc(substrate, config, gc),
                     read_pod_watching(substrate, &pod, agent.binding(), &mut stuck),
                 )
@@ -175,27 +175,16 @@ async fn run<S: Substrate>(
             Effect::GetPod { name } | Effect::ReadLatestCondition { name } => Event::PodRead(
                 read_pod_watching(substrate, &name, agent.binding(), &mut stuck).await,
             ),
-            Effect::GetServiceAccount { name } => Event::ServiceAccountRead(
-                substrate
-                    .service_account_exists(&name)
-                    .await
-                    .map_err(|e| e.failure()),
-            ),
-            Effect::CheckSecret { name } => Event::SecretChecked(
-                substrate
-                    .secret_exists(&name)
-                    .await
-                    .map_err(|e| e.failure()),
-            ),
+            Effect::GetServiceAccount { name } => {
+                Event::ServiceAccountRead(substrate.service_account_exists(&name).await)
+            }
+            Effect::CheckSecret { name } => {
+                Event::SecretChecked(substrate.secret_exists(&name).await)
+            }
             Effect::CheckReferences { names } => {
                 let checks = names.iter().map(|name| substrate.secret_exists(name));
                 let answers = futures::future::join_all(checks).await;
-                Event::ReferencesChecked(
-                    answers
-                        .into_iter()
-                        .collect::<Result<Vec<bool>, _>>()
-                        .map_err(|e| e.failure()),
-                )
+                Event::ReferencesChecked(answers.into_iter().collect::<Result<Vec<bool>, _>>())
             }
             Effect::CompareEnv { secret } => {
                 Event::EnvCompared(compare_env(substrate, config, &secret).await)
@@ -229,7 +218,7 @@ async fn run<S: Substrate>(
                 if let Err(error) = &listed {
                     tracing::warn!("secret {secret} left for later collection: {error}");
                 }
-                Event::Listed(listed.map_err(|e| e.failure()))
+                Event::Listed(listed)
             }
             Effect::DeleteSecret(deletion) => {
                 Event::SecretDeleted(drop_secret(substrate, &deletion).await)
@@ -246,17 +235,6 @@ async fn run<S: Substrate>(
             }
         };
     }
-}
-
-/// deploy.md § Namespace ensure, mapped onto the machine's vocabulary.
-async fn ensure_namespace<S: Substrate>(substrate: &S) -> Result<NamespaceCheck, NamespaceFailure> {
-    substrate
-        .ensure_namespace()
-        .await
-        .map_err(|error| match error {
-            NamespaceError::CreateForbidden { .. } => NamespaceFailure::CreateForbidden,
-            NamespaceError::Failed { source, .. } => NamespaceFailure::Failed(source.failure()),
-        })
 }
 
 /// The preflight GC when `run` (deploy.md § Sequence, step 4), answering its failures as
@@ -283,10 +261,7 @@ async fn compare_env<S: Substrate>(
     config: &ValidConfig,
     secret: &str,
 ) -> Result<bool, RequestFailure> {
-    let live = substrate
-        .read_secret_values(secret)
-        .await
-        .map_err(|e| e.failure())?;
+    let live = substrate.read_secret_values(secret).await?;
     let Some(live) = live else {
         tracing::info!(%secret, "the pod's own Secret is gone: its environment differs");
         return Ok(true);
@@ -316,16 +291,16 @@ async fn create_secret<S: Substrate>(
         .create_secret(&build_secret(config, generation))
         .await
     {
-        Ok(CreateOutcome::Created) => Ok(OwnSecret {
+        Ok(CreateAnswer::Created) => Ok(OwnSecret {
             generation: generation.to_string(),
             name,
         }),
-        Ok(CreateOutcome::AlreadyExists) => Err(failed(RequestFailure::api(
+        Ok(CreateAnswer::AlreadyExists) => Err(failed(RequestFailure::api(
             409,
             "AlreadyExists",
             "a secret with this freshly minted name already exists",
         ))),
-        Err(error) => Err(failed(error.failure())),
+        Err(error) => Err(failed(error)),
     }
 }
 
@@ -336,23 +311,11 @@ async fn create_pod<S: Substrate>(
     generation: Generation,
     secret: &OwnSecret,
 ) -> PodCreateOutcome {
-    match substrate.create_pod(&build_pod(config, generation)).await {
-        Ok(CreateOutcome::Created) => {
-            tracing::info!(secret = %secret.name, "created the pod");
-            PodCreateOutcome::Created
-        }
-        Ok(CreateOutcome::AlreadyExists) => PodCreateOutcome::AlreadyExists,
-        Err(error) => match &error {
-            // The machine decides whether to wait for the account (deploy.md § Namespace ensure,
-            // item 4); the driver only passes it on.
-            SubstrateError::ServiceAccountMissing { account, .. } => {
-                PodCreateOutcome::ServiceAccountMissing {
-                    account: account.clone(),
-                    failure: error.failure(),
-                }
-            }
-            _ if error.is_api() => PodCreateOutcome::Refused(error.failure()),
-            _ => PodCreateOutcome::TransportFailed(error.failure()),
-        },
+    // The machine decides whether to wait for a missing account (deploy.md § Namespace
+    // ensure, item 4); the driver only passes the answer on.
+    let outcome = PodCreateOutcome::of(substrate.create_pod(&build_pod(config, generation)).await);
+    if outcome == PodCreateOutcome::Created {
+        tracing::info!(secret = %secret.name, "created the pod");
     }
+    outcome
 }

@@ -66,11 +66,9 @@ async fn run<S: Substrate>(
     loop {
         event = match machine.step(substrate.now(), event) {
             ExpireEffect::Finish(result) => return result,
-            ExpireEffect::ListPods => ExpireEvent::Listed(
-                substrate
-                    .list_pods(&selector)
-                    .await
-                    .map(|listed| ExpireListing {
+            ExpireEffect::ListPods => {
+                ExpireEvent::Listed(substrate.list_pods(&selector).await.map(|listed| {
+                    ExpireListing {
                         pods: listed
                             .items
                             .iter()
@@ -78,19 +76,18 @@ async fn run<S: Substrate>(
                             .collect(),
                         secrets: Vec::new(),
                         server_now: listed.server_now.map(|now| now.timestamp()),
-                    })
-                    .map_err(|e| e.failure()),
-            ),
-            ExpireEffect::ListBoth => ExpireEvent::Listed(
-                list_both(substrate, &selector, agent.binding())
-                    .await
-                    .map(|(pods, secrets, server_now)| ExpireListing {
+                    }
+                }))
+            }
+            ExpireEffect::ListBoth => {
+                ExpireEvent::Listed(list_both(substrate, &selector, agent.binding()).await.map(
+                    |(pods, secrets, server_now)| ExpireListing {
                         pods,
                         secrets,
                         server_now,
-                    })
-                    .map_err(|e| e.failure()),
-            ),
+                    },
+                ))
+            }
             ExpireEffect::DeletePod(deletion) => {
                 tracing::info!(
                     uid = deletion.fence().uid(),
@@ -212,14 +209,8 @@ pub async fn gc_all<S: Substrate>(
     deadline: Duration,
 ) -> Result<GcAll, RequestFailure> {
     let selector = all_agents_selector();
-    let pods = substrate
-        .list_pods(&selector)
-        .await
-        .map_err(|e| e.failure())?;
-    let secrets = substrate
-        .list_secrets(&selector)
-        .await
-        .map_err(|e| e.failure())?;
+    let pods = substrate.list_pods(&selector).await?;
+    let secrets = substrate.list_secrets(&selector).await?;
     let metas = pods
         .items
         .iter()

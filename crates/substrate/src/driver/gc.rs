@@ -60,8 +60,7 @@ pub(super) async fn run<S: Substrate>(
                         pods,
                         secrets,
                         server_now,
-                    })
-                    .map_err(|e| e.failure()),
+                    }),
             ),
             GcEffect::GetPod { name } => {
                 GcEvent::PodRead(read_pod(substrate, &name, agent.binding()).await)

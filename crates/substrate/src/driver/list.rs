@@ -8,7 +8,6 @@
 //! claimed agent's id and pod name with the naming rules. It decides nothing and never reads a
 //! Secret's payload (the listed Secrets' data is dropped unread).
 
-use std::future::Future;
 use std::num::NonZeroU32;
 
 use apiary_classify::failure::RequestFailure;
@@ -22,40 +21,10 @@ use apiary_classify::binding::APIARY;
 
 use crate::naming::AgentIdentity;
 use crate::observe::{observe_pod, observe_secret};
-use crate::substrate::{Listed, Substrate, SubstrateError};
+use crate::substrate::Substrate;
 
 /// Objects per page of `list`'s LISTs: the page size `kube::runtime::watcher` uses too.
 pub const LIST_PAGE_SIZE: NonZeroU32 = NonZeroU32::new(500).expect("500 is not zero");
-
-/// The namespace-wide listings of `list`. Unlike the per-agent lists of the deploy-side
-/// [`Substrate`] (few objects, no `limit`), these may return every agent of a namespace, so an
-/// implementation pages them (`limit`/`continue`, every page of one snapshot). The default
-/// methods list in one request, which is what an in-memory substrate needs.
-pub trait NamespaceListing: Substrate {
-    /// Every pod matching `selector` by a paginated quorum LIST of `page` objects per request,
-    /// with the server clock of the first page's `Date` header.
-    fn list_all_pods(
-        &self,
-        selector: &str,
-        page: NonZeroU32,
-    ) -> impl Future<Output = Result<Listed<Pod>, SubstrateError>> + Send {
-        let _ = page;
-        self.list_pods(selector)
-    }
-
-    /// Every Secret matching `selector` by a paginated quorum LIST of `page` objects per request.
-    fn list_all_secrets(
-        &self,
-        selector: &str,
-        page: NonZeroU32,
-    ) -> impl Future<Output = Result<Vec<Secret>, SubstrateError>> + Send {
-        let _ = page;
-        self.list_secrets(selector)
-    }
-}
-
-#[cfg(feature = "fake")]
-impl NamespaceListing for crate::fake::FakeCluster {}
 
 /// What `list` lists.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -94,19 +63,17 @@ pub fn list_selector(extra: Option<&str>) -> String {
 ///
 /// # Errors
 /// A failed listing (nothing is reported from half an inventory).
-pub async fn list<S: NamespaceListing>(
+pub async fn list<S: Substrate>(
     substrate: &S,
     options: &ListOptions,
 ) -> Result<Inventory, RequestFailure> {
     let selector = list_selector(options.selector.as_deref());
     let pods = substrate
         .list_all_pods(&selector, options.page_size)
-        .await
-        .map_err(|e| e.failure())?;
+        .await?;
     let secrets = substrate
         .list_all_secrets(&selector, options.page_size)
-        .await
-        .map_err(|e| e.failure())?;
+        .await?;
     let listed_pods: Vec<ListedPod> = pods.items.iter().map(listed_pod).collect();
     let listed_secrets: Vec<ListedSecret> = secrets.iter().map(listed_secret).collect();
     let inventory = inventory(

@@ -30,12 +30,9 @@ pub use expire::{
     gc_all,
 };
 pub use gc::gc;
-pub use list::{
-    LIST_PAGE_SIZE, ListOptions, NamespaceListing, list, list_selector, listed_pod, listed_secret,
-};
+pub use list::{LIST_PAGE_SIZE, ListOptions, list, list_selector, listed_pod, listed_secret};
 pub use renew::{
-    ExpiryWrites, RENEW_BACKOFF, RenewOptions, StampError, expiry_patch, renew, server_clock,
-    stamp_expiry,
+    RENEW_BACKOFF, RenewOptions, StampError, expiry_patch, renew, server_clock, stamp_expiry,
 };
 pub use shared::{DEFAULT_POLL, OnProgress};
 pub use status::status;

@@ -10,6 +10,7 @@
 //!
 //! Shell only.
 
+use apiary_classify::failure::RequestFailure;
 use apiary_classify::machine::Prepared;
 use apiary_classify::policy::{PolicyFailure, PolicyProblem, PolicyStep, policy_step};
 use apiary_classify::workspace::{
@@ -21,10 +22,10 @@ use crate::build::policy::build_network_policy;
 use crate::build::workspace::build_workspace_claim;
 use crate::config::ValidConfig;
 use crate::observe::object_marks;
-use crate::substrate::{CreateOutcome, Substrate, SubstrateError};
+use crate::substrate::{CreateAnswer, Substrate};
 
-fn failed(error: &SubstrateError) -> PolicyFailure {
-    PolicyFailure::Failed(error.failure())
+fn failed(error: RequestFailure) -> PolicyFailure {
+    PolicyFailure::Failed(error)
 }
 
 /// The halves the machine asked for, concurrently; an unasked half answers `Ok`.
@@ -74,7 +75,7 @@ async fn prepare_workspace<S: Substrate>(
     let Some(claim) = build_workspace_claim(config) else {
         return Ok(None);
     };
-    let failed = |error: SubstrateError| ClaimFailure::Failed(error.failure());
+    let failed = ClaimFailure::Failed;
     let name = config.agent().workspace_claim_name();
     let created = |name: String| {
         tracing::info!(claim = %name, "created the workspace claim");
@@ -89,8 +90,8 @@ async fn prepare_workspace<S: Substrate>(
         .await
         .map_err(failed)?
     {
-        CreateOutcome::Created => return created(name),
-        CreateOutcome::AlreadyExists => {}
+        CreateAnswer::Created => return created(name),
+        CreateAnswer::AlreadyExists => {}
     }
     let Some(found) = substrate.get_workspace_claim(&name).await.map_err(failed)? else {
         // Deleted since the create found it: one create more, then give up to the caller.
@@ -99,8 +100,8 @@ async fn prepare_workspace<S: Substrate>(
             .await
             .map_err(failed)?
         {
-            CreateOutcome::Created => created(name),
-            CreateOutcome::AlreadyExists => Err(ClaimFailure::Problem(ClaimProblem::Contended)),
+            CreateAnswer::Created => created(name),
+            CreateAnswer::AlreadyExists => Err(ClaimFailure::Problem(ClaimProblem::Contended)),
         };
     };
     let agent = config.agent();
@@ -136,25 +137,19 @@ async fn prepare_policy<S: Substrate>(
     };
     let name = config.pod_name();
     match substrate.create_network_policy(&policy).await {
-        Ok(CreateOutcome::Created) => {
+        Ok(CreateAnswer::Created) => {
             tracing::info!(policy = %name, "created the network policy");
             return Ok(());
         }
-        Ok(CreateOutcome::AlreadyExists) => {}
-        Err(error) => return Err(failed(&error)),
+        Ok(CreateAnswer::AlreadyExists) => {}
+        Err(error) => return Err(failed(error)),
     }
-    let Some(observed) = substrate
-        .get_network_policy(&name)
-        .await
-        .map_err(|e| failed(&e))?
-    else {
+    let Some(observed) = substrate.get_network_policy(&name).await.map_err(failed)? else {
         // Deleted since the create found it: one create more, then give up to the caller.
         return match substrate.create_network_policy(&policy).await {
-            Ok(CreateOutcome::Created) => Ok(()),
-            Ok(CreateOutcome::AlreadyExists) => {
-                Err(PolicyFailure::Problem(PolicyProblem::Conflict))
-            }
-            Err(error) => Err(failed(&error)),
+            Ok(CreateAnswer::Created) => Ok(()),
+            Ok(CreateAnswer::AlreadyExists) => Err(PolicyFailure::Problem(PolicyProblem::Conflict)),
+            Err(error) => Err(failed(error)),
         };
     };
     let agent = config.agent();
@@ -178,7 +173,7 @@ async fn prepare_policy<S: Substrate>(
             Err(error) if error.reason() == Some("NotFound") => {
                 Err(PolicyFailure::Problem(PolicyProblem::Conflict))
             }
-            Err(error) => Err(failed(&error)),
+            Err(error) => Err(failed(error)),
         },
         PolicyStep::Foreign => Err(PolicyFailure::Problem(PolicyProblem::Foreign)),
         PolicyStep::Deleting => Err(PolicyFailure::Problem(PolicyProblem::Deleting)),

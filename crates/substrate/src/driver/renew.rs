@@ -5,15 +5,13 @@
 //! Imperative shell: it lists, writes and maps answers; every decision (which pod, which
 //! version, which instant, when to retry, when to give up) is the machine's. The instant always
 //! comes from a response's `Date` header, never from this machine's clock. The annotation write
-//! is the one update apiary performs, so it has its own seam ([`ExpiryWrites`]) beside the
-//! deploy-side [`Substrate`].
+//! is the one update apiary performs ([`Substrate::write_pod_expiry`]).
 
-use std::future::Future;
 use std::time::Duration;
 
 use apiary_classify::expiry::{
     ANNOTATION_EXPIRES_AT, ExpiryWrite, RenewEffect, RenewError, RenewEvent, RenewListing,
-    RenewMachine, RenewSpec, Renewed, WriteAnswer, expires_at,
+    RenewMachine, RenewSpec, Renewed, expires_at,
 };
 use apiary_classify::failure::RequestFailure;
 use tracing::Instrument;
@@ -26,49 +24,7 @@ use crate::substrate::Substrate;
 /// The pause between conflict retries after the second conflict in a row.
 pub const RENEW_BACKOFF: Duration = Duration::from_millis(250);
 
-/// The one update apiary sends: a JSON merge patch of the pod's `apiary.dev/expires-at`
-/// annotation carrying `metadata.resourceVersion`, which the apiserver checks (409 `Conflict`
-/// when the pod changed since the observation). Never a spec, status or label change.
-pub trait ExpiryWrites: Substrate {
-    /// Write `write`'s instant onto its pod, guarded by its `resourceVersion`.
-    fn write_pod_expiry(
-        &self,
-        write: &ExpiryWrite,
-    ) -> impl Future<Output = Result<WriteAnswer, RequestFailure>> + Send;
-}
-
-/// The in-memory fake performs the write on its model, with the model's own precondition check.
-#[cfg(feature = "fake")]
-impl ExpiryWrites for crate::fake::FakeCluster {
-    async fn write_pod_expiry(&self, write: &ExpiryWrite) -> Result<WriteAnswer, RequestFailure> {
-        use apiary_cluster_model::ModelError;
-        let namespace = self.namespace().to_owned();
-        let changes = std::collections::BTreeMap::from([(
-            ANNOTATION_EXPIRES_AT.to_owned(),
-            Some(write.annotation_value()),
-        )]);
-        let answer = self.with_model(|model| {
-            model.annotate_pod(
-                &namespace,
-                write.name(),
-                Some(write.resource_version()),
-                &changes,
-            )
-        });
-        match answer {
-            Ok(_) => Ok(WriteAnswer::Written),
-            Err(ModelError::Conflict { .. }) => Ok(WriteAnswer::Conflict),
-            Err(ModelError::NotFound { .. }) => Ok(WriteAnswer::NotFound),
-            Err(other) => Err(RequestFailure::api(
-                other.code(),
-                other.reason(),
-                format!("could not update pod {}: {other}", write.name()),
-            )),
-        }
-    }
-}
-
-/// The merge patch [`ExpiryWrites::write_pod_expiry`] sends, for implementations that speak
+/// The merge patch [`Substrate::write_pod_expiry`] sends, for implementations that speak
 /// HTTP: `metadata.resourceVersion` (the guard) and the annotation, nothing else.
 #[must_use]
 pub fn expiry_patch(write: &ExpiryWrite) -> serde_json::Value {
@@ -108,7 +64,6 @@ pub async fn server_clock<S: Substrate>(
         .list_pods(&agent.selector())
         .await
         .map(|listed| listed.server_now.map(|now| now.timestamp()))
-        .map_err(|e| e.failure())
 }
 
 /// `config` with the expiry `ttl_secs` after the apiserver's clock now (`deploy --ttl`): one
@@ -144,7 +99,7 @@ pub struct RenewOptions {
 ///
 /// # Errors
 /// [`RenewError`] as the machine decides; nothing was written then.
-pub async fn renew<S: ExpiryWrites>(
+pub async fn renew<S: Substrate>(
     substrate: &S,
     agent: &AgentIdentity,
     options: &RenewOptions,
@@ -153,7 +108,7 @@ pub async fn renew<S: ExpiryWrites>(
     run(substrate, agent, options).instrument(span).await
 }
 
-async fn run<S: ExpiryWrites>(
+async fn run<S: Substrate>(
     substrate: &S,
     agent: &AgentIdentity,
     options: &RenewOptions,
@@ -170,20 +125,18 @@ async fn run<S: ExpiryWrites>(
     loop {
         event = match machine.step(substrate.now(), event) {
             RenewEffect::Finish(result) => return result,
-            RenewEffect::Observe => RenewEvent::Observed(
-                substrate
-                    .list_pods(&selector)
-                    .await
-                    .map(|listed| RenewListing {
+            RenewEffect::Observe => {
+                RenewEvent::Observed(substrate.list_pods(&selector).await.map(|listed| {
+                    RenewListing {
                         pods: listed
                             .items
                             .iter()
                             .map(|p| observe_pod(p, agent.binding()))
                             .collect(),
                         server_now: listed.server_now.map(|now| now.timestamp()),
-                    })
-                    .map_err(|e| e.failure()),
-            ),
+                    }
+                }))
+            }
             RenewEffect::Write(write) => {
                 tracing::info!(
                     resource_version = write.resource_version(),

@@ -18,7 +18,7 @@ use tracing::instrument::Instrumented;
 
 use crate::naming::AgentIdentity;
 use crate::observe::{observe_pod, observe_secret};
-use crate::substrate::{DeleteOutcome, Substrate, SubstrateError};
+use crate::substrate::Substrate;
 use apiary_classify::binding::Binding;
 use k8s_openapi::api::core::v1::Pod;
 
@@ -82,7 +82,6 @@ pub(super) async fn read_pod<S: Substrate>(
         .get_pod(name)
         .await
         .map(|pod| pod.as_ref().map(|p| observe_pod(p, binding)))
-        .map_err(|e| e.failure())
 }
 
 /// [`read_pod`] for the reads of an operation that may wait for the pod to disappear (undeploy,
@@ -98,7 +97,7 @@ pub(super) async fn read_pod_watching<S: Substrate>(
     binding: Binding,
     watch: &mut TerminationWatch,
 ) -> Result<Option<ObservedPod>, RequestFailure> {
-    let pod = substrate.get_pod(name).await.map_err(|e| e.failure())?;
+    let pod = substrate.get_pod(name).await?;
     let terminating = pod
         .as_ref()
         .and_then(|p| terminating(p, substrate.namespace()));
@@ -140,11 +139,7 @@ pub(super) async fn delete_pod<S: Substrate>(
     substrate: &S,
     deletion: &PodDeletion,
 ) -> Result<DeleteAnswer, RequestFailure> {
-    substrate
-        .delete_pod(deletion)
-        .await
-        .map(delete_answer)
-        .map_err(|e| e.failure())
+    substrate.delete_pod(deletion).await
 }
 
 /// The fenced Secret delete a machine asked for, its answer mapped back.
@@ -152,11 +147,7 @@ pub(super) async fn delete_secret<S: Substrate>(
     substrate: &S,
     deletion: &SecretDeletion,
 ) -> Result<DeleteAnswer, RequestFailure> {
-    substrate
-        .delete_secret(deletion)
-        .await
-        .map(delete_answer)
-        .map_err(|e| e.failure())
+    substrate.delete_secret(deletion).await
 }
 
 /// [`delete_secret`] for deploy and undeploy, whose reports do not list failed Secret deletes:
@@ -179,18 +170,10 @@ pub(super) async fn drop_secret<S: Substrate>(
 pub(super) async fn listing<S: Substrate>(
     substrate: &S,
     agent: &AgentIdentity,
-) -> Result<Listing, SubstrateError> {
+) -> Result<Listing, RequestFailure> {
     list_both(substrate, &agent.selector(), agent.binding())
         .await
         .map(|(pods, secrets, _)| Listing { pods, secrets })
-}
-
-fn delete_answer(outcome: DeleteOutcome) -> DeleteAnswer {
-    match outcome {
-        DeleteOutcome::Accepted => DeleteAnswer::Accepted,
-        DeleteOutcome::NotFound => DeleteAnswer::NotFound,
-        DeleteOutcome::PreconditionFailed => DeleteAnswer::PreconditionFailed,
-    }
 }
 
 /// Quorum-list pods (with the server clock as Unix seconds) and then Secrets by `selector`,
@@ -199,7 +182,7 @@ pub(super) async fn list_both<S: Substrate>(
     substrate: &S,
     selector: &str,
     binding: Binding,
-) -> Result<(Vec<ObservedPod>, Vec<ObservedSecret>, Option<i64>), SubstrateError> {
+) -> Result<(Vec<ObservedPod>, Vec<ObservedSecret>, Option<i64>), RequestFailure> {
     let pods = substrate.list_pods(selector).await?;
     let secrets = substrate.list_secrets(selector).await?;
     Ok((

@@ -38,8 +38,7 @@ pub async fn status<S: Substrate>(
                 if let (Some(config), Some(secret)) = (config, secret) {
                     report.env_differs = substrate
                         .read_secret_values(&secret.name)
-                        .await
-                        .map_err(|e| e.failure())?
+                        .await?
                         .map(|live| config.env().differing_keys(&live));
                 }
                 report.workspace = read_workspace(substrate, agent).await;
@@ -49,12 +48,9 @@ pub async fn status<S: Substrate>(
             StatusEffect::GetPod { name } => {
                 StatusEvent::PodRead(read_pod(substrate, &name, agent.binding()).await)
             }
-            StatusEffect::CheckSecret { name } => StatusEvent::SecretChecked(
-                substrate
-                    .secret_exists(&name)
-                    .await
-                    .map_err(|e| e.failure()),
-            ),
+            StatusEffect::CheckSecret { name } => {
+                StatusEvent::SecretChecked(substrate.secret_exists(&name).await)
+            }
         };
     }
 }

@@ -14,7 +14,7 @@ use super::shared::{
 };
 use crate::naming::AgentIdentity;
 use crate::observe::object_marks;
-use crate::substrate::{DeleteOutcome, Substrate};
+use crate::substrate::{DeleteAnswer, Substrate};
 use apiary_classify::policy::policy_deletion;
 use apiary_classify::undeploy::undeploy_removes_policy;
 use apiary_classify::workspace::{ClaimFate, claim_deletion};
@@ -126,9 +126,7 @@ async fn run<S: Substrate>(
                     .await;
                 UndeployEvent::Waited
             }
-            UndeployEffect::List => {
-                UndeployEvent::Listed(listing(substrate, agent).await.map_err(|e| e.failure()))
-            }
+            UndeployEffect::List => UndeployEvent::Listed(listing(substrate, agent).await),
             UndeployEffect::DeleteSecret(deletion) => {
                 UndeployEvent::SecretDeleted(drop_secret(substrate, &deletion).await)
             }
@@ -150,7 +148,7 @@ async fn settle_workspace<S: Substrate>(
     delete: bool,
 ) -> Result<Option<ClaimFate>, UndeployError> {
     let name = agent.workspace_claim_name();
-    let failed = |error: crate::substrate::SubstrateError| UndeployError::Failed(error.failure());
+    let failed = UndeployError::Failed;
     for _ in 0..CLAIM_DELETE_ATTEMPTS {
         let claim = match substrate.get_workspace_claim(&name).await {
             Ok(Some(claim)) => claim,
@@ -177,15 +175,15 @@ async fn settle_workspace<S: Substrate>(
             .await
             .map_err(failed)?
         {
-            DeleteOutcome::Accepted => {
+            DeleteAnswer::Accepted => {
                 tracing::info!(claim = %name, "deleted the workspace claim");
                 return Ok(Some(ClaimFate {
                     name,
                     deleted: true,
                 }));
             }
-            DeleteOutcome::NotFound => return Ok(None),
-            DeleteOutcome::PreconditionFailed => {}
+            DeleteAnswer::NotFound => return Ok(None),
+            DeleteAnswer::PreconditionFailed => {}
         }
     }
     tracing::warn!(claim = %name, "the workspace claim changed at each read; it was kept: run undeploy --delete-workspace again");
@@ -202,7 +200,7 @@ pub(super) async fn remove_policy<S: Substrate>(
     substrate: &S,
     agent: &AgentIdentity,
 ) -> Result<Option<String>, UndeployError> {
-    let failed = |error: crate::substrate::SubstrateError| UndeployError::Failed(error.failure());
+    let failed = UndeployError::Failed;
     let policy = match substrate.get_network_policy(&agent.pod_name()).await {
         Ok(Some(policy)) => policy,
         Ok(None) => return Ok(None),
@@ -224,7 +222,7 @@ pub(super) async fn remove_policy<S: Substrate>(
         .await
         .map_err(failed)?
     {
-        DeleteOutcome::Accepted => Ok(Some(deletion.name().to_owned())),
-        DeleteOutcome::NotFound | DeleteOutcome::PreconditionFailed => Ok(None),
+        DeleteAnswer::Accepted => Ok(Some(deletion.name().to_owned())),
+        DeleteAnswer::NotFound | DeleteAnswer::PreconditionFailed => Ok(None),
     }
 }

@@ -20,7 +20,8 @@ use crate::fake::call::Call;
 use crate::fake::clock::{ServerClock, to_chrono};
 use crate::fake::errors::{api_error, object_name};
 use crate::fake::step::{ModelHook, PollHook, Step};
-use crate::substrate::{CreateOutcome, DeleteOutcome, NamespaceError, SubstrateError};
+use crate::substrate::{CreateAnswer, DeleteAnswer, NamespaceFailure};
+use apiary_classify::failure::RequestFailure;
 
 pub(crate) struct State {
     pub(crate) calls: Vec<Call>,
@@ -36,8 +37,8 @@ pub(crate) struct State {
     pub(crate) node_reads_denied: bool,
     /// The NetworkPolicies of the namespace (the cluster model has no such kind), by name.
     pub(crate) policies: BTreeMap<String, NetworkPolicy>,
-    /// The last resourceVersion given to a policy or claim.
-    pub(crate) policy_version: u64,
+    /// The last resourceVersion given to a policy or claim (`fake/named.rs`).
+    pub(crate) kept_version: u64,
     /// The PersistentVolumeClaims of the namespace (the model has no such kind), by name.
     pub(crate) claims: BTreeMap<String, PersistentVolumeClaim>,
 }
@@ -94,7 +95,7 @@ impl FakeCluster {
                 every_poll: Vec::new(),
                 node_reads_denied: false,
                 policies: BTreeMap::new(),
-                policy_version: 0,
+                kept_version: 0,
                 claims: BTreeMap::new(),
             }),
         }
@@ -283,45 +284,45 @@ impl FakeCluster {
     }
 
     /// The next call of `op` answers `error`, touching nothing.
-    pub fn fail_next(&self, op: Operation, error: SubstrateError) {
+    pub fn fail_next(&self, op: Operation, error: RequestFailure) {
         self.queue(op, Step::Fail(error));
     }
 
     /// The next `n` calls of `op` answer `error`, touching nothing.
-    pub fn fail_next_n(&self, op: Operation, n: usize, error: &SubstrateError) {
+    pub fn fail_next_n(&self, op: Operation, n: usize, error: &RequestFailure) {
         for _ in 0..n {
             self.queue(op, Step::Fail(error.clone()));
         }
     }
 
     /// The next call of `op` is performed on the model, then answers `error`.
-    pub fn land_then_fail_next(&self, op: Operation, error: SubstrateError) {
+    pub fn land_then_fail_next(&self, op: Operation, error: RequestFailure) {
         self.queue(op, Step::LandThenFail(error));
     }
 
     /// The next `ensure_namespace` answers `error`.
-    pub fn fail_next_ensure_namespace(&self, error: NamespaceError) {
+    pub fn fail_next_ensure_namespace(&self, error: NamespaceFailure) {
         self.queue(Operation::EnsureNamespace, Step::Namespace(error));
     }
 
     /// The next `create_pod` answers `outcome` without touching the model.
-    pub fn answer_next_create_pod(&self, outcome: CreateOutcome) {
+    pub fn answer_next_create_pod(&self, outcome: CreateAnswer) {
         self.queue(Operation::CreatePod, Step::Create(outcome));
     }
 
     /// The next `create_secret` answers `outcome` without touching the model.
-    pub fn answer_next_create_secret(&self, outcome: CreateOutcome) {
+    pub fn answer_next_create_secret(&self, outcome: CreateAnswer) {
         self.queue(Operation::CreateSecret, Step::Create(outcome));
     }
 
     /// The next `delete_pod` answers `outcome` without touching the model (R6: GC's delete
     /// answers PreconditionFailed while the pod stays).
-    pub fn answer_next_delete_pod(&self, outcome: DeleteOutcome) {
+    pub fn answer_next_delete_pod(&self, outcome: DeleteAnswer) {
         self.queue(Operation::DeletePod, Step::Delete(outcome));
     }
 
     /// The next `delete_secret` answers `outcome` without touching the model.
-    pub fn answer_next_delete_secret(&self, outcome: DeleteOutcome) {
+    pub fn answer_next_delete_secret(&self, outcome: DeleteAnswer) {
         self.queue(Operation::DeleteSecret, Step::Delete(outcome));
     }
 
@@ -368,7 +369,7 @@ impl FakeCluster {
 
     /// A 403 `Forbidden` refusal as RBAC words it, for `operation` on `object` (`agents/x`,
     /// or a list's `in agents matching …`: no name).
-    pub fn forbidden(&self, operation: Operation, object: &str) -> SubstrateError {
+    pub fn forbidden(&self, operation: Operation, object: &str) -> RequestFailure {
         let name = object_name(object);
         let subject = if name.is_empty() {
             operation.resource().to_owned()
@@ -391,7 +392,7 @@ impl FakeCluster {
     }
 
     /// A 403 `Forbidden` ResourceQuota refusal of creating `object` (`agents/x`).
-    pub fn quota_exceeded(&self, operation: Operation, object: &str) -> SubstrateError {
+    pub fn quota_exceeded(&self, operation: Operation, object: &str) -> RequestFailure {
         api_error(
             operation,
             object,

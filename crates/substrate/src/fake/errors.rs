@@ -1,12 +1,10 @@
 //! The fake substrate's errors: ready-made apiserver refusals ([`api_error`], [`server_error`],
 //! [`transport_failure`]) worded like the real apiserver's, and the translation of model errors
-//! into [`SubstrateError`]. Pure functions, test-only; no state, and no environment value ever
+//! into [`RequestFailure`]s. Pure functions, test-only; no state, and no environment value ever
 //! enters a message.
 
-use apiary_classify::failure::{Operation, TransportCause};
+use apiary_classify::failure::{Operation, RequestFailure, TransportCause};
 use apiary_cluster_model::ModelError;
-
-use crate::substrate::SubstrateError;
 
 /// An apiserver refusal with a chosen status.
 pub fn api_error(
@@ -15,28 +13,22 @@ pub fn api_error(
     code: u16,
     reason: &str,
     message: &str,
-) -> SubstrateError {
-    SubstrateError::Api {
-        operation,
-        object: object.to_owned(),
-        code,
-        reason: reason.to_owned(),
-        message: message.to_owned(),
-    }
+) -> RequestFailure {
+    RequestFailure::answered(operation, object, code, reason, message)
 }
 
 /// No answer at all (`connection reset by peer`): a transport failure carries no reason.
-pub fn transport_failure(operation: Operation, object: &str) -> SubstrateError {
-    SubstrateError::Transport {
+pub fn transport_failure(operation: Operation, object: &str) -> RequestFailure {
+    RequestFailure::lost(
         operation,
-        object: object.to_owned(),
-        cause: TransportCause::Other,
-        message: "connection reset by peer".to_owned(),
-    }
+        object,
+        TransportCause::Other,
+        "connection reset by peer",
+    )
 }
 
 /// 500 `InternalError`.
-pub fn server_error(operation: Operation, object: &str) -> SubstrateError {
+pub fn server_error(operation: Operation, object: &str) -> RequestFailure {
     api_error(
         operation,
         object,
@@ -58,16 +50,7 @@ pub(crate) fn model_error(
     operation: Operation,
     object: &str,
     error: &ModelError,
-) -> SubstrateError {
-    if let ModelError::ServiceAccountMissing { account, .. } = error {
-        return SubstrateError::ServiceAccountMissing {
-            operation,
-            object: object.to_owned(),
-            code: error.code(),
-            account: account.clone(),
-            message: error.to_string(),
-        };
-    }
+) -> RequestFailure {
     api_error(
         operation,
         object,

@@ -32,8 +32,8 @@
 //! | `sleep(d)` | advance the clock by `d` | — |
 //! | `wait_for_pod_change(name, rv, max)` | advance step by step until the pod's rv differs from `rv` (or, with `None`, from its state at the call; appearing/disappearing counts) or `max` passed; returns at once if it already differs | — |
 //!
-//! Errors are [`SubstrateError::Api`] with the apiserver's literal code/reason/message and the
-//! object named `<ns>/<name>` for a pod, Secret or account, or `in <ns> matching <selector>` for
+//! Failures are answered [`RequestFailure`]s with the apiserver's literal code/reason/message and
+//! the object named `<ns>/<name>` for a pod, Secret or account, or `in <ns> matching <selector>` for
 //! a list.
 //!
 //! # The call log
@@ -113,17 +113,16 @@
 //! [`Substrate::sleep`]: crate::Substrate::sleep
 //! [`Substrate::wait_for_pod_change`]: crate::Substrate::wait_for_pod_change
 //! [`Substrate::now`]: crate::Substrate::now
-//! [`SubstrateError::Api`]: crate::SubstrateError::Api
+//! [`RequestFailure`]: apiary_classify::failure::RequestFailure
 //! [`PodScript`]: apiary_cluster_model::kubelet::PodScript
 
 mod call;
-mod claims;
 mod clock;
 mod cluster;
 mod errors;
 mod log;
+mod named;
 mod nodes;
-mod policies;
 pub mod proof;
 mod serve;
 mod step;

@@ -13,7 +13,7 @@ use crate::fake::cluster::{FakeCluster, lock};
 use crate::fake::errors::{api_error, model_error};
 use crate::fake::step::Step;
 use crate::observe::node_facts;
-use crate::substrate::SubstrateError;
+use apiary_classify::failure::RequestFailure;
 
 impl FakeCluster {
     /// Register the node `name` with `ready` as its `Ready` condition (`None`: no conditions).
@@ -41,7 +41,7 @@ impl FakeCluster {
     }
 
     /// The 403 `Forbidden` an RBAC authorizer answers a read of the node `name`.
-    pub fn node_read_forbidden(&self, name: &str) -> SubstrateError {
+    pub fn node_read_forbidden(&self, name: &str) -> RequestFailure {
         api_error(
             Operation::GetNode,
             name,

@@ -2,10 +2,12 @@
 //! and is answered from the model as the module docs of `fake` tabulate; polls advance the
 //! virtual clock and run their hooks. Test-only; no I/O, no real clock.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
+use std::num::NonZeroU32;
 use std::time::Duration;
 
-use apiary_classify::failure::Operation;
+use apiary_classify::expiry::{ANNOTATION_EXPIRES_AT, ExpiryWrite, WriteAnswer};
+use apiary_classify::failure::{Operation, RequestFailure};
 use apiary_classify::fence::Fence;
 use apiary_classify::policy::PolicyDeletion;
 use apiary_classify::verify::{PodDeletion, SecretDeletion};
@@ -23,7 +25,7 @@ use crate::fake::cluster::{FakeCluster, lock};
 use crate::fake::errors::model_error;
 use crate::fake::step::Step;
 use crate::substrate::{
-    CreateOutcome, DeleteOutcome, Listed, NamespaceCheck, NamespaceError, Substrate, SubstrateError,
+    CreateAnswer, DeleteAnswer, Listed, NamespaceCheck, NamespaceFailure, Substrate,
 };
 
 fn list_options(selector: &str) -> ListOptions {
@@ -42,7 +44,7 @@ trait WriteOutcome: Sized {
     fn of(result: Result<(), ModelError>) -> Result<Self, ModelError>;
 }
 
-impl WriteOutcome for CreateOutcome {
+impl WriteOutcome for CreateAnswer {
     fn scripted(step: &Step) -> Option<Self> {
         match step {
             Step::Create(outcome) => Some(*outcome),
@@ -59,7 +61,7 @@ impl WriteOutcome for CreateOutcome {
     }
 }
 
-impl WriteOutcome for DeleteOutcome {
+impl WriteOutcome for DeleteAnswer {
     fn scripted(step: &Step) -> Option<Self> {
         match step {
             Step::Delete(outcome) => Some(*outcome),
@@ -160,7 +162,7 @@ impl FakeCluster {
         operation: Operation,
         object: &str,
         perform: impl FnOnce(&mut ClusterModel) -> Result<(), ModelError>,
-    ) -> Result<O, SubstrateError> {
+    ) -> Result<O, RequestFailure> {
         let landed_error = match step {
             Step::Fail(error) => return Err(error),
             Step::LandThenFail(error) => Some(error),
@@ -182,8 +184,8 @@ impl FakeCluster {
     fn read<T>(
         &self,
         step: Step,
-        read: impl FnOnce(&ClusterModel) -> Result<T, SubstrateError>,
-    ) -> Result<T, SubstrateError> {
+        read: impl FnOnce(&ClusterModel) -> Result<T, RequestFailure>,
+    ) -> Result<T, RequestFailure> {
         match step {
             Step::Fail(error) | Step::LandThenFail(error) => Err(error),
             _ => read(&self.model()),
@@ -196,22 +198,16 @@ impl Substrate for FakeCluster {
         &self.namespace
     }
 
-    async fn ensure_namespace(&self) -> Result<NamespaceCheck, NamespaceError> {
+    async fn ensure_namespace(&self) -> Result<NamespaceCheck, NamespaceFailure> {
         let step = self.begin(Call::EnsureNamespace {
             namespace: self.namespace.clone(),
         });
         match step {
-            Step::Namespace(error) => Err(error),
-            Step::Fail(source) => Err(NamespaceError::Failed {
-                namespace: self.namespace.clone(),
-                source,
-            }),
+            Step::Namespace(failure) => Err(failure),
+            Step::Fail(source) => Err(NamespaceFailure::Failed(source)),
             Step::LandThenFail(source) => {
                 self.model().ensure_namespace(&self.namespace);
-                Err(NamespaceError::Failed {
-                    namespace: self.namespace.clone(),
-                    source,
-                })
+                Err(NamespaceFailure::Failed(source))
             }
             _ => {
                 self.model().ensure_namespace(&self.namespace);
@@ -220,7 +216,7 @@ impl Substrate for FakeCluster {
         }
     }
 
-    async fn list_pods(&self, selector: &str) -> Result<Listed<Pod>, SubstrateError> {
+    async fn list_pods(&self, selector: &str) -> Result<Listed<Pod>, RequestFailure> {
         let step = self.begin(Call::ListPods {
             selector: selector.to_owned(),
         });
@@ -235,7 +231,49 @@ impl Substrate for FakeCluster {
         })
     }
 
-    async fn list_secrets(&self, selector: &str) -> Result<Vec<Secret>, SubstrateError> {
+    /// In one request: the fake has no pages.
+    async fn list_all_pods(
+        &self,
+        selector: &str,
+        _page: NonZeroU32,
+    ) -> Result<Listed<Pod>, RequestFailure> {
+        self.list_pods(selector).await
+    }
+
+    /// In one request: the fake has no pages.
+    async fn list_all_secrets(
+        &self,
+        selector: &str,
+        _page: NonZeroU32,
+    ) -> Result<Vec<Secret>, RequestFailure> {
+        self.list_secrets(selector).await
+    }
+
+    /// Performed on the model, with the model's own precondition check.
+    async fn write_pod_expiry(&self, write: &ExpiryWrite) -> Result<WriteAnswer, RequestFailure> {
+        let changes = BTreeMap::from([(
+            ANNOTATION_EXPIRES_AT.to_owned(),
+            Some(write.annotation_value()),
+        )]);
+        let answer = self.model().annotate_pod(
+            &self.namespace,
+            write.name(),
+            Some(write.resource_version()),
+            &changes,
+        );
+        match answer {
+            Ok(_) => Ok(WriteAnswer::Written),
+            Err(ModelError::Conflict { .. }) => Ok(WriteAnswer::Conflict),
+            Err(ModelError::NotFound { .. }) => Ok(WriteAnswer::NotFound),
+            Err(other) => Err(RequestFailure::api(
+                other.code(),
+                other.reason(),
+                format!("could not update pod {}: {other}", write.name()),
+            )),
+        }
+    }
+
+    async fn list_secrets(&self, selector: &str) -> Result<Vec<Secret>, RequestFailure> {
         let step = self.begin(Call::ListSecrets {
             selector: selector.to_owned(),
         });
@@ -246,7 +284,7 @@ impl Substrate for FakeCluster {
         })
     }
 
-    async fn get_pod(&self, name: &str) -> Result<Option<Pod>, SubstrateError> {
+    async fn get_pod(&self, name: &str) -> Result<Option<Pod>, RequestFailure> {
         let step = self.begin(Call::GetPod {
             name: name.to_owned(),
         });
@@ -257,7 +295,7 @@ impl Substrate for FakeCluster {
         })
     }
 
-    async fn secret_exists(&self, name: &str) -> Result<bool, SubstrateError> {
+    async fn secret_exists(&self, name: &str) -> Result<bool, RequestFailure> {
         let step = self.begin(Call::SecretExists {
             name: name.to_owned(),
         });
@@ -268,7 +306,7 @@ impl Substrate for FakeCluster {
         })
     }
 
-    async fn read_secret_values(&self, name: &str) -> Result<Option<SecretValues>, SubstrateError> {
+    async fn read_secret_values(&self, name: &str) -> Result<Option<SecretValues>, RequestFailure> {
         let step = self.begin(Call::ReadSecretValues {
             name: name.to_owned(),
         });
@@ -289,54 +327,88 @@ impl Substrate for FakeCluster {
     async fn get_network_policy(
         &self,
         name: &str,
-    ) -> Result<Option<NetworkPolicy>, SubstrateError> {
-        self.serve_get_policy(name)
+    ) -> Result<Option<NetworkPolicy>, RequestFailure> {
+        self.serve_get(
+            Call::GetNetworkPolicy {
+                name: name.to_owned(),
+            },
+            name,
+        )
     }
 
     async fn create_network_policy(
         &self,
         policy: &NetworkPolicy,
-    ) -> Result<CreateOutcome, SubstrateError> {
-        self.serve_create_policy(policy)
+    ) -> Result<CreateAnswer, RequestFailure> {
+        let name = policy.metadata.name.clone().unwrap_or_default();
+        self.serve_create(
+            Call::CreateNetworkPolicy { name },
+            Operation::CreateNetworkPolicy,
+            policy,
+        )
     }
 
     async fn update_network_policy(
         &self,
         policy: &NetworkPolicy,
         fence: &Fence,
-    ) -> Result<bool, SubstrateError> {
+    ) -> Result<bool, RequestFailure> {
         self.serve_update_policy(policy, fence)
     }
 
     async fn delete_network_policy(
         &self,
         deletion: &PolicyDeletion,
-    ) -> Result<DeleteOutcome, SubstrateError> {
-        self.serve_delete_policy(deletion)
+    ) -> Result<DeleteAnswer, RequestFailure> {
+        self.serve_delete::<NetworkPolicy>(
+            Call::DeleteNetworkPolicy {
+                name: deletion.name().to_owned(),
+                fence: deletion.fence().clone(),
+            },
+            deletion.name(),
+            deletion.fence(),
+        )
     }
 
     async fn get_workspace_claim(
         &self,
         name: &str,
-    ) -> Result<Option<PersistentVolumeClaim>, SubstrateError> {
-        self.serve_get_claim(name)
+    ) -> Result<Option<PersistentVolumeClaim>, RequestFailure> {
+        self.serve_get(
+            Call::GetWorkspaceClaim {
+                name: name.to_owned(),
+            },
+            name,
+        )
     }
 
     async fn create_workspace_claim(
         &self,
         claim: &PersistentVolumeClaim,
-    ) -> Result<CreateOutcome, SubstrateError> {
-        self.serve_create_claim(claim)
+    ) -> Result<CreateAnswer, RequestFailure> {
+        let name = claim.metadata.name.clone().unwrap_or_default();
+        self.serve_create(
+            Call::CreateWorkspaceClaim { name },
+            Operation::CreateWorkspaceClaim,
+            claim,
+        )
     }
 
     async fn delete_workspace_claim(
         &self,
         deletion: &ClaimDeletion,
-    ) -> Result<DeleteOutcome, SubstrateError> {
-        self.serve_delete_claim(deletion)
+    ) -> Result<DeleteAnswer, RequestFailure> {
+        self.serve_delete::<PersistentVolumeClaim>(
+            Call::DeleteWorkspaceClaim {
+                name: deletion.name().to_owned(),
+                fence: deletion.fence().clone(),
+            },
+            deletion.name(),
+            deletion.fence(),
+        )
     }
 
-    async fn service_account_exists(&self, name: &str) -> Result<bool, SubstrateError> {
+    async fn service_account_exists(&self, name: &str) -> Result<bool, RequestFailure> {
         let step = self.begin(Call::ServiceAccountExists {
             name: name.to_owned(),
         });
@@ -353,7 +425,7 @@ impl Substrate for FakeCluster {
         })
     }
 
-    async fn create_secret(&self, secret: &Secret) -> Result<CreateOutcome, SubstrateError> {
+    async fn create_secret(&self, secret: &Secret) -> Result<CreateAnswer, RequestFailure> {
         let step = self.begin(Call::CreateSecret {
             secret: secret.clone(),
         });
@@ -363,7 +435,7 @@ impl Substrate for FakeCluster {
         })
     }
 
-    async fn create_pod(&self, pod: &Pod) -> Result<CreateOutcome, SubstrateError> {
+    async fn create_pod(&self, pod: &Pod) -> Result<CreateAnswer, RequestFailure> {
         let step = self.begin(Call::CreatePod { pod: pod.clone() });
         let object = self.object(pod.metadata.name.as_deref().unwrap_or(""));
         self.write(step, Operation::CreatePod, &object, |m| {
@@ -371,7 +443,7 @@ impl Substrate for FakeCluster {
         })
     }
 
-    async fn delete_pod(&self, deletion: &PodDeletion) -> Result<DeleteOutcome, SubstrateError> {
+    async fn delete_pod(&self, deletion: &PodDeletion) -> Result<DeleteAnswer, RequestFailure> {
         let (name, fence) = (deletion.name(), deletion.fence());
         let step = self.begin(Call::DeletePod {
             name: name.to_owned(),
@@ -390,7 +462,7 @@ impl Substrate for FakeCluster {
     async fn delete_secret(
         &self,
         deletion: &SecretDeletion,
-    ) -> Result<DeleteOutcome, SubstrateError> {
+    ) -> Result<DeleteAnswer, RequestFailure> {
         let (name, uid) = (deletion.name(), deletion.uid());
         let step = self.begin(Call::DeleteSecret {
             name: name.to_owned(),

@@ -5,7 +5,9 @@
 use apiary_classify::failure::Operation;
 use apiary_cluster_model::ClusterModel;
 
-use crate::substrate::{CreateOutcome, DeleteOutcome, NamespaceError, SubstrateError};
+use apiary_classify::failure::RequestFailure;
+
+use crate::substrate::{CreateAnswer, DeleteAnswer, NamespaceFailure};
 
 /// A closure run on the model by a [`Step::Before`] or a poll hook.
 pub type ModelHook = Box<dyn FnOnce(&mut ClusterModel) + Send>;
@@ -18,18 +20,18 @@ pub enum Step {
     /// Behave normally (use it to let earlier calls through and target a later one).
     Pass,
     /// Answer this error; the model is untouched.
-    Fail(SubstrateError),
+    Fail(RequestFailure),
     /// Perform the call on the model, then answer this error (the request landed, the answer
     /// was lost).
-    LandThenFail(SubstrateError),
+    LandThenFail(RequestFailure),
     /// Answer this create outcome without touching the model (`create_pod`/`create_secret`).
-    Create(CreateOutcome),
+    Create(CreateAnswer),
     /// Answer this delete outcome without touching the model (`delete_pod`/`delete_secret`).
-    Delete(DeleteOutcome),
+    Delete(DeleteAnswer),
     /// Run the closure on the model, then behave normally.
     Before(ModelHook),
     /// Fail `ensure_namespace` with this error (only for [`Operation::EnsureNamespace`]).
-    Namespace(NamespaceError),
+    Namespace(NamespaceFailure),
 }
 
 impl std::fmt::Debug for Step {

@@ -20,7 +20,7 @@ use k8s_openapi::api::core::v1::{Pod, Secret};
 
 use super::*;
 use crate::fake::proof::{pod_deletion, secret_deletion};
-use crate::substrate::{CreateOutcome, DeleteOutcome, NamespaceError, Substrate, SubstrateError};
+use crate::substrate::{CreateAnswer, DeleteAnswer, NamespaceFailure, Substrate};
 
 const NS: &str = "agents";
 const SELECTOR: &str = "apiary.dev/agent=abc,app.kubernetes.io/managed-by=apiary";
@@ -134,11 +134,11 @@ fn create_stamps_uid_and_resource_version() {
     let fake = FakeCluster::new(NS);
     assert_eq!(
         run(fake.create_secret(&secret("p-1"))),
-        Ok(CreateOutcome::Created)
+        Ok(CreateAnswer::Created)
     );
     assert_eq!(
         run(fake.create_pod(&pod("p", Some("p-1")))),
-        Ok(CreateOutcome::Created)
+        Ok(CreateAnswer::Created)
     );
     let s = fake.secret("p-1").unwrap();
     let p = run(fake.get_pod("p")).unwrap().unwrap();
@@ -160,13 +160,13 @@ fn taken_name_answers_already_exists() {
     let uid = fake.pod("p").unwrap().metadata.uid;
     assert_eq!(
         run(fake.create_pod(&pod("p", None))),
-        Ok(CreateOutcome::AlreadyExists)
+        Ok(CreateAnswer::AlreadyExists)
     );
     assert_eq!(fake.pod("p").unwrap().metadata.uid, uid);
     run(fake.create_secret(&secret("s"))).unwrap();
     assert_eq!(
         run(fake.create_secret(&secret("s"))),
-        Ok(CreateOutcome::AlreadyExists)
+        Ok(CreateAnswer::AlreadyExists)
     );
 }
 
@@ -182,7 +182,7 @@ fn stale_fence_answers_precondition_failed() {
     assert!(rv(&now) > rv(&observed), "the kubelet moved the pod on");
     assert_eq!(
         run(fake.delete_pod(&fence_of(&observed))),
-        Ok(DeleteOutcome::PreconditionFailed)
+        Ok(DeleteAnswer::PreconditionFailed)
     );
     let other_uid = pod_deletion(
         "p",
@@ -191,16 +191,16 @@ fn stale_fence_answers_precondition_failed() {
     );
     assert_eq!(
         run(fake.delete_pod(&other_uid)),
-        Ok(DeleteOutcome::PreconditionFailed)
+        Ok(DeleteAnswer::PreconditionFailed)
     );
     assert!(fake.pod("p").is_some());
     assert_eq!(
         run(fake.delete_pod(&fence_of(&now))),
-        Ok(DeleteOutcome::Accepted)
+        Ok(DeleteAnswer::Accepted)
     );
     assert_eq!(
         run(fake.delete_pod(&deletion_of(&now, "nope"))),
-        Ok(DeleteOutcome::NotFound)
+        Ok(DeleteAnswer::NotFound)
     );
 }
 
@@ -215,7 +215,7 @@ fn graceful_deletion_on_virtual_clock() {
     assert!(agent_running(&running));
     assert_eq!(
         run(fake.delete_pod(&fence_of(&running))),
-        Ok(DeleteOutcome::Accepted)
+        Ok(DeleteAnswer::Accepted)
     );
     let marked = run(fake.get_pod("p")).unwrap().unwrap();
     assert!(marked.metadata.deletion_timestamp.is_some());
@@ -249,7 +249,7 @@ fn terminal_pod_removed_at_once() {
     let inserted = fake.insert_pod(failed).unwrap();
     assert_eq!(
         run(fake.delete_pod(&fence_of(&inserted))),
-        Ok(DeleteOutcome::Accepted)
+        Ok(DeleteAnswer::Accepted)
     );
     assert_eq!(run(fake.get_pod("p")), Ok(None));
     assert_eq!(fake.elapsed(), Duration::ZERO);
@@ -266,7 +266,7 @@ fn scripted_winner_wins_the_create_race() {
     assert_eq!(run(fake.get_pod("p")), Ok(None), "absent at observation");
     assert_eq!(
         run(fake.create_pod(&pod("p", Some("p-loser")))),
-        Ok(CreateOutcome::AlreadyExists)
+        Ok(CreateAnswer::AlreadyExists)
     );
     let seen = run(fake.get_pod("p")).unwrap().unwrap();
     assert_eq!(seen.metadata.uid.as_deref(), Some("winner-uid"));
@@ -392,10 +392,10 @@ fn scripted_answers_in_order() {
         Operation::CreatePod,
         transport_failure(Operation::CreatePod, "pod/c"),
     );
-    fake.answer_next_create_pod(CreateOutcome::AlreadyExists);
+    fake.answer_next_create_pod(CreateAnswer::AlreadyExists);
     assert_eq!(
         run(fake.create_pod(&pod("a", None))),
-        Ok(CreateOutcome::Created)
+        Ok(CreateAnswer::Created)
     );
     let quota = run(fake.create_pod(&pod("b", None))).unwrap_err();
     assert_eq!(quota.reason(), Some("Forbidden"));
@@ -406,12 +406,12 @@ fn scripted_answers_in_order() {
     assert!(fake.pod("c").is_some(), "the create landed");
     assert_eq!(
         run(fake.create_pod(&pod("d", None))),
-        Ok(CreateOutcome::AlreadyExists)
+        Ok(CreateAnswer::AlreadyExists)
     );
     assert!(fake.pod("d").is_none());
     assert_eq!(
         run(fake.create_pod(&pod("e", None))),
-        Ok(CreateOutcome::Created)
+        Ok(CreateAnswer::Created)
     );
     assert_eq!(
         fake.creates_of_pods().len(),
@@ -433,14 +433,14 @@ fn scripted_delete_outcome_leaves_model() {
     });
     let dead = fake.insert_pod(dead).unwrap();
     assert_eq!(dead.metadata.resource_version.as_deref(), Some("100"));
-    fake.answer_next_delete_pod(DeleteOutcome::PreconditionFailed);
+    fake.answer_next_delete_pod(DeleteAnswer::PreconditionFailed);
     let f = fence_of(&dead);
     assert_eq!(
         run(fake.delete_pod(&f)),
-        Ok(DeleteOutcome::PreconditionFailed)
+        Ok(DeleteAnswer::PreconditionFailed)
     );
     assert!(fake.pod("p").is_some());
-    assert_eq!(run(fake.delete_pod(&f)), Ok(DeleteOutcome::Accepted));
+    assert_eq!(run(fake.delete_pod(&f)), Ok(DeleteAnswer::Accepted));
     assert!(fake.pod("p").is_none());
     assert_eq!(fake.pod_deletes().len(), 2);
     assert!(
@@ -467,7 +467,7 @@ fn before_hook_changes_model_between_read_and_delete() {
     });
     assert_eq!(
         run(fake.delete_pod(&fence_of(&observed))),
-        Ok(DeleteOutcome::PreconditionFailed)
+        Ok(DeleteAnswer::PreconditionFailed)
     );
     assert!(agent_running(&fake.pod("p").unwrap()));
 }
@@ -491,20 +491,18 @@ fn injected_failures() {
         run(fake.list_pods(SELECTOR)).is_ok(),
         "only the next call fails"
     );
-    fake.fail_next_ensure_namespace(NamespaceError::CreateForbidden {
-        namespace: NS.into(),
-    });
-    assert!(matches!(
+    fake.fail_next_ensure_namespace(NamespaceFailure::CreateForbidden);
+    assert_eq!(
         run(fake.ensure_namespace()),
-        Err(NamespaceError::CreateForbidden { .. })
-    ));
+        Err(NamespaceFailure::CreateForbidden)
+    );
     fake.fail_next(
         Operation::EnsureNamespace,
         server_error(Operation::GetNamespace, "namespace/agents"),
     );
     assert!(matches!(
         run(fake.ensure_namespace()),
-        Err(NamespaceError::Failed { .. })
+        Err(NamespaceFailure::Failed(_))
     ));
     fake.fail_next_n(
         Operation::GetPod,
@@ -520,7 +518,7 @@ fn injected_failures() {
 #[test]
 #[should_panic(expected = "cannot answer")]
 fn mismatched_step_panics() {
-    FakeCluster::new(NS).queue(Operation::DeletePod, Step::Create(CreateOutcome::Created));
+    FakeCluster::new(NS).queue(Operation::DeletePod, Step::Create(CreateAnswer::Created));
 }
 
 /// Without the namespace, creates answer 404 for the namespace (E11's trigger); ensure creates
@@ -529,26 +527,18 @@ fn mismatched_step_panics() {
 fn missing_namespace_until_ensured() {
     let fake = FakeCluster::without_namespace(NS);
     let err = run(fake.create_secret(&secret("s"))).unwrap_err();
-    match &err {
-        SubstrateError::Api {
-            operation,
-            object,
-            code,
-            reason,
-            message,
-        } => {
-            assert_eq!(*operation, Operation::CreateSecret);
-            assert_eq!(object, &format!("{NS}/s"));
-            assert_eq!(*code, 404);
-            assert_eq!(reason, "NotFound");
-            assert_eq!(message, "namespaces \"agents\" not found");
-        }
-        other => panic!("{other:?}"),
-    }
+    assert_eq!(err.operation(), Some(Operation::CreateSecret));
+    assert_eq!(err.object(), format!("{NS}/s"));
+    assert_eq!(err.code(), Some(404));
+    assert_eq!(err.reason(), Some("NotFound"));
+    assert_eq!(
+        err.server_message(),
+        Some("namespaces \"agents\" not found")
+    );
     run(fake.ensure_namespace()).unwrap();
     assert_eq!(
         run(fake.create_secret(&secret("s"))),
-        Ok(CreateOutcome::Created)
+        Ok(CreateAnswer::Created)
     );
 }
 
@@ -675,16 +665,16 @@ fn secret_exists_and_uid_fenced_delete() {
     assert_eq!(run(fake.secret_exists("s")), Ok(true));
     assert_eq!(
         run(fake.delete_secret(&secret_deletion("s", "wrong"))),
-        Ok(DeleteOutcome::PreconditionFailed)
+        Ok(DeleteAnswer::PreconditionFailed)
     );
     let uid = fake.secret("s").unwrap().metadata.uid.unwrap();
     assert_eq!(
         run(fake.delete_secret(&secret_deletion("s", &uid))),
-        Ok(DeleteOutcome::Accepted)
+        Ok(DeleteAnswer::Accepted)
     );
     assert_eq!(
         run(fake.delete_secret(&secret_deletion("s", &uid))),
-        Ok(DeleteOutcome::NotFound)
+        Ok(DeleteAnswer::NotFound)
     );
 }
 
@@ -758,7 +748,7 @@ fn crash_script_on_every_create() {
     );
     assert_eq!(
         run(fake.delete_pod(&fence_of(&p))),
-        Ok(DeleteOutcome::Accepted)
+        Ok(DeleteAnswer::Accepted)
     );
     assert!(fake.pod("p").is_none(), "terminal: removed at once");
     run(fake.create_pod(&pod("p", None))).unwrap();

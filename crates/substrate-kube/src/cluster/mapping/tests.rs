@@ -46,11 +46,11 @@ fn a6_reason_literals_are_exact() {
 fn a3_each_409_matches_only_its_own_reason() {
     let exists = refused(409, "AlreadyExists");
     let conflict = refused(409, "Conflict");
-    assert_eq!(create_outcome(&exists), Some(CreateOutcome::AlreadyExists));
+    assert_eq!(create_outcome(&exists), Some(CreateAnswer::AlreadyExists));
     assert_eq!(create_outcome(&conflict), None);
     assert_eq!(
         delete_outcome(&conflict),
-        Some(DeleteOutcome::PreconditionFailed)
+        Some(DeleteAnswer::PreconditionFailed)
     );
     assert_eq!(delete_outcome(&exists), None);
     assert!(exists.has_reason("AlreadyExists"));
@@ -93,7 +93,7 @@ fn reason_not_code_decides_absence() {
     assert!(!is_absent(&refused(404, "Forbidden")));
     assert_eq!(
         delete_outcome(&refused(404, "NotFound")),
-        Some(DeleteOutcome::NotFound)
+        Some(DeleteAnswer::NotFound)
     );
     assert_eq!(delete_outcome(&refused(403, "Forbidden")), None);
     assert_eq!(create_outcome(&refused(409, "alreadyexists")), None);
@@ -103,7 +103,7 @@ fn reason_not_code_decides_absence() {
 /// alone); a first answer of `AlreadyExists` and a created Secret pass through unchanged.
 #[test]
 fn retried_secret_create_already_exists_is_success() {
-    use CreateOutcome::{AlreadyExists, Created};
+    use CreateAnswer::{AlreadyExists, Created};
     assert_eq!(secret_create_outcome(AlreadyExists, true), Created);
     assert_eq!(secret_create_outcome(AlreadyExists, false), AlreadyExists);
     assert_eq!(secret_create_outcome(Created, true), Created);
@@ -199,30 +199,25 @@ fn non_status_body_is_not_quoted() {
 /// Every error names the operation and the object, and keeps code, reason and message.
 #[test]
 fn errors_name_operation_and_object() {
-    let api = refused(409, "Conflict").into_error(Operation::DeletePod, "agents/agent-x");
+    let api = refused(409, "Conflict").into_failure(Operation::DeletePod, "agents/agent-x");
     assert_eq!(
         api,
-        SubstrateError::Api {
-            operation: Operation::DeletePod,
-            object: "agents/agent-x".to_owned(),
-            code: 409,
-            reason: "Conflict".to_owned(),
-            message: "m".to_owned(),
-        }
+        RequestFailure::answered(Operation::DeletePod, "agents/agent-x", 409, "Conflict", "m")
     );
     assert_eq!(
         api.to_string(),
         "could not delete pod agents/agent-x: the apiserver answered 409 Conflict: m"
     );
-    let lost = transport(TransportKind::Connection).into_error(Operation::GetPod, "agents/agent-x");
+    let lost =
+        transport(TransportKind::Connection).into_failure(Operation::GetPod, "agents/agent-x");
     assert_eq!(
         lost,
-        SubstrateError::Transport {
-            operation: Operation::GetPod,
-            object: "agents/agent-x".to_owned(),
-            cause: TransportCause::Other,
-            message: "connection reset".to_owned(),
-        }
+        RequestFailure::lost(
+            Operation::GetPod,
+            "agents/agent-x",
+            TransportCause::Other,
+            "connection reset"
+        )
     );
     assert_eq!(
         lost.to_string(),
@@ -578,130 +573,6 @@ fn transport_causes_are_read_from_the_chain() {
     );
 }
 
-// ---- deploy.md § Namespace ensure, item 4: ServiceAccount admission's refusal
-
-/// The body a real kube-apiserver (v1.20) answers a pod create with while the namespace has no
-/// `default` ServiceAccount, verbatim.
-const SA_MISSING_STATUS: &str = r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"pods \"apiary-research-bot-1-72bea12366a3\" is forbidden: error looking up service account agents/default: serviceaccount \"default\" not found","reason":"Forbidden","details":{"name":"apiary-research-bot-1-72bea12366a3","kind":"pods"},"code":403}"#;
-
-fn status_failure(code: u16, body: &str) -> Failure {
-    Failure::Refused {
-        refusal: decode_refusal(code, body.as_bytes()),
-        retry_after: None,
-    }
-}
-
-fn with_message(reason: &str, message: &str) -> Failure {
-    Failure::Refused {
-        refusal: Refusal {
-            code: 403,
-            reason: reason.to_owned(),
-            message: message.to_owned(),
-        },
-        retry_after: None,
-    }
-}
-
-/// The literal Status of ServiceAccount admission names the missing account, and a pod create
-/// with it becomes `ServiceAccountMissing` carrying the code and the message verbatim.
-#[test]
-fn service_account_admission_status_names_the_account() {
-    let failure = status_failure(403, SA_MISSING_STATUS);
-    assert_eq!(
-        missing_service_account(&failure).as_deref(),
-        Some("default")
-    );
-    let error = pod_create_error(failure, "pod/p");
-    assert_eq!(
-        error,
-        SubstrateError::ServiceAccountMissing {
-            operation: Operation::CreatePod,
-            object: "pod/p".to_owned(),
-            code: 403,
-            account: "default".to_owned(),
-            message: "pods \"apiary-research-bot-1-72bea12366a3\" is forbidden: error looking up \
-                      service account agents/default: serviceaccount \"default\" not found"
-                .to_owned(),
-        }
-    );
-    assert_eq!(error.reason(), Some("Forbidden"));
-    assert!(error.is_api());
-    assert!(error.to_string().contains("403 Forbidden"), "{error}");
-}
-
-/// A named account is named back; a dotted or dashed name survives whole.
-#[test]
-fn a_named_account_is_read_from_the_message() {
-    let failure = with_message(
-        "Forbidden",
-        "pods \"p\" is forbidden: error looking up service account ns-1/ci.runner-2: \
-         serviceaccount \"ci.runner-2\" not found",
-    );
-    assert_eq!(
-        missing_service_account(&failure).as_deref(),
-        Some("ci.runner-2")
-    );
-}
-
-/// Only reason `Forbidden` plus the whole message shape is admission's refusal. RBAC's 403, a
-/// different reason with the same words, an empty reason, mismatched names, an empty name and
-/// a transport failure are all ordinary failures (kills each dropped check of the matcher).
-#[test]
-fn every_other_refusal_is_not_a_missing_account() {
-    let shape = "pods \"p\" is forbidden: error looking up service account ns/default: \
-                 serviceaccount \"default\" not found";
-    for failure in [
-        with_message(
-            "Forbidden",
-            "pods is forbidden: User \"dev\" cannot create resource \"pods\" in API group \"\" \
-             in the namespace \"ns\"",
-        ),
-        with_message("", shape),
-        with_message("Invalid", shape),
-        with_message(
-            "Forbidden",
-            "error looking up service account ns/a: serviceaccount \"b\" not found",
-        ),
-        with_message(
-            "Forbidden",
-            "error looking up service account ns/ab: serviceaccount \"a\" not found",
-        ),
-        with_message(
-            "Forbidden",
-            "error looking up service account ns/: serviceaccount \"\" not found",
-        ),
-        with_message(
-            "Forbidden",
-            "error looking up service account default: serviceaccount \"default\" not found",
-        ),
-        with_message(
-            "Forbidden",
-            "error looking up service account ns/default: serviceaccount \"default\" is terminating",
-        ),
-        with_message("Forbidden", "error looking up service account ns/default"),
-        transport(TransportKind::Connection),
-    ] {
-        assert_eq!(missing_service_account(&failure), None, "{failure:?}");
-        let error = pod_create_error(failure, "pod/p");
-        assert!(
-            !matches!(error, SubstrateError::ServiceAccountMissing { .. }),
-            "{error:?}"
-        );
-    }
-    // An ordinary refusal keeps its own code, reason and message.
-    let rbac = pod_create_error(refused(403, "Forbidden"), "pod/p");
-    assert_eq!(
-        rbac,
-        SubstrateError::Api {
-            operation: Operation::CreatePod,
-            object: "pod/p".to_owned(),
-            code: 403,
-            reason: "Forbidden".to_owned(),
-            message: "m".to_owned(),
-        }
-    );
-}
-
 /// A node as the apiserver answers it, with these conditions (type, status, reason).
 fn node_with(conditions: &[(&str, &str, Option<&str>)]) -> Node {
     serde_json::from_value(serde_json::json!({
@@ -770,4 +641,23 @@ fn node_read_refusals_split_on_the_reason() {
     for kind in ALL_TRANSPORT {
         assert_eq!(node_facts(Err(&transport(kind))), NodeFacts::Unknown);
     }
+}
+
+/// deploy.md § Namespace ensure, item 4: the body a real kube-apiserver (v1.20) answers a pod
+/// create with while the namespace has no `default` ServiceAccount, verbatim, decodes into a
+/// failure whose refusal names the account (the words are matched in `apiary-classify`).
+#[test]
+fn service_account_admission_status_decodes_to_a_named_account() {
+    const SA_MISSING_STATUS: &str = r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"pods \"apiary-research-bot-1-72bea12366a3\" is forbidden: error looking up service account agents/default: serviceaccount \"default\" not found","reason":"Forbidden","details":{"name":"apiary-research-bot-1-72bea12366a3","kind":"pods"},"code":403}"#;
+    let failure = Failure::Refused {
+        refusal: decode_refusal(403, SA_MISSING_STATUS.as_bytes()),
+        retry_after: None,
+    }
+    .into_failure(Operation::CreatePod, "agents/p");
+    assert_eq!(
+        failure.missing_service_account().as_deref(),
+        Some("default")
+    );
+    assert_eq!(failure.code(), Some(403));
+    assert!(failure.to_string().contains("403 Forbidden"), "{failure}");
 }
