@@ -21,7 +21,7 @@ mod walk;
 use std::path::Path;
 use std::process::ExitCode;
 
-use shell::{cargo, ensure_tool, workspace_root};
+use shell::{cargo, cargo_untimed, ensure_tool, workspace_root};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -102,7 +102,12 @@ fn ci(root: &Path) -> Result<(), String> {
         ],
         &[],
     )?;
+    let started = std::time::Instant::now();
     downstream::check_all(root)?;
+    eprintln!(
+        "xtask: {} s: the downstream crates",
+        started.elapsed().as_secs()
+    );
     for features in TEST_COMBINATIONS {
         // The real-server tier does not depend on these features and runs in the workspace run
         // below; each of its tests starts a control plane, so it is not repeated per combination.
@@ -133,7 +138,7 @@ fn under_node(root: &Path, args: &[&str]) -> Result<(), String> {
         "cargo",
     ];
     all.extend_from_slice(args);
-    cargo(root, &all, &[])
+    cargo_untimed(root, &all, &[])
 }
 
 /// The nextest filter that leaves out the real-server tier: the `real_*` test binaries and the

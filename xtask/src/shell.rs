@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Instant;
 
 /// The workspace root: the parent of this crate's manifest directory.
 pub(crate) fn workspace_root() -> PathBuf {
@@ -12,8 +13,26 @@ pub(crate) fn workspace_root() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("."))
 }
 
-/// Run `cargo <args>` in the workspace root with extra environment, failing on a non-zero exit.
+/// Run `cargo <args>` in the workspace root with extra environment, failing on a non-zero exit,
+/// and say how long it took (where a CI run's minutes go).
 pub(crate) fn cargo(root: &Path, args: &[&str], envs: &[(&str, &str)]) -> Result<(), String> {
+    let started = Instant::now();
+    let result = cargo_untimed(root, args, envs);
+    eprintln!(
+        "xtask: {} s: cargo {}",
+        started.elapsed().as_secs(),
+        args.join(" ")
+    );
+    result
+}
+
+/// [`cargo`] without the timing line: for the last step of a run, whose own summary must stay
+/// the last line.
+pub(crate) fn cargo_untimed(
+    root: &Path,
+    args: &[&str],
+    envs: &[(&str, &str)],
+) -> Result<(), String> {
     eprintln!("xtask: cargo {}", args.join(" "));
     let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()))
         .args(args)
