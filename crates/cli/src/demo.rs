@@ -252,7 +252,7 @@ async fn session(narrator: &mut Narrator) -> Result<(), Failure> {
         "Deploy an agent (progress is shown on stderr while it starts)",
         &format!("apiary {ns} deploy \"demo agent\" --image {main_image} --env GREETING=…"),
     );
-    // tests/redaction.rs asserts this value never appears in the demo's -vvv output.
+    // tests/cli/redaction.rs asserts this value never appears in the demo's -vvv output.
     let env: Env = [("GREETING", "hello from the demo")].into_iter().collect();
     let valid = config(&main, &main_image, env)?;
     let progress = Progress::start(

@@ -8,11 +8,10 @@
 //!
 //! Test-only code: it decides nothing about apiary and never prints a credential.
 
-mod common;
 
 use std::collections::BTreeMap;
 
-use common::node::{SLEEPER, Scene, deploy_args, pod_name, running};
+use crate::common::node::{SLEEPER, Scene, deploy_args, pod_name, running};
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, DynamicObject, PostParams};
@@ -38,7 +37,7 @@ fn a_private_image_is_pulled_with_the_pull_secret() {
     );
 
     let (registry, user, password) = scene.node.info().private_registry();
-    let auth = common::base64(format!("{user}:{password}").as_bytes());
+    let auth = crate::common::base64(format!("{user}:{password}").as_bytes());
     let config = serde_json::json!({"auths": {registry: {"auth": auth}}}).to_string();
     let secret = Secret {
         metadata: kube::api::ObjectMeta {
@@ -253,14 +252,14 @@ fn a_referenced_secret_deleted_after_the_check_is_reported_from_the_kubelet() {
         .block_on(secrets.delete("team-creds", &Default::default()))
         .expect("delete the Secret");
     set_label(serde_json::json!("yes"));
-    let run = common::node::finish(child, began);
+    let run = crate::common::node::finish(child, began);
     set_label(serde_json::Value::Null);
     assert_eq!(run.code, 1, "{run:?}");
     assert!(run.stderr.contains("secret team-creds"), "{run:?}");
     assert!(run.stderr.contains("the pod is kept"), "{run:?}");
     assert!(!run.stderr.contains(value) && !run.stdout.contains(value));
     let pod = scene.pod(&name).expect("the pod is kept");
-    let waiting = common::node::agent_status(&pod)
+    let waiting = crate::common::node::agent_status(&pod)
         .and_then(|s| s.state.as_ref())
         .and_then(|s| s.waiting.as_ref())
         .expect("waiting");
@@ -278,7 +277,7 @@ fn a_referenced_secret_deleted_after_the_check_is_reported_from_the_kubelet() {
 
 /// Whether the `agent` container of `pod` has terminated.
 fn ended(pod: Option<&k8s_openapi::api::core::v1::Pod>) -> bool {
-    pod.and_then(common::node::agent_status)
+    pod.and_then(crate::common::node::agent_status)
         .and_then(|s| s.state.as_ref())
         .is_some_and(|s| s.terminated.is_some())
 }
@@ -364,12 +363,12 @@ fn a_workspace_keeps_its_data_across_a_crash_revival_and_a_replace() {
     assert_eq!(lines(&scene), 1);
 
     // Crash revival: the terminated pod is replaced by a new one on the same claim.
-    let first = common::node::uid(&scene.pod(&name).expect("the pod"));
+    let first = crate::common::node::uid(&scene.pod(&name).expect("the pod"));
     scene
         .apiary(&deploy_args(agent, &scene.image(), script, &extra))
         .ok();
     let revived = scene.pod(&name).expect("the revived pod");
-    assert_ne!(common::node::uid(&revived), first);
+    assert_ne!(crate::common::node::uid(&revived), first);
     scene.wait_pod(&name, "the revived run ends", ended);
     assert_eq!(
         lines(&scene),

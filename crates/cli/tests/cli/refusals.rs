@@ -3,11 +3,10 @@
 //! before any cluster contact"). Each test runs the built binary against the loopback simulator
 //! and asserts on the simulator's request log that nothing was sent.
 
-mod common;
 
 use std::ffi::OsString;
 
-use common::{Fixture, IMAGE, Run};
+use crate::common::{Fixture, IMAGE, Run};
 
 /// Run `args` against a fresh simulator, assert exit 2, no request, an empty stdout in text
 /// mode, and each of `needles` in stderr. Returns the run.
@@ -264,7 +263,7 @@ fn v9_unset_inherited_key_is_refused() {
         "APIARY_TEST_UNSET_KEY",
     ]);
     cmd.env_remove("APIARY_TEST_UNSET_KEY");
-    let run = common::run(cmd);
+    let run = crate::common::run(cmd);
     assert_eq!(run.code, 2, "{run:?}");
     assert!(
         run.stderr.contains("APIARY_TEST_UNSET_KEY"),

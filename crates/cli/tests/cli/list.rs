@@ -4,10 +4,9 @@
 //! (one request per 500 objects); and the exit-2 refusals, which send nothing. Scenarios that need
 //! no simulator-only control run on both backends.
 
-mod common;
 
 use apiary_apiserver_sim::{Resource, Verb};
-use common::{Fixture, IMAGE, on_both_backends};
+use crate::common::{Fixture, IMAGE, on_both_backends};
 
 const AGENT: &str = "Research Bot #1";
 const POD: &str = "apiary-research-bot-1-72bea12366a3";

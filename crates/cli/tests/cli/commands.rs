@@ -5,10 +5,9 @@
 //! with the fake kubelet (skipped without `KUBEBUILDER_ASSETS`). The rest fail before any contact,
 //! or play with the simulator's `Date` header, and run on the simulator only.
 
-mod common;
 
 use apiary_apiserver_sim::{Resource, Verb};
-use common::{Fixture, IMAGE, NAMESPACE, container_state, image, on_both_backends};
+use crate::common::{Fixture, IMAGE, NAMESPACE, container_state, image, on_both_backends};
 
 const AGENT: &str = "Research Bot #1";
 const POD: &str = "apiary-research-bot-1-72bea12366a3";
@@ -426,7 +425,7 @@ fn v4_no_namespace_is_refused_before_contact() {
         &["undeploy", AGENT][..],
         &["gc", AGENT][..],
     ] {
-        let run = common::run_with_kubeconfig(fx.dir(), &kubeconfig, args);
+        let run = crate::common::run_with_kubeconfig(fx.dir(), &kubeconfig, args);
         assert_eq!(run.code, 2, "{args:?}: {run:?}");
         assert!(run.stderr.contains("-n"), "{}", run.stderr);
     }
@@ -438,7 +437,7 @@ fn v4_no_namespace_is_refused_before_contact() {
 fn unreadable_kubeconfig_is_refused() {
     let fx = Fixture::start();
     let missing = fx.dir().join("nope.kubeconfig");
-    let run = common::run_with_kubeconfig(fx.dir(), &missing, &["deploy", AGENT, "--image", IMAGE]);
+    let run = crate::common::run_with_kubeconfig(fx.dir(), &missing, &["deploy", AGENT, "--image", IMAGE]);
     assert_eq!(run.code, 2, "{run:?}");
     assert!(run.stderr.contains("nope.kubeconfig"), "{}", run.stderr);
     fx.assert_no_requests("unreadable kubeconfig");
@@ -455,7 +454,7 @@ fn a10_unreachable_apiserver_is_exit_1_without_panic() {
         apiary_apiserver_sim::kubeconfig_yaml("http://127.0.0.1:9", NAMESPACE),
     )
     .expect("write");
-    let run = common::run_with_kubeconfig(
+    let run = crate::common::run_with_kubeconfig(
         dir.path(),
         &kubeconfig,
         &["deploy", AGENT, "--image", IMAGE, "--timeout", "5"],
@@ -523,8 +522,8 @@ fn completions_in_both_modes() {
 fn e13_missing_credential_plugin_names_context_and_command() {
     let dir = tempfile::tempdir().expect("dir");
     let kubeconfig = dir.path().join("kc");
-    std::fs::write(&kubeconfig, common::MISSING_PLUGIN_KUBECONFIG).expect("write");
-    let run = common::run_with_kubeconfig(
+    std::fs::write(&kubeconfig, crate::common::MISSING_PLUGIN_KUBECONFIG).expect("write");
+    let run = crate::common::run_with_kubeconfig(
         dir.path(),
         &kubeconfig,
         &["deploy", AGENT, "--image", IMAGE],
@@ -572,7 +571,7 @@ fn completion_scripts_complete_apiary_under_either_name() {
         );
         let mut cmd = std::process::Command::new(&link);
         cmd.args(["completions", shell]);
-        let plugin = common::run(cmd);
+        let plugin = crate::common::run(cmd);
         assert_eq!(plugin.code, 0, "{shell}: {plugin:?}");
         assert_eq!(
             plugin.stdout, run.stdout,

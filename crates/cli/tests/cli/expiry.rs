@@ -6,13 +6,12 @@
 //!
 //! Layer: CLI integration tests; loopback only.
 
-mod common;
 
 use std::time::Duration;
 
 use apiary_apiserver_sim::{FaultAction, FaultRule, Matcher, Resource, Verb};
 use apiary_classify::expiry::parse_instant;
-use common::{Fixture, IMAGE, on_both_backends};
+use crate::common::{Fixture, IMAGE, on_both_backends};
 
 const AGENT: &str = "Research Bot #1";
 const POD: &str = "apiary-research-bot-1-72bea12366a3";

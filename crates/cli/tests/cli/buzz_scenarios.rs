@@ -5,22 +5,21 @@
 //! (skipped without `KUBEBUILDER_ASSETS`). The kubelet's per-image scripts (`agent-crash`,
 //! `agent-pullfail-manifest`) choose what the pod does; what the server holds afterwards is
 //! compared with buzz-provider.md § 6's templates and § 7's fingerprint as this file's support code
-//! writes them out (`common::buzz`), never with apiary's own builders.
+//! writes them out (`crate::common::buzz`), never with apiary's own builders.
 //!
 //! Test-only code: it asserts on answers, request logs and server objects, never on durations,
 //! and never prints an env value (failure messages name keys).
 
-mod common;
 
 use std::time::Duration;
 
 use apiary_apiserver_sim::{Resource, Verb};
-use common::buzz::{
+use crate::common::buzz::{
     NSEC, POD, PUBKEY, Template, assert_no_leak_on_server, assert_spec_pod, assert_spec_secret,
     buzz_image, deploy_request, env_from_secret, finish, leak_in, original_secret,
     provider_command, secret_name, spawn,
 };
-use common::{BackendKind, container_state, on_both_backends};
+use crate::common::{BackendKind, container_state, on_both_backends};
 
 /// How many desktops deploy the one agent at once.
 const CONTENDERS: usize = 16;

@@ -5,9 +5,8 @@
 //!
 //! Layer: CLI tests over loopback. They decide nothing.
 
-mod common;
 
-use common::{Fixture, IMAGE};
+use crate::common::{Fixture, IMAGE};
 
 const AGENT: &str = "Research Bot #1";
 const POD: &str = "apiary-research-bot-1-72bea12366a3";

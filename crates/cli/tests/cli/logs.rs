@@ -3,14 +3,13 @@
 //! `-f` across a broken stream (every line exactly once, in order), the refusals of a missing pod,
 //! a foreign pod and a container that never started (exit 1), and bad flags (exit 2, nothing sent).
 
-mod common;
 
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 use std::time::Duration;
 
 use apiary_cluster_model::kubelet::PodScript;
-use common::{Fixture, IMAGE, NAMESPACE, image};
+use crate::common::{Fixture, IMAGE, NAMESPACE, image};
 
 const AGENT: &str = "Research Bot #1";
 const POD: &str = "apiary-research-bot-1-72bea12366a3";
@@ -37,7 +36,7 @@ fn agent_with_log(fx: &Fixture, agent: &str, script: PodScript, lines: &[(u64, &
         m.create_pod(NAMESPACE, attempt.pod).expect("pod");
     });
     fx.wait_pod(&pod, "started", |p| {
-        common::container_state(p) == "running" || common::container_state(p) == "terminated"
+        crate::common::container_state(p) == "running" || crate::common::container_state(p) == "terminated"
     });
     fx.clear_requests();
 }

@@ -5,12 +5,11 @@
 //! `<name>::sim` against the loopback simulator and `<name>::real` against a real `kube-apiserver`
 //! with the fake kubelet (skipped without `KUBEBUILDER_ASSETS`).
 
-mod common;
 
 use std::io::{BufRead, BufReader};
 
 use apiary_apiserver_sim::{Resource, Verb};
-use common::on_both_backends;
+use crate::common::on_both_backends;
 
 on_both_backends! {
     /// Three started pods, one terminating pod and one IPv6 pod: sorted, IPv6 last and bracketed.
@@ -193,7 +192,7 @@ on_both_backends! {
             serde_json::from_value(serde_json::json!({
                 "phase": if state.get("running").is_some() { "Running" } else { "Pending" },
                 "podIP": ip, "podIPs": [{"ip": ip}],
-                "containerStatuses": [{"name": "node", "image": common::IMAGE, "imageID": "",
+                "containerStatuses": [{"name": "node", "image": crate::common::IMAGE, "imageID": "",
                                        "ready": false, "restartCount": 0, "state": state}],
             }))
             .expect("status")
@@ -294,7 +293,7 @@ on_both_backends! {
 /// and in json mode.
 #[test]
 fn bad_ip_family_is_refused_naming_the_flag_and_the_values() {
-    let fx = common::Fixture::start();
+    let fx = crate::common::Fixture::start();
     for bad in ["ipv5", "IPv6", ""] {
         let run = fx.apiary(&[
             "seeds",

@@ -1,5 +1,5 @@
 //! The exact text of every failure message the CLI prints (docs/errors.md), pinned as `insta`
-//! snapshots in `tests/snapshots/` and produced by the built binary against the loopback simulator:
+//! snapshots in `tests/cli/snapshots/` and produced by the built binary against the loopback simulator:
 //! each row of deploy.md § Errors the simulator can stage, each seeds failure, every refusal of bad
 //! input, an unreachable server, a bad kubeconfig, a missing credential plugin and each 403. Every
 //! message is also scanned for `Debug` artefacts, doubled words, repeated prefixes, line breaks and
@@ -12,10 +12,9 @@
 //!
 //! Test-only; talks to loopback only.
 
-mod common;
 
 use apiary_apiserver_sim::{FaultAction, FaultRule, Matcher, Resource, Verb};
-use common::{Fixture, IMAGE, NAMESPACE, Run, image, run_with_kubeconfig};
+use crate::common::{Fixture, IMAGE, NAMESPACE, Run, image, run_with_kubeconfig};
 
 const AGENT: &str = "Research Bot #1";
 const POD: &str = "apiary-research-bot-1-72bea12366a3";
@@ -593,7 +592,7 @@ fn e13_kubeconfig_failures() {
     insta::assert_snapshot!("e13_unknown_context", message(Some(&fx), &run));
 
     let plugin = fx.dir().join("plugin.kubeconfig");
-    std::fs::write(&plugin, common::MISSING_PLUGIN_KUBECONFIG).expect("write");
+    std::fs::write(&plugin, crate::common::MISSING_PLUGIN_KUBECONFIG).expect("write");
     let run = run_with_kubeconfig(fx.dir(), &plugin, &["deploy", AGENT, "--image", IMAGE]);
     assert_eq!(run.code, 2, "{run:?}");
     insta::assert_snapshot!("e13_credential_plugin_missing", message(Some(&fx), &run));

@@ -5,9 +5,8 @@
 //!
 //! Test-only code: it asserts on exit codes, output and the server's objects.
 
-mod common;
 
-use common::{Fixture, IMAGE};
+use crate::common::{Fixture, IMAGE};
 
 const AGENT: &str = "isolated agent";
 

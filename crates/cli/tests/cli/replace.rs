@@ -6,10 +6,9 @@
 //!
 //! Layer: CLI tests over loopback. They decide nothing.
 
-mod common;
 
 use apiary_apiserver_sim::{Resource, Verb};
-use common::{Fixture, IMAGE, on_both_backends};
+use crate::common::{Fixture, IMAGE, on_both_backends};
 
 const AGENT: &str = "Research Bot #1";
 const POD: &str = "apiary-research-bot-1-72bea12366a3";

@@ -6,9 +6,8 @@
 //! scenario runs against the simulator (`::sim`) and against a real `kube-apiserver` (`::real`,
 //! through the envtest proxy's request log; skipped without `KUBEBUILDER_ASSETS`).
 
-mod common;
 
-use common::{IMAGE, Run, base64, image, on_both_backends};
+use crate::common::{IMAGE, Run, base64, image, on_both_backends};
 
 const CANARY_FLAG: &str = "canary-flag-4f9d2b7e1a";
 const CANARY_ENV: &str = "canary-inherited-8c3e5a0f6d";
@@ -106,7 +105,7 @@ on_both_backends! {
                 if let Some(filter) = rust_log {
                     cmd.env("RUST_LOG", filter);
                 }
-                let run = common::run(cmd);
+                let run = crate::common::run(cmd);
                 assert!(
                     run.code == 0 || run.code == 1 || run.code == 2,
                     "{name}: {run:?}"
@@ -155,9 +154,9 @@ fn base64_encoder_matches_known_vectors() {
 fn demo_env_value_never_reaches_the_output() {
     const DEMO_VALUE: &str = "hello from the demo";
     let home = tempfile::tempdir().expect("dir");
-    let mut cmd = common::bare_command(home.path());
+    let mut cmd = crate::common::bare_command(home.path());
     cmd.args(["-vvv", "demo"]);
-    let run = common::run(cmd);
+    let run = crate::common::run(cmd);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(run.stderr.lines().count() > 50, "-vvv really logged");
     for needle in [DEMO_VALUE.to_owned(), base64(DEMO_VALUE.as_bytes())] {

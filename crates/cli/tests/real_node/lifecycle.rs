@@ -11,14 +11,13 @@
 //! Test-only code: it decides nothing about apiary, talks only to loopback and the node's
 //! bridge, and never prints a token or an env value.
 
-mod common;
 
 use std::process::Child;
 use std::time::{Duration, Instant};
 
 use apiary_substrate::build::build_attempt;
 use apiary_substrate::naming::{AgentIdentity, Generation};
-use common::node::{SLEEPER, Scene, agent_status, deploy_args, finish, pod_name, running, uid};
+use crate::common::node::{SLEEPER, Scene, agent_status, deploy_args, finish, pod_name, running, uid};
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, ListParams, PostParams};
 
@@ -530,7 +529,7 @@ fn the_buzz_provider_deploys_a_running_container() {
     let Some(scene) = Scene::new("buzz") else {
         return;
     };
-    let mut request = common::buzz::deploy_request(&scene.namespace, &scene.image());
+    let mut request = crate::common::buzz::deploy_request(&scene.namespace, &scene.image());
     // Sized for a two-core node; the binding's own defaults are for real agents.
     for (key, value) in [
         ("cpu_request", "10m"),
@@ -542,8 +541,8 @@ fn the_buzz_provider_deploys_a_running_container() {
     }
     let deploy = || {
         let began = Instant::now();
-        let answer = common::buzz::finish(common::buzz::spawn(
-            common::buzz::provider_command(scene.home.path(), &scene.kubeconfig),
+        let answer = crate::common::buzz::finish(crate::common::buzz::spawn(
+            crate::common::buzz::provider_command(scene.home.path(), &scene.kubeconfig),
             &request,
         ));
         (answer, began.elapsed())

@@ -6,9 +6,8 @@
 //!
 //! Test-only code: it asserts on exit codes, the server's objects and request logs.
 
-mod common;
 
-use common::{IMAGE, on_both_backends};
+use crate::common::{IMAGE, on_both_backends};
 
 const AGENT: &str = "gpu agent";
 
@@ -113,7 +112,7 @@ on_both_backends! {
 /// created and the attempt's Secret is removed.
 #[test]
 fn an_invalid_option_names_the_flag_that_set_it_on_the_real_server() {
-    let Some(fx) = common::Fixture::on_real("invalid-option") else {
+    let Some(fx) = crate::common::Fixture::on_real("invalid-option") else {
         return;
     };
     let run = fx.apiary(&[

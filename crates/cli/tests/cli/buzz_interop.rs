@@ -1,6 +1,6 @@
 //! End-to-end interop (docs/buzz-provider.md § Tests): pods and Secrets shaped exactly as the
 //! original `buzz-backend-kubernetes` creates them, written in this test from buzz-provider.md
-//! § 6's templates as JSON with § 7's fingerprint computed here (`common::buzz`), never by apiary's
+//! § 6's templates as JSON with § 7's fingerprint computed here (`crate::common::buzz`), never by apiary's
 //! builders, are verified as ours by apiary's provider binary: a started one is a no-op, a wedged
 //! never-started one with another fingerprint is replaced and its Secret later collected. And the
 //! two bindings keep apart in one namespace: the provider never touches an apiary-native agent,
@@ -10,16 +10,15 @@
 //! Test-only code: assertions on answers, request logs and server objects, never on durations;
 //! no env value is printed.
 
-mod common;
 
 use std::time::{Duration, Instant};
 
 use apiary_apiserver_sim::{Resource, Verb};
-use common::buzz::{
+use crate::common::buzz::{
     POD, Template, buzz_image, creating_status, deploy_request, env_from_secret, finish,
     original_pod, original_secret, running_status, secret_name, spawn,
 };
-use common::{BackendKind, Fixture, IMAGE, WAIT_BOUND, container_state, image, on_both_backends};
+use crate::common::{BackendKind, Fixture, IMAGE, WAIT_BOUND, container_state, image, on_both_backends};
 
 /// The generation of the original backend's attempt in these scenarios.
 const GENERATION: &str = "0a1b2c3d";

@@ -6,18 +6,17 @@
 //!
 //! Test-only; loopback only (the simulator), and the plugin checks contact nothing at all.
 
-mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use common::on_both_backends;
+use crate::common::on_both_backends;
 
 on_both_backends! {
     /// The default level shows the progress line(s) and the result, not also the `INFO` lines
     /// that repeat them; warnings would still show. `-v` adds the log lines.
     fn deploy_is_quiet_by_default_and_v_adds_the_log_lines(fx) {
-        let quiet = fx.apiary(&["deploy", "quiet agent", "--image", common::IMAGE]);
+        let quiet = fx.apiary(&["deploy", "quiet agent", "--image", crate::common::IMAGE]);
         assert_eq!(quiet.code, 0, "{quiet:?}");
         assert!(quiet.stdout.starts_with("apiary-"), "{quiet:?}");
         assert!(
@@ -27,7 +26,7 @@ on_both_backends! {
         );
         assert!(!quiet.stderr.contains("INFO"), "INFO lines by default: {}", quiet.stderr);
 
-        let verbose = fx.apiary(&["-v", "deploy", "loud agent", "--image", common::IMAGE]);
+        let verbose = fx.apiary(&["-v", "deploy", "loud agent", "--image", crate::common::IMAGE]);
         assert_eq!(verbose.code, 0, "{verbose:?}");
         assert!(verbose.stderr.contains("INFO"), "no INFO lines with -v: {}", verbose.stderr);
         assert!(verbose.stderr.contains("created the pod"), "{}", verbose.stderr);
@@ -47,9 +46,9 @@ fn section(text: &str, heading: &str) -> String {
 
 fn help(args: &[&str]) -> String {
     let home = tempfile::tempdir().expect("dir");
-    let mut cmd = common::bare_command(home.path());
+    let mut cmd = crate::common::bare_command(home.path());
     cmd.args(args);
-    let run = common::run(cmd);
+    let run = crate::common::run(cmd);
     assert_eq!(run.code, 0, "{run:?}");
     run.stdout
 }
@@ -102,14 +101,14 @@ fn plugin_dir() -> (tempfile::TempDir, PathBuf) {
     (dir, link)
 }
 
-fn run_as(program: &Path, home: &Path, args: &[&str]) -> common::Run {
+fn run_as(program: &Path, home: &Path, args: &[&str]) -> crate::common::Run {
     let mut cmd = Command::new(program);
     cmd.env_remove("KUBECONFIG")
         .env_remove("RUST_LOG")
         .env("HOME", home)
         .stdin(Stdio::null())
         .args(args);
-    common::run(cmd)
+    crate::common::run(cmd)
 }
 
 /// Through the symlink: usage, help and version say `kubectl apiary`; a usage error's usage
@@ -174,7 +173,7 @@ fn kubectl_runs_the_plugin_from_path() {
         .env("PATH", path)
         .stdin(Stdio::null())
         .args(["apiary", "--version"]);
-    let run = common::run(cmd);
+    let run = crate::common::run(cmd);
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(
         run.stdout,

@@ -2,7 +2,6 @@
 //! embedded simulator, narrates every step on stdout (json: one document listing the steps),
 //! finishes within 30 s, exits 0, and never reads or writes the user's kubeconfig.
 
-mod common;
 
 use std::time::{Duration, Instant};
 
@@ -24,10 +23,10 @@ fn hostile_home() -> (tempfile::TempDir, std::path::PathBuf, String) {
 fn demo_narrates_every_step_and_exits_0() {
     let (home, config, contents) = hostile_home();
     let not_created = home.path().join("never-written");
-    let mut cmd = common::bare_command(home.path());
+    let mut cmd = crate::common::bare_command(home.path());
     cmd.env("KUBECONFIG", &not_created).arg("demo");
     let started = Instant::now();
-    let run = common::run(cmd);
+    let run = crate::common::run(cmd);
     assert!(started.elapsed() < Duration::from_secs(30));
     assert_eq!(run.code, 0, "{run:?}");
     for needle in [
@@ -61,9 +60,9 @@ fn demo_narrates_every_step_and_exits_0() {
 #[test]
 fn demo_json_is_one_document_of_steps() {
     let (home, _, _) = hostile_home();
-    let mut cmd = common::bare_command(home.path());
+    let mut cmd = crate::common::bare_command(home.path());
     cmd.args(["-o", "json", "demo"]);
-    let run = common::run(cmd);
+    let run = crate::common::run(cmd);
     assert_eq!(run.code, 0, "{run:?}");
     let doc = run.json();
     assert_eq!(doc["ok"], true);
@@ -87,7 +86,7 @@ fn demo_heading_precedes_each_steps_progress() {
     let (home, _, _) = hostile_home();
     let combined = home.path().join("combined.txt");
     let file = std::fs::File::create(&combined).expect("file");
-    let mut cmd = common::bare_command(home.path());
+    let mut cmd = crate::common::bare_command(home.path());
     cmd.arg("demo")
         .stdout(file.try_clone().expect("clone"))
         .stderr(file);
