@@ -1,5 +1,5 @@
 //! Label and field selectors with the apiserver's grammar, messages and matching rules (its
-//! v1.20 parser, checked against a real one by `apiserver-sim/tests/differential.rs`): equality
+//! v1.20 parser, checked against a real one by `apiserver-sim/tests/sim/differential.rs`): equality
 //! (`=`, `==`, `!=`), set-based (`in`, `notin`), existence (`key`, `!key`) and integer (`>`, `<`)
 //! label requirements, and
 //! the field selectors `metadata.name`, `metadata.namespace` and (pods) `status.phase` /

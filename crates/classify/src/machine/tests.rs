@@ -1,6 +1,6 @@
 //! Tests of the deploy state machine (deploy.md § The deploy operation): one test per rule,
 //! driven step by step. The property tests over arbitrary answer sequences live in
-//! `tests/machine_props.rs`.
+//! `tests/props/machine_props.rs`.
 
 use crate::binding::Owner;
 use std::time::Duration;

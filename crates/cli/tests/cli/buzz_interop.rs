@@ -10,15 +10,16 @@
 //! Test-only code: assertions on answers, request logs and server objects, never on durations;
 //! no env value is printed.
 
-
 use std::time::{Duration, Instant};
 
-use apiary_apiserver_sim::{Resource, Verb};
 use crate::common::buzz::{
     POD, Template, buzz_image, creating_status, deploy_request, env_from_secret, finish,
     original_pod, original_secret, running_status, secret_name, spawn,
 };
-use crate::common::{BackendKind, Fixture, IMAGE, WAIT_BOUND, container_state, image, on_both_backends};
+use crate::common::{
+    BackendKind, Fixture, IMAGE, WAIT_BOUND, container_state, image, on_both_backends,
+};
+use apiary_apiserver_sim::{Resource, Verb};
 
 /// The generation of the original backend's attempt in these scenarios.
 const GENERATION: &str = "0a1b2c3d";

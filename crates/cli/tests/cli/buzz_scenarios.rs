@@ -10,16 +10,15 @@
 //! Test-only code: it asserts on answers, request logs and server objects, never on durations,
 //! and never prints an env value (failure messages name keys).
 
-
 use std::time::Duration;
 
-use apiary_apiserver_sim::{Resource, Verb};
 use crate::common::buzz::{
     NSEC, POD, PUBKEY, Template, assert_no_leak_on_server, assert_spec_pod, assert_spec_secret,
     buzz_image, deploy_request, env_from_secret, finish, leak_in, original_secret,
     provider_command, secret_name, spawn,
 };
 use crate::common::{BackendKind, container_state, on_both_backends};
+use apiary_apiserver_sim::{Resource, Verb};
 
 /// How many desktops deploy the one agent at once.
 const CONTENDERS: usize = 16;

@@ -5,9 +5,8 @@
 //! with the fake kubelet (skipped without `KUBEBUILDER_ASSETS`). The rest fail before any contact,
 //! or play with the simulator's `Date` header, and run on the simulator only.
 
-
-use apiary_apiserver_sim::{Resource, Verb};
 use crate::common::{Fixture, IMAGE, NAMESPACE, container_state, image, on_both_backends};
+use apiary_apiserver_sim::{Resource, Verb};
 
 const AGENT: &str = "Research Bot #1";
 const POD: &str = "apiary-research-bot-1-72bea12366a3";
@@ -437,7 +436,11 @@ fn v4_no_namespace_is_refused_before_contact() {
 fn unreadable_kubeconfig_is_refused() {
     let fx = Fixture::start();
     let missing = fx.dir().join("nope.kubeconfig");
-    let run = crate::common::run_with_kubeconfig(fx.dir(), &missing, &["deploy", AGENT, "--image", IMAGE]);
+    let run = crate::common::run_with_kubeconfig(
+        fx.dir(),
+        &missing,
+        &["deploy", AGENT, "--image", IMAGE],
+    );
     assert_eq!(run.code, 2, "{run:?}");
     assert!(run.stderr.contains("nope.kubeconfig"), "{}", run.stderr);
     fx.assert_no_requests("unreadable kubeconfig");

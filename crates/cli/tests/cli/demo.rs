@@ -2,7 +2,6 @@
 //! embedded simulator, narrates every step on stdout (json: one document listing the steps),
 //! finishes within 30 s, exits 0, and never reads or writes the user's kubeconfig.
 
-
 use std::time::{Duration, Instant};
 
 /// A home whose kubeconfig points at a closed port, and a `KUBECONFIG` naming a file that

@@ -6,12 +6,11 @@
 //!
 //! Layer: CLI integration tests; loopback only.
 
-
 use std::time::Duration;
 
+use crate::common::{Fixture, IMAGE, on_both_backends};
 use apiary_apiserver_sim::{FaultAction, FaultRule, Matcher, Resource, Verb};
 use apiary_classify::expiry::parse_instant;
-use crate::common::{Fixture, IMAGE, on_both_backends};
 
 const AGENT: &str = "Research Bot #1";
 const POD: &str = "apiary-research-bot-1-72bea12366a3";

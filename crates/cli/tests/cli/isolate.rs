@@ -5,7 +5,6 @@
 //!
 //! Test-only code: it asserts on exit codes, output and the server's objects.
 
-
 use crate::common::{Fixture, IMAGE};
 
 const AGENT: &str = "isolated agent";

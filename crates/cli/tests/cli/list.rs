@@ -4,9 +4,8 @@
 //! (one request per 500 objects); and the exit-2 refusals, which send nothing. Scenarios that need
 //! no simulator-only control run on both backends.
 
-
-use apiary_apiserver_sim::{Resource, Verb};
 use crate::common::{Fixture, IMAGE, on_both_backends};
+use apiary_apiserver_sim::{Resource, Verb};
 
 const AGENT: &str = "Research Bot #1";
 const POD: &str = "apiary-research-bot-1-72bea12366a3";

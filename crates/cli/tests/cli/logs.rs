@@ -3,13 +3,12 @@
 //! `-f` across a broken stream (every line exactly once, in order), the refusals of a missing pod,
 //! a foreign pod and a container that never started (exit 1), and bad flags (exit 2, nothing sent).
 
-
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 use std::time::Duration;
 
-use apiary_cluster_model::kubelet::PodScript;
 use crate::common::{Fixture, IMAGE, NAMESPACE, image};
+use apiary_cluster_model::kubelet::PodScript;
 
 const AGENT: &str = "Research Bot #1";
 const POD: &str = "apiary-research-bot-1-72bea12366a3";
@@ -36,7 +35,8 @@ fn agent_with_log(fx: &Fixture, agent: &str, script: PodScript, lines: &[(u64, &
         m.create_pod(NAMESPACE, attempt.pod).expect("pod");
     });
     fx.wait_pod(&pod, "started", |p| {
-        crate::common::container_state(p) == "running" || crate::common::container_state(p) == "terminated"
+        crate::common::container_state(p) == "running"
+            || crate::common::container_state(p) == "terminated"
     });
     fx.clear_requests();
 }

@@ -12,9 +12,8 @@
 //!
 //! Test-only; talks to loopback only.
 
-
-use apiary_apiserver_sim::{FaultAction, FaultRule, Matcher, Resource, Verb};
 use crate::common::{Fixture, IMAGE, NAMESPACE, Run, image, run_with_kubeconfig};
+use apiary_apiserver_sim::{FaultAction, FaultRule, Matcher, Resource, Verb};
 
 const AGENT: &str = "Research Bot #1";
 const POD: &str = "apiary-research-bot-1-72bea12366a3";

@@ -6,7 +6,6 @@
 //!
 //! Test-only code: it asserts on exit codes, the server's objects and request logs.
 
-
 use crate::common::{IMAGE, on_both_backends};
 
 const AGENT: &str = "gpu agent";

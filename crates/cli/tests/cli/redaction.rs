@@ -6,7 +6,6 @@
 //! scenario runs against the simulator (`::sim`) and against a real `kube-apiserver` (`::real`,
 //! through the envtest proxy's request log; skipped without `KUBEBUILDER_ASSETS`).
 
-
 use crate::common::{IMAGE, Run, base64, image, on_both_backends};
 
 const CANARY_FLAG: &str = "canary-flag-4f9d2b7e1a";

@@ -3,7 +3,6 @@
 //! before any cluster contact"). Each test runs the built binary against the loopback simulator
 //! and asserts on the simulator's request log that nothing was sent.
 
-
 use std::ffi::OsString;
 
 use crate::common::{Fixture, IMAGE, Run};

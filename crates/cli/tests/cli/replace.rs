@@ -6,9 +6,8 @@
 //!
 //! Layer: CLI tests over loopback. They decide nothing.
 
-
-use apiary_apiserver_sim::{Resource, Verb};
 use crate::common::{Fixture, IMAGE, on_both_backends};
+use apiary_apiserver_sim::{Resource, Verb};
 
 const AGENT: &str = "Research Bot #1";
 const POD: &str = "apiary-research-bot-1-72bea12366a3";

@@ -5,11 +5,10 @@
 //! `<name>::sim` against the loopback simulator and `<name>::real` against a real `kube-apiserver`
 //! with the fake kubelet (skipped without `KUBEBUILDER_ASSETS`).
 
-
 use std::io::{BufRead, BufReader};
 
-use apiary_apiserver_sim::{Resource, Verb};
 use crate::common::on_both_backends;
+use apiary_apiserver_sim::{Resource, Verb};
 
 on_both_backends! {
     /// Three started pods, one terminating pod and one IPv6 pod: sorted, IPv6 last and bracketed.

@@ -5,7 +5,6 @@
 //!
 //! Layer: CLI tests over loopback. They decide nothing.
 
-
 use crate::common::{Fixture, IMAGE};
 
 const AGENT: &str = "Research Bot #1";

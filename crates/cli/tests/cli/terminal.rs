@@ -6,7 +6,6 @@
 //!
 //! Test-only; loopback only (the simulator), and the plugin checks contact nothing at all.
 
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 

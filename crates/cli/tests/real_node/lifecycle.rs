@@ -11,13 +11,14 @@
 //! Test-only code: it decides nothing about apiary, talks only to loopback and the node's
 //! bridge, and never prints a token or an env value.
 
-
 use std::process::Child;
 use std::time::{Duration, Instant};
 
+use crate::common::node::{
+    SLEEPER, Scene, agent_status, deploy_args, finish, pod_name, running, uid,
+};
 use apiary_substrate::build::build_attempt;
 use apiary_substrate::naming::{AgentIdentity, Generation};
-use crate::common::node::{SLEEPER, Scene, agent_status, deploy_args, finish, pod_name, running, uid};
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, ListParams, PostParams};
 

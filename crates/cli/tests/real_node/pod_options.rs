@@ -8,7 +8,6 @@
 //!
 //! Test-only code: it decides nothing about apiary and never prints a credential.
 
-
 use std::collections::BTreeMap;
 
 use crate::common::node::{SLEEPER, Scene, deploy_args, pod_name, running};

@@ -1,6 +1,6 @@
 //! Tests of the undeploy machine (deploy.md § undeploy; scenarios S3–S7), one per transition,
 //! driven step by step. The property tests over arbitrary answer sequences are in
-//! `tests/undeploy_props.rs`.
+//! `tests/props/undeploy_props.rs`.
 
 use super::*;
 use crate::binding::Owner;

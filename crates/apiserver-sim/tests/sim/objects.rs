@@ -7,16 +7,14 @@
 //!
 //! Layer: integration tests over a loopback socket; they never contact a real cluster.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use apiary_apiserver_sim::{SimOptions, Simulator};
-use apiary_cluster_model::kubelet::PodScript;
-use common::{
+use crate::common::{
     IMAGE, call, call_raw, create_namespace, create_pod, get, get_table, parse_http_date, pod_body,
     poll,
 };
+use apiary_apiserver_sim::{SimOptions, Simulator};
+use apiary_cluster_model::kubelet::PodScript;
 use serde_json::{Value, json};
 
 async fn fast() -> Simulator {
@@ -281,7 +279,7 @@ async fn pagination_and_expired_continue() {
         match page["metadata"]["continue"].as_str() {
             Some(t) if !t.is_empty() => {
                 // As the apiserver: a selected list does not count what remains
-                // (tests/differential.rs checks this against a real one).
+                // (tests/sim/differential.rs checks this against a real one).
                 assert!(page["metadata"]["remainingItemCount"].is_null());
                 token = t.to_owned();
             }

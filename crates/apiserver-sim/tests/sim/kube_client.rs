@@ -6,12 +6,10 @@
 //!
 //! Layer: integration test (kube is a dev-dependency only); it never contacts a real cluster.
 
-mod common;
-
 use std::time::Duration;
 
+use crate::common::kube_client::{api_reason, kube_client};
 use apiary_apiserver_sim::{SimOptions, Simulator};
-use common::kube_client::{api_reason, kube_client};
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::{Namespace, Pod, Secret};
 use kube::api::{

@@ -5,11 +5,9 @@
 //!
 //! Layer: integration tests over a loopback socket; they never contact a real cluster.
 
-mod common;
-
+use crate::common::{call, get, get_table};
 use apiary_apiserver_sim::{Resource, SimOptions, Simulator, Verb};
 use apiary_cluster_model::NodeReady;
-use common::{call, get, get_table};
 
 async fn sim() -> Simulator {
     Simulator::start(SimOptions::default())

@@ -6,12 +6,10 @@
 //!
 //! Layer: integration test over a loopback socket; it never contacts a real cluster.
 
-mod common;
-
+use crate::common::kube_client::{api_reason, kube_client};
 use apiary_apiserver_sim::{
     FaultAction, FaultRule, Matcher, Resource, SimOptions, Simulator, Verb,
 };
-use common::kube_client::{api_reason, kube_client};
 use k8s_openapi::api::core::v1::{Namespace, Pod};
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use serde_json::json;

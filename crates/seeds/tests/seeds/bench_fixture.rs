@@ -4,13 +4,11 @@
 //!
 //! Pure tests; the fixture is shared with `examples/bench_decode.rs`.
 
-#[path = "../examples/support/full.rs"]
-mod full;
-#[path = "../examples/support/synthetic.rs"]
+#[path = "../../examples/support/synthetic.rs"]
 mod synthetic;
 
+use crate::support::full::decode_pod_list_full;
 use apiary_seeds::{Port, SkipReason, decode_pod_list, extract};
-use full::decode_pod_list_full;
 
 /// Every synthetic pod weighs 3–6 KB of JSON, as the benchmark requires.
 #[test]

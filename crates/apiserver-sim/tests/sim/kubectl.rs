@@ -6,12 +6,10 @@
 //! Layer: integration test with an external client; it never contacts a real cluster (the
 //! kubeconfig names only the loopback simulator, and kubectl's cache goes to a temp dir).
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
+use crate::common::{IMAGE, create_pod, get, pod_body, poll};
 use apiary_apiserver_sim::{Resource, SimOptions, Simulator, Verb};
-use common::{IMAGE, create_pod, get, pod_body, poll};
 use serde_json::json;
 
 fn kubectl_on_path() -> Option<PathBuf> {

@@ -6,16 +6,14 @@
 //! Pure tests over generated pod JSON; case counts come from `ProptestConfig::default()` so
 //! `PROPTEST_CASES` can raise them.
 
-mod support;
-
 use std::collections::BTreeSet;
 
+use crate::support::*;
 use apiary_seeds::{
     Filter, IpFamily, Port, SkipReason, Verdict, decode_pod_list, evaluate_with, extract_with,
 };
 use proptest::prelude::*;
 use serde_json::{Value, json};
-use support::*;
 
 fn address_strategy() -> impl Strategy<Value = Value> {
     prop_oneof![
@@ -174,7 +172,7 @@ fn port_strategy() -> impl Strategy<Value = Port> {
 proptest! {
     /// K37: lean decoding then the rules equals full `Pod` decoding then the rules: addresses,
     /// report and warnings, under every filter (IP family, running containers;
-    /// `support::resolve_with` asserts the equality).
+    /// `crate::support::resolve_with` asserts the equality).
     #[test]
     fn k37_lean_decoding_equals_full_decoding(
         items in proptest::collection::vec(pod_strategy(), 0..12),

@@ -4,14 +4,12 @@
 //!
 //! Pure tests over literal JSON bytes.
 
-mod support;
-
+use crate::support::full::decode_pod_list_full;
+use crate::support::*;
 use apiary_seeds::{
     LeanContainer, LeanPod, LeanPort, LeanStatus, LeanWatchEvent, SkipReason, decode_pod_list,
     decode_watch_event, extract,
 };
-use support::full::decode_pod_list_full;
-use support::*;
 
 fn one_pod(pod_json: &str) -> LeanPod {
     let text = format!(r#"{{"items": [{pod_json}]}}"#);

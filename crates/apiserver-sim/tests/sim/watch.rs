@@ -6,13 +6,11 @@
 //!
 //! Layer: integration tests over a loopback socket; they never contact a real cluster.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
+use crate::common::{BROKEN, IMAGE, Watch, call, create_namespace, create_pod, get, pod_body};
 use apiary_apiserver_sim::{SimOptions, Simulator};
 use apiary_cluster_model::kubelet::PodScript;
-use common::{BROKEN, IMAGE, Watch, call, create_namespace, create_pod, get, pod_body};
 use serde_json::{Value, json};
 
 const PODS: &str = "/api/v1/namespaces/agents/pods";

@@ -4,14 +4,12 @@
 //!
 //! Pure tests with a capturing `tracing` subscriber; no client.
 
-mod support;
-
 use std::io;
 use std::sync::{Arc, Mutex};
 
+use crate::support::*;
 use apiary_seeds::{Extraction, PodWarning, WarnOnce, WarningDetail};
 use serde_json::Value;
-use support::*;
 use tracing_subscriber::fmt::MakeWriter;
 
 #[derive(Clone, Default)]

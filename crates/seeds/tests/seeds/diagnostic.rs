@@ -3,11 +3,9 @@
 //!
 //! Pure tests over JSON fixtures; no client.
 
-mod support;
-
+use crate::support::*;
 use apiary_seeds::{NoAddresses, Report};
 use serde_json::json;
-use support::*;
 
 fn no_addresses(items: &[serde_json::Value], port: apiary_seeds::Port) -> NoAddresses {
     resolve(items, &port)

@@ -5,10 +5,8 @@
 //! Pure tests; compiled only with the `serde` feature.
 #![cfg(feature = "serde")]
 
-mod support;
-
+use crate::support::*;
 use apiary_seeds::{Pods, Port};
-use support::*;
 
 /// K10: a fixed port without namespace.
 #[test]

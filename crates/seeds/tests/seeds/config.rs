@@ -3,10 +3,8 @@
 //!
 //! Pure tests; the "before any client" half of K8/K9 is tested in `apiary-substrate-kube`.
 
-mod support;
-
+use crate::support::*;
 use apiary_seeds::{InvalidPods, Pods, Port};
-use support::*;
 
 /// The three messages are the spec's literal strings.
 #[test]

@@ -4,13 +4,11 @@
 //! not running yet. Each rule once, with the check order around it.
 //!
 //! Pure tests over JSON fixtures; every fixture also runs through the full `Pod` decoder and must
-//! agree (`support::resolve_with`). No client, no network.
+//! agree (`crate::support::resolve_with`). No client, no network.
 
-mod support;
-
+use crate::support::*;
 use apiary_seeds::{Filter, IpFamily, SkipReason};
 use serde_json::json;
-use support::*;
 
 fn family(family: IpFamily) -> Filter {
     Filter {

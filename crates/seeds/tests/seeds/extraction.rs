@@ -2,13 +2,11 @@
 //! as the named scenarios of § Scenario inventory (K1–K5, K11–K19, K29–K31).
 //!
 //! Pure tests over JSON fixtures; every fixture also runs through the full `Pod` decoder and must
-//! agree (see `support::resolve`). No client, no network.
+//! agree (see `crate::support::resolve`). No client, no network.
 
-mod support;
-
+use crate::support::*;
 use apiary_seeds::{LeanContainer, LeanPod, LeanPort, SkipReason, Verdict, evaluate};
 use serde_json::json;
-use support::*;
 
 /// K1: terminating, finished and address-less pods are skipped, each under its reason.
 #[test]

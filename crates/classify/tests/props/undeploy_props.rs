@@ -16,9 +16,7 @@ use apiary_classify::undeploy::{UndeployEffect, UndeployEvent, UndeployMachine, 
 use apiary_classify::verify::verify_pod;
 use proptest::prelude::*;
 
-mod common;
-
-use common::{AGENT_ID, Choices, OTHER_ID, POD};
+use crate::common::{AGENT_ID, Choices, OTHER_ID, POD};
 
 /// Every request takes this long on the simulated clock.
 const LATENCY: Duration = Duration::from_millis(700);

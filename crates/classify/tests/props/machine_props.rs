@@ -22,9 +22,7 @@ use apiary_classify::verify::verify_pod;
 use apiary_classify::workspace::{ClaimFailure, ClaimProblem, ClaimReport};
 use proptest::prelude::*;
 
-mod common;
-
-use common::{AGENT_ID, Choices, OTHER_ID, POD};
+use crate::common::{AGENT_ID, Choices, OTHER_ID, POD};
 
 const INTENT: &str = "26b2e7d49baf628b5f55de9996ac144c27fac0e1c85766ed2f3db5e136202c43";
 const SECRET_WORD: &str = "SUPERSECRET";

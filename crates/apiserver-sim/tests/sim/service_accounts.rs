@@ -5,12 +5,10 @@
 //!
 //! Layer: integration tests over a loopback socket; they never contact a real cluster.
 
-mod common;
-
 use std::time::Duration;
 
+use crate::common::{IMAGE, call, create_namespace, get, pod_body};
 use apiary_apiserver_sim::{SimOptions, Simulator};
-use common::{IMAGE, call, create_namespace, get, pod_body};
 use serde_json::json;
 
 async fn fast() -> Simulator {
@@ -88,7 +86,7 @@ async fn admission_refuses_until_the_controller_creates_default() {
         })
     );
     s.with_model(|m| m.set_service_account_controller(Some(Duration::from_secs(2))));
-    common::poll(
+    crate::common::poll(
         s.addr(),
         "/api/v1/namespaces/fresh/serviceaccounts/default",
         |code, _| code == 200,

@@ -5,14 +5,12 @@
 //! Layer: integration tests over a loopback socket. They must not depend on object behaviour
 //! (that is `objects.rs`) and never contact a real cluster.
 
-mod common;
-
 use std::time::Duration;
 
+use crate::common::{call, get, parse_http_date, try_call};
 use apiary_apiserver_sim::{
     DateMode, FaultAction, FaultRule, GARBLED_DATE, Matcher, Resource, SimOptions, Simulator, Verb,
 };
-use common::{call, get, parse_http_date, try_call};
 use serde_json::json;
 
 async fn sim() -> Simulator {

@@ -4,11 +4,9 @@
 //! Layer: a test of the built binary; it never contacts a real cluster and stops the child it
 //! started.
 
-mod common;
-
 use std::process::Stdio;
 
-use common::get;
+use crate::common::get;
 use tokio::io::AsyncBufReadExt;
 
 /// The binary prints `http://127.0.0.1:<port>`, writes the kubeconfig and serves the namespace.

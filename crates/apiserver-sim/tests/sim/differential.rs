@@ -14,9 +14,9 @@
 //! plane); it asserts on answers and their order, never on durations (the harness's waits are
 //! bounds against hangs).
 
-#[path = "differential/harness.rs"]
+#[path = "../differential/harness.rs"]
 mod harness;
-#[path = "differential/pod_fields.rs"]
+#[path = "../differential/pod_fields.rs"]
 mod pod_fields;
 
 use std::future::Future;
