@@ -11,6 +11,7 @@ mod architecture;
 mod citations;
 mod cycles;
 mod downstream;
+mod inventory;
 mod lengths;
 mod mutants;
 mod shell;

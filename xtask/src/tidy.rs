@@ -48,6 +48,7 @@ pub fn check(root: &Path) -> Result<(), Vec<String>> {
     }
     problems.extend(crate::citations::check(root));
     problems.extend(crate::tracker::check(root));
+    problems.extend(crate::inventory::check(root));
     if problems.is_empty() {
         Ok(())
     } else {

@@ -96,7 +96,7 @@ async fn a6_not_found_is_confirmed_absence() {
 
 /// A5/A6: a 404 without the `NotFound` reason is not an absence.
 #[tokio::test]
-async fn a404_without_reason_is_not_absence() {
+async fn a5_404_without_reason_is_not_absence() {
     let (cluster, _log) = cluster(vec![status(404, ""), status(404, "")]);
     assert!(cluster.get_pod("agent-x").await.is_err());
     assert!(cluster.secret_exists("agent-x-g1").await.is_err());
