@@ -199,6 +199,60 @@ pub struct ClaimFate {
     pub deleted: bool,
 }
 
+/// How often `undeploy --delete-workspace` reads its claim again after a fenced delete that lost
+/// its precondition (the volume controller writes the claim's status) before it gives up for
+/// this call.
+pub const CLAIM_DELETE_ATTEMPTS: u32 = 3;
+
+/// What an undeploy does with the claim a read found under the agent's claim name (deploy.md
+/// § Persistent workspace).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ClaimSettle {
+    /// Not apiary's for this agent: left alone, with a warning, and not reported.
+    Foreign,
+    /// Ours, and no `--delete-workspace`: kept, and reported kept.
+    Keep,
+    /// Ours, and `--delete-workspace`: delete it with the proof of this read.
+    Delete(ClaimDeletion),
+}
+
+/// The step for a claim read with `observed` marks, `delete` when `--delete-workspace` asked
+/// for its delete (its pod already gone).
+pub fn settle_claim(observed: &ObjectMarks, owner: &Owner, delete: bool) -> ClaimSettle {
+    match claim_deletion(observed, owner) {
+        None => ClaimSettle::Foreign,
+        Some(_) if !delete => ClaimSettle::Keep,
+        Some(deletion) => ClaimSettle::Delete(deletion),
+    }
+}
+
+/// What follows a fenced claim delete.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AfterClaimDelete {
+    /// Accepted: reported deleted.
+    Deleted,
+    /// Already gone: nothing to report.
+    Gone,
+    /// It changed since the read: read it again and decide afresh.
+    ReadAgain,
+    /// It changed at every one of [`CLAIM_DELETE_ATTEMPTS`] reads: kept, with a warning to run
+    /// the undeploy again.
+    GiveUp,
+}
+
+/// The step after the delete of `attempt` (1-based) answered `answer`.
+pub fn after_claim_delete(answer: crate::machine::DeleteAnswer, attempt: u32) -> AfterClaimDelete {
+    use crate::machine::DeleteAnswer;
+    match answer {
+        DeleteAnswer::Accepted => AfterClaimDelete::Deleted,
+        DeleteAnswer::NotFound => AfterClaimDelete::Gone,
+        DeleteAnswer::PreconditionFailed if attempt < CLAIM_DELETE_ATTEMPTS => {
+            AfterClaimDelete::ReadAgain
+        }
+        DeleteAnswer::PreconditionFailed => AfterClaimDelete::GiveUp,
+    }
+}
+
 /// Why the agent's workspace claim could not be used (E16).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ClaimFailure {

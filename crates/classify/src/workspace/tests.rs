@@ -173,3 +173,53 @@ fn a_claim_status_reads_as_one_line() {
     };
     assert_eq!(bare.to_string(), "c");
 }
+
+/// `undeploy` keeps its own claim unless `--delete-workspace` asked, then deletes it with the
+/// proof of this read; a foreign claim is left alone either way.
+#[test]
+fn undeploy_keeps_ours_deletes_it_only_when_asked_and_never_a_foreign_one() {
+    let ours = marks("apiary-x-workspace", "u1", "7");
+    assert_eq!(settle_claim(&ours, &owner(), false), ClaimSettle::Keep);
+    let ClaimSettle::Delete(deletion) = settle_claim(&ours, &owner(), true) else {
+        panic!("ours, asked to delete");
+    };
+    assert_eq!(deletion.fence().uid(), "u1");
+    assert_eq!(deletion.fence().resource_version(), "7");
+    let mut foreign = ours.clone();
+    foreign.agent_id = Some(OTHER_AGENT_ID.into());
+    for delete in [false, true] {
+        assert_eq!(
+            settle_claim(&foreign, &owner(), delete),
+            ClaimSettle::Foreign
+        );
+    }
+}
+
+/// A lost precondition reads the claim again, up to the third attempt; then the claim is kept.
+#[test]
+fn a_lost_precondition_reads_again_until_the_last_attempt() {
+    use crate::machine::DeleteAnswer;
+    for attempt in 1..=CLAIM_DELETE_ATTEMPTS {
+        assert_eq!(
+            after_claim_delete(DeleteAnswer::Accepted, attempt),
+            AfterClaimDelete::Deleted
+        );
+        assert_eq!(
+            after_claim_delete(DeleteAnswer::NotFound, attempt),
+            AfterClaimDelete::Gone
+        );
+    }
+    assert_eq!(CLAIM_DELETE_ATTEMPTS, 3);
+    assert_eq!(
+        after_claim_delete(DeleteAnswer::PreconditionFailed, 1),
+        AfterClaimDelete::ReadAgain
+    );
+    assert_eq!(
+        after_claim_delete(DeleteAnswer::PreconditionFailed, 2),
+        AfterClaimDelete::ReadAgain
+    );
+    assert_eq!(
+        after_claim_delete(DeleteAnswer::PreconditionFailed, 3),
+        AfterClaimDelete::GiveUp
+    );
+}

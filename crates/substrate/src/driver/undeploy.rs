@@ -17,7 +17,9 @@ use crate::observe::object_marks;
 use crate::substrate::{DeleteAnswer, Substrate};
 use apiary_classify::policy::policy_deletion;
 use apiary_classify::undeploy::undeploy_removes_policy;
-use apiary_classify::workspace::{ClaimFate, claim_deletion};
+use apiary_classify::workspace::{
+    AfterClaimDelete, ClaimFate, ClaimSettle, after_claim_delete, settle_claim,
+};
 
 /// How undeploy runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -134,22 +136,26 @@ async fn run<S: Substrate>(
     }
 }
 
-/// How often `--delete-workspace` re-reads a claim whose fenced delete lost its precondition
-/// (the volume controller writes the claim's status) before it gives up for this call.
-const CLAIM_DELETE_ATTEMPTS: usize = 3;
-
 /// deploy.md § Persistent workspace: read the agent's claim and report it kept, or, when
 /// `delete` (`--delete-workspace` and its pod gone), delete it fenced by the read that proved it
-/// ours. A foreign claim is never touched. Without `delete` a read that fails only loses the
-/// report line, never the undeploy (an older deployer role may not read claims).
+/// ours, as `apiary-classify`'s workspace rules decide. A foreign claim is never touched. Without
+/// `delete` a read that fails only loses the report line, never the undeploy (an older deployer
+/// role may not read claims).
 async fn settle_workspace<S: Substrate>(
     substrate: &S,
     agent: &AgentIdentity,
     delete: bool,
 ) -> Result<Option<ClaimFate>, UndeployError> {
     let name = agent.workspace_claim_name();
-    let failed = UndeployError::Failed;
-    for _ in 0..CLAIM_DELETE_ATTEMPTS {
+    let fate = |deleted| {
+        Ok(Some(ClaimFate {
+            name: name.clone(),
+            deleted,
+        }))
+    };
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
         let claim = match substrate.get_workspace_claim(&name).await {
             Ok(Some(claim)) => claim,
             Ok(None) => return Ok(None),
@@ -157,40 +163,34 @@ async fn settle_workspace<S: Substrate>(
                 tracing::debug!("could not read the workspace claim: {error}");
                 return Ok(None);
             }
-            Err(error) => return Err(failed(error)),
+            Err(error) => return Err(UndeployError::Failed(error)),
         };
         let marks = object_marks(&claim.metadata, agent.binding());
-        let Some(deletion) = claim_deletion(&marks, &agent.owner()) else {
-            tracing::warn!(claim = %name, "a persistentvolumeclaim apiary did not create holds the agent's workspace name; left alone");
-            return Ok(None);
+        let deletion = match settle_claim(&marks, &agent.owner(), delete) {
+            ClaimSettle::Foreign => {
+                tracing::warn!(claim = %name, "a persistentvolumeclaim apiary did not create holds the agent's workspace name; left alone");
+                return Ok(None);
+            }
+            ClaimSettle::Keep => return fate(false),
+            ClaimSettle::Delete(deletion) => deletion,
         };
-        if !delete {
-            return Ok(Some(ClaimFate {
-                name,
-                deleted: false,
-            }));
-        }
-        match substrate
+        let answer = substrate
             .delete_workspace_claim(&deletion)
             .await
-            .map_err(failed)?
-        {
-            DeleteAnswer::Accepted => {
+            .map_err(UndeployError::Failed)?;
+        match after_claim_delete(answer, attempt) {
+            AfterClaimDelete::Deleted => {
                 tracing::info!(claim = %name, "deleted the workspace claim");
-                return Ok(Some(ClaimFate {
-                    name,
-                    deleted: true,
-                }));
+                return fate(true);
             }
-            DeleteAnswer::NotFound => return Ok(None),
-            DeleteAnswer::PreconditionFailed => {}
+            AfterClaimDelete::Gone => return Ok(None),
+            AfterClaimDelete::ReadAgain => {}
+            AfterClaimDelete::GiveUp => {
+                tracing::warn!(claim = %name, "the workspace claim changed at each read; it was kept: run undeploy --delete-workspace again");
+                return fate(false);
+            }
         }
     }
-    tracing::warn!(claim = %name, "the workspace claim changed at each read; it was kept: run undeploy --delete-workspace again");
-    Ok(Some(ClaimFate {
-        name,
-        deleted: false,
-    }))
 }
 
 /// deploy.md § Egress control: read the agent's policy and delete it, fenced, when it is proven
