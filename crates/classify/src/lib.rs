@@ -13,6 +13,7 @@
 #![deny(missing_docs)]
 
 pub mod action;
+pub mod answer;
 pub mod binding;
 pub mod condition;
 pub mod duration;

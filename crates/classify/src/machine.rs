@@ -38,8 +38,8 @@ mod state;
 
 pub use error::{DeployError, Deployed, ObjectKind, SecretFate};
 pub use io::{
-    CreateAnswer, DeleteAnswer, Effect, Event, Listing, NamespaceCheck, NamespaceFailure,
-    OwnSecret, PodCreateOutcome, Prepared, SecretCreateFailure,
+    Effect, Event, Listing, NamespaceCheck, NamespaceFailure, OwnSecret, PodCreateOutcome,
+    Prepared, SecretCreateFailure,
 };
 pub use spec::{DEFAULT_DEADLINE, DEFAULT_POLL, DEFAULT_SERVICE_ACCOUNT, DeploySpec};
 pub use state::DeployMachine;

@@ -9,6 +9,7 @@
 
 use std::fmt;
 
+use crate::answer::DeleteAnswer;
 use crate::binding::Owner;
 use crate::facts::ObjectMarks;
 use crate::fence::Fence;
@@ -241,8 +242,7 @@ pub enum AfterClaimDelete {
 }
 
 /// The step after the delete of `attempt` (1-based) answered `answer`.
-pub fn after_claim_delete(answer: crate::machine::DeleteAnswer, attempt: u32) -> AfterClaimDelete {
-    use crate::machine::DeleteAnswer;
+pub fn after_claim_delete(answer: DeleteAnswer, attempt: u32) -> AfterClaimDelete {
     match answer {
         DeleteAnswer::Accepted => AfterClaimDelete::Deleted,
         DeleteAnswer::NotFound => AfterClaimDelete::Gone,

@@ -11,9 +11,9 @@ use crate::binding::Owner;
 use std::time::Duration;
 
 use super::rules::{expiry_of, is_expired};
+use crate::answer::DeleteAnswer;
 use crate::facts::{ObservedPod, ObservedSecret};
 use crate::failure::RequestFailure;
-use crate::machine::DeleteAnswer;
 use crate::startup::{Decoded, StartupState};
 use crate::verify::{PodDeletion, SecretDeletion, verify_pod, verify_secret};
 use crate::wait::{Deadline, Disappearance, disappearance};

@@ -11,9 +11,9 @@ use crate::binding::Owner;
 use std::collections::VecDeque;
 
 use super::plan::{GcPlan, GcPodDecision, OrphanSweep, decide_gc_reread, plan_gc};
+use crate::answer::DeleteAnswer;
 use crate::facts::{ObservedPod, ObservedSecret};
 use crate::failure::RequestFailure;
-use crate::machine::DeleteAnswer;
 use crate::progress::{self, Machine};
 use crate::verify::{PodDeletion, SecretDeletion, view_pod};
 

@@ -8,9 +8,10 @@
 use std::time::Duration;
 
 use super::error::{DeployError, ObjectKind, SecretFate};
-use super::io::{DeleteAnswer, Effect, Event, OwnSecret, PodCreateOutcome, Prepared};
+use super::io::{Effect, Event, OwnSecret, PodCreateOutcome, Prepared};
 use super::spec::DEFAULT_SERVICE_ACCOUNT;
 use super::state::{AfterDrop, DeployMachine, Phase, fail};
+use crate::answer::DeleteAnswer;
 use crate::failure::RequestFailure;
 use crate::policy::PolicyFailure;
 use crate::reference::own_secret_deletion;

@@ -7,6 +7,7 @@
 use std::time::Duration;
 
 use super::error::{DeployError, Deployed};
+use crate::answer::{CreateAnswer, DeleteAnswer};
 use crate::facts::{ObservedPod, ObservedSecret};
 use crate::failure::RequestFailure;
 use crate::policy::PolicyFailure;
@@ -91,26 +92,6 @@ impl PodCreateOutcome {
             },
         }
     }
-}
-
-/// What a create answered when it did not fail.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CreateAnswer {
-    /// The object was created.
-    Created,
-    /// 409 with reason `AlreadyExists`: the name is taken (for a pod, the lost create race).
-    AlreadyExists,
-}
-
-/// What a fenced delete answered when it did not fail.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DeleteAnswer {
-    /// Accepted (the object may still exist, deletion-marked).
-    Accepted,
-    /// Already gone.
-    NotFound,
-    /// The precondition did not hold: the object changed since the observation.
-    PreconditionFailed,
 }
 
 /// The pods and Secrets listed by the agent's selector.

@@ -7,10 +7,11 @@
 use std::time::Duration;
 
 use super::error::{DeployError, Deployed};
-use super::io::{self, DeleteAnswer, Effect, Event, NamespaceCheck, NamespaceFailure};
+use super::io::{self, Effect, Event, NamespaceCheck, NamespaceFailure};
 use super::replace::Replace;
 use super::state::{DeployMachine, Failing, Phase, fail, phase_name, read_secret_failed};
 use crate::action::{Action, classify};
+use crate::answer::DeleteAnswer;
 use crate::facts::ObservedPod;
 use crate::failure::RequestFailure;
 use crate::verify::{SettledPod, VerifiedPod, verify_pod};

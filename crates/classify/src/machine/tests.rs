@@ -6,6 +6,7 @@ use crate::binding::Owner;
 use std::time::Duration;
 
 use super::*;
+use crate::answer::{CreateAnswer, DeleteAnswer};
 use crate::condition::LatestCondition;
 use crate::facts::ObservedPod;
 use crate::failure::RequestFailure;

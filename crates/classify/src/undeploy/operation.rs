@@ -13,9 +13,10 @@ use std::fmt;
 use std::time::Duration;
 
 use super::decide::{SecretsPlan, UndeployPodStep, undeploy_pod_step, undeploy_secrets};
+use crate::answer::DeleteAnswer;
 use crate::facts::ObservedPod;
 use crate::failure::RequestFailure;
-use crate::machine::{DeleteAnswer, Listing};
+use crate::machine::Listing;
 use crate::progress::{self, Machine, PodWatch};
 use crate::status::Progress;
 use crate::verify::{PodDeletion, SecretDeletion};

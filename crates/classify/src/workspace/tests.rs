@@ -198,7 +198,6 @@ fn undeploy_keeps_ours_deletes_it_only_when_asked_and_never_a_foreign_one() {
 /// A lost precondition reads the claim again, up to the third attempt; then the claim is kept.
 #[test]
 fn a_lost_precondition_reads_again_until_the_last_attempt() {
-    use crate::machine::DeleteAnswer;
     for attempt in 1..=CLAIM_DELETE_ATTEMPTS {
         assert_eq!(
             after_claim_delete(DeleteAnswer::Accepted, attempt),

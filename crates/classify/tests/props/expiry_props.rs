@@ -10,13 +10,13 @@
 use apiary_classify::binding::Owner;
 use std::time::Duration;
 
+use apiary_classify::answer::DeleteAnswer;
 use apiary_classify::expiry::{
     ExpireEffect, ExpireEvent, ExpireListing, ExpireMachine, ExpireSpec, RenewEffect, RenewEvent,
     RenewListing, RenewMachine, RenewSpec, WriteAnswer, expiry_of, format_instant,
 };
 use apiary_classify::facts::{ContainerState, ObjectMarks, ObservedPod, ObservedSecret, PodFacts};
 use apiary_classify::failure::RequestFailure;
-use apiary_classify::machine::DeleteAnswer;
 use apiary_classify::verify::verify_pod;
 use proptest::prelude::*;
 

@@ -8,10 +8,10 @@
 use apiary_classify::binding::Owner;
 use std::collections::BTreeSet;
 
+use apiary_classify::answer::DeleteAnswer;
 use apiary_classify::facts::{ContainerState, ObjectMarks, ObservedPod, ObservedSecret, PodFacts};
 use apiary_classify::failure::RequestFailure;
 use apiary_classify::gc::{GcEffect, GcEvent, GcListing, GcMachine, GcSpec};
-use apiary_classify::machine::DeleteAnswer;
 use apiary_classify::startup::{Decoded, StartupState};
 use apiary_classify::verify::{verify_pod, verify_secret};
 use proptest::prelude::*;

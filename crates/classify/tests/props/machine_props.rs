@@ -11,10 +11,11 @@ use apiary_classify::binding::Owner;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+use apiary_classify::answer::DeleteAnswer;
 use apiary_classify::facts::{ContainerState, ObjectMarks, ObservedPod, ObservedSecret, PodFacts};
 use apiary_classify::failure::RequestFailure;
 use apiary_classify::machine::{
-    DeleteAnswer, DeployError, DeployMachine, DeploySpec, Effect, Event, Listing, NamespaceCheck,
+    DeployError, DeployMachine, DeploySpec, Effect, Event, Listing, NamespaceCheck,
     NamespaceFailure, OwnSecret, PodCreateOutcome, Prepared, SecretCreateFailure,
 };
 use apiary_classify::policy::{PolicyFailure, PolicyProblem};

@@ -9,9 +9,10 @@
 use apiary_classify::binding::Owner;
 use std::time::Duration;
 
+use apiary_classify::answer::DeleteAnswer;
 use apiary_classify::facts::{ContainerState, ObjectMarks, ObservedPod, ObservedSecret, PodFacts};
 use apiary_classify::failure::RequestFailure;
-use apiary_classify::machine::{DeleteAnswer, Listing};
+use apiary_classify::machine::Listing;
 use apiary_classify::undeploy::{UndeployEffect, UndeployEvent, UndeployMachine, UndeploySpec};
 use apiary_classify::verify::verify_pod;
 use proptest::prelude::*;

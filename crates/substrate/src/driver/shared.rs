@@ -7,9 +7,10 @@
 
 use std::time::Duration;
 
+use apiary_classify::answer::DeleteAnswer;
 use apiary_classify::facts::{ObservedPod, ObservedSecret};
 use apiary_classify::failure::RequestFailure;
-use apiary_classify::machine::{DeleteAnswer, Listing};
+use apiary_classify::machine::Listing;
 use apiary_classify::status::Progress;
 use apiary_classify::stuck::{NodeFacts, TerminatingPod, TerminationWatch, diagnose};
 use apiary_classify::verify::{PodDeletion, SecretDeletion};
