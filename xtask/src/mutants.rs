@@ -6,12 +6,13 @@ use std::process::Command;
 
 use crate::shell::ensure_tool;
 
-/// One mutation-testing target: a package, extra cargo-mutants arguments, and (when only some of
-/// its files are pure) the files to mutate.
+/// One mutation-testing target: a package, extra cargo-mutants arguments, (when only some of its
+/// files are pure) the files to mutate, and arguments for its test binaries (`--skip` filters).
 struct MutantTarget {
     package: &'static str,
     extra: &'static [&'static str],
     files: &'static [&'static str],
+    test_args: &'static [&'static str],
 }
 
 /// The pure code kept honest by mutation testing (STYLE.md § Tests).
@@ -20,6 +21,7 @@ const MUTANT_TARGETS: &[MutantTarget] = &[
         package: "apiary-classify",
         extra: &[],
         files: &[],
+        test_args: &[],
     },
     MutantTarget {
         package: "apiary-substrate",
@@ -40,33 +42,32 @@ const MUTANT_TARGETS: &[MutantTarget] = &[
             // conformance suites.
             "crates/substrate/src/driver/*.rs",
         ],
+        test_args: &[],
     },
     // Every feature, so the serde form is mutated too.
     MutantTarget {
         package: "apiary-seeds",
         extra: &["--all-features"],
         files: &[],
+        test_args: &[],
     },
     // The response-mapping and retry-decision code of the kube-rs substrate. Only the unit
-    // tests and the suites that drive the real `kube::Client` over a mock service are built for
-    // each mutant: the package's 40 test targets take minutes to link per mutant, and the
-    // simulator and real-server scenarios reach this code only through those same mappings.
+    // tests and the `cluster` test binary are built for each mutant (the real-server tier's
+    // binaries take minutes to link per mutant), and of `cluster` only the suites that drive the
+    // real `kube::Client` over a mock service run: its simulator suites (`sim`, `sim_*`) take
+    // half a minute and reach this code only through those same mappings.
     MutantTarget {
         package: "apiary-substrate-kube",
         extra: &[
             "--cargo-arg=--lib",
-            "--cargo-arg=--test=cluster_outcomes",
-            "--cargo-arg=--test=cluster_requests",
-            "--cargo-arg=--test=cluster_retry",
-            "--cargo-arg=--test=cluster_deadline",
-            "--cargo-arg=--test=cluster_node",
-            "--cargo-arg=--test=cluster_watch",
+            "--cargo-arg=--test=cluster",
             "--cargo-arg=--test=seeds_list",
         ],
         files: &[
             "crates/substrate-kube/src/cluster/mapping.rs",
             "crates/substrate-kube/src/cluster/retry.rs",
         ],
+        test_args: &["--skip", "sim::", "--skip", "sim_"],
     },
 ];
 
@@ -120,6 +121,10 @@ fn mutants_command(root: &Path, target: &MutantTarget, out: &Path) -> Command {
         .args(target.extra);
     for file in target.files {
         command.args(["--file", file]);
+    }
+    if !target.test_args.is_empty() {
+        // After cargo-mutants' `--` come cargo test's arguments, after cargo test's the binaries'.
+        command.args(["--", "--"]).args(target.test_args);
     }
     command
         .env_remove("CARGO_TARGET_DIR")
@@ -254,6 +259,26 @@ mod tests {
         assert_eq!(command.get_current_dir(), Some(root.as_path()));
     }
 
+    /// A target's test-binary arguments come last, after two separators (cargo-mutants' own and
+    /// cargo test's), so they reach the test binaries and no `--file` is taken for one of them.
+    #[test]
+    fn test_args_come_last_after_two_separators() {
+        let root = workspace_root();
+        let target = MUTANT_TARGETS
+            .iter()
+            .find(|t| !t.test_args.is_empty())
+            .expect("a target with test arguments");
+        let out = root.join("target").join("mutants").join(target.package);
+        let args: Vec<String> = mutants_command(&root, target, &out)
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let tail = &args[args.len() - target.test_args.len() - 2..];
+        assert_eq!(&tail[..2], ["--", "--"], "{args:?}");
+        assert_eq!(&tail[2..], target.test_args, "{args:?}");
+        assert_eq!(args.iter().filter(|a| *a == "--").count(), 2, "{args:?}");
+    }
+
     /// Every test target a mutation target restricts itself to exists, so a renamed suite
     /// fails here instead of failing every mutant's build.
     #[test]
@@ -267,16 +292,15 @@ mod tests {
                 .iter()
                 .filter_map(|a| a.strip_prefix("--cargo-arg=--test="))
             {
-                let file = root
-                    .join("crates")
-                    .join(dir)
-                    .join("tests")
-                    .join(format!("{name}.rs"));
+                let tests = root.join("crates").join(dir).join("tests");
+                let file = tests.join(format!("{name}.rs"));
+                let main = tests.join(name).join("main.rs");
                 assert!(
-                    file.is_file(),
-                    "{} names a missing {}",
+                    file.is_file() || main.is_file(),
+                    "{} names a missing {} (or {})",
                     target.package,
-                    file.display()
+                    file.display(),
+                    main.display()
                 );
                 checked += 1;
             }

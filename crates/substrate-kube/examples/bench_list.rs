@@ -7,7 +7,7 @@
 //!
 //! Run: `cargo run --release -p apiary-substrate-kube --example bench_list [-- RUNS]`. Prints
 //! figures and asserts nothing about time (the request counts are asserted by
-//! `cli/tests/cli/list.rs` and `tests/real_list.rs`).
+//! `cli/tests/cli/list.rs` and `tests/real_server/list.rs`).
 //!
 //! Layer: benchmark over real HTTP on 127.0.0.1; decides nothing, contacts nothing else.
 

@@ -5,8 +5,8 @@
 //! just after a re-read: polling's worst case), and the requests a fresh deploy makes.
 //!
 //! Run: `cargo run -p apiary-substrate-kube --example bench_start_latency [-- RUNS]`.
-//! Prints figures and asserts nothing about time: the tests (`tests/sim_latency.rs`) assert the
-//! order of requests instead.
+//! Prints figures and asserts nothing about time: the tests (`tests/cluster/sim_latency.rs`)
+//! assert the order of requests instead.
 //!
 //! Layer: benchmark over real HTTP on 127.0.0.1; decides nothing, contacts nothing else.
 

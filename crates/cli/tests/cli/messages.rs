@@ -549,7 +549,7 @@ fn unreachable_server() {
 /// Every other command against an unreachable server, each with `--timeout 1`: the same shape,
 /// naming the request, the server, the context and the cause; and each ends at its timeout (the
 /// deadline bounds the retries: deploy.md § Deadlines of the other commands, pinned without timing
-/// in substrate-kube's `cluster_deadline`), so this whole test takes seconds, not minutes.
+/// in substrate-kube's `cluster` tests, `deadline`), so this whole test takes seconds, not minutes.
 #[test]
 fn unreachable_server_every_command() {
     let (dir, kubeconfig) = unreachable();

@@ -1,6 +1,7 @@
-//! The shared harness of the `real_*` tests: one [`Stage`] type that is either the loopback
-//! apiserver simulator or a real `kube-apiserver` + `etcd` (`apiary-envtest`) with the fake
-//! kubelet, so every scenario is written once and runs against both backends without drifting.
+//! The shared harness of the real-server tier (`real_server`, `real_seeds*`): one [`Stage`] type
+//! that is either the loopback apiserver simulator or a real `kube-apiserver` + `etcd`
+//! (`apiary-envtest`) with the fake kubelet, so every scenario is written once and runs against
+//! both backends without drifting.
 //!
 //! Both backends are driven and observed the same way: apiary's `Cluster`s are built from a
 //! `kube::Config` with kube's own retries off (as `connect_with` does) and a client-side [`Tap`]
@@ -37,7 +38,7 @@ use kube::api::{Api, DeleteParams, ListParams, PostParams};
 pub use tap::Tap;
 
 #[path = "../fixtures/mod.rs"]
-mod fixtures;
+pub mod fixtures;
 #[allow(
     unused_imports,
     reason = "each test binary uses a different subset of the shared fixtures"

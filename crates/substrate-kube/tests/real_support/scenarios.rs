@@ -1,5 +1,5 @@
 //! The `Cluster` scenarios of the real-server tier (README.md § Testing), each defined once over a
-//! [`Stage`] and run by `tests/real_cluster.rs` against the simulator and against the real
+//! [`Stage`] and run by `tests/real_server/cluster.rs` against the simulator and against the real
 //! apiserver: fresh deploy, no-op, crash reported once, pull failure, wedge escape, config error
 //! with an absent Secret, deadline expiry, lost race, 16 concurrent deploys, foreign pod, status in
 //! every state, undeploy, and gc with the young-orphan gate (plus the old-orphan case as a pure

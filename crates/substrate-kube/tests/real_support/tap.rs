@@ -1,7 +1,7 @@
-//! A client-side tap for the `real_*` tests: a tower layer inside a `kube::Client` that logs every
-//! request the client sends (method, path, query, body, parsed target, answered status) in the
-//! simulator's own [`LoggedRequest`] shape, can hold chosen requests until the test releases them,
-//! and can cut open watch streams on command.
+//! A client-side tap for the real-server tier (`real_server`, `real_node`, `real_seeds*`): a tower
+//! layer inside a `kube::Client` that logs every request the client sends (method, path, query,
+//! body, parsed target, answered status) in the simulator's own [`LoggedRequest`] shape, can hold
+//! chosen requests until the test releases them, and can cut open watch streams on command.
 //!
 //! Why client-side: the same log then exists for the simulator and for the real apiserver (which
 //! keeps no request log), so one scenario asserts the same request order against both. Holding a

@@ -1,7 +1,8 @@
-//! Shared fixtures of the `sim_*` integration tests: a loopback apiserver simulator with a
-//! kubeconfig written for it, `Cluster`s built from that kubeconfig through the real client
-//! construction (so every request is real HTTP through `kube::Client`), the agent and
-//! configurations under test, and readers of the simulator's request log.
+//! Shared fixtures of the simulator suites (`sim_*` in the `cluster` test binary, and the benchmark
+//! examples): a loopback apiserver simulator with a kubeconfig written for it, `Cluster`s built
+//! from that kubeconfig through the real client construction (so every request is real HTTP through
+//! `kube::Client`), the agent and configurations under test, and readers of the simulator's request
+//! log.
 //!
 //! Layer: test-only harness. It decides nothing about deploys; it only sets the stage (faults,
 //! scripts, objects inserted through the model) and reads what happened. It must never contact

@@ -8,16 +8,14 @@
 //! Layer: integration test over real HTTP on 127.0.0.1. Decides nothing; never contacts a real
 //! cluster.
 
-mod sim_support;
-
 use std::sync::Arc;
 use std::time::Duration;
 
-use apiary_apiserver_sim::{LoggedRequest, Resource, Verb};
-use apiary_substrate::driver;
-use sim_support::{
+use crate::sim_support::{
     POD, Sim, after_preflight, config, image, options, start, start_after_first_reread,
 };
+use apiary_apiserver_sim::{LoggedRequest, Resource, Verb};
+use apiary_substrate::driver;
 
 /// What a logged request did.
 type Target = Option<(Resource, Verb)>;

@@ -1,11 +1,7 @@
 //! Test support: a real `kube::Client` over a scripted `tower::service_fn`, capturing every
 //! request (method, URI, body) and answering from a script (a response, a dropped connection,
-//! or a hang). Shared by the `cluster_*` integration tests; contacts no network.
-
-#![allow(
-    dead_code,
-    reason = "each test file uses a different part of the helper"
-)]
+//! or a hang). Shared by the mock-service suites of this binary (`outcomes`, `requests`, `retry`,
+//! `deadline`, `node`, `watch`); contacts no network.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};

@@ -9,14 +9,14 @@
 //! cluster. The simulator runs 1000× faster than real time, so grace periods pass in
 //! milliseconds.
 
-mod sim_support;
-
 use std::time::Duration;
 
+use crate::sim_support::{
+    FAST, POD, Sim, config, config_with, delete_fence, image, options, start,
+};
 use apiary_apiserver_sim::{Resource, Verb};
 use apiary_substrate::config::ValidConfig;
 use apiary_substrate::driver::{self, DeployOptions, Deployed};
-use sim_support::{FAST, POD, Sim, config, config_with, delete_fence, image, options, start};
 
 /// A deadline that every scenario ends well before.
 const LONG: Duration = Duration::from_secs(15);

@@ -4,13 +4,11 @@
 //! service, on Tokio's paused clock: what is asserted is the number of requests sent and the
 //! virtual time at which the operation ended, both deterministic. Contacts no network.
 
-mod cluster_mock;
-
 use std::time::Duration;
 
+use crate::mock::{Answer, client, ok, pod_json};
 use apiary_substrate::Substrate;
 use apiary_substrate_kube::Cluster;
-use cluster_mock::{Answer, client, ok, pod_json};
 use tokio::time::Instant;
 
 const DEADLINE: Duration = Duration::from_secs(3);

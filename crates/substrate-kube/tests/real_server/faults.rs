@@ -26,9 +26,7 @@ use apiary_substrate_kube::{ClientOptions, Cluster, PodSeeds, SeedsMode, SeedsOp
 use k8s_openapi::api::core::v1::{Pod, Secret};
 use kube::api::{Api, ListParams, PostParams};
 
-mod fixtures;
-
-use fixtures::{agent, image, secret_ref, transient_weather};
+use crate::real_support::fixtures::{agent, image, secret_ref, transient_weather};
 
 /// Model seconds per real second for the fake kubelet: the pod's 60 s grace period takes 60 ms.
 const KUBELET_SCALE: f64 = 1000.0;

@@ -3,7 +3,7 @@
 //! the verb and resource of `Operation::GetNode` in the core group, no namespace (nodes are
 //! cluster-scoped) and no resourceNames; its header shows the binding command and an example
 //! binding. Reads one file; contacts nothing. (That the role is sufficient on a real server:
-//! `real_stuck.rs`.)
+//! `real_server/stuck.rs`.)
 
 use apiary_classify::failure::Operation;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule};

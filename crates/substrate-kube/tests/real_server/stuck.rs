@@ -13,10 +13,9 @@
 //! (one stderr line) without `KUBEBUILDER_ASSETS`. No timed assertions: waits are bounded only
 //! to turn a hang into a failure.
 
-mod real_support;
-
 use std::time::{Duration, Instant};
 
+use crate::real_support::{Captured, HANG, POD, Stage, Tap, agent, image};
 use apiary_apiserver_sim::{Resource, Verb};
 use apiary_cluster_model::NodeReady;
 use apiary_envtest::Identity;
@@ -27,7 +26,6 @@ use apiary_substrate_kube::Cluster;
 use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
-use real_support::{Captured, HANG, POD, Stage, Tap, agent, image};
 use serde_json::json;
 
 const FINALIZER: &str = "example.com/hold";

@@ -18,11 +18,12 @@
 //!
 //! Layer: integration tests; loopback only; they skip without `KUBEBUILDER_ASSETS`.
 
-mod real_support;
-
 use std::num::NonZeroU32;
 use std::time::Duration;
 
+use crate::real_support::{
+    self, Backend, POD, Stage, Tap, agent, attempt, image, options, tapped_client,
+};
 use apiary_apiserver_sim::{Resource, Verb};
 use apiary_classify::status::StatusState;
 use apiary_classify::workspace::ClaimFate;
@@ -34,7 +35,6 @@ use apiary_substrate_kube::{Cluster, LogsOptions, PodLogs, PodSeeds, SeedsMode, 
 use k8s_openapi::api::authorization::v1::SubjectAccessReview;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding};
 use kube::api::{Api, PostParams};
-use real_support::{Backend, POD, Stage, Tap, agent, attempt, image, options, tapped_client};
 use serde_json::json;
 
 /// The shipped manifests.
@@ -790,7 +790,7 @@ async fn probe(
         (RoleName::Deployer, "serviceaccounts", "get") => {
             // Deploy reads the account only while ServiceAccount admission refuses its pod
             // (deploy.md § Namespace ensure, item 4), which the shared control plane has off;
-            // the deploy-level run is real_namespace.rs's. Probe the read deploy sends then.
+            // the deploy-level run is real_server/namespace.rs's. Probe the read deploy sends then.
             use apiary_substrate::Substrate as _;
             match cluster().service_account_exists("default").await {
                 Err(e) => failed(&e),

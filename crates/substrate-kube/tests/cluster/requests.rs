@@ -3,14 +3,12 @@
 //! workspace): paths, query strings, bodies, and the pod list's `Date` server clock. Contacts no
 //! network.
 
-mod cluster_mock;
-
+use crate::mock::{cluster, created, ok, pod_json, pod_list, status, with_header};
 use apiary_classify::binding::{APIARY, Owner};
 use apiary_classify::facts::ObjectMarks;
 use apiary_classify::workspace::{ClaimDeletion, claim_deletion};
 use apiary_substrate::fake::proof::{pod_deletion, secret_deletion};
 use apiary_substrate::{CreateAnswer, DeleteAnswer, Substrate};
-use cluster_mock::{cluster, created, ok, pod_json, pod_list, status, with_header};
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 

@@ -4,16 +4,14 @@
 //! `AlreadyExists` is success, a retried pod create goes the adopt path. Runs on Tokio's paused
 //! clock, so waits cost no real time; contacts no network.
 
-mod cluster_mock;
-
 use std::time::Duration;
 
+use crate::mock::{
+    Answer, agent_pod, client, cluster, created, ok, pod_json, pod_list, status, with_header,
+};
 use apiary_classify::failure::Operation;
 use apiary_substrate::{CreateAnswer, Substrate};
 use apiary_substrate_kube::Cluster;
-use cluster_mock::{
-    Answer, agent_pod, client, cluster, created, ok, pod_json, pod_list, status, with_header,
-};
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use tokio::time::Instant;

@@ -7,13 +7,11 @@
 //!
 //! Layer: integration tests over loopback; the real half skips without `KUBEBUILDER_ASSETS`.
 
-mod real_support;
-
+use crate::real_support::{Backend, Stage, attempt, image};
 use apiary_substrate::naming::AgentIdentity;
 use apiary_substrate_kube::{LogsError, LogsOptions, PodLogs};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, LogParams};
-use real_support::{Backend, Stage, attempt, image};
 
 /// The body of a log request's answer, or `(code, reason, message)` of its refusal.
 async fn refusal(

@@ -3,12 +3,10 @@
 //! early return on an event, and the fall-back to sleeping when the watch is refused, fails or
 //! brings nothing. Also the `elapsed` clock. Runs on Tokio's paused clock; contacts no network.
 
-mod cluster_mock;
-
 use std::time::Duration;
 
+use crate::mock::{self, Answer, cluster, status};
 use apiary_substrate::Substrate;
-use cluster_mock::{Answer, cluster, status};
 use tokio::time::Instant;
 
 fn event(kind: &str) -> String {
@@ -53,7 +51,7 @@ async fn watch_request_shape() {
 #[tokio::test(start_paused = true)]
 async fn watch_without_resource_version_starts_after_a_baseline_read() {
     let (cluster, log) = cluster(vec![
-        cluster_mock::ok(cluster_mock::pod_json("agent-x", "u1", "77")),
+        mock::ok(mock::pod_json("agent-x", "u1", "77")),
         Answer::StreamThenHang(vec![event("MODIFIED")]),
     ]);
     cluster
@@ -239,11 +237,11 @@ async fn one_watch_serves_consecutive_waits() {
 #[tokio::test(start_paused = true)]
 async fn the_wait_after_a_create_starts_from_the_created_resource_version() {
     let (cluster, log) = cluster(vec![
-        cluster_mock::created(cluster_mock::pod_json("agent-x", "u1", "77")),
+        mock::created(mock::pod_json("agent-x", "u1", "77")),
         Answer::StreamThenHang(vec![event_at("MODIFIED", "78")]),
     ]);
     let pod: k8s_openapi::api::core::v1::Pod =
-        serde_json::from_value(cluster_mock::pod_json("agent-x", "u1", "")).expect("a pod");
+        serde_json::from_value(mock::pod_json("agent-x", "u1", "")).expect("a pod");
     cluster.create_pod(&pod).await.expect("created");
     let started = Instant::now();
     cluster

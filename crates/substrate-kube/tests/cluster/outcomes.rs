@@ -3,13 +3,11 @@
 //! the 409 split on the literal reason, confirmed absence, namespace ensure, and that every error
 //! names the object and the operation. Contacts no network.
 
-mod cluster_mock;
-
+use crate::mock::{Answer, agent_pod, cluster, short_cluster, status};
 use apiary_classify::failure::Operation;
 use apiary_classify::verify::PodDeletion;
 use apiary_substrate::fake::proof::{pod_deletion, secret_deletion};
 use apiary_substrate::{CreateAnswer, DeleteAnswer, NamespaceCheck, NamespaceFailure, Substrate};
-use cluster_mock::{Answer, agent_pod, cluster, short_cluster, status};
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 

@@ -5,15 +5,15 @@
 //! Layer: integration tests over real HTTP on 127.0.0.1. Decides nothing; never contacts a real
 //! cluster. The simulator runs 1000× faster, so the pod's 60 s grace period takes 60 ms.
 
-mod sim_support;
-
 use std::time::Duration;
 
+use crate::sim_support::{
+    FAST, NS, POD, Sim, Weather, agent, attempt, config, image, options, start,
+};
 use apiary_apiserver_sim::{Resource, Verb};
 use apiary_classify::status::StatusState;
 use apiary_substrate::driver::{self, UndeployError, UndeployOptions};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use sim_support::{FAST, NS, POD, Sim, Weather, agent, attempt, config, image, options, start};
 
 /// A simulator with [`NS`] and the weather applied.
 async fn stage(weather: Weather) -> Sim {

@@ -6,16 +6,14 @@
 //! `kubectl create serviceaccount` fix.
 //!
 //! Layer: integration tests over real HTTP on 127.0.0.1; the same two scenarios run against a
-//! real `kube-apiserver` in `real_namespace.rs`. They decide nothing and contact nothing but
+//! real `kube-apiserver` in `real_server/namespace.rs`. They decide nothing and contact nothing but
 //! loopback. Assertions are on the request log and the final state, never on timings.
-
-mod sim_support;
 
 use std::time::Duration;
 
+use crate::sim_support::{NS, POD, Sim, config, config_with, image, options, secret_ref, start};
 use apiary_apiserver_sim::{Resource, Verb};
 use apiary_substrate::driver::{self, DeployError};
-use sim_support::{NS, POD, Sim, config, config_with, image, options, secret_ref, start};
 
 /// The controller's delay, in model time.
 const ACCOUNT_DELAY: Duration = Duration::from_secs(2);

@@ -9,14 +9,12 @@
 //! (one stderr line) without `KUBEBUILDER_ASSETS` and fail with `APIARY_ENVTEST_REQUIRED=1`.
 //! No timed assertions: waits are bounded only to turn a hang into a failure.
 
-mod real_support;
-
 use std::time::Duration;
 
+use crate::real_support::{POD, Stage, agent, delete_fence, image, options};
 use apiary_apiserver_sim::{Resource, Verb};
 use apiary_substrate::config::{DeployConfig, ValidConfig};
 use apiary_substrate::driver::{self, DeployOptions};
-use real_support::{POD, Stage, agent, delete_fence, image, options};
 
 /// A generous deadline for scenarios that end well before it.
 const LONG: Duration = Duration::from_secs(30);

@@ -4,11 +4,9 @@
 //! `Missing` for 404 `NotFound`, `NotPermitted` for 403 `Forbidden` (never retried, never an
 //! error), `Unknown` for anything else after the exchange layer's retries. Contacts no network.
 
-mod cluster_mock;
-
+use crate::mock::{Answer, cluster, ok, short_cluster, status};
 use apiary_classify::stuck::NodeFacts;
 use apiary_substrate::Substrate;
-use cluster_mock::{Answer, cluster, ok, short_cluster, status};
 use serde_json::json;
 
 fn node(ready: &str, reason: &str) -> serde_json::Value {

@@ -8,8 +8,6 @@
 //! (one stderr line) without `KUBEBUILDER_ASSETS` and fail with `APIARY_ENVTEST_REQUIRED=1`.
 //! No timed assertions: waits are bounded only to turn a hang into a failure.
 
-mod real_support;
-
 on_both_backends!(
     /// R1: a fresh deploy creates one Secret then one pod, deletes nothing, returns the name.
     r1_fresh_deploy

@@ -8,16 +8,14 @@
 //!
 //! Layer: integration test; loopback only; it skips without `KUBEBUILDER_ASSETS`.
 
-mod real_support;
-
 use std::time::Duration;
 
+use crate::real_support::{Backend, Stage, Tap, image, options, shipped};
 use apiary_substrate::driver::{self, EXPIRE_DEADLINE};
 use apiary_substrate::naming::AgentIdentity;
 use k8s_openapi::api::core::v1::ServiceAccount;
 use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
 use kube::api::{Api, PostParams};
-use real_support::{Backend, Stage, Tap, image, options, shipped};
 
 async fn install_role(s: &Stage) {
     let ns = s.namespace();

@@ -8,20 +8,18 @@
 //! contact a real cluster. Time runs 1000× faster in the simulator (grace periods, kubelet
 //! delays); deadlines and polls are short real durations so the file runs in seconds.
 
-mod sim_support;
-
 use std::time::{Duration, Instant};
 
+use crate::sim_support::{
+    FAST, NS, POD, Sim, Weather, after_preflight, agent, attempt, config, config_with,
+    delete_fence, image, options, secret_ref, start,
+};
 use apiary_apiserver_sim::{DateMode, FaultAction, FaultRule, Matcher, Resource, Verb};
 use apiary_classify::gc::OrphanSweep;
 use apiary_cluster_model::kubelet::PodScript;
 use apiary_substrate::driver::{self, DeployError};
 use apiary_substrate_kube::RetryPolicy;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use sim_support::{
-    FAST, NS, POD, Sim, Weather, after_preflight, agent, attempt, config, config_with,
-    delete_fence, image, options, secret_ref, start,
-};
 
 /// A generous deadline for scenarios that end well before it.
 const LONG: Duration = Duration::from_secs(15);

@@ -10,13 +10,11 @@
 //! exactly as deploy.md § Age gate argues; then the test waits for the gate (6 s real) so the
 //! next deploy's orphan sweep may collect what the losers leaked.
 
-mod sim_support;
-
 use std::time::Duration;
 
+use crate::sim_support::{POD, Weather, config, image, options, secret_ref, start};
 use apiary_apiserver_sim::{FaultAction, FaultRule, Matcher, Resource, Verb};
 use apiary_substrate::driver;
-use sim_support::{POD, Weather, config, image, options, secret_ref, start};
 
 /// Model seconds per real second.
 const SCALE: f64 = 200.0;

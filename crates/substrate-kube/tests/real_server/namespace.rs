@@ -1,16 +1,14 @@
 //! deploy.md § Namespace ensure, item 4, against a real `kube-apiserver` with the ServiceAccount
-//! admission plugin on: the two scenarios of `sim_namespace.rs`, through `apiary-envtest`. A deploy
-//! into a namespace it creates, whose `default` ServiceAccount the controller stand-in creates 2 s
-//! later, is refused with the real server's `403 Forbidden … serviceaccount "default" not found`
-//! until then, waits, and succeeds with exactly one Secret; with `--service-account missing` it
-//! fails at once with the `kubectl create serviceaccount` fix. Pods are run by the envtest fake
-//! kubelet.
+//! admission plugin on: the two scenarios of `cluster/sim_namespace.rs`, through `apiary-envtest`.
+//! A deploy into a namespace it creates, whose `default` ServiceAccount the controller stand-in
+//! creates 2 s later, is refused with the real server's `403 Forbidden … serviceaccount "default"
+//! not found` until then, waits, and succeeds with exactly one Secret; with `--service-account
+//! missing` it fails at once with the `kubectl create serviceaccount` fix. Pods are run by the
+//! envtest fake kubelet.
 //!
 //! Layer: integration tests over loopback TLS. Without `KUBEBUILDER_ASSETS` every test returns at
 //! once after one stderr line (`APIARY_ENVTEST_REQUIRED=1` turns that into a failure).
 //! Assertions are on outcomes and on what the real server holds, never on timings.
-
-mod fixtures;
 
 use std::time::Duration;
 
@@ -23,7 +21,7 @@ use apiary_substrate_kube::{ClientOptions, Cluster, ConfigSource, connect_with};
 use k8s_openapi::api::core::v1::{Pod, Secret, ServiceAccount};
 use kube::api::{Api, ListParams};
 
-use fixtures::{agent, image};
+use crate::real_support::fixtures::{agent, image};
 
 /// The controller stand-in's delay before `default` appears in a new namespace.
 const ACCOUNT_DELAY: Duration = Duration::from_secs(2);

@@ -8,14 +8,12 @@
 //! cluster. The simulator runs 10× faster than real time here, so the scripted 20 s run lasts
 //! 2 s of the driver's clock, the window's clock.
 
-mod sim_support;
-
 use std::time::Duration;
 
+use crate::sim_support::{NS, POD, Sim, config, image, options, start};
 use apiary_apiserver_sim::{Resource, Verb};
 use apiary_cluster_model::kubelet::PodScript;
 use apiary_substrate::driver::{self, DeployError};
-use sim_support::{NS, POD, Sim, config, image, options, start};
 
 /// Model seconds per real second.
 const SCALE: f64 = 10.0;

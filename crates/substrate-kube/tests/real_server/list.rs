@@ -7,15 +7,13 @@
 //! Layer: integration tests over loopback; the real tier skips without `KUBEBUILDER_ASSETS`.
 //! Assertions are on rows and on the request log, never on timings.
 
-mod real_support;
-
 use std::num::NonZeroU32;
 
+use crate::real_support::{self, Backend, Stage, attempt, image};
 use apiary_apiserver_sim::{Resource, Verb};
 use apiary_classify::status::StatusState;
 use apiary_substrate::driver::{self, ListOptions};
 use apiary_substrate::naming::AgentIdentity;
-use real_support::{Backend, Stage, attempt, image};
 
 /// Seven agents, a foreign copy and an agent with only Secrets, listed three per page.
 async fn scenario(backend: Backend) {
