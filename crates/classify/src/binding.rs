@@ -39,6 +39,12 @@ pub struct Binding {
     /// Whether the pod name carries the slug of the agent's name (a binding without agent
     /// names has none).
     pub pod_name_slug: bool,
+    /// Whether the create-intent template has the `command` and `args` members (deploy.md
+    /// § Create-intent fingerprint); a binding whose pods never set them leaves them out.
+    pub intent_command_args: bool,
+    /// Whether a pod asked to expire carries the expiry annotation (deploy.md § Expiry); a
+    /// binding without expiry never writes it.
+    pub expiry_annotation: bool,
 }
 
 /// apiary's own binding (deploy.md § Names, § Verification).
@@ -55,6 +61,8 @@ pub const APIARY: Binding = Binding {
     start_nonce_key: "APIARY_START_NONCE",
     pod_name_prefix: "apiary",
     pod_name_slug: true,
+    intent_command_args: true,
+    expiry_annotation: true,
 };
 
 /// The buzz provider's binding (buzz-provider.md § 4.2, § 5.1): byte-compatible with the
@@ -72,6 +80,9 @@ pub const BUZZ: Binding = Binding {
     start_nonce_key: "BUZZ_MANAGED_AGENT_START_NONCE",
     pod_name_prefix: "buzz-agent",
     pod_name_slug: false,
+    // buzz-provider.md § 7: the template has no command or args members; § 6.2: no expiry.
+    intent_command_args: false,
+    expiry_annotation: false,
 };
 
 /// Whom an object must belong to: a binding and the full agent id under it. Verification
@@ -129,6 +140,9 @@ mod tests {
         assert_eq!(BUZZ.annotation_image, "buzz.block.xyz/image");
         assert_eq!(APIARY.start_nonce_key, "APIARY_START_NONCE");
         assert_eq!(BUZZ.start_nonce_key, "BUZZ_MANAGED_AGENT_START_NONCE");
+        let template = |b: Binding| (b.intent_command_args, b.expiry_annotation);
+        assert_eq!(template(APIARY), (true, true));
+        assert_eq!(template(BUZZ), (false, false));
         assert_ne!(APIARY, BUZZ);
     }
 }

@@ -171,8 +171,8 @@ fn build_base_pod(config: &ValidConfig, generation: Generation) -> Pod {
         config.image().as_str().to_owned(),
     );
     // The expiry instant (server clock) when `--ttl` asked for one; outside the fingerprint.
-    // A buzz pod never carries one: the buzz provider has no expiry.
-    if let Some(at) = config.expires_at().filter(|_| !config.is_buzz()) {
+    // Never under a binding without expiry (buzz-provider.md § 6.2).
+    if let Some(at) = config.expires_at().filter(|_| binding.expiry_annotation) {
         annotations.insert(ANNOTATION_EXPIRES_AT.to_owned(), format_instant(at));
     }
     let options = config.pod_options();

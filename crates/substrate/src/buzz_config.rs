@@ -13,7 +13,7 @@ use crate::config::{
 };
 use crate::env::AgentEnv;
 use crate::image::ImageRef;
-use crate::intent::{BuzzIntent, PodShape, Template};
+use crate::intent::PodShape;
 use crate::naming::AgentIdentity;
 
 impl ValidConfig {
@@ -63,7 +63,6 @@ impl ValidConfig {
             workspace_mount_path: DEFAULT_WORKSPACE_MOUNT_PATH.to_owned(),
             run_as_user: DEFAULT_RUN_AS_USER,
             run_as_group: DEFAULT_RUN_AS_GROUP,
-            template: Template::Buzz,
             pod_options: pod.pod_options,
         };
         Ok(ValidConfig::from_parts(agent, shape, env))
@@ -73,26 +72,5 @@ impl ValidConfig {
     #[must_use]
     pub fn pod_options(&self) -> &PodOptions {
         &self.shape().pod_options
-    }
-
-    /// Whether this configuration shapes a buzz pod (buzz-provider.md § 6).
-    #[must_use]
-    pub fn is_buzz(&self) -> bool {
-        self.shape().template == Template::Buzz
-    }
-
-    /// The buzz create-intent template of this configuration (buzz-provider.md § 7, § 16.3).
-    #[must_use]
-    pub fn buzz_intent(&self) -> BuzzIntent<'_> {
-        BuzzIntent::of(self.shape())
-    }
-
-    /// The canonical JSON the fingerprint hashes, under this configuration's template.
-    #[must_use]
-    pub fn intent_json(&self) -> String {
-        match self.shape().template {
-            Template::Apiary => self.intent().to_json(),
-            Template::Buzz => self.buzz_intent().to_json(),
-        }
     }
 }

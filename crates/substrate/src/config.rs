@@ -12,7 +12,7 @@ pub use crate::buzz_pod::{BuzzPod, PodOptions, PodOptionsError};
 // Timeout parsing has a module of its own; this is its path.
 use crate::env::{AgentEnv, Env, EnvError};
 use crate::image::{ImageError, ImageRef};
-use crate::intent::{BuzzIntent, CreateIntent, PodShape, Template};
+use crate::intent::{CreateIntent, PodShape};
 use crate::naming::AgentIdentity;
 pub use crate::timeout::{MAX_TIMEOUT, TimeoutError, parse_timeout, validate_timeout};
 
@@ -400,7 +400,6 @@ impl DeployConfig {
             workspace_mount_path: self.workspace_mount_path.clone(),
             run_as_user: self.run_as_user,
             run_as_group: self.run_as_group,
-            template: Template::Apiary,
             pod_options: self.pod_options.clone(),
         };
         let valid = ValidConfig {
@@ -536,20 +535,23 @@ impl ValidConfig {
         &self.shape
     }
 
-    /// apiary's create-intent template (deploy.md § Create-intent fingerprint); a buzz
-    /// configuration's is `ValidConfig::buzz_intent`.
+    /// The create-intent template of this configuration, under its agent's binding (deploy.md
+    /// § Create-intent fingerprint).
     #[must_use]
     pub fn intent(&self) -> CreateIntent<'_> {
-        CreateIntent::of(&self.shape)
+        CreateIntent::of(&self.shape, self.agent.binding())
     }
 
-    /// The 64-hex create-intent fingerprint of this configuration, under its template.
+    /// The canonical JSON the fingerprint hashes ([`CreateIntent::to_json`]).
+    #[must_use]
+    pub fn intent_json(&self) -> String {
+        self.intent().to_json()
+    }
+
+    /// The 64-hex create-intent fingerprint of this configuration, under its binding's template.
     #[must_use]
     pub fn fingerprint(&self) -> String {
-        match self.shape.template {
-            Template::Apiary => self.intent().fingerprint(),
-            Template::Buzz => BuzzIntent::of(&self.shape).fingerprint(),
-        }
+        self.intent().fingerprint()
     }
 
     /// A configuration of parts validated elsewhere (the buzz binding's, in `buzz_config`).
