@@ -41,6 +41,12 @@ const MUTANT_TARGETS: &[MutantTarget] = &[
             "crates/substrate/src/driver/*.rs",
         ],
     },
+    // The buzz binding's own decisions: its pod request's checks and validation.
+    MutantTarget {
+        package: "apiary-buzz",
+        extra: &[],
+        files: &["crates/buzz/src/binding.rs", "crates/buzz/src/pod.rs"],
+    },
     // Every feature, so the serde form is mutated too.
     MutantTarget {
         package: "apiary-seeds",

@@ -7,8 +7,8 @@
 use std::fmt;
 use std::time::Duration;
 
-// The buzz pod request is defined beside its options (no cycle with `intent`); this is its path.
-pub use crate::buzz_pod::{BuzzPod, PodOptions, PodOptionsError};
+// The pod options have a module of their own; this is their path beside the configuration.
+pub use crate::pod_options::PodOptions;
 // Timeout parsing has a module of its own; this is its path.
 use crate::env::{AgentEnv, Env, EnvError};
 use crate::image::{ImageError, ImageRef};
@@ -200,15 +200,6 @@ pub enum ConfigError {
     /// The environment is refused.
     #[error(transparent)]
     Env(#[from] EnvError),
-    /// A buzz pod option is refused (buzz-provider.md § 16.3).
-    #[error(transparent)]
-    PodOptions(#[from] PodOptionsError),
-    /// `ValidConfig::buzz` was given an identity of another binding (not secret).
-    #[error("agent {agent} is not buzz-bound: build it with AgentIdentity::buzz")]
-    WrongBinding {
-        /// The agent's name.
-        agent: String,
-    },
 }
 
 /// Checks that `namespace` is an RFC 1123 label.
@@ -554,8 +545,17 @@ impl ValidConfig {
         self.intent().fingerprint()
     }
 
-    /// A configuration of parts validated elsewhere (the buzz binding's, in `buzz_config`).
-    pub(crate) fn from_parts(agent: &AgentIdentity, shape: PodShape, env: AgentEnv) -> Self {
+    /// The placement, storage and lifetime options.
+    #[must_use]
+    pub fn pod_options(&self) -> &PodOptions {
+        &self.shape.pod_options
+    }
+
+    /// A configuration of parts a binding's front end validated itself (the buzz provider's,
+    /// in `apiary-buzz`), with the maximum deadline and no expiry. `shape.env_keys` must be
+    /// `env.keys()`.
+    #[must_use]
+    pub fn from_parts(agent: &AgentIdentity, shape: PodShape, env: AgentEnv) -> Self {
         let (agent, timeout, expires_at) = (agent.clone(), MAX_TIMEOUT, None);
         Self {
             agent,
