@@ -11,7 +11,7 @@ use std::fmt;
 
 use apiary_substrate::config::{
     ConfigError, DEFAULT_RUN_AS_GROUP, DEFAULT_RUN_AS_USER, DEFAULT_WORKSPACE_MOUNT_PATH,
-    ResourceField, ValidConfig, validate_namespace,
+    ValidConfig, validate_namespace, validate_resources,
 };
 use apiary_substrate::env::{AgentEnv, Env};
 use apiary_substrate::image::ImageRef;
@@ -137,16 +137,12 @@ pub fn valid_config(agent: &AgentIdentity, pod: BuzzPod) -> Result<ValidConfig, 
     }
     validate_namespace(&pod.namespace)?;
     let image = ImageRef::parse(&pod.image).map_err(ConfigError::from)?;
-    for (field, value) in [
-        (ResourceField::CpuRequest, &pod.cpu_request),
-        (ResourceField::MemoryRequest, &pod.memory_request),
-        (ResourceField::CpuLimit, &pod.cpu_limit),
-        (ResourceField::MemoryLimit, &pod.memory_limit),
-    ] {
-        if value.trim().is_empty() {
-            return Err(ConfigError::BlankResource { field }.into());
-        }
-    }
+    validate_resources(
+        &pod.cpu_request,
+        &pod.memory_request,
+        &pod.cpu_limit,
+        &pod.memory_limit,
+    )?;
     if pod.service_account.as_deref() == Some("") {
         return Err(ConfigError::EmptyServiceAccount.into());
     }

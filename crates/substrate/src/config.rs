@@ -233,6 +233,32 @@ pub fn validate_namespace(namespace: &str) -> Result<(), ConfigError> {
     }
 }
 
+/// Checks that no resource quantity is blank or whitespace only (each is otherwise sent
+/// verbatim, for the apiserver to judge).
+///
+/// # Errors
+///
+/// [`ConfigError::BlankResource`] naming the first blank one, in the order CPU request, memory
+/// request, CPU limit, memory limit.
+pub fn validate_resources(
+    cpu_request: &str,
+    memory_request: &str,
+    cpu_limit: &str,
+    memory_limit: &str,
+) -> Result<(), ConfigError> {
+    for (field, value) in [
+        (ResourceField::CpuRequest, cpu_request),
+        (ResourceField::MemoryRequest, memory_request),
+        (ResourceField::CpuLimit, cpu_limit),
+        (ResourceField::MemoryLimit, memory_limit),
+    ] {
+        if value.trim().is_empty() {
+            return Err(ConfigError::BlankResource { field });
+        }
+    }
+    Ok(())
+}
+
 /// Checks a workspace mount path: absolute, not `/`, no `..` component, no `:` or NUL.
 ///
 /// # Errors
@@ -331,16 +357,12 @@ impl DeployConfig {
     pub fn validate(&self, agent: &AgentIdentity) -> Result<ValidConfig, ConfigError> {
         validate_namespace(&self.namespace)?;
         let image = ImageRef::parse(&self.image)?;
-        for (field, value) in [
-            (ResourceField::CpuRequest, &self.cpu_request),
-            (ResourceField::MemoryRequest, &self.memory_request),
-            (ResourceField::CpuLimit, &self.cpu_limit),
-            (ResourceField::MemoryLimit, &self.memory_limit),
-        ] {
-            if value.trim().is_empty() {
-                return Err(ConfigError::BlankResource { field });
-            }
-        }
+        validate_resources(
+            &self.cpu_request,
+            &self.memory_request,
+            &self.cpu_limit,
+            &self.memory_limit,
+        )?;
         if self.service_account.as_deref() == Some("") {
             return Err(ConfigError::EmptyServiceAccount);
         }
