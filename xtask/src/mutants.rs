@@ -44,6 +44,13 @@ const MUTANT_TARGETS: &[MutantTarget] = &[
         ],
         test_args: &[],
     },
+    // The buzz binding's own decisions: its pod request's checks and validation.
+    MutantTarget {
+        package: "apiary-buzz",
+        extra: &[],
+        files: &["crates/buzz/src/binding.rs", "crates/buzz/src/pod.rs"],
+        test_args: &[],
+    },
     // Every feature, so the serde form is mutated too.
     MutantTarget {
         package: "apiary-seeds",

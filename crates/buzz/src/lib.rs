@@ -9,6 +9,7 @@
 #![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
 
+pub mod binding;
 pub mod config;
 pub mod entropy;
 pub mod env;
@@ -17,5 +18,6 @@ pub mod image;
 pub mod outcome;
 pub mod path;
 pub mod plan;
+pub mod pod;
 pub mod schema;
 pub mod wire;

@@ -7,13 +7,14 @@
 //! refusal, never a connection error. Must not: connect, read the environment, or keep the
 //! nsec anywhere but the env map that becomes the Secret.
 
-use apiary_substrate::config::{BuzzPod, ValidConfig};
-use apiary_substrate::naming::AgentIdentity;
+use apiary_substrate::config::ValidConfig;
 
+use crate::binding;
 use crate::config::{self, ConfigError};
 use crate::entropy::{self, Entropy, EntropyError};
 use crate::env::{self, EnvError, EnvInputs};
 use crate::identity::{self, IdentityError};
+use crate::pod::{self, BuzzPod};
 use crate::wire::DeployRequest;
 
 /// What the shell runs: connect with `context` (the current context when `None`), then deploy
@@ -41,8 +42,8 @@ pub enum PlanError {
     /// The environment was refused (step 3).
     #[error(transparent)]
     Env(#[from] EnvError),
-    /// The substrate refused the binding's identity or configuration (a bug if it happens: the
-    /// rules above are stricter).
+    /// The binding's identity or pod validation refused (a bug if it happens: the rules above
+    /// are stricter).
     #[error("the configuration was refused: {0}")]
     Substrate(String),
 }
@@ -66,7 +67,7 @@ pub fn plan_deploy(
             inactivity_seconds: provider.inactivity_seconds,
         },
     )?;
-    let agent = AgentIdentity::buzz(pubkey.as_hex())
+    let agent = binding::identity(pubkey.as_hex())
         .map_err(|error| PlanError::Substrate(error.to_string()))?;
     let pod = BuzzPod {
         namespace: provider.namespace,
@@ -80,7 +81,7 @@ pub fn plan_deploy(
         env,
     };
     let config =
-        ValidConfig::buzz(&agent, pod).map_err(|error| PlanError::Substrate(error.to_string()))?;
+        pod::valid_config(&agent, pod).map_err(|error| PlanError::Substrate(error.to_string()))?;
     Ok(DeployPlan {
         context: provider.context,
         config,

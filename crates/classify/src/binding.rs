@@ -1,6 +1,7 @@
 //! Bindings (deploy.md § Bindings): the label, annotation and environment keys that tie a
-//! cluster object to one agent, as two values of one type — apiary's own binding and the buzz
-//! provider's (buzz-provider.md § 4) — and the [`Owner`] that verification compares against.
+//! cluster object to one agent, as values of one type — apiary's own binding here, the buzz
+//! provider's (buzz-provider.md § 4) in `apiary-buzz` — and the [`Owner`] that verification
+//! compares against.
 //!
 //! Pure data: `&'static str` facts and no behaviour beyond equality. The deploy machine,
 //! classification, GC and status never branch on which binding they run; they only hand the
@@ -13,7 +14,7 @@ pub const LABEL_MANAGED_BY: &str = "app.kubernetes.io/managed-by";
 /// agent's pod and Secrets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Binding {
-    /// Label key naming the manager (`app.kubernetes.io/managed-by` for both bindings).
+    /// Label key naming the manager ([`LABEL_MANAGED_BY`] for every binding).
     pub label_managed_by: &'static str,
     /// The value of [`Binding::label_managed_by`] on this binding's objects.
     pub managed_by: &'static str,
@@ -39,6 +40,12 @@ pub struct Binding {
     /// Whether the pod name carries the slug of the agent's name (a binding without agent
     /// names has none).
     pub pod_name_slug: bool,
+    /// Whether the create-intent template has the `command` and `args` members (deploy.md
+    /// § Create-intent fingerprint); a binding whose pods never set them leaves them out.
+    pub intent_command_args: bool,
+    /// Whether a pod asked to expire carries the expiry annotation (deploy.md § Expiry); a
+    /// binding without expiry never writes it.
+    pub expiry_annotation: bool,
 }
 
 /// apiary's own binding (deploy.md § Names, § Verification).
@@ -55,23 +62,8 @@ pub const APIARY: Binding = Binding {
     start_nonce_key: "APIARY_START_NONCE",
     pod_name_prefix: "apiary",
     pod_name_slug: true,
-};
-
-/// The buzz provider's binding (buzz-provider.md § 4.2, § 5.1): byte-compatible with the
-/// objects `buzz-backend-kubernetes` creates.
-pub const BUZZ: Binding = Binding {
-    label_managed_by: LABEL_MANAGED_BY,
-    managed_by: "buzz-backend-kubernetes",
-    label_binding_version: "buzz.block.xyz/binding-version",
-    binding_version: "1",
-    label_agent: "buzz.block.xyz/agent-pubkey",
-    annotation_agent_id: "buzz.block.xyz/agent-pubkey-full",
-    annotation_agent_name: None,
-    annotation_create_intent: "buzz.block.xyz/create-intent",
-    annotation_image: "buzz.block.xyz/image",
-    start_nonce_key: "BUZZ_MANAGED_AGENT_START_NONCE",
-    pod_name_prefix: "buzz-agent",
-    pod_name_slug: false,
+    intent_command_args: true,
+    expiry_annotation: true,
 };
 
 /// Whom an object must belong to: a binding and the full agent id under it. Verification
@@ -103,32 +95,21 @@ impl Owner {
 mod tests {
     use super::*;
 
-    /// The wire strings of both bindings, pinned as literals (buzz-provider.md § 4.2).
+    /// The wire strings of apiary's binding, pinned as literals (deploy.md § Names; the buzz
+    /// binding's are pinned in `apiary-buzz`).
     #[test]
     fn binding_keys_are_the_wire_strings() {
         assert_eq!(APIARY.label_managed_by, "app.kubernetes.io/managed-by");
-        assert_eq!(BUZZ.label_managed_by, "app.kubernetes.io/managed-by");
         assert_eq!(APIARY.managed_by, "apiary");
-        assert_eq!(BUZZ.managed_by, "buzz-backend-kubernetes");
         assert_eq!(APIARY.label_binding_version, "apiary.dev/binding-version");
-        assert_eq!(BUZZ.label_binding_version, "buzz.block.xyz/binding-version");
         assert_eq!(APIARY.binding_version, "1");
-        assert_eq!(BUZZ.binding_version, "1");
         assert_eq!(APIARY.label_agent, "apiary.dev/agent");
-        assert_eq!(BUZZ.label_agent, "buzz.block.xyz/agent-pubkey");
         assert_eq!(APIARY.annotation_agent_id, "apiary.dev/agent-id");
-        assert_eq!(BUZZ.annotation_agent_id, "buzz.block.xyz/agent-pubkey-full");
         assert_eq!(APIARY.annotation_agent_name, Some("apiary.dev/agent-name"));
-        assert_eq!(BUZZ.annotation_agent_name, None);
         assert_eq!(APIARY.annotation_create_intent, "apiary.dev/create-intent");
-        assert_eq!(
-            BUZZ.annotation_create_intent,
-            "buzz.block.xyz/create-intent"
-        );
         assert_eq!(APIARY.annotation_image, "apiary.dev/image");
-        assert_eq!(BUZZ.annotation_image, "buzz.block.xyz/image");
         assert_eq!(APIARY.start_nonce_key, "APIARY_START_NONCE");
-        assert_eq!(BUZZ.start_nonce_key, "BUZZ_MANAGED_AGENT_START_NONCE");
-        assert_ne!(APIARY, BUZZ);
+        let template = |b: Binding| (b.intent_command_args, b.expiry_annotation);
+        assert_eq!(template(APIARY), (true, true));
     }
 }

@@ -33,7 +33,7 @@ pub const WORKSPACE_VOLUME: &str = "workspace";
 pub const SECCOMP_PROFILE: &str = "RuntimeDefault";
 /// The capability set dropped from the container.
 pub const DROPPED_CAPABILITIES: &str = "ALL";
-/// The explicit container variable a buzz pod with `setup_pending` gets (buzz-provider.md § 16.3).
+/// The explicit container variable a pod with `setup_pending` gets (buzz-provider.md § 16.3).
 pub use crate::env::PILOT_POD_UID_ENV;
 /// The downward-API field it is read from.
 pub const POD_UID_FIELD: &str = "metadata.uid";
@@ -121,9 +121,9 @@ pub fn build_secret(config: &ValidConfig, generation: Generation) -> Secret {
 
 /// The pod of one attempt (deploy.md § Pod): one container `agent` with `envFrom` of this
 /// attempt's Secret, the hardening fields, and the four annotations (five with an expiry).
-/// Under the buzz binding (buzz-provider.md § 6.2) the identity annotations are the pubkey's,
-/// there is never a command, args or expiry annotation, and the pod options of § 16.3 add only
-/// what they set. `--overrides` is applied last (deploy.md § Pod options, The escape hatch).
+/// Every key is the agent's binding's, and a binding without expiry never gets the expiry
+/// annotation (the buzz provider's, buzz-provider.md § 6.2); the pod options add only what they
+/// set. `--overrides` is applied last (deploy.md § Pod options, The escape hatch).
 #[must_use]
 pub fn build_pod(config: &ValidConfig, generation: Generation) -> Pod {
     let pod = build_base_pod(config, generation);
@@ -171,8 +171,8 @@ fn build_base_pod(config: &ValidConfig, generation: Generation) -> Pod {
         config.image().as_str().to_owned(),
     );
     // The expiry instant (server clock) when `--ttl` asked for one; outside the fingerprint.
-    // A buzz pod never carries one: the buzz provider has no expiry.
-    if let Some(at) = config.expires_at().filter(|_| !config.is_buzz()) {
+    // Never under a binding without expiry (buzz-provider.md § 6.2).
+    if let Some(at) = config.expires_at().filter(|_| binding.expiry_annotation) {
         annotations.insert(ANNOTATION_EXPIRES_AT.to_owned(), format_instant(at));
     }
     let options = config.pod_options();
@@ -329,7 +329,7 @@ fn labels(config: &ValidConfig) -> BTreeMap<String, String> {
 }
 
 /// The workspace volume: the agent's claim with `--workspace-size` (deploy.md § Persistent
-/// workspace), otherwise an emptyDir (with the buzz binding's `sizeLimit`, when set).
+/// workspace), otherwise an emptyDir (with the `workspace_size_limit` option's `sizeLimit`, when set).
 fn workspace_volume(config: &ValidConfig) -> Volume {
     let options = config.pod_options();
     if options.workspace_claim.is_some() {

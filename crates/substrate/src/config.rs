@@ -7,12 +7,12 @@
 use std::fmt;
 use std::time::Duration;
 
-// The buzz pod request is defined beside its options (no cycle with `intent`); this is its path.
-pub use crate::buzz_pod::{BuzzPod, PodOptions, PodOptionsError};
+// The pod options have a module of their own; this is their path beside the configuration.
+pub use crate::pod_options::PodOptions;
 // Timeout parsing has a module of its own; this is its path.
 use crate::env::{AgentEnv, Env, EnvError};
 use crate::image::{ImageError, ImageRef};
-use crate::intent::{BuzzIntent, CreateIntent, PodShape, Template};
+use crate::intent::{CreateIntent, PodShape};
 use crate::naming::AgentIdentity;
 pub use crate::timeout::{MAX_TIMEOUT, TimeoutError, parse_timeout, validate_timeout};
 
@@ -200,15 +200,6 @@ pub enum ConfigError {
     /// The environment is refused.
     #[error(transparent)]
     Env(#[from] EnvError),
-    /// A buzz pod option is refused (buzz-provider.md § 16.3).
-    #[error(transparent)]
-    PodOptions(#[from] PodOptionsError),
-    /// `ValidConfig::buzz` was given an identity of another binding (not secret).
-    #[error("agent {agent} is not buzz-bound: build it with AgentIdentity::buzz")]
-    WrongBinding {
-        /// The agent's name.
-        agent: String,
-    },
 }
 
 /// Checks that `namespace` is an RFC 1123 label.
@@ -240,6 +231,32 @@ pub fn validate_namespace(namespace: &str) -> Result<(), ConfigError> {
             problem,
         }),
     }
+}
+
+/// Checks that no resource quantity is blank or whitespace only (each is otherwise sent
+/// verbatim, for the apiserver to judge).
+///
+/// # Errors
+///
+/// [`ConfigError::BlankResource`] naming the first blank one, in the order CPU request, memory
+/// request, CPU limit, memory limit.
+pub fn validate_resources(
+    cpu_request: &str,
+    memory_request: &str,
+    cpu_limit: &str,
+    memory_limit: &str,
+) -> Result<(), ConfigError> {
+    for (field, value) in [
+        (ResourceField::CpuRequest, cpu_request),
+        (ResourceField::MemoryRequest, memory_request),
+        (ResourceField::CpuLimit, cpu_limit),
+        (ResourceField::MemoryLimit, memory_limit),
+    ] {
+        if value.trim().is_empty() {
+            return Err(ConfigError::BlankResource { field });
+        }
+    }
+    Ok(())
 }
 
 /// Checks a workspace mount path: absolute, not `/`, no `..` component, no `:` or NUL.
@@ -340,16 +357,12 @@ impl DeployConfig {
     pub fn validate(&self, agent: &AgentIdentity) -> Result<ValidConfig, ConfigError> {
         validate_namespace(&self.namespace)?;
         let image = ImageRef::parse(&self.image)?;
-        for (field, value) in [
-            (ResourceField::CpuRequest, &self.cpu_request),
-            (ResourceField::MemoryRequest, &self.memory_request),
-            (ResourceField::CpuLimit, &self.cpu_limit),
-            (ResourceField::MemoryLimit, &self.memory_limit),
-        ] {
-            if value.trim().is_empty() {
-                return Err(ConfigError::BlankResource { field });
-            }
-        }
+        validate_resources(
+            &self.cpu_request,
+            &self.memory_request,
+            &self.cpu_limit,
+            &self.memory_limit,
+        )?;
         if self.service_account.as_deref() == Some("") {
             return Err(ConfigError::EmptyServiceAccount);
         }
@@ -400,7 +413,6 @@ impl DeployConfig {
             workspace_mount_path: self.workspace_mount_path.clone(),
             run_as_user: self.run_as_user,
             run_as_group: self.run_as_group,
-            template: Template::Apiary,
             pod_options: self.pod_options.clone(),
         };
         let valid = ValidConfig {
@@ -536,24 +548,36 @@ impl ValidConfig {
         &self.shape
     }
 
-    /// apiary's create-intent template (deploy.md § Create-intent fingerprint); a buzz
-    /// configuration's is `ValidConfig::buzz_intent`.
+    /// The create-intent template of this configuration, under its agent's binding (deploy.md
+    /// § Create-intent fingerprint).
     #[must_use]
     pub fn intent(&self) -> CreateIntent<'_> {
-        CreateIntent::of(&self.shape)
+        CreateIntent::of(&self.shape, self.agent.binding())
     }
 
-    /// The 64-hex create-intent fingerprint of this configuration, under its template.
+    /// The canonical JSON the fingerprint hashes ([`CreateIntent::to_json`]).
+    #[must_use]
+    pub fn intent_json(&self) -> String {
+        self.intent().to_json()
+    }
+
+    /// The 64-hex create-intent fingerprint of this configuration, under its binding's template.
     #[must_use]
     pub fn fingerprint(&self) -> String {
-        match self.shape.template {
-            Template::Apiary => self.intent().fingerprint(),
-            Template::Buzz => BuzzIntent::of(&self.shape).fingerprint(),
-        }
+        self.intent().fingerprint()
     }
 
-    /// A configuration of parts validated elsewhere (the buzz binding's, in `buzz_config`).
-    pub(crate) fn from_parts(agent: &AgentIdentity, shape: PodShape, env: AgentEnv) -> Self {
+    /// The placement, storage and lifetime options.
+    #[must_use]
+    pub fn pod_options(&self) -> &PodOptions {
+        &self.shape.pod_options
+    }
+
+    /// A configuration of parts a binding's front end validated itself (the buzz provider's,
+    /// in `apiary-buzz`), with the maximum deadline and no expiry. `shape.env_keys` must be
+    /// `env.keys()`.
+    #[must_use]
+    pub fn from_parts(agent: &AgentIdentity, shape: PodShape, env: AgentEnv) -> Self {
         let (agent, timeout, expires_at) = (agent.clone(), MAX_TIMEOUT, None);
         Self {
             agent,

@@ -21,8 +21,8 @@ pub const APIARY_AGENT_ID: &str = "APIARY_AGENT_ID";
 pub const APIARY_START_NONCE: &str = apiary_classify::binding::APIARY.start_nonce_key;
 /// The keys apiary owns; user input setting them is removed with a warning.
 pub const AUTHORITATIVE_KEYS: [&str; 3] = [APIARY_AGENT_NAME, APIARY_AGENT_ID, APIARY_START_NONCE];
-/// The explicit container variable a buzz pod with `setup_pending` gets (buzz-provider.md § 16.3);
-/// set by apiary, so never by `--env-secret`.
+/// The explicit container variable a pod with `setup_pending` gets (the buzz provider's name,
+/// buzz-provider.md § 16.3); set by apiary, so never by `--env-secret`.
 pub const PILOT_POD_UID_ENV: &str = "BUZZ_PILOT_POD_UID";
 /// The cap on the summed UTF-8 bytes of all values (the Kubernetes Secret data limit).
 pub const MAX_ENV_VALUE_BYTES: usize = 1_048_576;
@@ -291,8 +291,9 @@ impl fmt::Debug for EnvArg {
 
 /// The validated environment of one agent: the entries it was given (authoritative keys
 /// removed) plus the values the binding stamps. Under apiary's binding those are
-/// `APIARY_AGENT_NAME` and `APIARY_AGENT_ID` (deploy.md § Environment); under the buzz binding the
-/// environment arrives final from `apiary-buzz` (buzz-provider.md § 5.1). Either way the binding's
+/// `APIARY_AGENT_NAME` and `APIARY_AGENT_ID` (deploy.md § Environment); a front end that resolves
+/// the environment itself gives it final ([`AgentEnv::given`]; `apiary-buzz`, buzz-provider.md
+/// § 5.1). Either way the binding's
 /// start-nonce key is stamped per attempt by [`AgentEnv::for_attempt`], so it always equals the
 /// Secret-name suffix. `Debug` shows keys, never a given value.
 #[derive(Clone, PartialEq, Eq)]
@@ -301,8 +302,8 @@ pub struct AgentEnv {
     stamped: Vec<(&'static str, String)>,
     nonce_key: &'static str,
     /// Whether the nonce key counts among [`AgentEnv::keys`]: always under apiary's binding;
-    /// under buzz's exactly when the given map held it (the original fingerprints the key set
-    /// of the map it was handed, and its tier 3 always writes the key).
+    /// for an environment given final, exactly when the given map held it (the buzz provider
+    /// fingerprints the key set of the map it was handed, and its tier 3 always writes the key).
     nonce_keyed: bool,
     removed: Vec<&'static str>,
 }
@@ -337,7 +338,7 @@ impl AgentEnv {
         .within_cap()
     }
 
-    /// An environment given final (the buzz provider resolves its tiers itself): only the
+    /// An environment given final (its front end resolved it; the buzz provider's tiers): only the
     /// binding's start-nonce key is replaced, per attempt. Keys must still be POSIX and the
     /// values, the nonce included, must fit 1 MiB.
     ///
@@ -387,7 +388,7 @@ impl AgentEnv {
     }
 
     /// Every key of the environment the fingerprint sees, stamped ones included, sorted
-    /// bytewise: the final environment's keys, except that a buzz environment given without its
+    /// bytewise: the final environment's keys, except that an environment given final without its
     /// nonce key is fingerprinted without it (the Secret still gets it).
     #[must_use]
     pub fn keys(&self) -> Vec<String> {

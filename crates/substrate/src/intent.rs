@@ -10,9 +10,11 @@
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use crate::buzz_pod::PodOptions;
+use apiary_classify::binding::Binding;
+
 use crate::image::ImageRef;
 use crate::naming::hex;
+use crate::pod_options::PodOptions;
 
 /// The template version. Any change to the pod shape must bump it, re-keying every pod.
 pub const TEMPLATE_VERSION: u32 = 1;
@@ -55,23 +57,11 @@ pub struct PodShape {
     pub run_as_user: i64,
     /// The container GID, also the pod's fsGroup.
     pub run_as_group: i64,
-    /// Which binding's pod template (and fingerprint template) this shape follows.
-    pub template: Template,
-    /// The pod options (deploy.md § Pod options; buzz-provider.md § 16.3 under the buzz template).
+    /// The pod options (deploy.md § Pod options; buzz-provider.md § 16.3 under the buzz binding).
     pub pod_options: PodOptions,
 }
 
-/// The pod and fingerprint template a shape follows: apiary's (deploy.md § Object templates) or
-/// the buzz provider's (buzz-provider.md § 6, § 7).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Template {
-    /// apiary's own template.
-    Apiary,
-    /// The buzz provider's template: no command or args members, optional `pod_options` last.
-    Buzz,
-}
-
-/// The members both templates open with, in their serialization order (deploy.md § Create-intent
+/// The members every template opens with, in their serialization order (deploy.md § Create-intent
 /// fingerprint, buzz-provider.md § 7). Flattened into each template, so the bytes are the same as
 /// if the members were written there.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -101,8 +91,8 @@ impl<'a> Leading<'a> {
     }
 }
 
-/// The members both templates continue with after apiary's `command` and `args` (which the buzz
-/// template does not have), in their serialization order.
+/// The members every template continues with after `command` and `args` (which a binding
+/// without them leaves out), in their serialization order.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 struct Trailing<'a> {
     restart_policy: &'static str,
@@ -129,15 +119,19 @@ impl<'a> Trailing<'a> {
 }
 
 /// The create-intent template of one configuration. Field order is the serialization order.
-/// The `pod_options` member comes last and only when an option is set, so the fingerprint of a
-/// configuration without options is the one it always had (deploy.md § Create-intent
-/// fingerprint).
+/// The `command` and `args` members are there only under a binding whose template has them
+/// ([`Binding::intent_command_args`]; buzz-provider.md § 7 has none). The `pod_options` member
+/// comes last and only when an option is set, so the fingerprint of a configuration without
+/// options is the one it always had (deploy.md § Create-intent fingerprint).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct CreateIntent<'a> {
     #[serde(flatten)]
     leading: Leading<'a>,
-    command: Option<&'a [String]>,
-    args: Option<&'a [String]>,
+    // The outer `None` leaves the member out; `Some(None)` writes `null`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    command: Option<Option<&'a [String]>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    args: Option<Option<&'a [String]>>,
     #[serde(flatten)]
     trailing: Trailing<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -145,13 +139,14 @@ pub struct CreateIntent<'a> {
 }
 
 impl<'a> CreateIntent<'a> {
-    /// The template of `shape`: its env keys, never values; empty args as null.
+    /// The template of `shape` under `binding`: its env keys, never values; empty args as null.
     #[must_use]
-    pub fn of(shape: &'a PodShape) -> Self {
+    pub fn of(shape: &'a PodShape, binding: Binding) -> Self {
+        let members = binding.intent_command_args;
         Self {
             leading: Leading::of(shape),
-            command: shape.command.as_deref(),
-            args: shape.args.as_deref(),
+            command: members.then_some(shape.command.as_deref()),
+            args: members.then_some(shape.args.as_deref()),
             trailing: Trailing::of(shape),
             pod_options: (!shape.pod_options.is_default()).then_some(&shape.pod_options),
         }
@@ -166,45 +161,6 @@ impl<'a> CreateIntent<'a> {
     }
 
     /// The fingerprint: lowercase hex SHA-256 of [`CreateIntent::to_json`] (64 characters).
-    #[must_use]
-    pub fn fingerprint(&self) -> String {
-        hex(&Sha256::digest(self.to_json().as_bytes()))
-    }
-}
-
-/// The buzz provider's create-intent template (buzz-provider.md § 7): the baseline members in
-/// the spec's declared order (no `command`/`args`), and § 16.3's `pod_options` member last,
-/// omitted when no option is set so baseline fingerprints are preserved.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct BuzzIntent<'a> {
-    #[serde(flatten)]
-    leading: Leading<'a>,
-    #[serde(flatten)]
-    trailing: Trailing<'a>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pod_options: Option<&'a PodOptions>,
-}
-
-impl<'a> BuzzIntent<'a> {
-    /// The buzz template of `shape`: env keys, never values; `pod_options` only when set.
-    #[must_use]
-    pub fn of(shape: &'a PodShape) -> Self {
-        Self {
-            leading: Leading::of(shape),
-            trailing: Trailing::of(shape),
-            pod_options: (!shape.pod_options.is_default()).then_some(&shape.pod_options),
-        }
-    }
-
-    /// The compact JSON serialization that is hashed (`serde_json::to_vec` form).
-    #[must_use]
-    pub fn to_json(&self) -> String {
-        // Strings, integers, maps, arrays and nulls always serialize; serde_json cannot fail.
-        #[allow(clippy::expect_used)] // reason: infallible for this struct, see above
-        serde_json::to_string(self).expect("the buzz create-intent template always serializes")
-    }
-
-    /// The fingerprint: lowercase hex SHA-256 of [`BuzzIntent::to_json`] (64 characters).
     #[must_use]
     pub fn fingerprint(&self) -> String {
         hex(&Sha256::digest(self.to_json().as_bytes()))

@@ -5,8 +5,6 @@
 #![deny(missing_docs)]
 
 pub mod build;
-mod buzz_config;
-mod buzz_pod;
 pub mod config;
 pub mod dotenv;
 pub mod driver;

@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 // The marker label and annotation names are defined once, by the bindings of
 // `apiary_classify::binding` (verification reads them); names, labels and observation read
 // them from the identity's binding.
-use apiary_classify::binding::{APIARY, BUZZ, Binding, Owner};
+use apiary_classify::binding::{APIARY, Binding, Owner};
 
 /// The longest AGENT accepted, in UTF-8 bytes.
 pub const MAX_AGENT_BYTES: usize = 253;
@@ -24,17 +24,17 @@ pub const MAX_SLUG_CHARS: usize = 30;
 const POD_NAME_ID_CHARS: usize = 12;
 /// Hex characters of the agent_id used as the agent label value (both bindings).
 const LABEL_ID_CHARS: usize = 32;
-/// Hex characters of a buzz pubkey.
-const PUBKEY_HEX_CHARS: usize = 64;
+/// Hex characters of an agent id.
+const AGENT_ID_HEX_CHARS: usize = 64;
 
-/// A buzz agent pubkey that is not exactly 64 lowercase hex characters. The pubkey is public; the
-/// message still names only its length.
+/// An agent id given by a binding's front end ([`AgentIdentity::bound`]) that is not exactly 64
+/// lowercase hex characters. The id is public; the message still names only its length.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "the buzz agent pubkey is {length} characters of which some are not lowercase hex: it must be \
-     exactly 64 lowercase hex characters (the x-only secp256k1 public key)"
+    "the agent id is {length} characters of which some are not lowercase hex: it must be \
+     exactly 64 lowercase hex characters"
 )]
-pub struct PubkeyError {
+pub struct AgentIdError {
     /// The length of the refused value, in bytes.
     pub length: usize,
 }
@@ -166,7 +166,8 @@ pub fn secret_name(pod_name: &str, generation: Generation) -> String {
 
 /// A validated agent together with its agent_id and the binding it is deployed under: the only
 /// way to obtain names and labels. Under apiary's binding the id is the SHA-256 of AGENT; under
-/// buzz's it is the x-only pubkey the provider derived (buzz-provider.md § 4.1).
+/// another it is the id its front end derived ([`AgentIdentity::bound`]; the buzz provider's is
+/// the x-only pubkey, buzz-provider.md § 4.1).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct AgentIdentity {
     binding: Binding,
@@ -189,27 +190,25 @@ impl AgentIdentity {
         })
     }
 
-    /// The buzz-bound identity of `pubkey_hex`, the 64-hex x-only public key derived from the
-    /// agent's nsec (buzz-provider.md § 4.1): pod `buzz-agent-<12 hex>`, Secret
-    /// `buzz-agent-<12 hex>-<generation>`, label value the first 32 hex.
+    /// The identity of the agent `id` under `binding`, for a binding whose front end derives the
+    /// id itself and whose agents have no name besides it (the buzz provider's, in
+    /// `apiary-buzz`): the name is the id.
     ///
     /// # Errors
     ///
-    /// [`PubkeyError`] unless `pubkey_hex` is exactly 64 lowercase hex characters.
-    pub fn buzz(pubkey_hex: &str) -> Result<Self, PubkeyError> {
-        let well_formed = pubkey_hex.len() == PUBKEY_HEX_CHARS
-            && pubkey_hex
+    /// [`AgentIdError`] unless `id` is exactly 64 lowercase hex characters.
+    pub fn bound(binding: Binding, id: &str) -> Result<Self, AgentIdError> {
+        let well_formed = id.len() == AGENT_ID_HEX_CHARS
+            && id
                 .bytes()
                 .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
         if !well_formed {
-            return Err(PubkeyError {
-                length: pubkey_hex.len(),
-            });
+            return Err(AgentIdError { length: id.len() });
         }
         Ok(Self {
-            binding: BUZZ,
-            name: pubkey_hex.to_owned(),
-            id: pubkey_hex.to_owned(),
+            binding,
+            name: id.to_owned(),
+            id: id.to_owned(),
         })
     }
 
@@ -225,7 +224,7 @@ impl AgentIdentity {
         Owner::new(self.binding, self.id.clone())
     }
 
-    /// AGENT, verbatim (under the buzz binding, which has no agent name: the pubkey).
+    /// AGENT, verbatim (under a binding without agent names, the id).
     #[must_use]
     pub fn name(&self) -> &str {
         &self.name
@@ -237,8 +236,8 @@ impl AgentIdentity {
         &self.id
     }
 
-    /// The agent label value (`apiary.dev/agent`, `buzz.block.xyz/agent-pubkey`): the first 32
-    /// hex of the agent_id.
+    /// The agent label value (under the binding's agent label key, `apiary.dev/agent` for
+    /// apiary's): the first 32 hex of the agent_id.
     #[must_use]
     pub fn label_value(&self) -> &str {
         &self.id[..LABEL_ID_CHARS]
@@ -251,7 +250,7 @@ impl AgentIdentity {
     }
 
     /// The deterministic pod name of this agent (at most 50 characters): `apiary-<slug>-<12 hex>`,
-    /// or `buzz-agent-<12 hex>` under the buzz binding.
+    /// or `<prefix>-<12 hex>` under a binding without slugs (`buzz-agent-<12 hex>`).
     #[must_use]
     pub fn pod_name(&self) -> String {
         let slug = if self.binding.pod_name_slug {
@@ -291,7 +290,7 @@ impl AgentIdentity {
     }
 
     /// The identity annotations every pod and Secret of this agent carries: the full agent id,
-    /// and the agent name when the binding has one (apiary's does, buzz's does not).
+    /// and the agent name when the binding has one (apiary's does).
     #[must_use]
     pub fn annotations(&self) -> BTreeMap<String, String> {
         let mut annotations =
@@ -303,7 +302,7 @@ impl AgentIdentity {
     }
 
     /// The label selector of every list: `<agent label>=<32 hex>,app.kubernetes.io/managed-by=<manager>`
-    /// (`apiary.dev/agent=…,…=apiary`; `buzz.block.xyz/agent-pubkey=…,…=buzz-backend-kubernetes`).
+    /// (`apiary.dev/agent=…,app.kubernetes.io/managed-by=apiary` under apiary's binding).
     #[must_use]
     pub fn selector(&self) -> String {
         let b = self.binding;

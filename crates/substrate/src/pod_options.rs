@@ -1,8 +1,9 @@
 //! The one declaration of what an agent's pod may be configured with beyond the baseline shape
 //! (deploy.md § Pod options, buzz-provider.md § 16.3): [`PodOptions`]. The native flags, the
-//! validation, the pod builder, both create-intent fingerprints and the buzz binding's
-//! `pod_options` all read this one type; a new pod field is added here (plus its builder line
-//! and tests). The flag syntax and the native validation live in `pod_options::flags`.
+//! validation, the pod builder, the create-intent fingerprint and the buzz provider's
+//! `pod_options` wire form (its serde form; `apiary-buzz` reads and checks it) all read this one
+//! type; a new pod field is added here (plus its builder line and tests). The flag syntax and the
+//! native validation live in `pod_options::flags`.
 //!
 //! Pure data and checks: no I/O.
 
@@ -14,18 +15,8 @@ use serde::{Deserialize, Serialize};
 pub mod flags;
 pub mod overrides;
 
-/// Why a buzz pod option was refused (buzz-provider.md § 16.3: the provider's exact messages).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum PodOptionsError {
-    /// `active_deadline_seconds` is zero or negative.
-    #[error("provider_config.pod_options.active_deadline_seconds must be positive")]
-    NonPositiveDeadline,
-    /// A storage quantity is empty or whitespace only.
-    #[error("provider_config.pod_options storage quantities must not be empty")]
-    BlankStorageQuantity,
-}
-
-/// The optional placement, storage and lifetime controls of a buzz pod (buzz-provider.md
+/// The optional placement, storage and lifetime controls of an agent's pod (deploy.md § Pod
+/// options; the first seven fields are also the buzz provider's `pod_options`, buzz-provider.md
 /// § 16.3). `Default` is "no option set": a default value leaves the pod and the fingerprint
 /// exactly as the baseline shapes them.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -164,29 +155,5 @@ impl PodOptions {
             }
         }
         names
-    }
-
-    /// Checks the values buzz-provider.md § 16.3 constrains: a positive deadline, non-blank
-    /// storage quantities.
-    ///
-    /// # Errors
-    ///
-    /// [`PodOptionsError::NonPositiveDeadline`] or [`PodOptionsError::BlankStorageQuantity`].
-    pub fn validate(&self) -> Result<(), PodOptionsError> {
-        if self.active_deadline_seconds.is_some_and(|d| d <= 0) {
-            return Err(PodOptionsError::NonPositiveDeadline);
-        }
-        let blank = [
-            &self.workspace_size_limit,
-            &self.ephemeral_storage_request,
-            &self.ephemeral_storage_limit,
-        ]
-        .into_iter()
-        .flatten()
-        .any(|q| q.trim().is_empty());
-        if blank {
-            return Err(PodOptionsError::BlankStorageQuantity);
-        }
-        Ok(())
     }
 }

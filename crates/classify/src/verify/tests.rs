@@ -190,18 +190,27 @@ fn deletion_carries_observed_fence() {
 /// of that binding, for pods and Secrets alike, even when the agent id is the same.
 #[test]
 fn verification_compares_under_the_owners_binding() {
-    use crate::binding::{APIARY, BUZZ, Owner};
-    let mut buzz_pod = own_pod(running());
-    buzz_pod.marks.managed_by = Some("buzz-backend-kubernetes".to_owned());
-    let mut buzz_secret = own_secret("s1", None);
-    buzz_secret.marks.managed_by = Some("buzz-backend-kubernetes".to_owned());
-    let buzz = Owner::new(BUZZ, AGENT_ID);
+    use crate::binding::{APIARY, Binding, Owner};
+    // A second binding that differs from apiary's in its manager only (the buzz provider's,
+    // which differs in every key, is checked the same way in `apiary-buzz`).
+    const OTHER: Binding = Binding {
+        managed_by: "other-manager",
+        ..APIARY
+    };
+    let mut other_pod = own_pod(running());
+    other_pod.marks.managed_by = Some("other-manager".to_owned());
+    let mut other_secret = own_secret("s1", None);
+    other_secret.marks.managed_by = Some("other-manager".to_owned());
+    let other = Owner::new(OTHER, AGENT_ID);
     let apiary = Owner::new(APIARY, AGENT_ID);
-    assert!(verify_pod(&buzz_pod, &buzz).is_some());
-    assert!(verify_secret(&buzz_secret, &buzz).is_some());
-    assert!(verify_pod(&buzz_pod, &apiary).is_none());
-    assert!(verify_secret(&buzz_secret, &apiary).is_none());
-    assert!(verify_pod(&own_pod(running()), &buzz).is_none());
-    assert!(verify_secret(&own_secret("s1", None), &buzz).is_none());
-    assert_eq!(view_pod(Some(&own_pod(running())), &buzz), PodView::Foreign);
+    assert!(verify_pod(&other_pod, &other).is_some());
+    assert!(verify_secret(&other_secret, &other).is_some());
+    assert!(verify_pod(&other_pod, &apiary).is_none());
+    assert!(verify_secret(&other_secret, &apiary).is_none());
+    assert!(verify_pod(&own_pod(running()), &other).is_none());
+    assert!(verify_secret(&own_secret("s1", None), &other).is_none());
+    assert_eq!(
+        view_pod(Some(&own_pod(running())), &other),
+        PodView::Foreign
+    );
 }

@@ -1,7 +1,7 @@
 //! The pod-option flags' syntax and certain rules (deploy.md § Pod options).
 
 use super::*;
-use crate::pod_options::{EgressRule, PodOptionsError};
+use crate::pod_options::EgressRule;
 
 /// `kubectl taint`'s four forms: value and effect (Equal), value only (Equal, every effect),
 /// effect only (Exists), key only (Exists, every effect).
@@ -288,31 +288,6 @@ fn resource_entries_use_the_resource_rules() {
     let error = key_values(Flag::Resource, &["cpu=1".to_owned()]).expect_err("cpu is refused");
     assert_eq!(error.flag, Flag::Resource);
     assert!(key_values(Flag::Resource, &["example.com/widget=lots".to_owned()]).is_err());
-}
-
-/// The buzz binding's checks (buzz-provider.md § 16.3) on the shared type: a deadline must be
-/// positive (0 and -1 refused, 1 accepted) and storage quantities non-blank.
-#[test]
-fn buzz_pod_option_checks() {
-    let with_deadline = |seconds| PodOptions {
-        active_deadline_seconds: Some(seconds),
-        ..PodOptions::default()
-    };
-    assert_eq!(
-        with_deadline(0).validate(),
-        Err(PodOptionsError::NonPositiveDeadline)
-    );
-    assert_eq!(
-        with_deadline(-1).validate(),
-        Err(PodOptionsError::NonPositiveDeadline)
-    );
-    assert_eq!(with_deadline(1).validate(), Ok(()));
-    let blank = PodOptions {
-        workspace_size_limit: Some("  ".to_owned()),
-        ..PodOptions::default()
-    };
-    assert_eq!(blank.validate(), Err(PodOptionsError::BlankStorageQuantity));
-    assert_eq!(PodOptions::default().validate(), Ok(()));
 }
 
 /// `--allow-egress CIDR[:PORT]`: IPv4 and IPv6 blocks with a prefix length in range, an

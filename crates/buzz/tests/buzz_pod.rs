@@ -7,10 +7,12 @@
 
 use std::collections::BTreeMap;
 
-use apiary_classify::binding::{APIARY, BUZZ};
+use apiary_buzz::binding::{BUZZ, identity};
+use apiary_buzz::pod::{BuzzPod, PodError, PodOptionsError, valid_config};
+use apiary_classify::binding::APIARY;
 use apiary_classify::verify::{verify_pod, verify_secret};
 use apiary_substrate::build::build_attempt;
-use apiary_substrate::config::{BuzzPod, ConfigError, PodOptions, PodOptionsError, ValidConfig};
+use apiary_substrate::config::{PodOptions, ValidConfig};
 use apiary_substrate::naming::{AgentIdentity, Generation};
 use apiary_substrate::observe::{observe_pod, observe_secret};
 use k8s_openapi::api::core::v1::Toleration;
@@ -27,7 +29,7 @@ const NSEC: &str = "nsec1vl029mgpspedva04g90vltkh6fvh240zqtv9k0t9af8935ke9laqsnl
 const TOKEN: &str = "sprt_tok_5b1f0c9e77d24a8a";
 
 fn agent() -> AgentIdentity {
-    AgentIdentity::buzz(PUBKEY).expect("the fixture pubkey is 64 lowercase hex")
+    identity(PUBKEY).expect("the fixture pubkey is 64 lowercase hex")
 }
 
 fn image(fill: char) -> String {
@@ -78,7 +80,7 @@ fn realistic_env() -> Vec<(&'static str, &'static str)> {
 }
 
 fn valid(pod: BuzzPod) -> ValidConfig {
-    ValidConfig::buzz(&agent(), pod).expect("a valid buzz pod")
+    valid_config(&agent(), pod).expect("a valid buzz pod")
 }
 
 /// buzz-provider.md § 4.2: names, labels, annotations and selector of the fixture key, as literals.
@@ -134,7 +136,7 @@ fn buzz_identity_refuses_anything_but_64_lowercase_hex() {
         &format!("{}g", &PUBKEY[..63]),
         NSEC,
     ] {
-        assert!(AgentIdentity::buzz(bad).is_err(), "{bad:?}");
+        assert!(identity(bad).is_err(), "{bad:?}");
     }
     // The apiary identity of the same text is another binding with other names.
     let apiary = AgentIdentity::new(PUBKEY).unwrap();
@@ -315,10 +317,10 @@ fn refuses_invalid_pod_options() {
     for deadline in [0, -1] {
         let mut request = pod("agents", &realistic_env());
         request.pod_options.active_deadline_seconds = Some(deadline);
-        let err = ValidConfig::buzz(&agent(), request).unwrap_err();
+        let err = valid_config(&agent(), request).unwrap_err();
         assert_eq!(
             err,
-            ConfigError::PodOptions(PodOptionsError::NonPositiveDeadline)
+            PodError::PodOptions(PodOptionsError::NonPositiveDeadline)
         );
         assert_eq!(
             err.to_string(),
@@ -328,7 +330,7 @@ fn refuses_invalid_pod_options() {
     for blank in ["", "  "] {
         let mut request = pod("agents", &realistic_env());
         request.pod_options.workspace_size_limit = Some(blank.to_owned());
-        let err = ValidConfig::buzz(&agent(), request).unwrap_err();
+        let err = valid_config(&agent(), request).unwrap_err();
         assert_eq!(
             err.to_string(),
             "provider_config.pod_options storage quantities must not be empty"
@@ -344,13 +346,13 @@ fn refuses_invalid_pod_options() {
     assert!(PodOptions::default().is_default());
 }
 
-/// `ValidConfig::buzz` takes only a buzz-bound identity.
+/// `valid_config` takes only a buzz-bound identity.
 #[test]
 fn buzz_config_needs_a_buzz_identity() {
     let apiary = AgentIdentity::new("research").unwrap();
     assert!(matches!(
-        ValidConfig::buzz(&apiary, pod("agents", &realistic_env())),
-        Err(ConfigError::WrongBinding { .. })
+        valid_config(&apiary, pod("agents", &realistic_env())),
+        Err(PodError::WrongBinding { .. })
     ));
 }
 
@@ -510,7 +512,7 @@ fn buzz_debug_never_shows_an_env_value() {
     }
 }
 
-/// buzz-provider.md § 3.2: resource quantities are not validated locally: `ValidConfig::buzz`
+/// buzz-provider.md § 3.2: resource quantities are not validated locally: `valid_config`
 /// accepts nonsense quantities and the built pod carries them verbatim (the API server judges).
 #[test]
 fn buzz_resource_quantities_reach_the_pod_verbatim() {

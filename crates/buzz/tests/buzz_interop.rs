@@ -5,17 +5,22 @@
 //! identical-looking ids, apiary's binding never touches buzz objects nor buzz's apiary objects.
 //! Runs the real driver over the in-memory fake; asserts on its call log.
 
+// The substrate's conformance fixtures (apiary's agent, configurations, the executor), shared
+// with this binding's interop suite rather than copied.
 #[allow(
     dead_code,
     reason = "each conformance test binary uses a different subset"
 )]
+#[path = "../../substrate/tests/conformance_support/mod.rs"]
 mod conformance_support;
 #[path = "common/original_backend.rs"]
 mod original_backend;
 
 use std::time::Duration;
 
-use apiary_substrate::config::{BuzzPod, PodOptions, ValidConfig};
+use apiary_buzz::binding::identity;
+use apiary_buzz::pod::{BuzzPod, valid_config};
+use apiary_substrate::config::{PodOptions, ValidConfig};
 use apiary_substrate::driver::{DeployError, DeployOptions, Deployed, deploy, gc};
 use apiary_substrate::fake::{FakeCluster, ServerClock};
 use apiary_substrate::naming::AgentIdentity;
@@ -38,7 +43,7 @@ fn image() -> String {
 }
 
 fn buzz_agent(pubkey: &str) -> AgentIdentity {
-    AgentIdentity::buzz(pubkey).expect("64 lowercase hex")
+    identity(pubkey).expect("64 lowercase hex")
 }
 
 /// The configuration of the buzz-provider.md § 7 vector: default resources, no service account, one env key.
@@ -54,7 +59,7 @@ fn buzz_config(pubkey: &str) -> ValidConfig {
         pod_options: PodOptions::default(),
         env: [("BUZZ_RELAY_URL".to_owned(), "wss://relay".to_owned())].into(),
     };
-    ValidConfig::buzz(&buzz_agent(pubkey), pod).expect("valid buzz pod")
+    valid_config(&buzz_agent(pubkey), pod).expect("valid buzz pod")
 }
 
 /// The original backend's attempt `generation` for `pubkey` in the vector's namespace.
