@@ -47,6 +47,14 @@ const MUTANT_TARGETS: &[MutantTarget] = &[
         extra: &["--all-features"],
         files: &[],
     },
+    // The pure half of the exchange layer both kube-rs shells send through (decoding a refusal by
+    // the quoting rule, `Retry-After`, the chain of causes): its unit tests and the mock-tier
+    // seeds binary, whose list-mode tests drive the real `kube::Client` over a scripted service.
+    MutantTarget {
+        package: "apiary-seeds-kube",
+        extra: &["--cargo-arg=--lib", "--cargo-arg=--test=seeds"],
+        files: &["crates/seeds-kube/src/exchange/decode.rs"],
+    },
     // The response-mapping and retry-decision code of the kube-rs substrate. Only the unit
     // tests and the suites that drive the real `kube::Client` over a mock service are built for
     // each mutant: the package's 40 test targets take minutes to link per mutant, and the
@@ -61,7 +69,6 @@ const MUTANT_TARGETS: &[MutantTarget] = &[
             "--cargo-arg=--test=cluster_deadline",
             "--cargo-arg=--test=cluster_node",
             "--cargo-arg=--test=cluster_watch",
-            "--cargo-arg=--test=seeds_list",
         ],
         files: &[
             "crates/substrate-kube/src/cluster/mapping.rs",
