@@ -274,16 +274,17 @@ mod tests {
                 .iter()
                 .filter_map(|a| a.strip_prefix("--cargo-arg=--test="))
             {
-                let file = root
-                    .join("crates")
-                    .join(dir)
-                    .join("tests")
-                    .join(format!("{name}.rs"));
+                // Cargo's two layouts of a test target: `tests/<name>.rs` and
+                // `tests/<name>/main.rs`.
+                let tests = root.join("crates").join(dir).join("tests");
+                let file = tests.join(format!("{name}.rs"));
+                let folder = tests.join(name).join("main.rs");
                 assert!(
-                    file.is_file(),
-                    "{} names a missing {}",
+                    file.is_file() || folder.is_file(),
+                    "{} names a missing {} (or {})",
                     target.package,
-                    file.display()
+                    file.display(),
+                    folder.display()
                 );
                 checked += 1;
             }
