@@ -80,14 +80,18 @@ pub const DOWNSTREAM: &[Downstream] = &[
         forbidden: NO_IO,
         exact: Some(&["apiary-classify", "downstream-classify-only"]),
     },
-    // It asked for kube and tellus; the simulator and the model are dev-dependencies only, and
-    // ring stays the one crypto provider.
+    // It asked for kube, tellus and seed discovery; the simulator and the model are
+    // dev-dependencies only, ring stays the one crypto provider, and none of the deploy crates
+    // comes along (apiary-seeds-kube depends on apiary-seeds alone).
     Downstream {
         name: "tellus-seeds",
         exercise: "test",
         forbidden: &[
             "apiary-apiserver-sim",
             "apiary-cluster-model",
+            "apiary-classify",
+            "apiary-substrate",
+            "apiary-substrate-kube",
             "aws-lc-rs",
             "openssl",
         ],
@@ -255,5 +259,31 @@ downstream-classify-only v0.0.0 (/w/tests/downstream/classify-only)
             assert!(downstream.exact.is_some(), "{}", downstream.name);
         }
         assert!(!tree_problems(&DOWNSTREAM[2], "").is_empty());
+    }
+
+    /// The tellus user of seed discovery receives no deploy crate: a tree with
+    /// `apiary-substrate-kube` (and what it brings) is reported, one with `apiary-seeds-kube` and
+    /// `apiary-seeds` alone is not.
+    #[test]
+    fn the_seeds_user_gets_no_deploy_code() {
+        let tellus = &DOWNSTREAM[2];
+        assert_eq!(tellus.name, "tellus-seeds");
+        let lean = "\
+downstream-tellus-seeds v0.0.0 (/w/tests/downstream/tellus-seeds)
+├── apiary-seeds-kube v0.1.0 (/w/crates/seeds-kube)
+│   └── apiary-seeds v0.1.0 (/w/crates/seeds)
+└── tellus v0.5.0
+";
+        assert!(tree_problems(tellus, lean).is_empty());
+        let heavy = format!(
+            "{lean}\
+└── apiary-substrate-kube v0.1.0 (/w/crates/substrate-kube)
+    └── apiary-substrate v0.1.0 (/w/crates/substrate)
+        └── apiary-classify v0.1.0 (/w/crates/classify)
+"
+        );
+        let problems = tree_problems(tellus, &heavy);
+        assert_eq!(problems.len(), 3, "{problems:?}");
+        assert!(problems[0].contains("apiary-classify"), "{problems:?}");
     }
 }

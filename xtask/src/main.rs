@@ -166,11 +166,11 @@ const FEATURE_COMBINATIONS: &[&[&str]] = &[
     // The CLI without the simulator (`cargo install --no-default-features`).
     &["-p", "apiary", "--no-default-features"],
     &["-p", "apiary-seeds", "--features", "serde"],
-    &["-p", "apiary-substrate-kube", "--features", "tellus"],
+    &["-p", "apiary-seeds-kube", "--features", "tellus"],
     // Both features, plus tellus's dev transport for the three-node cluster test.
     &[
         "-p",
-        "apiary-substrate-kube",
+        "apiary-seeds-kube",
         "--features",
         "tellus-cluster-test,apiary-seeds/serde",
     ],
@@ -178,7 +178,7 @@ const FEATURE_COMBINATIONS: &[&[&str]] = &[
 
 /// The combinations whose tests run: every lint combination but `tellus` alone, whose tests all
 /// run again in the `tellus-cluster-test` combination (it enables `tellus`), so building
-/// substrate-kube's test binaries a third time bought nothing but CI minutes.
+/// seeds-kube's test binaries a third time bought nothing but CI minutes.
 const TEST_COMBINATIONS: &[&[&str]] = &[
     FEATURE_COMBINATIONS[0],
     FEATURE_COMBINATIONS[1],
@@ -226,7 +226,7 @@ fn bench_real(root: &Path, extra: &[String]) -> Result<(), String> {
             "build",
             "--release",
             "-p",
-            "apiary-substrate-kube",
+            "apiary-seeds-kube",
             "--example",
             "seeds_once",
         ],

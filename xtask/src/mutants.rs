@@ -58,6 +58,15 @@ const MUTANT_TARGETS: &[MutantTarget] = &[
         files: &[],
         test_args: &[],
     },
+    // The pure half of the exchange layer both kube-rs shells send through (decoding a refusal by
+    // the quoting rule, `Retry-After`, the chain of causes): its unit tests and the mock-tier
+    // seeds binary, whose list-mode tests drive the real `kube::Client` over a scripted service.
+    MutantTarget {
+        package: "apiary-seeds-kube",
+        extra: &["--cargo-arg=--lib", "--cargo-arg=--test=seeds"],
+        files: &["crates/seeds-kube/src/exchange/decode.rs"],
+        test_args: &[],
+    },
     // The response-mapping and retry-decision code of the kube-rs substrate. Only the unit
     // tests and the `cluster` test binary are built for each mutant (the real-server tier's
     // binaries take minutes to link per mutant), and of `cluster` only the suites that drive the
@@ -65,11 +74,7 @@ const MUTANT_TARGETS: &[MutantTarget] = &[
     // half a minute and reach this code only through those same mappings.
     MutantTarget {
         package: "apiary-substrate-kube",
-        extra: &[
-            "--cargo-arg=--lib",
-            "--cargo-arg=--test=cluster",
-            "--cargo-arg=--test=seeds_list",
-        ],
+        extra: &["--cargo-arg=--lib", "--cargo-arg=--test=cluster"],
         files: &[
             "crates/substrate-kube/src/cluster/mapping.rs",
             "crates/substrate-kube/src/cluster/retry.rs",
@@ -299,15 +304,17 @@ mod tests {
                 .iter()
                 .filter_map(|a| a.strip_prefix("--cargo-arg=--test="))
             {
+                // Cargo's two layouts of a test target: `tests/<name>.rs` and
+                // `tests/<name>/main.rs`.
                 let tests = root.join("crates").join(dir).join("tests");
                 let file = tests.join(format!("{name}.rs"));
-                let main = tests.join(name).join("main.rs");
+                let folder = tests.join(name).join("main.rs");
                 assert!(
-                    file.is_file() || main.is_file(),
+                    file.is_file() || folder.is_file(),
                     "{} names a missing {} (or {})",
                     target.package,
                     file.display(),
-                    main.display()
+                    folder.display()
                 );
                 checked += 1;
             }

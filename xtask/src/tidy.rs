@@ -2,8 +2,10 @@
 //! dependencies). Reads files and `cargo metadata`; changes nothing.
 //!
 //! Rules: every `.rs` file starts with a `//!` doc comment; `apiary-classify` has no normal
-//! dependencies; only `apiary-substrate-kube` and `apiary` (the CLI) depend on `kube`;
-//! `apiary-seeds` depends on no apiary crate; no doctest is ignored; no library chooses a
+//! dependencies; only the two kube-rs shells (`apiary-substrate-kube`, `apiary-seeds-kube`),
+//! `apiary` (the CLI) and the test support `apiary-envtest` depend on `kube`; `apiary-seeds`
+//! depends on no apiary crate, and `apiary-seeds-kube` on none but `apiary-seeds` (seed discovery
+//! builds without deploy code); no doctest is ignored; no library chooses a
 //! k8s-openapi version feature for its normal dependencies (`k8s_version_problems`); no crate's
 //! module imports form a cycle (`cycles`); no non-test source file is longer than 600 lines
 //! (`lengths`); every citation of a design document names one of its headings (`citations`);
@@ -13,9 +15,15 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Packages allowed a normal or build dependency on `kube`: the kube-rs shell, the CLI, and the
-/// real-server test-support crate (`publish = false`, never a dependency of a library).
-const KUBE_USERS: &[&str] = &["apiary-substrate-kube", "apiary", "apiary-envtest"];
+/// Packages allowed a normal or build dependency on `kube`: the kube-rs shells (deploy and seed
+/// discovery), the CLI, and the real-server test-support crate (`publish = false`, never a
+/// dependency of a library).
+const KUBE_USERS: &[&str] = &[
+    "apiary-substrate-kube",
+    "apiary-seeds-kube",
+    "apiary",
+    "apiary-envtest",
+];
 
 /// Run every rule; `Err` lists every problem found, one per line.
 pub fn check(root: &Path) -> Result<(), Vec<String>> {
@@ -112,6 +120,15 @@ fn dependency_problems(json: &serde_json::Value) -> Vec<String> {
             }
             if name == "apiary-seeds" && dep_name.starts_with("apiary") {
                 problems.push(format!("apiary-seeds must not depend on {dep_name}"));
+            }
+            // Seed discovery's I/O builds without deploy code: its one apiary crate is the pure half.
+            if name == "apiary-seeds-kube"
+                && dep_name.starts_with("apiary")
+                && dep_name != "apiary-seeds"
+            {
+                problems.push(format!(
+                    "apiary-seeds-kube must not depend on {dep_name}; only on apiary-seeds"
+                ));
             }
             // The real-server fixture starts processes and holds tokens: test support only.
             if dep_name == "apiary-envtest" {
@@ -258,6 +275,28 @@ mod tests {
         assert!(problems[0].contains("serde"));
         assert!(problems[1].contains("apiary-seeds depends on kube"));
         assert!(problems[2].contains("apiary-substrate depends on apiary-envtest"));
+    }
+
+    /// apiary-seeds-kube may depend on apiary-seeds and kube, and on any apiary crate in its
+    /// dev-dependencies; a normal dependency on a deploy crate is reported.
+    #[test]
+    fn seeds_kube_depends_on_no_deploy_crate() {
+        let json = serde_json::json!({"packages": [
+            {"name": "apiary-seeds-kube", "dependencies": [
+                {"name": "apiary-seeds", "kind": null},
+                {"name": "kube", "kind": null},
+                {"name": "apiary-apiserver-sim", "kind": "dev"},
+                {"name": "apiary-substrate-kube", "kind": null},
+                {"name": "apiary-classify", "kind": "build"}]},
+        ]});
+        let problems = dependency_problems(&json);
+        assert_eq!(
+            problems,
+            [
+                "apiary-seeds-kube must not depend on apiary-substrate-kube; only on apiary-seeds",
+                "apiary-seeds-kube must not depend on apiary-classify; only on apiary-seeds",
+            ],
+        );
     }
 
     /// A library choosing a k8s-openapi version (in a normal or build dependency, or through one

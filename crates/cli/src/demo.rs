@@ -17,11 +17,12 @@ use std::time::Duration;
 use apiary_apiserver_sim::{Resource, SimOptions, Simulator, Verb};
 use apiary_cluster_model::kubelet::PodScript;
 use apiary_seeds::{Pods, Port};
+use apiary_seeds_kube::PodSeeds;
 use apiary_substrate::config::{DeployConfig, ValidConfig};
 use apiary_substrate::driver::{DeployOptions, ListOptions};
 use apiary_substrate::env::Env;
 use apiary_substrate::naming::AgentIdentity;
-use apiary_substrate_kube::{Cluster, LogsOptions, PodLogs, PodSeeds};
+use apiary_substrate_kube::{Cluster, LogsOptions, PodLogs};
 use serde_json::{Value, json};
 
 use crate::args::OutputFormat;

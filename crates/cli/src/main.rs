@@ -29,11 +29,12 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches};
 
+use apiary_seeds_kube::PodSeeds;
 use apiary_substrate::Substrate;
 use apiary_substrate::config::DeployConfig;
 use apiary_substrate::driver::DeployOptions;
 use apiary_substrate::naming::AgentIdentity;
-use apiary_substrate_kube::{Cluster, PodSeeds};
+use apiary_substrate_kube::Cluster;
 use args::{Cli, Command, CompletionShell};
 use outcome::{CommandResult, Exit, Failure, Report};
 use progress::{Progress, Style};

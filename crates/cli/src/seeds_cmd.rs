@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use apiary_classify::failure::Operation;
 use apiary_seeds::{Filter, Pods, Port};
-use apiary_substrate_kube::{PodSeeds, SeedsError, SeedsMode, SeedsOptions, SeedsResolution};
+use apiary_seeds_kube::{PodSeeds, SeedsError, SeedsMode, SeedsOptions, SeedsResolution};
 use serde_json::{Value, json};
 
 use crate::args::{OutputFormat, SeedsArgs};

@@ -23,6 +23,7 @@ pub mod node;
 pub mod proxy;
 mod service_accounts;
 pub mod skip;
+pub mod tap;
 
 use std::io::Write as _;
 use std::path::Path;

@@ -2,7 +2,7 @@
 //! pod list bytes, the filter, the port lookup, the report and sorted output.
 //!
 //! This crate decides and decodes; it never depends on a Kubernetes client (`kube`), so any
-//! transport can feed it bytes. The I/O half, `PodSeeds`, lives in `apiary-substrate-kube`. It
+//! transport can feed it bytes. The I/O half, `PodSeeds`, lives in `apiary-seeds-kube`. It
 //! chooses no k8s-openapi version feature (the crate where the build ends does), and its modules
 //! are private: every public item has one path, the crate root.
 //!

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use apiary_classify::failure::{Operation, RequestFailure, TransportCause};
 use apiary_classify::stuck::NodeFacts;
+pub use apiary_seeds_kube::exchange::decode::{Refusal, describe_chain};
 use apiary_substrate::{CreateAnswer, DeleteAnswer};
 use chrono::{DateTime, Datelike, NaiveDate, NaiveDateTime, NaiveTime, Utc, Weekday};
 use k8s_openapi::api::core::v1::Node;
@@ -22,17 +23,6 @@ pub const REASON_CONFLICT: &str = "Conflict";
 pub const REASON_NOT_FOUND: &str = "NotFound";
 /// `Status.reason` of a request the caller may not make.
 pub const REASON_FORBIDDEN: &str = "Forbidden";
-
-/// A non-2xx answer, decoded from its `Status` body.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Refusal {
-    /// The HTTP status code of the response.
-    pub code: u16,
-    /// `Status.reason` verbatim; empty when absent or when the body is not a `Status`.
-    pub reason: String,
-    /// `Status.message` verbatim, or a description of the missing `Status` body.
-    pub message: String,
-}
 
 /// What went wrong with no usable answer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -99,28 +89,6 @@ impl Failure {
                 RequestFailure::lost(operation, object, cause, message)
             }
         }
-    }
-}
-
-/// Decode a non-2xx answer. The body should be a `Status`; when it is not (a proxy's page, an
-/// empty body) the reason is empty and the message says so without quoting the body, because a
-/// body nobody specified could echo anything.
-pub fn decode_refusal(code: u16, body: &[u8]) -> Refusal {
-    match serde_json::from_slice::<kube::core::Status>(body) {
-        Ok(status) => Refusal {
-            code,
-            reason: status.reason,
-            message: if status.message.is_empty() {
-                "no message".to_owned()
-            } else {
-                status.message
-            },
-        },
-        Err(_) => Refusal {
-            code,
-            reason: String::new(),
-            message: format!("the response carried no Status body ({} bytes)", body.len()),
-        },
     }
 }
 
@@ -282,22 +250,6 @@ fn month_of(name: &str) -> Option<u32> {
         .iter()
         .position(|month| *month == name)
         .and_then(|index| u32::try_from(index + 1).ok())
-}
-
-/// Describe an error and its causes in one line, skipping a cause whose text the message
-/// already contains (kube's errors repeat their source in their own text).
-pub fn describe_chain(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
 }
 
 /// Classify a `kube::Error` from a request that got no decodable answer.

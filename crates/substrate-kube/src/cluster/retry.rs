@@ -158,16 +158,6 @@ impl Window {
     }
 }
 
-/// Parse a `Retry-After` value in its delta-seconds form (the form the apiserver sends).
-/// An HTTP-date or anything else is `None`, and the plain backoff applies.
-pub fn parse_retry_after(value: &str) -> Option<Duration> {
-    let value = value.trim();
-    if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    value.parse().ok().map(Duration::from_secs)
-}
-
 /// Milliseconds of a duration, saturating.
 fn millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)

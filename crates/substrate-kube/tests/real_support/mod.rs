@@ -35,7 +35,7 @@ use apiary_substrate_kube::Cluster;
 use k8s_openapi::api::core::v1::{Pod, Secret};
 use kube::api::{Api, DeleteParams, ListParams, PostParams};
 
-pub use tap::Tap;
+pub use tap::{Tap, tapped_client};
 
 #[path = "../fixtures/mod.rs"]
 pub mod fixtures;
@@ -92,15 +92,6 @@ pub struct Stage {
 fn apiary_config(mut config: kube::Config) -> kube::Config {
     config.default_retry = false;
     config
-}
-
-/// A `kube::Client` from `config` with `tap` in front of its service stack.
-pub fn tapped_client(config: kube::Config, tap: &Tap) -> kube::Client {
-    apiary_substrate_kube::install_crypto_provider();
-    kube::client::ClientBuilder::try_from(config)
-        .expect("a client stack builds from the configuration")
-        .with_layer(&tap.layer())
-        .build()
 }
 
 impl Stage {

@@ -1,4 +1,4 @@
-//! A downstream tellus user of `apiary-substrate-kube` (feature `tellus`) on k8s-openapi
+//! A downstream tellus user of `apiary-seeds-kube` (feature `tellus`) on k8s-openapi
 //! `latest`: it hands tellus cluster bootstrap a `SeedDiscovery` that finds the other members
 //! as the pods of its own app.
 //!
@@ -8,7 +8,7 @@
 use std::net::SocketAddr;
 
 use apiary_seeds::{Pods, Port};
-use apiary_substrate_kube::{PodSeeds, SeedsError};
+use apiary_seeds_kube::{PodSeeds, SeedsError};
 use tellus::cluster::SeedDiscovery;
 
 /// The seed source of a ring member: pods labelled `app=<app>` in `namespace`, at their

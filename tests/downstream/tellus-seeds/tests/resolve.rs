@@ -19,7 +19,8 @@ fn pod(name: &str, app: &str, ip: &str, phase: &str) -> k8s_openapi::api::core::
 
 #[tokio::test(flavor = "current_thread")]
 async fn seed_discovery_resolves_against_the_simulator() {
-    apiary_substrate_kube::install_crypto_provider();
+    // One TLS crypto provider for the client, as the workspace installs it: ring.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let sim = Simulator::start(SimOptions::default())
         .await
         .expect("the simulator starts on loopback");

@@ -65,7 +65,7 @@ fn limit_equal_to_count_has_no_continue() {
 /// As kube-apiserver pages over stored keys, not matches: a filtered page that fills its limit
 /// carries a continue token while any key follows it, even one the selector rejects, and the
 /// next page is then empty without a token (found against v1.20.2 by
-/// crates/substrate-kube/tests/real_seeds.rs: 2,000 matches in pages of 500 took five LISTs).
+/// crates/seeds-kube/tests/real_seeds/seeds.rs: 2,000 matches in pages of 500 took five LISTs).
 #[test]
 fn filled_filtered_page_continues_while_keys_remain() {
     let mut m = model();

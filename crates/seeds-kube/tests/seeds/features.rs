@@ -1,5 +1,5 @@
 //! Feature hygiene of seed discovery (seeds.md § Cargo feature tellus; K38): without the
-//! `tellus` feature no `tellus` crate is in `apiary-substrate-kube`'s dependency tree, with it
+//! `tellus` feature no `tellus` crate is in `apiary-seeds-kube`'s dependency tree, with it
 //! there is.
 //!
 //! Runs `cargo tree --offline` on this workspace; contacts no network and no cluster.
@@ -13,7 +13,7 @@ fn normal_tree(features: &[&str]) -> String {
         "tree",
         "--offline",
         "-p",
-        "apiary-substrate-kube",
+        "apiary-seeds-kube",
         "-e",
         "normal",
         "--prefix",

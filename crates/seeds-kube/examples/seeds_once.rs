@@ -12,7 +12,7 @@ use std::num::NonZeroU32;
 use std::process::ExitCode;
 
 use apiary_seeds::{Pods, Port};
-use apiary_substrate_kube::{PodSeeds, SeedsMode, SeedsOptions};
+use apiary_seeds_kube::{PodSeeds, SeedsMode, SeedsOptions};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 
 fn vm_hwm_kib() -> u64 {

@@ -4,13 +4,11 @@
 //!
 //! I/O mapping test over the scripted service of `seeds_mock`; no network.
 
-mod seeds_mock;
-
 use std::sync::{Arc, Mutex};
 
+use crate::mock::*;
 use apiary_seeds::{Pods, Port};
-use apiary_substrate_kube::PodSeeds;
-use seeds_mock::*;
+use apiary_seeds_kube::PodSeeds;
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id};
 use tracing::{Event, Subscriber};

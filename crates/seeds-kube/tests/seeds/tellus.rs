@@ -5,13 +5,11 @@
 //! Compiled only with the `tellus` feature; contacts only a scripted service.
 #![cfg(feature = "tellus")]
 
-mod seeds_mock;
-
 use std::num::NonZeroU16;
 
+use crate::mock::*;
 use apiary_seeds::{Pods, Port};
-use apiary_substrate_kube::{PodSeeds, SeedsError};
-use seeds_mock::*;
+use apiary_seeds_kube::{PodSeeds, SeedsError};
 use tellus::cluster::SeedDiscovery;
 
 fn assert_discovery<D: SeedDiscovery<Error = SeedsError> + Send + 'static>() {}

@@ -6,7 +6,7 @@
 
 use k8s_openapi::api::rbac::v1::Role;
 
-const ROLE: &str = include_str!("../../../rbac/apiary-seeds.yaml");
+const ROLE: &str = include_str!("../../../../rbac/apiary-seeds.yaml");
 
 /// The Role parses and grants exactly list and watch on core pods, in no fixed namespace.
 #[test]

@@ -6,7 +6,7 @@
 //! running-container narrowings over dual-stack `podIPs` and container statuses the real server
 //! stored.
 //!
-//! How the listing is paused: the client's tap (`real_support::tap`) holds the `continue` request
+//! How the listing is paused: the client's tap (`apiary_envtest::tap`) holds the `continue` request
 //! until the test has written an unrelated object and compacted etcd at the new revision, so the
 //! token's snapshot is gone when the request reaches the server. How the watch is made stale: the
 //! tap ends the open stream and holds the re-watch while a pod is added and etcd compacted. No
@@ -15,30 +15,25 @@
 //! Layer: integration tests; loopback only; they skip without `KUBEBUILDER_ASSETS`. No timed
 //! assertions (durations are printed, not asserted).
 
-mod real_support;
-
 use std::net::SocketAddr;
 use std::num::NonZeroU32;
 use std::time::{Duration, Instant};
 
 use apiary_apiserver_sim::{LoggedRequest, Resource, Verb};
+use apiary_envtest::tap::tapped_client;
 use apiary_seeds::{Filter, IpFamily, Pods, Port, SkipReason};
-use apiary_substrate_kube::{PodSeeds, SeedsError, SeedsMode, SeedsOptions};
+use apiary_seeds_kube::{PodSeeds, SeedsError, SeedsMode, SeedsOptions};
 use futures::StreamExt as _;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
-use real_support::{Backend, HANG, Stage, tapped_client};
 use serde_json::json;
+
+use crate::stage::{HANG, Stage, real_stage};
 
 /// The seed pods' label.
 const SELECTOR: &str = "app=ring-node";
 /// Their container port.
 const PORT: u16 = 7000;
-
-/// A stage on the real server with no kubelet (the test binds pods and writes their status).
-async fn real_stage() -> Option<Stage> {
-    Stage::start_with(Backend::Real, None).await
-}
 
 /// The `i`-th pod address: 10.1.x.y, unique for i < 65,000.
 fn ip(i: usize) -> String {

@@ -5,16 +5,14 @@
 //!
 //! I/O mapping tests with real time (short waits only while the background task catches up).
 
-mod seeds_mock;
-
 use std::net::SocketAddr;
 use std::num::NonZeroU16;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::mock::*;
 use apiary_seeds::{Pods, Port, SkipReason};
-use apiary_substrate_kube::{PodSeeds, SeedsError, SeedsMode, SeedsOptions};
-use seeds_mock::*;
+use apiary_seeds_kube::{PodSeeds, SeedsError, SeedsMode, SeedsOptions};
 use serde_json::Value;
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 

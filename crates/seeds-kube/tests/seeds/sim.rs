@@ -11,7 +11,7 @@ use std::time::Duration;
 use apiary_apiserver_sim::{Resource, SimOptions, Simulator, Verb};
 use apiary_cluster_model::Preconditions;
 use apiary_seeds::{Pods, Port, SkipReason};
-use apiary_substrate_kube::{PodSeeds, SeedsError, SeedsMode, SeedsOptions};
+use apiary_seeds_kube::{PodSeeds, SeedsError, SeedsMode, SeedsOptions};
 use k8s_openapi::api::core::v1::Pod;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use serde_json::json;

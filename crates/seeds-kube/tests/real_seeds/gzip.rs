@@ -13,7 +13,7 @@ use std::num::NonZeroU32;
 use apiary_envtest::Identity;
 use apiary_envtest::proxy::FaultProxy;
 use apiary_seeds::{Pods, Port};
-use apiary_substrate_kube::{PodSeeds, SeedsMode, SeedsOptions};
+use apiary_seeds_kube::{PodSeeds, SeedsMode, SeedsOptions};
 use futures::{StreamExt as _, TryStreamExt as _};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, Patch, PatchParams, PostParams};

@@ -4,7 +4,6 @@
 //!
 //! Test-only; it decides nothing about pods. Pod JSON helpers mirror seeds.md § Scenario
 //! inventory's fixture.
-#![allow(dead_code)] // reason: each test binary uses a different subset of the helpers
 
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
@@ -46,11 +45,6 @@ impl MockApi {
             log: Arc::default(),
             handler: Arc::new(Mutex::new(Box::new(handler))),
         }
-    }
-
-    /// Replaces the handler.
-    pub fn set_handler(&self, handler: impl FnMut(&str) -> Reply + Send + 'static) {
-        *self.handler.lock().unwrap() = Box::new(handler);
     }
 
     /// Every request URI (path and query) so far.

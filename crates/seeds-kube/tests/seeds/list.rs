@@ -4,15 +4,13 @@
 //! I/O mapping tests: they pin the requests sent and how answers map onto results and the three
 //! error cases. Networking only on 127.0.0.1 (K22).
 
-mod seeds_mock;
-
 use std::net::SocketAddr;
 use std::num::{NonZeroU16, NonZeroU32};
 use std::sync::{Arc, Mutex};
 
+use crate::mock::*;
 use apiary_seeds::{InvalidPods, Pods, Port, SkipReason};
-use apiary_substrate_kube::{PodSeeds, SeedsError, SeedsMode, SeedsOptions};
-use seeds_mock::*;
+use apiary_seeds_kube::{PodSeeds, SeedsError, SeedsMode, SeedsOptions};
 use serde_json::Value;
 
 fn pods(namespace: Option<&str>, port: Port) -> Pods {
@@ -167,7 +165,8 @@ async fn k9_new_validates_before_inferring_a_client() {
     let output = std::process::Command::new(std::env::current_exe().expect("test binary"))
         .args([
             "--exact",
-            "k9_new_validates_before_inferring_a_client",
+            // Its path in the one mock-tier binary (`tests/seeds/main.rs`).
+            "list::k9_new_validates_before_inferring_a_client",
             "--nocapture",
         ])
         .env(CHILD, "1")

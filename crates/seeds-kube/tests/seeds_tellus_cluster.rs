@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use apiary_apiserver_sim::{Resource, SimOptions, Simulator, Verb};
 use apiary_seeds::{Pods, Port};
-use apiary_substrate_kube::{PodSeeds, SeedsMode, SeedsOptions};
+use apiary_seeds_kube::{PodSeeds, SeedsMode, SeedsOptions};
 use k8s_openapi::api::core::v1::Pod;
 use tellus::cluster::transport::QuicTransport;
 use tellus::cluster::{self, BootstrapConfig, EndpointConfig};
