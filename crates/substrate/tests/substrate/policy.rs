@@ -4,12 +4,11 @@
 //! when it is not apiary's (E15, zero writes after it), and deleted by undeploy and by a GC pass
 //! that leaves the agent with nothing. No I/O: the fake's virtual clock.
 
+use crate::conformance_support::*;
 #[allow(
     dead_code,
     reason = "each conformance test binary uses a different subset"
 )]
-mod conformance_support;
-
 use apiary_classify::machine::DeployError;
 use apiary_classify::policy::{PolicyFailure, PolicyProblem};
 use apiary_substrate::build::policy::{LABEL_ISOLATED, build_network_policy};
@@ -17,7 +16,6 @@ use apiary_substrate::config::ValidConfig;
 use apiary_substrate::driver::{DeployOptions, UndeployOptions, deploy, gc, undeploy};
 use apiary_substrate::fake::FakeCluster;
 use apiary_substrate::pod_options::EgressRule;
-use conformance_support::*;
 
 fn isolated(egress: &[(&str, Option<u16>)]) -> ValidConfig {
     config_with(|c| {

@@ -11,17 +11,15 @@
     dead_code,
     reason = "each conformance test binary uses a different subset"
 )]
-mod conformance_support;
-
 use std::fmt::Debug;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::conformance_support::*;
 use apiary_classify::failure::Operation;
 use apiary_cluster_model::NodeReady;
 use apiary_substrate::driver::{UndeployOptions, undeploy};
 use apiary_substrate::fake::{Call, FakeCluster, server_error};
-use conformance_support::*;
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Level, Metadata, Subscriber};

@@ -6,10 +6,9 @@
     dead_code,
     reason = "each conformance test binary uses a different subset"
 )]
-mod conformance_support;
-
 use std::time::Duration;
 
+use crate::conformance_support::*;
 use apiary_classify::failure::Operation;
 use apiary_classify::gc::OrphanSweep;
 use apiary_classify::status::StatusState;
@@ -18,7 +17,6 @@ use apiary_substrate::driver::{
     SecretStatus, UndeployError, UndeployOptions, gc, status, undeploy,
 };
 use apiary_substrate::fake::{FakeCluster, ServerClock};
-use conformance_support::*;
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 

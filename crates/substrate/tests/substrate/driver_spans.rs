@@ -10,19 +10,17 @@
     dead_code,
     reason = "each conformance test binary uses a different subset"
 )]
-mod conformance_support;
-
 use std::collections::HashMap;
 use std::fmt::Debug;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use crate::conformance_support::*;
 use apiary_classify::status::{Progress, StatusState};
 use apiary_substrate::driver::{
     DeployOptions, UndeployOptions, deploy, deploy_watching, gc, undeploy, undeploy_watching,
 };
 use apiary_substrate::fake::FakeCluster;
-use conformance_support::*;
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Metadata, Subscriber};

@@ -9,18 +9,16 @@
     dead_code,
     reason = "each conformance test binary uses a different subset"
 )]
-mod conformance_support;
-
 use apiary_classify::binding::APIARY;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+use crate::conformance_support::*;
 use apiary_classify::failure::Operation;
 use apiary_cluster_model::kubelet::PodScript;
 use apiary_substrate::driver::{DeployOptions, deploy};
 use apiary_substrate::fake::{Call, FakeCluster, transport_failure};
 use apiary_substrate::observe::observe_pod;
-use conformance_support::*;
 use proptest::prelude::*;
 
 fn shape(kind: u8) -> Shape {

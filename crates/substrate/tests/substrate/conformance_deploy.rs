@@ -6,10 +6,9 @@
     dead_code,
     reason = "each conformance test binary uses a different subset"
 )]
-mod conformance_support;
-
 use std::time::Duration;
 
+use crate::conformance_support::*;
 use apiary_classify::failure::Operation;
 use apiary_classify::machine::DeploySpec;
 use apiary_cluster_model::kubelet::PodScript;
@@ -18,7 +17,6 @@ use apiary_substrate::driver::{
 };
 use apiary_substrate::fake::{Call, FakeCluster, Step, transport_failure};
 use apiary_substrate::{DeleteAnswer, NamespaceFailure};
-use conformance_support::*;
 
 fn options(config: &apiary_substrate::config::ValidConfig) -> DeployOptions {
     DeployOptions::for_config(config)

@@ -5,12 +5,11 @@
 //! claim of another size is used as is and reported; a foreign or deleting one is never used
 //! (E16, zero writes after it). No I/O: the fake's virtual clock.
 
+use crate::conformance_support::*;
 #[allow(
     dead_code,
     reason = "each conformance test binary uses a different subset"
 )]
-mod conformance_support;
-
 use apiary_classify::failure::Operation;
 use apiary_classify::machine::DeployError;
 use apiary_classify::workspace::{ClaimDifference, ClaimFailure, ClaimProblem};
@@ -23,7 +22,6 @@ use apiary_substrate::driver::{
 use apiary_substrate::fake::FakeCluster;
 use apiary_substrate::fake::{Step, api_error};
 use apiary_substrate::pod_options::WorkspaceClaim;
-use conformance_support::*;
 use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
