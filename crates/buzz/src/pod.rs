@@ -113,7 +113,7 @@ pub enum PodError {
     #[error(transparent)]
     PodOptions(#[from] PodOptionsError),
     /// The identity is of another binding (not secret).
-    #[error("agent {agent} is not buzz-bound: build it with AgentIdentity::buzz")]
+    #[error("agent {agent} is not buzz-bound: build it with apiary_buzz::binding::identity")]
     WrongBinding {
         /// The agent's name.
         agent: String,
