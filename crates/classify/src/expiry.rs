@@ -13,13 +13,10 @@ mod renew;
 mod rules;
 
 pub use collect::{
-    ExpireEffect, ExpireError, ExpireEvent, ExpireListing, ExpireMachine, ExpireReport, ExpireSpec,
-    ExpiryDecision, decide_expiry, secrets_after_collection,
+    ExpireError, ExpireMachine, ExpireReport, ExpireSpec, ExpireStep, ExpiryDecision,
+    decide_expiry, secrets_after_collection,
 };
-pub use renew::{
-    ExpiryWrite, RenewEffect, RenewError, RenewEvent, RenewListing, RenewMachine, RenewSpec,
-    Renewed, WriteAnswer,
-};
+pub use renew::{RenewError, RenewMachine, RenewSpec, RenewStep, Renewed};
 pub use rules::{
     ANNOTATION_EXPIRES_AT, MAX_TTL_SECS, MIN_TTL_SECS, TtlError, expires_at, expiry_of,
     format_instant, is_expired, parse_instant, parse_ttl, render_time_left, seconds_left,

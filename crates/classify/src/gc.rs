@@ -9,7 +9,7 @@
 mod pass;
 mod plan;
 
-pub use pass::{GcEffect, GcEvent, GcListing, GcMachine, GcReport, GcSpec};
+pub use pass::{GcMachine, GcReport, GcSpec, GcStep};
 pub use plan::{
     GcPlan, GcPodDecision, ORPHAN_AGE_GATE_SECS, OrphanSweep, decide_gc_reread, orphan_old_enough,
     plan_gc,

@@ -28,6 +28,7 @@ pub mod policy;
 mod progress;
 pub mod pull;
 pub mod reference;
+pub mod request;
 pub mod startup;
 pub mod status;
 pub mod stuck;

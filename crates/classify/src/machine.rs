@@ -1,8 +1,10 @@
 //! The deploy operation (deploy.md § The deploy operation) as a sans-IO state machine.
 //!
-//! The machine is fed [`Event`]s — the answer to the previous effect, with a monotonic reading
-//! `now` — and returns the next [`Effect`] to perform. A small driver executes effects against the
-//! cluster. The machine performs no I/O, reads no clock and uses no randomness: the driver mints
+//! The machine speaks the one vocabulary of every operation (`crate::request`): it is fed an
+//! [`Answer`](crate::request::Answer) — the answer to the previous request, with a monotonic
+//! reading `now` — and returns the next [`Request`](crate::request::Request) to perform, or the
+//! end. The one drive loop of the shell executes requests against the cluster. The machine
+//! performs no I/O, reads no clock and uses no randomness: the driver mints
 //! the generation, builds the objects and reports back the Secret it created, which the machine
 //! then holds in its phase until the pod create is settled. The deadline is anchored at the first
 //! step and checked against each `now` (`crate::wait`).
@@ -23,12 +25,11 @@
 //! The machine's state and entry points are in `state`, its spec in `spec`, and the phases are
 //! split by path: the main loop and disappearance wait in `observe`, the create path (Secret, pod,
 //! ServiceAccount wait, dropping this attempt's Secret) in `create`, the lost race and the failing
-//! reads in `race`. Imports go one way: every path module uses `state`, `spec`, `io` and `error`,
-//! and this parent only declares and re-exports.
+//! reads in `race`. Imports go one way: every path module uses `state`, `spec`, `error` and the
+//! one vocabulary of `crate::request`, and this parent only declares and re-exports.
 
 mod create;
 mod error;
-mod io;
 mod observe;
 mod race;
 mod replace;
@@ -37,10 +38,6 @@ mod stability;
 mod state;
 
 pub use error::{DeployError, Deployed, ObjectKind, SecretFate};
-pub use io::{
-    Effect, Event, Listing, NamespaceCheck, NamespaceFailure, OwnSecret, PodCreateOutcome,
-    Prepared, SecretCreateFailure,
-};
 pub use spec::{DEFAULT_DEADLINE, DEFAULT_POLL, DEFAULT_SERVICE_ACCOUNT, DeploySpec};
 pub use state::DeployMachine;
 

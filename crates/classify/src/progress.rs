@@ -1,5 +1,5 @@
-//! How every operation's machine progresses, written once for the four of them (deploy, undeploy,
-//! the GC pass, status): one step takes the phase out, runs one transition, and keeps a finish so
+//! How every operation's machine progresses, written once for the six of them (deploy, undeploy,
+//! the GC pass, status, the expiry collection, renew): one step takes the phase out, runs one transition, and keeps a finish so
 //! that every later step repeats it; and the machines that watch a pod (deploy, undeploy) turn
 //! each read of it into progress (deploy.md § Loop: one line per change of observed state) and
 //! remember its resourceVersion for the next wait.
@@ -10,35 +10,36 @@ use crate::binding::Owner;
 use crate::facts::ObservedPod;
 use crate::status::{Progress, ProgressLog};
 
-/// A sans-IO machine as the shared [`step`] drives it.
-pub(crate) trait Machine {
-    /// What the machine waits for; its default is the phase before the first step (and the
-    /// placeholder held while a transition runs).
-    type Phase: Default;
-    /// What one step is fed: the answer to the previous effect (with `now` where time matters).
-    type Input;
-    /// What one step returns.
-    type Effect;
+/// Implements [`crate::request::Machine`] for one of the crate's machines, written once for all
+/// six: a step anchors the deadline at the first `now` (`deadline: field`), takes the phase out,
+/// runs the machine's `transition(phase, now, answer)`, and keeps a finish in `Phase::Done`, so
+/// that every later step repeats it; `progress: field` names the [`PodWatch`] whose changes the
+/// machine reports. The machine's module must have `Phase` (with `Default` and `Done(output)`),
+/// `Answer`, `Step` and `Duration` in scope.
+macro_rules! machine {
+    ($machine:ty => $output:ty $(, deadline: $deadline:ident)? $(, progress: $watch:ident)?) => {
+        impl crate::request::Machine for $machine {
+            type Output = $output;
 
-    /// The phase the machine is in.
-    fn phase_mut(&mut self) -> &mut Self::Phase;
+            fn step(&mut self, now: Duration, answer: Answer) -> Step<$output> {
+                $(self.$deadline.anchor(now);)?
+                let phase = std::mem::take(&mut self.phase);
+                let step = self.transition(phase, now, answer);
+                if let Step::Done(output) = &step {
+                    self.phase = Phase::Done(output.clone());
+                }
+                step
+            }
 
-    /// The transition from `phase` on `input`; it sets the next phase unless it finishes.
-    fn apply(&mut self, phase: Self::Phase, input: Self::Input) -> Self::Effect;
-
-    /// When `effect` ends the operation, the phase that repeats it on every later step.
-    fn finished(effect: &Self::Effect) -> Option<Self::Phase>;
+            $(
+                fn poll_progress(&mut self) -> Option<crate::status::Progress> {
+                    self.$watch.poll()
+                }
+            )?
+        }
+    };
 }
-
-/// One step of `machine`: take its phase, apply `input`, and keep a finish.
-pub(crate) fn step<M: Machine>(machine: &mut M, input: M::Input) -> M::Effect {
-    let phase = std::mem::take(machine.phase_mut());
-    let effect = machine.apply(phase, input);
-    if let Some(done) = M::finished(&effect) {
-        *machine.phase_mut() = done;
-    }
-    effect
-}
+pub(crate) use machine;
 
 /// The reads of the watched pod name in one operation.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -75,54 +76,69 @@ impl PodWatch {
 mod tests {
     //! The shared step discipline and the watch of the pod name.
 
+    use std::time::Duration;
+
     use super::*;
+    use crate::request::{Answer, Machine as _, Request, Step};
     use crate::status::StatusState;
     use crate::testkit::{AGENT_ID, own_pod, running};
 
-    /// A machine that counts steps and finishes on input `0`.
+    /// A machine that counts waits and finishes on any other answer.
     #[derive(Default)]
     struct Counter {
-        phase: u32,
-        applied: Vec<(u32, u32)>,
+        phase: Phase,
+        applied: Vec<(Phase, &'static str)>,
     }
 
-    impl Machine for Counter {
-        type Phase = u32;
-        type Input = u32;
-        type Effect = Result<u32, u32>;
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+    enum Phase {
+        #[default]
+        Start,
+        Waited(u32),
+        Done(u32),
+    }
 
-        fn phase_mut(&mut self) -> &mut u32 {
-            &mut self.phase
-        }
-
-        fn apply(&mut self, phase: u32, input: u32) -> Result<u32, u32> {
-            self.applied.push((phase, input));
-            match (phase, input) {
-                (99, _) => Err(99),
-                (_, 0) => Err(phase),
-                _ => {
-                    self.phase = phase + input;
-                    Ok(self.phase)
-                }
+    impl Counter {
+        fn transition(&mut self, phase: Phase, _now: Duration, answer: Answer) -> Step<u32> {
+            self.applied.push((phase, answer.name()));
+            match (phase, answer) {
+                (Phase::Done(n), _) => Step::Done(n),
+                (Phase::Start, Answer::Waited) => self.wait(1),
+                (Phase::Waited(n), Answer::Waited) => self.wait(n + 1),
+                (Phase::Waited(n), _) => Step::Done(n),
+                (Phase::Start, _) => Step::Done(0),
             }
         }
 
-        fn finished(effect: &Result<u32, u32>) -> Option<u32> {
-            effect.err().map(|_| 99)
+        fn wait(&mut self, n: u32) -> Step<u32> {
+            self.phase = Phase::Waited(n);
+            Step::Request(Request::Sleep(Duration::from_secs(1)))
         }
     }
+
+    machine!(Counter => u32);
 
     /// Each step sees the phase the previous one set; a finish is kept and repeated, and the
     /// transition only ever sees the finished phase after it (never the placeholder).
     #[test]
     fn a_step_takes_the_phase_and_keeps_a_finish() {
         let mut m = Counter::default();
-        assert_eq!(step(&mut m, 2), Ok(2));
-        assert_eq!(step(&mut m, 3), Ok(5));
-        assert_eq!(step(&mut m, 0), Err(5));
-        assert_eq!(m.phase, 99);
-        assert_eq!(step(&mut m, 7), Err(99));
-        assert_eq!(m.applied, vec![(0, 2), (2, 3), (5, 0), (99, 7)]);
+        let now = Duration::ZERO;
+        let sleep = Step::Request(Request::Sleep(Duration::from_secs(1)));
+        assert_eq!(m.step(now, Answer::Waited), sleep);
+        assert_eq!(m.step(now, Answer::Waited), sleep);
+        assert_eq!(m.step(now, Answer::Start), Step::Done(2));
+        assert_eq!(m.phase, Phase::Done(2));
+        assert_eq!(m.step(now, Answer::Waited), Step::Done(2));
+        assert_eq!(
+            m.applied,
+            vec![
+                (Phase::Start, "Waited"),
+                (Phase::Waited(1), "Waited"),
+                (Phase::Waited(2), "Start"),
+                (Phase::Done(2), "Waited"),
+            ]
+        );
     }
 
     /// A read reports progress once per change and remembers its resourceVersion; forgetting

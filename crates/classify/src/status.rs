@@ -10,4 +10,4 @@ mod read;
 
 pub(crate) use mapping::ProgressLog;
 pub use mapping::{PodStatus, Progress, StatusState, pod_status, progress_of, startup_status};
-pub use read::{SecretStatus, StatusEffect, StatusEvent, StatusMachine, StatusReport, StatusSpec};
+pub use read::{SecretStatus, StatusMachine, StatusReport, StatusSpec, StatusStep};

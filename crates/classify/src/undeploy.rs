@@ -13,6 +13,6 @@ mod operation;
 
 pub use decide::{SecretsPlan, UndeployPodStep, undeploy_pod_step, undeploy_secrets};
 pub use operation::{
-    UndeployEffect, UndeployError, UndeployEvent, UndeployMachine, UndeployReport, UndeploySpec,
+    UndeployError, UndeployMachine, UndeployReport, UndeploySpec, UndeployStep,
     undeploy_removes_policy,
 };

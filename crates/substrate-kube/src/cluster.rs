@@ -25,10 +25,10 @@ use std::time::Duration;
 
 use std::num::NonZeroU32;
 
-use apiary_classify::expiry::{ExpiryWrite, WriteAnswer};
 use apiary_classify::failure::{Operation, RequestFailure, TransportCause};
 use apiary_classify::fence::Fence;
 use apiary_classify::policy::PolicyDeletion;
+use apiary_classify::request::{ExpiryWrite, WriteAnswer};
 use apiary_classify::verify::{PodDeletion, SecretDeletion};
 use apiary_classify::workspace::ClaimDeletion;
 use apiary_substrate::env::SecretValues;

@@ -13,11 +13,11 @@ use std::num::NonZeroU32;
 use std::time::Duration;
 
 pub use apiary_classify::answer::{CreateAnswer, DeleteAnswer};
-use apiary_classify::expiry::{ExpiryWrite, WriteAnswer};
 use apiary_classify::failure::RequestFailure;
 use apiary_classify::fence::Fence;
-pub use apiary_classify::machine::{NamespaceCheck, NamespaceFailure};
 use apiary_classify::policy::PolicyDeletion;
+use apiary_classify::request::{ExpiryWrite, WriteAnswer};
+pub use apiary_classify::request::{NamespaceCheck, NamespaceFailure};
 use apiary_classify::verify::{PodDeletion, SecretDeletion};
 use apiary_classify::workspace::ClaimDeletion;
 use chrono::{DateTime, Utc};

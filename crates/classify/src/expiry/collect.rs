@@ -14,6 +14,7 @@ use super::rules::{expiry_of, is_expired};
 use crate::answer::DeleteAnswer;
 use crate::facts::{ObservedPod, ObservedSecret};
 use crate::failure::RequestFailure;
+use crate::request::{Answer, Listing, Request, Step};
 use crate::startup::{Decoded, StartupState};
 use crate::verify::{PodDeletion, SecretDeletion, verify_pod, verify_secret};
 use crate::wait::{Deadline, Disappearance, disappearance};
@@ -128,67 +129,8 @@ pub struct ExpireSpec {
     pub poll: Duration,
 }
 
-/// The pods (and, after the pod is gone, Secrets) listed by the agent's selector.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ExpireListing {
-    /// The listed pods.
-    pub pods: Vec<ObservedPod>,
-    /// The listed Secrets (empty for the first listing, which needs only pods).
-    pub secrets: Vec<ObservedSecret>,
-    /// The pod list's `Date` in Unix seconds.
-    pub server_now: Option<i64>,
-}
-
-/// The answer to the previous effect.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[allow(
-    clippy::large_enum_variant,
-    reason = "one event per apiserver request, as the deploy machine's"
-)]
-pub enum ExpireEvent {
-    /// Begin.
-    Start,
-    /// Answer to [`ExpireEffect::ListPods`] or [`ExpireEffect::ListBoth`].
-    Listed(Result<ExpireListing, RequestFailure>),
-    /// Answer to [`ExpireEffect::DeletePod`].
-    PodDeleted(Result<DeleteAnswer, RequestFailure>),
-    /// A [`ExpireEffect::Wait`] ended.
-    Waited,
-    /// Answer to [`ExpireEffect::GetPod`] (`Ok(None)` = confirmed absent).
-    PodRead(Result<Option<ObservedPod>, RequestFailure>),
-    /// Answer to [`ExpireEffect::DeleteSecret`].
-    SecretDeleted(Result<DeleteAnswer, RequestFailure>),
-}
-
-/// The next thing the driver must do.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ExpireEffect {
-    /// Quorum-list pods by the agent's selector, keeping the `Date` clock.
-    ListPods,
-    /// Fenced delete with the fence of the listing that showed the pod expired; no grace
-    /// override (the pod's own shutdown budget applies).
-    DeletePod(PodDeletion),
-    /// Wait for a change of the pod, at most `max`.
-    Wait {
-        /// The pod.
-        pod: String,
-        /// The resourceVersion last seen.
-        resource_version: Option<String>,
-        /// The longest wait.
-        max: Duration,
-    },
-    /// Quorum re-read of the pod while awaiting its disappearance.
-    GetPod {
-        /// The pod.
-        name: String,
-    },
-    /// Quorum-list pods, then Secrets, by the agent's selector.
-    ListBoth,
-    /// uid-fenced delete of the collected pod's Secret.
-    DeleteSecret(SecretDeletion),
-    /// Done.
-    Finish(Result<ExpireReport, ExpireError>),
-}
+/// What one step of the expiry collection machine returns.
+pub type ExpireStep = Step<Result<ExpireReport, ExpireError>>;
 
 /// What one collection did (or, in a dry run, would do).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -222,19 +164,26 @@ pub enum ExpireError {
     Failed(RequestFailure),
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Phase {
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Phase {
+    #[default]
     Start,
     Listing,
-    Deleting { uid: String },
-    Waiting { uid: String },
-    Rereading { uid: String },
+    Deleting {
+        uid: String,
+    },
+    Waiting {
+        uid: String,
+    },
+    Rereading {
+        uid: String,
+    },
     ListingSecrets,
     DeletingSecret(String),
     Done(Result<ExpireReport, ExpireError>),
 }
 
-/// One collection of an expired agent. Feed [`ExpireEvent::Start`] first, then each answer,
+/// One collection of an expired agent. Feed [`Answer::Start`] first, then each answer,
 /// with a monotonic `now` (the deadline counts from the first step).
 #[derive(Clone, Debug)]
 pub struct ExpireMachine {
@@ -262,34 +211,22 @@ impl ExpireMachine {
         }
     }
 
-    /// Feed the answer to the previous effect; get the next effect. Once finished, every further
-    /// step repeats the `Finish`.
-    pub fn step(&mut self, now: Duration, event: ExpireEvent) -> ExpireEffect {
-        self.deadline.anchor(now);
-        let phase = std::mem::replace(&mut self.phase, Phase::Start);
-        let effect = self.transition(now, phase, event);
-        if let ExpireEffect::Finish(result) = &effect {
-            self.phase = Phase::Done(result.clone());
-        }
-        effect
+    fn finish_ok(&mut self) -> ExpireStep {
+        Step::Done(Ok(std::mem::take(&mut self.report)))
     }
 
-    fn finish_ok(&mut self) -> ExpireEffect {
-        ExpireEffect::Finish(Ok(std::mem::take(&mut self.report)))
-    }
-
-    fn transition(&mut self, now: Duration, phase: Phase, event: ExpireEvent) -> ExpireEffect {
+    fn transition(&mut self, phase: Phase, now: Duration, event: Answer) -> ExpireStep {
         match (phase, event) {
-            (Phase::Done(result), _) => ExpireEffect::Finish(result),
-            (Phase::Start, ExpireEvent::Start) => {
+            (Phase::Done(result), _) => Step::Done(result),
+            (Phase::Start, Answer::Start) => {
                 self.phase = Phase::Listing;
-                ExpireEffect::ListPods
+                Step::Request(Request::List { secrets: false })
             }
-            (Phase::Listing, ExpireEvent::Listed(listed)) => match listed {
+            (Phase::Listing, Answer::Listed(listed)) => match listed {
                 Ok(listing) => self.decide(now, &listing),
-                Err(failure) => ExpireEffect::Finish(Err(ExpireError::Failed(failure))),
+                Err(failure) => Step::Done(Err(ExpireError::Failed(failure))),
             },
-            (Phase::Deleting { uid }, ExpireEvent::PodDeleted(answer)) => match answer {
+            (Phase::Deleting { uid }, Answer::Deleted(answer)) => match answer {
                 Ok(DeleteAnswer::Accepted) => self.wait(now, uid, None),
                 Ok(DeleteAnswer::NotFound) => self.list_secrets(),
                 // The pod changed since the listing (renewed, perhaps): decide again on a
@@ -298,17 +235,17 @@ impl ExpireMachine {
                     self.report.pod = None;
                     self.report.expired_at = None;
                     self.phase = Phase::Listing;
-                    ExpireEffect::ListPods
+                    Step::Request(Request::List { secrets: false })
                 }
-                Err(failure) => ExpireEffect::Finish(Err(ExpireError::Failed(failure))),
+                Err(failure) => Step::Done(Err(ExpireError::Failed(failure))),
             },
-            (Phase::Waiting { uid }, ExpireEvent::Waited) => {
+            (Phase::Waiting { uid }, Answer::Waited) => {
                 self.phase = Phase::Rereading { uid };
-                ExpireEffect::GetPod {
+                Step::Request(Request::GetPod {
                     name: self.spec.pod_name.clone(),
-                }
+                })
             }
-            (Phase::Rereading { uid }, ExpireEvent::PodRead(read)) => match read {
+            (Phase::Rereading { uid }, Answer::PodRead(read)) => match read {
                 Ok(pod) => match disappearance(&uid, pod.as_ref()) {
                     Disappearance::Gone => self.list_secrets(),
                     Disappearance::Replaced => {
@@ -320,9 +257,9 @@ impl ExpireMachine {
                         self.wait(now, uid, rv)
                     }
                 },
-                Err(failure) => ExpireEffect::Finish(Err(ExpireError::Failed(failure))),
+                Err(failure) => Step::Done(Err(ExpireError::Failed(failure))),
             },
-            (Phase::ListingSecrets, ExpireEvent::Listed(listed)) => match listed {
+            (Phase::ListingSecrets, Answer::Listed(listed)) => match listed {
                 Ok(listing) => {
                     let secret = self.secret.clone().unwrap_or_default();
                     self.pending = secrets_after_collection(
@@ -333,9 +270,9 @@ impl ExpireMachine {
                     );
                     self.next_secret()
                 }
-                Err(failure) => ExpireEffect::Finish(Err(ExpireError::Failed(failure))),
+                Err(failure) => Step::Done(Err(ExpireError::Failed(failure))),
             },
-            (Phase::DeletingSecret(name), ExpireEvent::SecretDeleted(answer)) => {
+            (Phase::DeletingSecret(name), Answer::Deleted(answer)) => {
                 match answer {
                     Ok(DeleteAnswer::Accepted) => self.report.secrets.push(name),
                     Ok(DeleteAnswer::NotFound | DeleteAnswer::PreconditionFailed) => {}
@@ -343,14 +280,14 @@ impl ExpireMachine {
                 }
                 self.next_secret()
             }
-            (_, _) => ExpireEffect::Finish(Err(ExpireError::Failed(RequestFailure::unsent(
+            (_, _) => Step::Done(Err(ExpireError::Failed(RequestFailure::unsent(
                 "internal error in apiary: the driver answered an expiry effect that was not \
                  asked for",
             )))),
         }
     }
 
-    fn decide(&mut self, now: Duration, listing: &ExpireListing) -> ExpireEffect {
+    fn decide(&mut self, now: Duration, listing: &Listing) -> ExpireStep {
         match decide_expiry(
             &listing.pods,
             &self.spec.pod_name,
@@ -369,7 +306,7 @@ impl ExpireMachine {
                     return self.finish_ok();
                 }
                 if self.deadline.expired(now) {
-                    return ExpireEffect::Finish(Err(ExpireError::Timeout {
+                    return Step::Done(Err(ExpireError::Timeout {
                         pod: self.spec.pod_name.clone(),
                         deadline: self.deadline.limit(),
                     }));
@@ -378,7 +315,7 @@ impl ExpireMachine {
                 self.phase = Phase::Deleting {
                     uid: deletion.fence().uid().to_owned(),
                 };
-                ExpireEffect::DeletePod(deletion)
+                Step::Request(Request::DeletePod(deletion))
             }
             ExpiryDecision::Absent
             | ExpiryDecision::Foreign
@@ -390,44 +327,41 @@ impl ExpireMachine {
         }
     }
 
-    fn wait(
-        &mut self,
-        now: Duration,
-        uid: String,
-        resource_version: Option<String>,
-    ) -> ExpireEffect {
+    fn wait(&mut self, now: Duration, uid: String, resource_version: Option<String>) -> ExpireStep {
         if self.deadline.expired(now) {
-            return ExpireEffect::Finish(Err(ExpireError::Timeout {
+            return Step::Done(Err(ExpireError::Timeout {
                 pod: self.spec.pod_name.clone(),
                 deadline: self.deadline.limit(),
             }));
         }
         self.phase = Phase::Waiting { uid };
-        ExpireEffect::Wait {
+        Step::Request(Request::Wait {
             pod: self.spec.pod_name.clone(),
             resource_version,
             max: self.deadline.wait_max(now),
-        }
+        })
     }
 
-    fn list_secrets(&mut self) -> ExpireEffect {
+    fn list_secrets(&mut self) -> ExpireStep {
         if self.secret.is_none() {
             return self.finish_ok();
         }
         self.phase = Phase::ListingSecrets;
-        ExpireEffect::ListBoth
+        Step::Request(Request::List { secrets: true })
     }
 
-    fn next_secret(&mut self) -> ExpireEffect {
+    fn next_secret(&mut self) -> ExpireStep {
         match self.pending.pop() {
             Some(deletion) => {
                 self.phase = Phase::DeletingSecret(deletion.name().to_owned());
-                ExpireEffect::DeleteSecret(deletion)
+                Step::Request(Request::DeleteSecret(deletion))
             }
             None => self.finish_ok(),
         }
     }
 }
+
+crate::progress::machine!(ExpireMachine => Result<ExpireReport, ExpireError>, deadline: deadline);
 
 #[cfg(test)]
 mod tests;

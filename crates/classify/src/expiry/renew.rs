@@ -12,8 +12,8 @@ use crate::binding::Owner;
 use std::time::Duration;
 
 use super::rules::{expires_at, expiry_of};
-use crate::facts::ObservedPod;
 use crate::failure::RequestFailure;
+use crate::request::{Answer, ExpiryWrite, Listing, Request, Step, WriteAnswer};
 use crate::startup::{Decoded, StartupState};
 use crate::verify::verify_pod;
 use crate::wait::Deadline;
@@ -33,83 +33,8 @@ pub struct RenewSpec {
     pub backoff: Duration,
 }
 
-/// The guarded annotation write: the pod, the `resourceVersion` of the observation that
-/// authorised it, and the new instant. Only [`RenewMachine`] builds one.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ExpiryWrite {
-    name: String,
-    resource_version: String,
-    expires_at: i64,
-}
-
-impl ExpiryWrite {
-    /// The pod to write.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// The `resourceVersion` the write must carry (`metadata.resourceVersion` of the update):
-    /// the apiserver refuses it with 409 `Conflict` if the pod changed since.
-    pub fn resource_version(&self) -> &str {
-        &self.resource_version
-    }
-
-    /// The new expiry instant (apiserver clock, Unix seconds).
-    pub fn expires_at(&self) -> i64 {
-        self.expires_at
-    }
-
-    /// The annotation value to write ([`crate::expiry::ANNOTATION_EXPIRES_AT`]).
-    pub fn annotation_value(&self) -> String {
-        super::rules::format_instant(self.expires_at)
-    }
-}
-
-/// What a guarded write answered when it did not fail.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum WriteAnswer {
-    /// The apiserver applied it.
-    Written,
-    /// 409 `Conflict`: the pod changed since the observation.
-    Conflict,
-    /// 404: the pod is gone.
-    NotFound,
-}
-
-/// The pods listed by the agent's selector, with the list's server clock.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct RenewListing {
-    /// The listed pods.
-    pub pods: Vec<ObservedPod>,
-    /// The list's `Date` in Unix seconds; `None` when absent or malformed.
-    pub server_now: Option<i64>,
-}
-
-/// The answer to the previous effect.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum RenewEvent {
-    /// Begin (the first event).
-    Start,
-    /// Answer to [`RenewEffect::Observe`].
-    Observed(Result<RenewListing, RequestFailure>),
-    /// Answer to [`RenewEffect::Write`].
-    Written(Result<WriteAnswer, RequestFailure>),
-    /// A [`RenewEffect::Wait`] ended.
-    Waited,
-}
-
-/// The next thing the driver must do.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum RenewEffect {
-    /// Quorum-list pods by the agent's selector, keeping the `Date` clock.
-    Observe,
-    /// The guarded write.
-    Write(ExpiryWrite),
-    /// Sleep this long, then answer [`RenewEvent::Waited`].
-    Wait(Duration),
-    /// Done.
-    Finish(Result<Renewed, RenewError>),
-}
+/// What one step of the renew machine returns.
+pub type RenewStep = Step<Result<Renewed, RenewError>>;
 
 /// A renew that landed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -196,8 +121,9 @@ impl std::fmt::Display for RenewError {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Phase {
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Phase {
+    #[default]
     Start,
     Observing,
     Writing {
@@ -208,7 +134,7 @@ enum Phase {
     Done(Result<Renewed, RenewError>),
 }
 
-/// One renew. Feed [`RenewEvent::Start`] first, then the answer to each effect, with a monotonic
+/// One renew. Feed [`Answer::Start`] first, then the answer to each effect, with a monotonic
 /// `now` at every step (the deadline counts from the first).
 #[derive(Clone, Debug)]
 pub struct RenewMachine {
@@ -229,39 +155,25 @@ impl RenewMachine {
         }
     }
 
-    /// Feed the answer to the previous effect; get the next effect. Once finished, every further
-    /// step repeats the `Finish`.
-    pub fn step(&mut self, now: Duration, event: RenewEvent) -> RenewEffect {
-        self.deadline.anchor(now);
-        let phase = std::mem::replace(&mut self.phase, Phase::Start);
-        let effect = self.transition(now, phase, event);
-        if let RenewEffect::Finish(result) = &effect {
-            self.phase = Phase::Done(result.clone());
-        }
-        effect
-    }
-
-    fn transition(&mut self, now: Duration, phase: Phase, event: RenewEvent) -> RenewEffect {
+    fn transition(&mut self, phase: Phase, now: Duration, event: Answer) -> RenewStep {
         match (phase, event) {
-            (Phase::Done(result), _) => RenewEffect::Finish(result),
-            (Phase::Start, RenewEvent::Start) | (Phase::Waiting, RenewEvent::Waited) => {
-                self.observe(now)
-            }
-            (Phase::Observing, RenewEvent::Observed(listed)) => match listed {
+            (Phase::Done(result), _) => Step::Done(result),
+            (Phase::Start, Answer::Start) | (Phase::Waiting, Answer::Waited) => self.observe(now),
+            (Phase::Observing, Answer::Listed(listed)) => match listed {
                 Ok(listing) => self.decide(&listing),
-                Err(failure) => RenewEffect::Finish(Err(RenewError::Request(failure))),
+                Err(failure) => Step::Done(Err(RenewError::Request(failure))),
             },
             (
                 Phase::Writing {
                     previous,
                     server_now,
                 },
-                RenewEvent::Written(answer),
+                Answer::Written(answer),
             ) => match answer {
                 Ok(WriteAnswer::Written) => {
                     // The instant written is the one computed from that observation.
                     let expires_at = expires_at(server_now, self.spec.ttl_secs);
-                    RenewEffect::Finish(Ok(Renewed {
+                    Step::Done(Ok(Renewed {
                         pod: self.spec.pod_name.clone(),
                         previous,
                         expires_at,
@@ -281,40 +193,40 @@ impl RenewMachine {
                 }
                 // Gone since the observation: the next observation reports it.
                 Ok(WriteAnswer::NotFound) => self.observe(now),
-                Err(failure) => RenewEffect::Finish(Err(RenewError::Request(failure))),
+                Err(failure) => Step::Done(Err(RenewError::Request(failure))),
             },
-            (_, _) => RenewEffect::Finish(Err(RenewError::Request(RequestFailure::unsent(
+            (_, _) => Step::Done(Err(RenewError::Request(RequestFailure::unsent(
                 "internal error in apiary: the driver answered a renew effect that was not \
                  asked for",
             )))),
         }
     }
 
-    fn observe(&mut self, now: Duration) -> RenewEffect {
+    fn observe(&mut self, now: Duration) -> RenewStep {
         if self.deadline.expired(now) {
-            return RenewEffect::Finish(Err(RenewError::Deadline {
+            return Step::Done(Err(RenewError::Deadline {
                 pod: self.spec.pod_name.clone(),
                 deadline: self.deadline.limit(),
                 conflicts: self.conflicts,
             }));
         }
         self.phase = Phase::Observing;
-        RenewEffect::Observe
+        Step::Request(Request::List { secrets: false })
     }
 
-    fn wait(&mut self, now: Duration) -> RenewEffect {
+    fn wait(&mut self, now: Duration) -> RenewStep {
         let max = self.deadline.wait_max(now);
         if max.is_zero() {
             return self.observe(now);
         }
         self.phase = Phase::Waiting;
-        RenewEffect::Wait(max)
+        Step::Request(Request::Sleep(max))
     }
 
     /// Decide from one observation: write guarded by its `resourceVersion`, or fail.
-    fn decide(&mut self, listing: &RenewListing) -> RenewEffect {
+    fn decide(&mut self, listing: &Listing) -> RenewStep {
         let pod_name = &self.spec.pod_name;
-        let fail = |error| RenewEffect::Finish(Err(error));
+        let fail = |error| Step::Done(Err(error));
         let Some(pod) = listing
             .pods
             .iter()
@@ -342,18 +254,20 @@ impl RenewMachine {
         let Some(server_now) = listing.server_now else {
             return fail(RenewError::NoServerClock);
         };
-        let write = ExpiryWrite {
-            name: verified.name().to_owned(),
-            resource_version: verified.fence().resource_version().to_owned(),
-            expires_at: expires_at(server_now, self.spec.ttl_secs),
-        };
+        let write = ExpiryWrite::new(
+            verified.name().to_owned(),
+            verified.fence().resource_version().to_owned(),
+            expires_at(server_now, self.spec.ttl_secs),
+        );
         self.phase = Phase::Writing {
             previous: expiry_of(&pod.marks),
             server_now,
         };
-        RenewEffect::Write(write)
+        Step::Request(Request::WriteExpiry(write))
     }
 }
+
+crate::progress::machine!(RenewMachine => Result<Renewed, RenewError>, deadline: deadline);
 
 #[cfg(test)]
 mod tests;

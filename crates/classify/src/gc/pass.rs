@@ -12,10 +12,10 @@ use std::collections::VecDeque;
 
 use super::plan::{GcPlan, GcPodDecision, OrphanSweep, decide_gc_reread, plan_gc};
 use crate::answer::DeleteAnswer;
-use crate::facts::{ObservedPod, ObservedSecret};
 use crate::failure::RequestFailure;
-use crate::progress::{self, Machine};
-use crate::verify::{PodDeletion, SecretDeletion, view_pod};
+use crate::request::{Answer, Listing, Request, Step};
+use crate::verify::{SecretDeletion, view_pod};
+use std::time::Duration;
 
 /// What one pass works with.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -24,17 +24,6 @@ pub struct GcSpec {
     pub owner: Owner,
     /// Whether to stop after planning (reads only).
     pub dry_run: bool,
-}
-
-/// The pods and Secrets listed by the agent's selector, with the pod list's server clock.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct GcListing {
-    /// The listed pods.
-    pub pods: Vec<ObservedPod>,
-    /// The listed Secrets.
-    pub secrets: Vec<ObservedSecret>,
-    /// The pod list's `Date` in Unix seconds; `None` when absent or malformed.
-    pub server_now: Option<i64>,
 }
 
 /// What one GC pass collected (or, in dry-run, planned).
@@ -58,42 +47,8 @@ pub struct GcReport {
     pub network_policy: Option<String>,
 }
 
-/// The answer to the previous effect.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[allow(
-    clippy::large_enum_variant,
-    reason = "one event per apiserver request, as the deploy machine's"
-)]
-pub enum GcEvent {
-    /// Begin the pass (the first event).
-    Start,
-    /// Answer to [`GcEffect::List`].
-    Listed(Result<GcListing, RequestFailure>),
-    /// Answer to [`GcEffect::GetPod`] (`Ok(None)` = confirmed absent).
-    PodRead(Result<Option<ObservedPod>, RequestFailure>),
-    /// Answer to [`GcEffect::DeletePod`].
-    PodDeleted(Result<DeleteAnswer, RequestFailure>),
-    /// Answer to [`GcEffect::DeleteSecret`].
-    SecretDeleted(Result<DeleteAnswer, RequestFailure>),
-}
-
-/// The next thing the driver must do.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum GcEffect {
-    /// Quorum-list pods (keeping the `Date` clock), then Secrets, by the agent's selector.
-    List,
-    /// Quorum re-read of a planned pod.
-    GetPod {
-        /// The pod name.
-        name: String,
-    },
-    /// Fenced delete with the fence of the re-read.
-    DeletePod(PodDeletion),
-    /// uid-fenced delete of a planned Secret.
-    DeleteSecret(SecretDeletion),
-    /// The pass is over.
-    Finish(Result<GcReport, RequestFailure>),
-}
+/// What one step of the gc machine returns.
+pub type GcStep = Step<Result<GcReport, RequestFailure>>;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) enum Phase {
@@ -106,7 +61,7 @@ pub(crate) enum Phase {
     Done(Result<GcReport, RequestFailure>),
 }
 
-/// One GC pass. Feed it [`GcEvent::Start`] first, then the answer to each effect.
+/// One GC pass. Feed it [`Answer::Start`] first, then the answer to each effect.
 #[derive(Clone, Debug)]
 pub struct GcMachine {
     spec: GcSpec,
@@ -134,24 +89,20 @@ impl GcMachine {
         }
     }
 
-    /// Feed the answer to the previous effect; get the next effect. Once finished, every further
-    /// step repeats the `Finish`.
-    pub fn step(&mut self, event: GcEvent) -> GcEffect {
-        progress::step(self, event)
-    }
-
-    fn transition(&mut self, phase: Phase, event: GcEvent) -> GcEffect {
+    fn transition(&mut self, phase: Phase, _now: Duration, event: Answer) -> GcStep {
         match (phase, event) {
-            (Phase::Done(result), _) => GcEffect::Finish(result),
-            (Phase::Start, GcEvent::Start) => self.go(Phase::Listing, GcEffect::List),
-            (Phase::Listing, GcEvent::Listed(listed)) => match listed {
+            (Phase::Done(result), _) => Step::Done(result),
+            (Phase::Start, Answer::Start) => {
+                self.go(Phase::Listing, Request::List { secrets: true })
+            }
+            (Phase::Listing, Answer::Listed(listed)) => match listed {
                 Ok(listing) => self.plan(&listing),
-                Err(failure) => GcEffect::Finish(Err(failure)),
+                Err(failure) => Step::Done(Err(failure)),
             },
-            (Phase::Rereading(name), GcEvent::PodRead(read)) => match read {
+            (Phase::Rereading(name), Answer::PodRead(read)) => match read {
                 Ok(pod) => match decide_gc_reread(&view_pod(pod.as_ref(), &self.spec.owner)) {
                     GcPodDecision::Delete(deletion) => {
-                        self.go(Phase::DeletingPod(name), GcEffect::DeletePod(deletion))
+                        self.go(Phase::DeletingPod(name), Request::DeletePod(deletion))
                     }
                     // Gone, foreign or no longer terminated at re-read: skipped (its Secret is
                     // still deleted: a terminated pod never runs again).
@@ -159,9 +110,9 @@ impl GcMachine {
                     | GcPodDecision::SkipForeign
                     | GcPodDecision::SkipNotTerminated => self.next(),
                 },
-                Err(failure) => GcEffect::Finish(Err(failure)),
+                Err(failure) => Step::Done(Err(failure)),
             },
-            (Phase::DeletingPod(name), GcEvent::PodDeleted(answer)) => {
+            (Phase::DeletingPod(name), Answer::Deleted(answer)) => {
                 match answer {
                     Ok(DeleteAnswer::Accepted) => self.report.pods.push(name),
                     // Changed or already gone since the re-read: silently accepted.
@@ -170,7 +121,7 @@ impl GcMachine {
                 }
                 self.next()
             }
-            (Phase::DeletingSecret(name), GcEvent::SecretDeleted(answer)) => {
+            (Phase::DeletingSecret(name), Answer::Deleted(answer)) => {
                 match answer {
                     Ok(DeleteAnswer::Accepted) => self.report.secrets.push(name),
                     // Gone, or changed since listing (a new object under the name): skipped.
@@ -179,18 +130,18 @@ impl GcMachine {
                 }
                 self.next()
             }
-            (_, _) => GcEffect::Finish(Err(RequestFailure::unsent(
+            (_, _) => Step::Done(Err(RequestFailure::unsent(
                 "internal error in apiary: the driver answered a GC effect that was not asked for",
             ))),
         }
     }
 
-    fn go(&mut self, phase: Phase, effect: GcEffect) -> GcEffect {
+    fn go(&mut self, phase: Phase, request: Request) -> GcStep {
         self.phase = phase;
-        effect
+        Step::Request(request)
     }
 
-    fn plan(&mut self, listing: &GcListing) -> GcEffect {
+    fn plan(&mut self, listing: &Listing) -> GcStep {
         let GcPlan {
             pods,
             secrets,
@@ -206,7 +157,7 @@ impl GcMachine {
         if self.spec.dry_run {
             self.report.pods = pods;
             self.report.secrets = secrets.iter().map(|s| s.name().to_owned()).collect();
-            return GcEffect::Finish(Ok(std::mem::take(&mut self.report)));
+            return Step::Done(Ok(std::mem::take(&mut self.report)));
         }
         self.pods = pods.into();
         self.secrets = secrets.into();
@@ -214,42 +165,23 @@ impl GcMachine {
     }
 
     /// The next planned pod re-read, then the next planned Secret, then the report.
-    fn next(&mut self) -> GcEffect {
+    fn next(&mut self) -> GcStep {
         if let Some(name) = self.pods.pop_front() {
-            return self.go(Phase::Rereading(name.clone()), GcEffect::GetPod { name });
+            return self.go(Phase::Rereading(name.clone()), Request::GetPod { name });
         }
         if let Some(secret) = self.secrets.pop_front() {
             return self.go(
                 Phase::DeletingSecret(secret.name().to_owned()),
-                GcEffect::DeleteSecret(secret),
+                Request::DeleteSecret(secret),
             );
         }
         let (no_pod, secrets) = self.listed;
         self.report.agent_emptied = no_pod && self.report.secrets.len() == secrets;
-        GcEffect::Finish(Ok(std::mem::take(&mut self.report)))
+        Step::Done(Ok(std::mem::take(&mut self.report)))
     }
 }
 
-impl Machine for GcMachine {
-    type Phase = Phase;
-    type Input = GcEvent;
-    type Effect = GcEffect;
-
-    fn phase_mut(&mut self) -> &mut Phase {
-        &mut self.phase
-    }
-
-    fn apply(&mut self, phase: Phase, event: GcEvent) -> GcEffect {
-        self.transition(phase, event)
-    }
-
-    fn finished(effect: &GcEffect) -> Option<Phase> {
-        match effect {
-            GcEffect::Finish(result) => Some(Phase::Done(result.clone())),
-            _ => None,
-        }
-    }
-}
+crate::progress::machine!(GcMachine => Result<GcReport, RequestFailure>);
 
 #[cfg(test)]
 mod tests;

@@ -8,21 +8,22 @@
 use std::time::Duration;
 
 use super::error::{DeployError, ObjectKind, SecretFate};
-use super::io::{Effect, Event, OwnSecret, PodCreateOutcome, Prepared};
 use super::spec::DEFAULT_SERVICE_ACCOUNT;
+use super::state::DeployStep;
 use super::state::{AfterDrop, DeployMachine, Phase, fail};
 use crate::answer::DeleteAnswer;
 use crate::failure::RequestFailure;
 use crate::policy::PolicyFailure;
 use crate::reference::own_secret_deletion;
+use crate::request::{Answer, OwnSecret, PodCreateOutcome, Prepared, Request};
 use crate::verify::verify_pod;
 use crate::workspace::ClaimFailure;
 
 impl DeployMachine {
-    /// The answer to [`Effect::Prepare`]: the policy's failure first (E15), then the claim's
+    /// The answer to [`Request::Prepare`]: the policy's failure first (E15), then the claim's
     /// (E16); a NotFound naming the namespace means it is missing (E11). Any other NotFound (an
     /// apiserver that serves neither API, like the simulator) is E15 or E16.
-    fn prepared(&mut self, prepared: Prepared) -> Effect {
+    fn prepared(&mut self, prepared: Prepared) -> DeployStep {
         let namespace_missing = |failure: &RequestFailure| {
             failure.reason() == Some("NotFound")
                 && failure
@@ -63,16 +64,16 @@ impl DeployMachine {
         &mut self,
         phase: Phase,
         now: Duration,
-        event: Event,
-    ) -> Effect {
+        event: Answer,
+    ) -> DeployStep {
         match (phase, event) {
-            (Phase::Preparing, Event::Prepared(prepared)) => self.prepared(prepared),
-            (Phase::CreatingSecret, Event::SecretCreated(created)) => match created {
+            (Phase::Preparing, Answer::Prepared(prepared)) => self.prepared(prepared),
+            (Phase::CreatingSecret, Answer::SecretCreated(created)) => match created {
                 Ok(secret) => self.go(
                     Phase::CreatingPod {
                         secret: secret.clone(),
                     },
-                    Effect::CreatePod { secret },
+                    Request::CreatePod { secret },
                 ),
                 // A NotFound on the Secret create means the namespace is missing (E11).
                 Err(failure) if failure.failure.reason() == Some("NotFound") => {
@@ -85,7 +86,7 @@ impl DeployMachine {
                     secret: SecretFate::NotCreated,
                 }),
             },
-            (Phase::CreatingPod { secret }, Event::PodCreated(outcome)) => match outcome {
+            (Phase::CreatingPod { secret }, Answer::PodCreated(outcome)) => match outcome {
                 PodCreateOutcome::Created => {
                     self.created_this_call = true;
                     self.watch.forget_version();
@@ -108,14 +109,14 @@ impl DeployMachine {
                     secret: SecretFate::Left(secret.name),
                 }),
             },
-            (Phase::RaceVerify { secret }, Event::PodRead(read)) => match self.read(read) {
+            (Phase::RaceVerify { secret }, Answer::PodRead(read)) => match self.read(read) {
                 Err(effect) => effect,
                 Ok(Some(pod)) if verify_pod(&pod, &self.spec.owner).is_none() => {
                     self.drop_own(secret, AfterDrop::Foreign)
                 }
                 Ok(_) => self.drop_own(secret, AfterDrop::Race),
             },
-            (Phase::DropList { secret, then }, Event::Listed(listed)) => {
+            (Phase::DropList { secret, then }, Answer::Listed(listed)) => {
                 let deletion = listed.ok().and_then(|listing| {
                     own_secret_deletion(
                         &secret.name,
@@ -127,16 +128,16 @@ impl DeployMachine {
                 match deletion {
                     Some(deletion) => self.go(
                         Phase::DropDelete { secret, then },
-                        Effect::DeleteSecret(deletion),
+                        Request::DeleteSecret(deletion),
                     ),
                     None => self.after_drop(now, secret, false, then),
                 }
             }
-            (Phase::DropDelete { secret, then }, Event::SecretDeleted(answer)) => {
+            (Phase::DropDelete { secret, then }, Answer::Deleted(answer)) => {
                 let removed = matches!(answer, Ok(DeleteAnswer::Accepted | DeleteAnswer::NotFound));
                 self.after_drop(now, secret, removed, then)
             }
-            (Phase::AccountRead { secret, after_wait }, Event::ServiceAccountRead(answer)) => {
+            (Phase::AccountRead { secret, after_wait }, Answer::Exists(answer)) => {
                 match answer {
                     _ if self.expired(now) => self.account_deadline(&secret),
                     // Retry with the same Secret: no pod references it yet, and a fresh one
@@ -147,7 +148,7 @@ impl DeployMachine {
                             Phase::CreatingPod {
                                 secret: secret.clone(),
                             },
-                            Effect::CreatePod { secret },
+                            Request::CreatePod { secret },
                         )
                     }
                     Ok(_) => self.wait(now, Phase::AccountWait { secret }),
@@ -158,7 +159,7 @@ impl DeployMachine {
                     }),
                 }
             }
-            (Phase::AccountWait { secret }, Event::Waited) => self.account_top(now, secret),
+            (Phase::AccountWait { secret }, Answer::Waited) => self.account_top(now, secret),
             (phase, event) => self.transition_race(phase, now, event),
         }
     }
@@ -185,7 +186,7 @@ impl DeployMachine {
         secret: OwnSecret,
         account: String,
         failure: RequestFailure,
-    ) -> Effect {
+    ) -> DeployStep {
         if self.pod_account() != DEFAULT_SERVICE_ACCOUNT {
             let namespace = &self.spec.namespace;
             let failure = failure.with_hint(format!(
@@ -201,12 +202,12 @@ impl DeployMachine {
                 secret,
                 after_wait: false,
             },
-            Effect::GetServiceAccount { name: account },
+            Request::ServiceAccountExists { name: account },
         )
     }
 
     /// Deadline check, then read the awaited account again.
-    fn account_top(&mut self, now: Duration, secret: OwnSecret) -> Effect {
+    fn account_top(&mut self, now: Duration, secret: OwnSecret) -> DeployStep {
         if self.expired(now) {
             return self.account_deadline(&secret);
         }
@@ -216,13 +217,13 @@ impl DeployMachine {
                 secret,
                 after_wait: true,
             },
-            Effect::GetServiceAccount { name },
+            Request::ServiceAccountExists { name },
         )
     }
 
     /// E1 at the deadline, naming the account that never appeared. Like every deadline it cleans
     /// up nothing: the Secret stays for the age-gated sweep.
-    fn account_deadline(&self, secret: &OwnSecret) -> Effect {
+    fn account_deadline(&self, secret: &OwnSecret) -> DeployStep {
         fail(DeployError::ServiceAccountMissing {
             namespace: self.spec.namespace.clone(),
             pod: self.spec.pod_name.clone(),
@@ -232,11 +233,10 @@ impl DeployMachine {
         })
     }
 
-    fn drop_own(&mut self, secret: OwnSecret, then: AfterDrop) -> Effect {
-        let name = secret.name.clone();
+    fn drop_own(&mut self, secret: OwnSecret, then: AfterDrop) -> DeployStep {
         self.go(
             Phase::DropList { secret, then },
-            Effect::ListForDrop { secret: name },
+            Request::List { secrets: true },
         )
     }
 
@@ -246,7 +246,7 @@ impl DeployMachine {
         secret: OwnSecret,
         removed: bool,
         then: AfterDrop,
-    ) -> Effect {
+    ) -> DeployStep {
         match then {
             AfterDrop::Foreign => self.foreign(),
             AfterDrop::Race => self.race_top(now),

@@ -7,28 +7,29 @@
 use std::time::Duration;
 
 use super::error::{DeployError, Deployed};
-use super::io::{self, Effect, Event, NamespaceCheck, NamespaceFailure};
 use super::replace::Replace;
+use super::state::DeployStep;
 use super::state::{DeployMachine, Failing, Phase, fail, phase_name, read_secret_failed};
 use crate::action::{Action, classify};
 use crate::answer::DeleteAnswer;
 use crate::facts::ObservedPod;
 use crate::failure::RequestFailure;
+use crate::request::{Answer, NamespaceCheck, NamespaceFailure, Request, Step};
 use crate::verify::{SettledPod, VerifiedPod, verify_pod};
 use crate::wait::{Disappearance, disappearance};
 
 impl DeployMachine {
-    pub(super) fn transition(&mut self, phase: Phase, now: Duration, event: Event) -> Effect {
+    pub(super) fn transition(&mut self, phase: Phase, now: Duration, event: Answer) -> DeployStep {
         match (phase, event) {
-            (Phase::Done(result), _) => Effect::Finish(result),
-            (Phase::Start, Event::Start) if !self.spec.referenced_secrets.is_empty() => {
+            (Phase::Done(result), _) => Step::Done(result),
+            (Phase::Start, Answer::Start) if !self.spec.referenced_secrets.is_empty() => {
                 let names = self.spec.referenced_secrets.clone();
-                self.go(Phase::References, Effect::CheckReferences { names })
+                self.go(Phase::References, Request::CheckReferences { names })
             }
-            (Phase::Start, Event::Start) => self.preflight(),
+            (Phase::Start, Answer::Start) => self.preflight(),
             // deploy.md § Credentials from the cluster: a missing reference is refused before
             // anything is created.
-            (Phase::References, Event::ReferencesChecked(answer)) => match answer {
+            (Phase::References, Answer::ReferencesChecked(answer)) => match answer {
                 Ok(found) => {
                     let missing = self
                         .spec
@@ -51,7 +52,7 @@ impl DeployMachine {
                     failure,
                 }),
             },
-            (Phase::Preflight, Event::Preflighted { namespace, pod }) => match namespace {
+            (Phase::Preflight, Answer::Preflighted { namespace, pod }) => match namespace {
                 Err(NamespaceFailure::CreateForbidden) => self.namespace_missing(),
                 Err(NamespaceFailure::Failed(failure)) => fail(DeployError::Namespace {
                     namespace: self.spec.namespace.clone(),
@@ -61,16 +62,16 @@ impl DeployMachine {
                 Ok(_) if self.expired(now) => self.latest_condition(Failing::Deadline),
                 Ok(check) => {
                     let pod = pod.map_err(|failure| self.unchecked_namespace(check, failure));
-                    self.transition(Phase::Observe, now, Event::PodRead(pod))
+                    self.transition(Phase::Observe, now, Answer::PodRead(pod))
                 }
             },
-            (Phase::PollWait, Event::Waited) => self.loop_top(now),
-            (Phase::Observe, Event::PodRead(read)) => match self.read(read) {
+            (Phase::PollWait, Answer::Waited) => self.loop_top(now),
+            (Phase::Observe, Answer::PodRead(read)) => match self.read(read) {
                 Err(effect) => effect,
                 Ok(pod) if self.replace == Replace::Unread => {
                     self.replace
                         .observe(pod.as_ref().and_then(|p| p.marks.uid.as_deref()));
-                    self.transition(Phase::Observe, now, Event::PodRead(Ok(pod)))
+                    self.transition(Phase::Observe, now, Answer::PodRead(Ok(pod)))
                 }
                 Ok(None) => {
                     self.stability.interrupted();
@@ -81,11 +82,11 @@ impl DeployMachine {
                     Some(verified) => self.settle_main(now, verified, None),
                 },
             },
-            (Phase::SecretCheck(pod), Event::SecretChecked(answer)) => match answer {
+            (Phase::SecretCheck(pod), Answer::Exists(answer)) => match answer {
                 Ok(exists) => self.settle_main(now, pod, Some(exists)),
                 Err(failure) => read_secret_failed(&pod, failure),
             },
-            (Phase::EnvCompare(settled), Event::EnvCompared(answer)) => match answer {
+            (Phase::EnvCompare(settled), Answer::EnvCompared(answer)) => match answer {
                 // A differing environment is a differing configuration: the replace rule then
                 // decides as for another intent.
                 Ok(true) => {
@@ -101,14 +102,14 @@ impl DeployMachine {
                 }
                 Err(failure) => read_secret_failed(settled.pod(), failure),
             },
-            (Phase::Deleting { uid }, Event::PodDeleted(answer)) => match answer {
+            (Phase::Deleting { uid }, Answer::Deleted(answer)) => match answer {
                 Ok(DeleteAnswer::Accepted | DeleteAnswer::NotFound) => self.disappear_top(now, uid),
                 // The object changed since the observation: discard the action and re-classify
                 // what exists now; never retry with a fresher fence.
                 Ok(DeleteAnswer::PreconditionFailed) => self.wait(now, Phase::PollWait),
                 Err(failure) => self.failed("delete pod", failure),
             },
-            (Phase::DisappearRead { uid }, Event::PodRead(read)) => match self.read(read) {
+            (Phase::DisappearRead { uid }, Answer::PodRead(read)) => match self.read(read) {
                 Err(effect) => effect,
                 Ok(pod) => match disappearance(&uid, pod.as_ref()) {
                     Disappearance::Present => self.wait(now, Phase::DisappearWait { uid }),
@@ -116,35 +117,35 @@ impl DeployMachine {
                     Disappearance::Gone | Disappearance::Replaced => self.loop_top(now),
                 },
             },
-            (Phase::DisappearWait { uid }, Event::Waited) => self.disappear_top(now, uid),
+            (Phase::DisappearWait { uid }, Answer::Waited) => self.disappear_top(now, uid),
             (phase, event) => self.transition_create(phase, now, event),
         }
     }
 
-    fn preflight(&mut self) -> Effect {
-        let effect = Effect::Preflight {
+    fn preflight(&mut self) -> DeployStep {
+        let effect = Request::Preflight {
             pod: self.spec.pod_name.clone(),
             gc: self.spec.preflight_gc,
         };
         self.go(Phase::Preflight, effect)
     }
 
-    pub(super) fn go(&mut self, phase: Phase, effect: Effect) -> Effect {
+    pub(super) fn go(&mut self, phase: Phase, request: Request) -> DeployStep {
         self.phase = phase;
-        effect
+        Step::Request(request)
     }
 
     pub(super) fn expired(&self, now: Duration) -> bool {
         self.deadline.expired(now)
     }
 
-    pub(super) fn get_pod(&mut self, phase: Phase) -> Effect {
+    pub(super) fn get_pod(&mut self, phase: Phase) -> DeployStep {
         let name = self.spec.pod_name.clone();
-        self.go(phase, Effect::GetPod { name })
+        self.go(phase, Request::GetPod { name })
     }
 
     /// deploy.md § Loop, steps 1 and 2: deadline check, then observe.
-    pub(super) fn loop_top(&mut self, now: Duration) -> Effect {
+    pub(super) fn loop_top(&mut self, now: Duration) -> DeployStep {
         if self.expired(now) {
             return self.latest_condition(Failing::Deadline);
         }
@@ -152,7 +153,7 @@ impl DeployMachine {
     }
 
     /// deploy.md § Delete and waiting for disappearance: poll until the observed uid is gone.
-    pub(super) fn disappear_top(&mut self, now: Duration, uid: String) -> Effect {
+    pub(super) fn disappear_top(&mut self, now: Duration, uid: String) -> DeployStep {
         if self.expired(now) {
             return fail(DeployError::DisappearanceTimeout {
                 pod: self.spec.pod_name.clone(),
@@ -164,7 +165,7 @@ impl DeployMachine {
 
     /// Wait one poll interval, never past the deadline; with no time left, continue at once
     /// (the next step then fails on the deadline).
-    pub(super) fn wait(&mut self, now: Duration, then: Phase) -> Effect {
+    pub(super) fn wait(&mut self, now: Duration, then: Phase) -> DeployStep {
         self.wait_up_to(now, self.spec.poll, then)
     }
 
@@ -175,25 +176,22 @@ impl DeployMachine {
     }
 
     /// [`Self::wait`], at most `cap`.
-    pub(super) fn wait_up_to(&mut self, now: Duration, cap: Duration, then: Phase) -> Effect {
+    pub(super) fn wait_up_to(&mut self, now: Duration, cap: Duration, then: Phase) -> DeployStep {
         let max = self.deadline.wait_max(now).min(cap);
         if max.is_zero() {
-            return self.transition(then, now, Event::Waited);
+            return self.transition(then, now, Answer::Waited);
         }
         self.phase = then;
-        Effect::Wait {
+        Step::Request(Request::Wait {
             max,
             pod: self.spec.pod_name.clone(),
             resource_version: self.watch.resource_version(),
-        }
+        })
     }
 
-    pub(super) fn latest_condition(&mut self, failing: Failing) -> Effect {
+    pub(super) fn latest_condition(&mut self, failing: Failing) -> DeployStep {
         let name = self.spec.pod_name.clone();
-        self.go(
-            Phase::Condition(failing),
-            Effect::ReadLatestCondition { name },
-        )
+        self.go(Phase::Condition(failing), Request::GetPod { name })
     }
 
     /// Unwrap a pod read, remembering its resourceVersion for the next watch and reporting it
@@ -205,7 +203,7 @@ impl DeployMachine {
     pub(super) fn read(
         &mut self,
         read: Result<Option<ObservedPod>, RequestFailure>,
-    ) -> Result<Option<ObservedPod>, Effect> {
+    ) -> Result<Option<ObservedPod>, DeployStep> {
         match read {
             Ok(pod) => {
                 self.watch.observe(pod.as_ref(), &self.spec.owner);
@@ -235,7 +233,7 @@ impl DeployMachine {
         ))
     }
 
-    pub(super) fn failed(&self, operation: &str, failure: RequestFailure) -> Effect {
+    pub(super) fn failed(&self, operation: &str, failure: RequestFailure) -> DeployStep {
         fail(DeployError::Failed {
             operation: operation.to_owned(),
             object: format!("pod {}", self.spec.pod_name),
@@ -243,13 +241,13 @@ impl DeployMachine {
         })
     }
 
-    pub(super) fn foreign(&self) -> Effect {
+    pub(super) fn foreign(&self) -> DeployStep {
         fail(DeployError::ForeignPod {
             pod: self.spec.pod_name.clone(),
         })
     }
 
-    pub(super) fn namespace_missing(&self) -> Effect {
+    pub(super) fn namespace_missing(&self) -> DeployStep {
         fail(DeployError::NamespaceMissing {
             namespace: self.spec.namespace.clone(),
         })
@@ -260,21 +258,21 @@ impl DeployMachine {
         now: Duration,
         pod: VerifiedPod,
         exists: Option<bool>,
-    ) -> Effect {
+    ) -> DeployStep {
         match pod.settle(exists) {
             Ok(settled) => {
                 let action = classify(Some(&settled), &self.spec.desired_intent);
                 match self.env_to_compare(&action, &settled) {
                     Some(secret) => {
                         self.env_compared = true;
-                        self.go(Phase::EnvCompare(settled), Effect::CompareEnv { secret })
+                        self.go(Phase::EnvCompare(settled), Request::CompareEnv { secret })
                     }
                     None => self.decide(now, &settled, action),
                 }
             }
             Err(pending) => self.go(
                 Phase::SecretCheck(pending.pod),
-                Effect::CheckSecret {
+                Request::SecretExists {
                     name: pending.secret,
                 },
             ),
@@ -305,7 +303,7 @@ impl DeployMachine {
 
     /// Amend the classification for a replacing call, hold a started pod for `--min-running`,
     /// then act.
-    fn decide(&mut self, now: Duration, settled: &SettledPod, action: Action) -> Effect {
+    fn decide(&mut self, now: Duration, settled: &SettledPod, action: Action) -> DeployStep {
         let action = if self.spec.replace {
             self.replace.amend(action, settled)
         } else {
@@ -323,13 +321,13 @@ impl DeployMachine {
     }
 
     /// deploy.md § Loop, step 3: act on the classification.
-    pub(super) fn act(&mut self, now: Duration, action: Action) -> Effect {
+    pub(super) fn act(&mut self, now: Duration, action: Action) -> DeployStep {
         match action {
             Action::Create => self.create(),
             Action::NoOp {
                 name,
                 intent_matches,
-            } => Effect::Finish(Ok(Deployed {
+            } => Step::Done(Ok(Deployed {
                 pod: name,
                 intent_matches,
                 workspace: self.workspace.clone(),
@@ -355,34 +353,34 @@ impl DeployMachine {
             }
             Action::Delete(deletion) => {
                 let uid = deletion.fence().uid().to_owned();
-                self.go(Phase::Deleting { uid }, Effect::DeletePod(deletion))
+                self.go(Phase::Deleting { uid }, Request::DeletePod(deletion))
             }
         }
     }
 
     /// deploy.md § Create, after § Egress control and § Persistent workspace: the agent's
     /// policy and claim first (once per call, when asked for), then this attempt's Secret.
-    pub(super) fn create(&mut self) -> Effect {
+    pub(super) fn create(&mut self) -> DeployStep {
         let workspace = self.spec.workspace_claim.is_some();
         if (self.spec.isolate || workspace) && !self.prepared {
             return self.go(
                 Phase::Preparing,
-                Effect::Prepare {
+                Request::Prepare {
                     policy: self.spec.isolate,
                     workspace,
                 },
             );
         }
-        self.go(Phase::CreatingSecret, Effect::CreateSecret)
+        self.go(Phase::CreatingSecret, Request::CreateSecret)
     }
 
     /// An event the current phase does not wait for: the driver is out of step with the
     /// machine, an internal inconsistency, never disguised as a cluster answer.
-    pub(super) fn out_of_step(&self, phase: &Phase, event: &Event) -> Effect {
+    pub(super) fn out_of_step(&self, phase: &Phase, event: &Answer) -> DeployStep {
         fail(DeployError::Internal {
             detail: format!(
                 "the driver answered {} while the machine waited for {} (deploy of pod {})",
-                io::event_name(event),
+                event.name(),
                 phase_name(phase),
                 self.spec.pod_name
             ),

@@ -8,17 +8,23 @@
 use std::time::Duration;
 
 use super::error::{DeployError, Deployed};
-use super::io::{Effect, Event};
+use super::state::DeployStep;
 use super::state::{DeployMachine, Failing, Phase, fail, read_secret_failed};
 use crate::action::missing_reference;
 use crate::condition::LatestCondition;
+use crate::request::{Answer, Request, Step};
 use crate::startup::StartupState;
 use crate::verify::{SettledPod, VerifiedPod, verify_pod};
 
 impl DeployMachine {
-    pub(super) fn transition_race(&mut self, phase: Phase, now: Duration, event: Event) -> Effect {
+    pub(super) fn transition_race(
+        &mut self,
+        phase: Phase,
+        now: Duration,
+        event: Answer,
+    ) -> DeployStep {
         match (phase, event) {
-            (Phase::RaceRead, Event::PodRead(read)) => match self.read(read) {
+            (Phase::RaceRead, Answer::PodRead(read)) => match self.read(read) {
                 Err(effect) => effect,
                 Ok(None) => {
                     self.stability.interrupted();
@@ -29,12 +35,12 @@ impl DeployMachine {
                     Some(verified) => self.settle_race(now, verified, None),
                 },
             },
-            (Phase::RaceSecretCheck(pod), Event::SecretChecked(answer)) => match answer {
+            (Phase::RaceSecretCheck(pod), Answer::Exists(answer)) => match answer {
                 Ok(exists) => self.settle_race(now, pod, Some(exists)),
                 Err(failure) => read_secret_failed(&pod, failure),
             },
-            (Phase::RaceWait, Event::Waited) => self.race_top(now),
-            (Phase::Condition(failing), Event::PodRead(read)) => {
+            (Phase::RaceWait, Answer::Waited) => self.race_top(now),
+            (Phase::Condition(failing), Answer::PodRead(read)) => {
                 let condition = match read {
                     Ok(pod) => {
                         self.watch.observe(pod.as_ref(), &self.spec.owner);
@@ -49,19 +55,19 @@ impl DeployMachine {
     }
 
     /// deploy.md § Losing the create race, step 3: deadline check, then observe the winner.
-    pub(super) fn race_top(&mut self, now: Duration) -> Effect {
+    pub(super) fn race_top(&mut self, now: Duration) -> DeployStep {
         if self.expired(now) {
             return self.latest_condition(Failing::RaceDeadline);
         }
         self.get_pod(Phase::RaceRead)
     }
 
-    fn settle_race(&mut self, now: Duration, pod: VerifiedPod, exists: Option<bool>) -> Effect {
+    fn settle_race(&mut self, now: Duration, pod: VerifiedPod, exists: Option<bool>) -> DeployStep {
         match pod.settle(exists) {
             Ok(settled) => self.race_decide(now, &settled),
             Err(pending) => self.go(
                 Phase::RaceSecretCheck(pending.pod),
-                Effect::CheckSecret {
+                Request::SecretExists {
                     name: pending.secret,
                 },
             ),
@@ -71,13 +77,13 @@ impl DeployMachine {
     /// deploy.md § Losing the create race, step 3, in this order: started (even deletion-marked) is
     /// adopted; deletion-marked fails E6; terminated or broken fails E7; anything else — pull
     /// failures included — is observed to the deadline. There is no delete edge here.
-    fn race_decide(&mut self, now: Duration, settled: &SettledPod) -> Effect {
+    fn race_decide(&mut self, now: Duration, settled: &SettledPod) -> DeployStep {
         let pod = settled.pod();
         match settled.startup() {
             // deploy.md § Staying up: a winner, too, counts once started for the window.
             StartupState::Started => match self.hold_started(now, pod.fence().uid()) {
                 Some(left) => self.wait_up_to(now, left, Phase::RaceWait),
-                None => Effect::Finish(Ok(Deployed {
+                None => Step::Done(Ok(Deployed {
                     pod: pod.name().to_owned(),
                     intent_matches: pod.intent_matches(&self.spec.desired_intent),
                     workspace: self.workspace.clone(),

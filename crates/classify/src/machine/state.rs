@@ -8,13 +8,12 @@
 use std::time::Duration;
 
 use super::error::{DeployError, Deployed};
-use super::io::{Effect, Event, OwnSecret};
 use super::replace::Replace;
 use super::spec::DeploySpec;
 use super::stability::Stability;
 use crate::failure::RequestFailure;
-use crate::progress::{self, Machine, PodWatch};
-use crate::status::Progress;
+use crate::progress::PodWatch;
+use crate::request::{Answer, OwnSecret, Step};
 use crate::verify::{SettledPod, VerifiedPod};
 use crate::wait::Deadline;
 use crate::workspace::ClaimReport;
@@ -89,7 +88,8 @@ pub(crate) enum Phase {
     Done(Result<Deployed, DeployError>),
 }
 
-/// The deploy loop of one call. Feed it [`Event::Start`] first, then the answer to each effect.
+/// The deploy loop of one call. Feed it [`Answer::Start`] first, then the answer to each request
+/// ([`crate::request::Machine`]).
 #[derive(Clone, Debug)]
 pub struct DeployMachine {
     pub(super) spec: DeploySpec,
@@ -145,44 +145,14 @@ impl DeployMachine {
     pub fn created_this_call(&self) -> bool {
         self.created_this_call
     }
-
-    /// The change of observed state since the last call, if any (deploy.md § Loop: progress is
-    /// one line per change). Poll it after each step, as quinn-proto's events are polled.
-    pub fn poll_progress(&mut self) -> Option<Progress> {
-        self.watch.poll()
-    }
-
-    /// Feed the answer to the previous effect, with a monotonic reading `now` (the deadline is
-    /// anchored at the first step), and get the next effect. Once finished, every further step
-    /// repeats the `Finish`.
-    pub fn step(&mut self, now: Duration, event: Event) -> Effect {
-        self.deadline.anchor(now);
-        progress::step(self, (now, event))
-    }
 }
 
-impl Machine for DeployMachine {
-    type Phase = Phase;
-    type Input = (Duration, Event);
-    type Effect = Effect;
+/// What one step of the deploy machine returns.
+pub(super) type DeployStep = Step<Result<Deployed, DeployError>>;
 
-    fn phase_mut(&mut self) -> &mut Phase {
-        &mut self.phase
-    }
+crate::progress::machine!(DeployMachine => Result<Deployed, DeployError>, deadline: deadline, progress: watch);
 
-    fn apply(&mut self, phase: Phase, (now, event): (Duration, Event)) -> Effect {
-        self.transition(phase, now, event)
-    }
-
-    fn finished(effect: &Effect) -> Option<Phase> {
-        match effect {
-            Effect::Finish(result) => Some(Phase::Done(result.clone())),
-            _ => None,
-        }
-    }
-}
-
-pub(super) fn read_secret_failed(pod: &VerifiedPod, failure: RequestFailure) -> Effect {
+pub(super) fn read_secret_failed(pod: &VerifiedPod, failure: RequestFailure) -> DeployStep {
     fail(DeployError::Failed {
         operation: "read secret".to_owned(),
         object: pod.facts().env_from_secret.clone().unwrap_or_default(),
@@ -202,21 +172,21 @@ pub(super) fn phase_name(phase: &Phase) -> &'static str {
         | Phase::RaceVerify { .. }
         | Phase::RaceRead
         | Phase::Condition(_) => "PodRead",
-        Phase::SecretCheck(_) | Phase::RaceSecretCheck(_) => "SecretChecked",
+        Phase::SecretCheck(_) | Phase::RaceSecretCheck(_) => "Exists",
         Phase::CreatingSecret => "SecretCreated",
         Phase::CreatingPod { .. } => "PodCreated",
-        Phase::Deleting { .. } => "PodDeleted",
+        Phase::Deleting { .. } => "Deleted",
         Phase::DisappearWait { .. }
         | Phase::PollWait
         | Phase::RaceWait
         | Phase::AccountWait { .. } => "Waited",
-        Phase::AccountRead { .. } => "ServiceAccountRead",
+        Phase::AccountRead { .. } => "Exists",
         Phase::DropList { .. } => "Listed",
-        Phase::DropDelete { .. } => "SecretDeleted",
+        Phase::DropDelete { .. } => "Deleted",
         Phase::Done(_) => "nothing",
     }
 }
 
-pub(super) fn fail(error: DeployError) -> Effect {
-    Effect::Finish(Err(error))
+pub(super) fn fail(error: DeployError) -> DeployStep {
+    Step::Done(Err(error))
 }

@@ -6,6 +6,13 @@ use crate::binding::Owner;
 use std::time::Duration;
 
 use super::*;
+use crate::request::{
+    Answer, Listing, Machine as _, NamespaceCheck, NamespaceFailure, OwnSecret, PodCreateOutcome,
+    Prepared, Request, SecretCreateFailure, Step,
+};
+
+/// What one step of the deploy machine returns.
+type DeployStep = Step<Result<Deployed, DeployError>>;
 use crate::answer::{CreateAnswer, DeleteAnswer};
 use crate::condition::LatestCondition;
 use crate::facts::ObservedPod;
@@ -75,9 +82,9 @@ impl Run {
         }
     }
 
-    fn step(&mut self, event: Event) -> Effect {
+    fn step(&mut self, event: Answer) -> DeployStep {
         let event = match event {
-            Event::PodRead(pod) if std::mem::take(&mut self.preflight) => Event::Preflighted {
+            Answer::PodRead(pod) if std::mem::take(&mut self.preflight) => Answer::Preflighted {
                 namespace: Ok(NamespaceCheck::Present),
                 pod,
             },
@@ -89,47 +96,47 @@ impl Run {
     /// Start: the preflight (namespace ensure, GC, first read) is asked for; the next pod read
     /// the test feeds answers it.
     fn reach_first_get(&mut self) {
-        assert_eq!(self.step(Event::Start), preflight(true));
+        assert_eq!(self.step(Answer::Start), preflight(true));
         self.preflight = true;
     }
 
     /// Answer a Wait by advancing the clock by its `max`.
-    fn wait(&mut self, effect: &Effect) -> Effect {
+    fn wait(&mut self, effect: &DeployStep) -> DeployStep {
         match effect {
-            Effect::Wait { max, .. } => {
+            Step::Request(Request::Wait { max, .. }) => {
                 self.elapsed += *max;
-                self.step(Event::Waited)
+                self.step(Answer::Waited)
             }
             other => panic!("expected a wait, got {other:?}"),
         }
     }
 }
 
-fn get() -> Effect {
-    Effect::GetPod { name: POD.into() }
+fn get() -> DeployStep {
+    Step::Request(Request::GetPod { name: POD.into() })
 }
 
-fn preflight(gc: bool) -> Effect {
-    Effect::Preflight {
+fn preflight(gc: bool) -> DeployStep {
+    Step::Request(Request::Preflight {
         pod: POD.into(),
         gc,
-    }
+    })
 }
 
 /// The preflight's answer: the namespace as `namespace` says, the first read as `pod` says.
 fn preflighted(
     namespace: Result<NamespaceCheck, NamespaceFailure>,
     pod: Result<Option<ObservedPod>, RequestFailure>,
-) -> Event {
-    Event::Preflighted { namespace, pod }
+) -> Answer {
+    Answer::Preflighted { namespace, pod }
 }
 
-fn read(pod: ObservedPod) -> Event {
-    Event::PodRead(Ok(Some(pod)))
+fn read(pod: ObservedPod) -> Answer {
+    Answer::PodRead(Ok(Some(pod)))
 }
 
-fn absent() -> Event {
-    Event::PodRead(Ok(None))
+fn absent() -> Answer {
+    Answer::PodRead(Ok(None))
 }
 
 fn with_rv(mut pod: ObservedPod, uid: &str, rv: &str) -> ObservedPod {
@@ -152,24 +159,24 @@ fn recoverable() -> ObservedPod {
     own_pod(waiting(Some("ContainerCreating"), None))
 }
 
-fn ok(pod: &str, intent_matches: bool) -> Effect {
-    Effect::Finish(Ok(Deployed {
+fn ok(pod: &str, intent_matches: bool) -> DeployStep {
+    Step::Done(Ok(Deployed {
         pod: pod.into(),
         intent_matches,
         workspace: None,
     }))
 }
 
-fn error(effect: Effect) -> DeployError {
+fn error(effect: DeployStep) -> DeployError {
     match effect {
-        Effect::Finish(Err(e)) => e,
+        Step::Done(Err(e)) => e,
         other => panic!("expected an error, got {other:?}"),
     }
 }
 
-fn expect_wait(effect: &Effect, max: Duration) {
+fn expect_wait(effect: &DeployStep, max: Duration) {
     match effect {
-        Effect::Wait { max: m, pod, .. } => {
+        Step::Request(Request::Wait { max: m, pod, .. }) => {
             assert_eq!(*m, max);
             assert_eq!(pod, POD);
         }
@@ -178,15 +185,19 @@ fn expect_wait(effect: &Effect, max: Duration) {
 }
 
 /// Answer waits (advancing the clock) and reads (with `pod`) until another effect comes.
-fn observe_until(run: &mut Run, mut effect: Effect, pod: &ObservedPod) -> (Effect, usize) {
+fn observe_until(run: &mut Run, mut effect: DeployStep, pod: &ObservedPod) -> (DeployStep, usize) {
     let mut polls = 0;
+    // Once the deadline has passed, the read asked for is the one for the latest condition of
+    // the error, where observing ends.
     for _ in 0..10_000 {
         effect = match effect {
-            Effect::Wait { .. } => {
+            Step::Request(Request::Wait { .. }) => {
                 polls += 1;
                 run.wait(&effect)
             }
-            Effect::GetPod { .. } => run.step(read(pod.clone())),
+            Step::Request(Request::GetPod { .. }) if run.elapsed < run.machine.spec().deadline => {
+                run.step(read(pod.clone()))
+            }
             other => return (other, polls),
         }
     }
@@ -194,11 +205,11 @@ fn observe_until(run: &mut Run, mut effect: Effect, pod: &ObservedPod) -> (Effec
 }
 
 /// Create path up to the pod create: CreateSecret, then CreatePod naming the reported Secret.
-fn create(run: &mut Run, after_absent: Effect) {
-    assert_eq!(after_absent, Effect::CreateSecret);
+fn create(run: &mut Run, after_absent: DeployStep) {
+    assert_eq!(after_absent, Step::Request(Request::CreateSecret));
     assert_eq!(
-        run.step(Event::SecretCreated(Ok(own()))),
-        Effect::CreatePod { secret: own() }
+        run.step(Answer::SecretCreated(Ok(own()))),
+        Step::Request(Request::CreatePod { secret: own() })
     );
 }
 
@@ -230,7 +241,7 @@ fn r1_create_then_observe_started() {
     run.reach_first_get();
     let effect = run.step(absent());
     create(&mut run, effect);
-    let effect = run.step(Event::PodCreated(PodCreateOutcome::Created));
+    let effect = run.step(Answer::PodCreated(PodCreateOutcome::Created));
     expect_wait(&effect, DEFAULT_POLL);
     assert!(run.machine.created_this_call());
     assert_eq!(run.wait(&effect), get());
@@ -248,16 +259,13 @@ fn r5_terminated_fenced_delete_then_recreate() {
     run.reach_first_get();
     let pod = with_rv(own_pod(terminated(1, Some("Error"))), "u9", "100");
     match run.step(read(pod)) {
-        Effect::DeletePod(d) => {
+        Step::Request(Request::DeletePod(d)) => {
             assert_eq!(d.name(), POD);
             assert_eq!(d.fence(), &Fence::new("u9".into(), "100".into()));
         }
         other => panic!("{other:?}"),
     }
-    assert_eq!(
-        run.step(Event::PodDeleted(Ok(DeleteAnswer::Accepted))),
-        get()
-    );
+    assert_eq!(run.step(Answer::Deleted(Ok(DeleteAnswer::Accepted))), get());
     assert_eq!(
         run.step(absent()),
         get(),
@@ -274,12 +282,9 @@ fn delete_not_found_waits_for_disappearance() {
     run.reach_first_get();
     assert!(matches!(
         run.step(read(own_pod(terminated(0, None)))),
-        Effect::DeletePod(_)
+        Step::Request(Request::DeletePod(_))
     ));
-    assert_eq!(
-        run.step(Event::PodDeleted(Ok(DeleteAnswer::NotFound))),
-        get()
-    );
+    assert_eq!(run.step(Answer::Deleted(Ok(DeleteAnswer::NotFound))), get());
 }
 
 /// R7: PreconditionFailed → sleep a poll, re-classify; the pod started meanwhile → NoOp, with
@@ -289,8 +294,11 @@ fn r7_precondition_failed_reclassifies_without_fresher_fence() {
     let mut run = Run::new();
     run.reach_first_get();
     let dead = with_rv(own_pod(terminated(1, None)), "u1", "100");
-    assert!(matches!(run.step(read(dead)), Effect::DeletePod(_)));
-    let effect = run.step(Event::PodDeleted(Ok(DeleteAnswer::PreconditionFailed)));
+    assert!(matches!(
+        run.step(read(dead)),
+        Step::Request(Request::DeletePod(_))
+    ));
+    let effect = run.step(Answer::Deleted(Ok(DeleteAnswer::PreconditionFailed)));
     expect_wait(&effect, DEFAULT_POLL);
     assert_eq!(run.wait(&effect), get());
     let live = with_rv(own_pod(running()), "u1", "200");
@@ -304,11 +312,14 @@ fn r6_second_delete_uses_new_observation() {
     let mut run = Run::new();
     run.reach_first_get();
     let dead = with_rv(own_pod(terminated(1, None)), "u1", "100");
-    assert!(matches!(run.step(read(dead.clone())), Effect::DeletePod(_)));
-    let effect = run.step(Event::PodDeleted(Ok(DeleteAnswer::PreconditionFailed)));
+    assert!(matches!(
+        run.step(read(dead.clone())),
+        Step::Request(Request::DeletePod(_))
+    ));
+    let effect = run.step(Answer::Deleted(Ok(DeleteAnswer::PreconditionFailed)));
     run.wait(&effect);
     match run.step(read(dead)) {
-        Effect::DeletePod(d) => assert_eq!(d.fence().resource_version(), "100"),
+        Step::Request(Request::DeletePod(d)) => assert_eq!(d.fence().resource_version(), "100"),
         other => panic!("{other:?}"),
     }
 }
@@ -323,7 +334,7 @@ fn r8_r29_recoverable_observed_to_deadline_then_e1() {
     let (effect, polls) = observe_until(&mut run, effect, &recoverable());
     assert_eq!(polls, 300);
     assert_eq!(run.elapsed, DEFAULT_DEADLINE);
-    assert_eq!(effect, Effect::ReadLatestCondition { name: POD.into() });
+    assert_eq!(effect, Step::Request(Request::GetPod { name: POD.into() }));
     let e = error(run.step(read(recoverable())));
     let text = e.to_string();
     assert!(matches!(e, DeployError::DeadlineExceeded { .. }));
@@ -342,7 +353,7 @@ fn r30_lowered_deadline_named() {
     run.reach_first_get();
     let effect = run.step(read(recoverable()));
     let (effect, polls) = observe_until(&mut run, effect, &recoverable());
-    assert_eq!(effect, Effect::ReadLatestCondition { name: POD.into() });
+    assert_eq!(effect, Step::Request(Request::GetPod { name: POD.into() }));
     assert_eq!(polls, 30);
     assert_eq!(run.elapsed, Duration::from_secs(60));
     let text = error(run.step(absent())).to_string();
@@ -360,8 +371,8 @@ fn wait_is_clamped_to_the_deadline() {
     expect_wait(&effect, Duration::from_millis(500));
     run.elapsed = Duration::from_secs(601);
     assert_eq!(
-        run.step(Event::Waited),
-        Effect::ReadLatestCondition { name: POD.into() }
+        run.step(Answer::Waited),
+        Step::Request(Request::GetPod { name: POD.into() })
     );
 }
 
@@ -373,7 +384,7 @@ fn no_time_left_skips_the_wait() {
     run.elapsed = DEFAULT_DEADLINE;
     assert_eq!(
         run.step(read(recoverable())),
-        Effect::ReadLatestCondition { name: POD.into() }
+        Step::Request(Request::GetPod { name: POD.into() })
     );
 }
 
@@ -383,13 +394,16 @@ fn deadline_boundary_is_inclusive() {
     let mut run = Run::new();
     run.reach_first_get();
     run.elapsed = DEFAULT_DEADLINE - Duration::from_nanos(1);
-    assert!(matches!(run.step(absent()), Effect::CreateSecret));
+    assert!(matches!(
+        run.step(absent()),
+        Step::Request(Request::CreateSecret)
+    ));
     let mut run = Run::new();
     run.reach_first_get();
     run.elapsed = DEFAULT_DEADLINE;
     assert_eq!(
         run.step(absent()),
-        Effect::ReadLatestCondition { name: POD.into() }
+        Step::Request(Request::GetPod { name: POD.into() })
     );
 }
 
@@ -457,8 +471,8 @@ fn e4_disappearance_timeout() {
     let mut effect = run.step(read(dying.clone()));
     for _ in 0..10_000 {
         effect = match effect {
-            Effect::GetPod { .. } => run.step(read(dying.clone())),
-            Effect::Wait { .. } => run.wait(&effect),
+            Step::Request(Request::GetPod { .. }) => run.step(read(dying.clone())),
+            Step::Request(Request::Wait { .. }) => run.wait(&effect),
             other => {
                 assert_eq!(
                     error(other).to_string(),
@@ -480,11 +494,11 @@ fn r13_config_error_secret_exists_observes() {
     let pod = own_pod(waiting(Some("CreateContainerConfigError"), None));
     assert_eq!(
         run.step(read(pod)),
-        Effect::CheckSecret {
+        Step::Request(Request::SecretExists {
             name: format!("{POD}-0000abcd")
-        }
+        })
     );
-    expect_wait(&run.step(Event::SecretChecked(Ok(true))), DEFAULT_POLL);
+    expect_wait(&run.step(Answer::Exists(Ok(true))), DEFAULT_POLL);
 }
 
 /// R14: the same, Secret confirmed absent → ProvablyBroken → fenced delete.
@@ -495,8 +509,8 @@ fn r14_config_error_secret_absent_deletes() {
     let pod = own_pod(waiting(Some("CreateContainerConfigError"), None));
     run.step(read(pod));
     assert!(matches!(
-        run.step(Event::SecretChecked(Ok(false))),
-        Effect::DeletePod(_)
+        run.step(Answer::Exists(Ok(false))),
+        Step::Request(Request::DeletePod(_))
     ));
 }
 
@@ -509,7 +523,7 @@ fn secret_check_error_is_e12() {
         Some("CreateContainerConfigError"),
         None,
     ))));
-    let e = error(run.step(Event::SecretChecked(Err(boom("timeout")))));
+    let e = error(run.step(Answer::Exists(Err(boom("timeout")))));
     assert_eq!(
         e,
         DeployError::Failed {
@@ -527,12 +541,12 @@ fn r16_own_pod_crash_reports_e2_not_delete() {
     run.reach_first_get();
     let effect = run.step(absent());
     create(&mut run, effect);
-    let effect = run.step(Event::PodCreated(PodCreateOutcome::Created));
+    let effect = run.step(Answer::PodCreated(PodCreateOutcome::Created));
     run.wait(&effect);
     let crashed = own_pod(terminated(1, Some("Error")));
     assert_eq!(
         run.step(read(crashed.clone())),
-        Effect::ReadLatestCondition { name: POD.into() }
+        Step::Request(Request::GetPod { name: POD.into() })
     );
     let e = error(run.step(read(crashed)));
     let text = e.to_string();
@@ -557,11 +571,11 @@ fn every_replace_after_own_create_is_e2() {
         run.reach_first_get();
         let effect = run.step(absent());
         create(&mut run, effect);
-        let effect = run.step(Event::PodCreated(PodCreateOutcome::Created));
+        let effect = run.step(Answer::PodCreated(PodCreateOutcome::Created));
         run.wait(&effect);
         assert_eq!(
             run.step(read(pod)),
-            Effect::ReadLatestCondition { name: POD.into() }
+            Step::Request(Request::GetPod { name: POD.into() })
         );
     }
 }
@@ -573,7 +587,7 @@ fn r35_vanished_own_pod_may_be_recreated() {
     run.reach_first_get();
     let effect = run.step(absent());
     create(&mut run, effect);
-    let effect = run.step(Event::PodCreated(PodCreateOutcome::Created));
+    let effect = run.step(Answer::PodCreated(PodCreateOutcome::Created));
     run.wait(&effect);
     let effect = run.step(absent());
     create(&mut run, effect);
@@ -588,15 +602,13 @@ fn r15_r22_lost_race_drops_own_secret_adopts_winner() {
     let effect = run.step(absent());
     create(&mut run, effect);
     assert_eq!(
-        run.step(Event::PodCreated(PodCreateOutcome::AlreadyExists)),
+        run.step(Answer::PodCreated(PodCreateOutcome::AlreadyExists)),
         get()
     );
     let winner = own_pod(running());
     assert_eq!(
         run.step(read(winner.clone())),
-        Effect::ListForDrop {
-            secret: SECRET.into()
-        }
+        Step::Request(Request::List { secrets: true })
     );
     let listing = Listing {
         pods: vec![winner.clone()],
@@ -604,18 +616,16 @@ fn r15_r22_lost_race_drops_own_secret_adopts_winner() {
             own_secret(SECRET, Some(1)),
             own_secret(&format!("{POD}-0000abcd"), Some(1)),
         ],
+        ..Listing::default()
     };
-    match run.step(Event::Listed(Ok(listing))) {
-        Effect::DeleteSecret(d) => {
+    match run.step(Answer::Listed(Ok(listing))) {
+        Step::Request(Request::DeleteSecret(d)) => {
             assert_eq!(d.name(), SECRET);
             assert_eq!(d.uid(), format!("s-{SECRET}"));
         }
         other => panic!("{other:?}"),
     }
-    assert_eq!(
-        run.step(Event::SecretDeleted(Ok(DeleteAnswer::Accepted))),
-        get()
-    );
+    assert_eq!(run.step(Answer::Deleted(Ok(DeleteAnswer::Accepted))), get());
     assert_eq!(run.step(read(winner)), ok(POD, true));
 }
 
@@ -631,6 +641,7 @@ fn lost_race_keeps_referenced_own_secret() {
                 p
             }],
             secrets: vec![own_secret(SECRET, Some(1))],
+            ..Listing::default()
         }),
         Err(boom("forbidden")),
     ] {
@@ -638,20 +649,20 @@ fn lost_race_keeps_referenced_own_secret() {
         run.reach_first_get();
         let effect = run.step(absent());
         create(&mut run, effect);
-        run.step(Event::PodCreated(PodCreateOutcome::AlreadyExists));
+        run.step(Answer::PodCreated(PodCreateOutcome::AlreadyExists));
         run.step(read(recoverable()));
-        assert_eq!(run.step(Event::Listed(listed)), get());
+        assert_eq!(run.step(Answer::Listed(listed)), get());
     }
 }
 
-fn lost_race_to(winner: ObservedPod) -> (Run, Effect) {
+fn lost_race_to(winner: ObservedPod) -> (Run, DeployStep) {
     let mut run = Run::new();
     run.reach_first_get();
     let effect = run.step(absent());
     create(&mut run, effect);
-    run.step(Event::PodCreated(PodCreateOutcome::AlreadyExists));
+    run.step(Answer::PodCreated(PodCreateOutcome::AlreadyExists));
     run.step(read(winner.clone()));
-    let effect = run.step(Event::Listed(Ok(Listing::default())));
+    let effect = run.step(Answer::Listed(Ok(Listing::default())));
     assert_eq!(effect, get());
     let effect = run.step(read(winner));
     (run, effect)
@@ -667,22 +678,21 @@ fn r19_r20_foreign_winner_drops_own_secret_e8() {
         run.reach_first_get();
         let effect = run.step(absent());
         create(&mut run, effect);
-        run.step(Event::PodCreated(PodCreateOutcome::AlreadyExists));
+        run.step(Answer::PodCreated(PodCreateOutcome::AlreadyExists));
         assert_eq!(
             run.step(read(winner)),
-            Effect::ListForDrop {
-                secret: SECRET.into()
-            }
+            Step::Request(Request::List { secrets: true })
         );
         let listing = Listing {
             pods: vec![],
             secrets: vec![own_secret(SECRET, Some(1))],
+            ..Listing::default()
         };
         assert!(matches!(
-            run.step(Event::Listed(Ok(listing))),
-            Effect::DeleteSecret(_)
+            run.step(Answer::Listed(Ok(listing))),
+            Step::Request(Request::DeleteSecret(_))
         ));
-        let e = error(run.step(Event::SecretDeleted(Err(boom("boom")))));
+        let e = error(run.step(Answer::Deleted(Err(boom("boom")))));
         assert_eq!(e, DeployError::ForeignPod { pod: POD.into() });
     }
 }
@@ -714,7 +724,7 @@ fn r27_terminated_winner_e7() {
         own_pod(waiting(Some("InvalidImageName"), None)),
     ] {
         let (mut run, effect) = lost_race_to(winner.clone());
-        assert_eq!(effect, Effect::ReadLatestCondition { name: POD.into() });
+        assert_eq!(effect, Step::Request(Request::GetPod { name: POD.into() }));
         let e = error(run.step(read(winner)));
         assert!(matches!(e, DeployError::WinnerFailed { .. }), "{e:?}");
         assert!(e.to_string().contains("another deploy"));
@@ -728,7 +738,7 @@ fn r24_r28_winner_observed_to_deadline_e5() {
     let (mut run, effect) = lost_race_to(pulling.clone());
     let (effect, _) = observe_until(&mut run, effect, &pulling);
     assert_eq!(run.elapsed, DEFAULT_DEADLINE);
-    assert_eq!(effect, Effect::ReadLatestCondition { name: POD.into() });
+    assert_eq!(effect, Step::Request(Request::GetPod { name: POD.into() }));
     let e = error(run.step(read(pulling)));
     assert!(matches!(e, DeployError::RaceDeadlineExceeded { .. }));
     let text = e.to_string();
@@ -748,9 +758,12 @@ fn r24_r28_winner_observed_to_deadline_e5() {
 fn race_path_settles_and_waits() {
     let pending = own_pod(waiting(Some("CreateContainerConfigError"), None));
     let (mut run, effect) = lost_race_to(pending);
-    assert!(matches!(effect, Effect::CheckSecret { .. }));
-    let effect = run.step(Event::SecretChecked(Ok(false)));
-    assert_eq!(effect, Effect::ReadLatestCondition { name: POD.into() });
+    assert!(matches!(
+        effect,
+        Step::Request(Request::SecretExists { .. })
+    ));
+    let effect = run.step(Answer::Exists(Ok(false)));
+    assert_eq!(effect, Step::Request(Request::GetPod { name: POD.into() }));
     let (mut run, effect) = lost_race_to(recoverable());
     run.wait(&effect);
     let effect = run.step(absent());
@@ -781,14 +794,14 @@ fn r21_foreign_at_observation_e8_before_writing() {
 #[test]
 fn r31_namespace_failures() {
     let mut run = Run::new();
-    run.step(Event::Start);
+    run.step(Answer::Start);
     let e = error(run.step(preflighted(
         Err(NamespaceFailure::CreateForbidden),
         Ok(None),
     )));
     assert!(e.to_string().contains("`kubectl create namespace agents`"));
     let mut run = Run::new();
-    run.step(Event::Start);
+    run.step(Answer::Start);
     let e = error(run.step(preflighted(
         Err(NamespaceFailure::Failed(boom(
             "could not read namespace agents: 500",
@@ -806,8 +819,8 @@ fn r31_namespace_failures() {
 fn e11_secret_create_not_found() {
     let mut run = Run::new();
     run.reach_first_get();
-    assert_eq!(run.step(absent()), Effect::CreateSecret);
-    let e = error(run.step(Event::SecretCreated(Err(SecretCreateFailure {
+    assert_eq!(run.step(absent()), Step::Request(Request::CreateSecret));
+    let e = error(run.step(Answer::SecretCreated(Err(SecretCreateFailure {
         name: SECRET.into(),
         failure: RequestFailure::api(404, "NotFound", "404"),
     }))));
@@ -825,7 +838,7 @@ fn e10_secret_create_failed() {
     let mut run = Run::new();
     run.reach_first_get();
     run.step(absent());
-    let e = error(run.step(Event::SecretCreated(Err(SecretCreateFailure {
+    let e = error(run.step(Answer::SecretCreated(Err(SecretCreateFailure {
         name: SECRET.into(),
         failure: RequestFailure::api(403, "Forbidden", "403 Forbidden"),
     }))));
@@ -842,24 +855,20 @@ fn r33_refused_create_drops_own_secret() {
     run.reach_first_get();
     let effect = run.step(absent());
     create(&mut run, effect);
-    let effect = run.step(Event::PodCreated(PodCreateOutcome::Refused(boom(
+    let effect = run.step(Answer::PodCreated(PodCreateOutcome::Refused(boom(
         "403 Forbidden: exceeded quota",
     ))));
-    assert_eq!(
-        effect,
-        Effect::ListForDrop {
-            secret: SECRET.into()
-        }
-    );
+    assert_eq!(effect, Step::Request(Request::List { secrets: true }));
     let listing = Listing {
         pods: vec![],
         secrets: vec![own_secret(SECRET, Some(1))],
+        ..Listing::default()
     };
     assert!(matches!(
-        run.step(Event::Listed(Ok(listing.clone()))),
-        Effect::DeleteSecret(_)
+        run.step(Answer::Listed(Ok(listing.clone()))),
+        Step::Request(Request::DeleteSecret(_))
     ));
-    let text = error(run.step(Event::SecretDeleted(Ok(DeleteAnswer::Accepted)))).to_string();
+    let text = error(run.step(Answer::Deleted(Ok(DeleteAnswer::Accepted)))).to_string();
     assert!(text.contains(&format!(
         "could not create pod {POD}: 403 Forbidden: exceeded quota"
     )));
@@ -872,10 +881,9 @@ fn r33_refused_create_drops_own_secret() {
     run.reach_first_get();
     let effect = run.step(absent());
     create(&mut run, effect);
-    run.step(Event::PodCreated(PodCreateOutcome::Refused(boom("quota"))));
-    run.step(Event::Listed(Ok(listing)));
-    let text =
-        error(run.step(Event::SecretDeleted(Ok(DeleteAnswer::PreconditionFailed)))).to_string();
+    run.step(Answer::PodCreated(PodCreateOutcome::Refused(boom("quota"))));
+    run.step(Answer::Listed(Ok(listing)));
+    let text = error(run.step(Answer::Deleted(Ok(DeleteAnswer::PreconditionFailed)))).to_string();
     assert!(text.contains("was left in place"), "{text}");
 }
 
@@ -887,7 +895,7 @@ fn r34_transport_failure_leaves_secret() {
     let effect = run.step(absent());
     create(&mut run, effect);
     let e = error(
-        run.step(Event::PodCreated(PodCreateOutcome::TransportFailed(
+        run.step(Answer::PodCreated(PodCreateOutcome::TransportFailed(
             RequestFailure::transport("connection reset"),
         ))),
     );
@@ -907,12 +915,12 @@ fn r34_transport_failure_leaves_secret() {
 fn e12_read_and_delete_failures() {
     let mut run = Run::new();
     run.reach_first_get();
-    let text = error(run.step(Event::PodRead(Err(boom("timeout"))))).to_string();
+    let text = error(run.step(Answer::PodRead(Err(boom("timeout"))))).to_string();
     assert_eq!(text, format!("could not read pod pod {POD}: timeout"));
     let mut run = Run::new();
     run.reach_first_get();
     run.step(read(own_pod(terminated(0, None))));
-    let e = error(run.step(Event::PodDeleted(Err(boom("500")))));
+    let e = error(run.step(Answer::Deleted(Err(boom("500")))));
     assert!(matches!(e, DeployError::Failed { ref operation, .. } if operation == "delete pod"));
 }
 
@@ -923,7 +931,7 @@ fn unreadable_latest_condition() {
     run.reach_first_get();
     run.elapsed = DEFAULT_DEADLINE;
     run.step(absent());
-    let text = error(run.step(Event::PodRead(Err(boom("refused"))))).to_string();
+    let text = error(run.step(Answer::PodRead(Err(boom("refused"))))).to_string();
     assert!(
         text.contains("the pod's condition could not be read: refused"),
         "{text}"
@@ -934,7 +942,7 @@ fn unreadable_latest_condition() {
 #[test]
 fn unexpected_event_is_e12_without_content() {
     let mut run = Run::new();
-    run.step(Event::Start);
+    run.step(Answer::Start);
     let mut pod = own_pod(waiting(Some("ErrImagePull"), Some("token=SUPERSECRET")));
     pod.marks.name = Some("x".into());
     let e = error(run.step(read(pod)));
@@ -952,8 +960,8 @@ fn finished_machine_repeats_finish() {
     let mut run = Run::new();
     run.reach_first_get();
     let done = run.step(read(own_pod(running())));
-    assert_eq!(run.step(Event::Waited), done);
-    assert_eq!(run.step(Event::Start), done);
+    assert_eq!(run.step(Answer::Waited), done);
+    assert_eq!(run.step(Answer::Start), done);
 }
 
 /// A wait carries the pod's last observed resourceVersion for the watch.
@@ -963,9 +971,9 @@ fn wait_carries_last_resource_version() {
     run.reach_first_get();
     let pod = with_rv(recoverable(), "u1", "4711");
     match run.step(read(pod)) {
-        Effect::Wait {
+        Step::Request(Request::Wait {
             resource_version, ..
-        } => assert_eq!(resource_version.as_deref(), Some("4711")),
+        }) => assert_eq!(resource_version.as_deref(), Some("4711")),
         other => panic!("{other:?}"),
     }
 }
@@ -1079,23 +1087,23 @@ const SA_DETAIL: &str = "the apiserver answered 403 Forbidden: pods \"p\" is for
                          looking up service account agents/default: serviceaccount \"default\" \
                          not found";
 
-fn account_missing(account: &str) -> Event {
-    Event::PodCreated(PodCreateOutcome::ServiceAccountMissing {
+fn account_missing(account: &str) -> Answer {
+    Answer::PodCreated(PodCreateOutcome::ServiceAccountMissing {
         account: account.into(),
         failure: RequestFailure::api(403, "Forbidden", SA_DETAIL),
     })
 }
 
-fn get_account(name: &str) -> Effect {
-    Effect::GetServiceAccount { name: name.into() }
+fn get_account(name: &str) -> DeployStep {
+    Step::Request(Request::ServiceAccountExists { name: name.into() })
 }
 
-fn create_pod_again() -> Effect {
-    Effect::CreatePod { secret: own() }
+fn create_pod_again() -> DeployStep {
+    Step::Request(Request::CreatePod { secret: own() })
 }
 
 /// Up to the first refused pod create of a fresh deploy.
-fn refused_for_account(run: &mut Run) -> Effect {
+fn refused_for_account(run: &mut Run) -> DeployStep {
     run.reach_first_get();
     let effect = run.step(absent());
     create(run, effect);
@@ -1109,16 +1117,13 @@ fn refused_for_account(run: &mut Run) -> Effect {
 fn missing_default_account_waits_and_retries_with_the_same_secret() {
     let mut run = Run::new();
     assert_eq!(refused_for_account(&mut run), get_account("default"));
-    let effect = run.step(Event::ServiceAccountRead(Ok(false)));
+    let effect = run.step(Answer::Exists(Ok(false)));
     expect_wait(&effect, DEFAULT_POLL);
     assert_eq!(run.wait(&effect), get_account("default"));
-    let effect = run.step(Event::ServiceAccountRead(Ok(false)));
+    let effect = run.step(Answer::Exists(Ok(false)));
     assert_eq!(run.wait(&effect), get_account("default"));
-    assert_eq!(
-        run.step(Event::ServiceAccountRead(Ok(true))),
-        create_pod_again()
-    );
-    let effect = run.step(Event::PodCreated(PodCreateOutcome::Created));
+    assert_eq!(run.step(Answer::Exists(Ok(true))), create_pod_again());
+    let effect = run.step(Answer::PodCreated(PodCreateOutcome::Created));
     assert!(run.machine.created_this_call());
     run.wait(&effect);
     assert_eq!(run.step(read(own_pod(running()))), ok(POD, true));
@@ -1129,10 +1134,7 @@ fn missing_default_account_waits_and_retries_with_the_same_secret() {
 fn an_account_that_already_exists_retries_at_once() {
     let mut run = Run::new();
     refused_for_account(&mut run);
-    assert_eq!(
-        run.step(Event::ServiceAccountRead(Ok(true))),
-        create_pod_again()
-    );
+    assert_eq!(run.step(Answer::Exists(Ok(true))), create_pod_again());
     assert_eq!(run.elapsed, Duration::ZERO);
 }
 
@@ -1142,15 +1144,12 @@ fn an_account_that_already_exists_retries_at_once() {
 fn a_second_refusal_waits_before_the_next_create() {
     let mut run = Run::new();
     refused_for_account(&mut run);
-    run.step(Event::ServiceAccountRead(Ok(true)));
+    run.step(Answer::Exists(Ok(true)));
     assert_eq!(run.step(account_missing("default")), get_account("default"));
-    let effect = run.step(Event::ServiceAccountRead(Ok(true)));
+    let effect = run.step(Answer::Exists(Ok(true)));
     expect_wait(&effect, DEFAULT_POLL);
     assert_eq!(run.wait(&effect), get_account("default"));
-    assert_eq!(
-        run.step(Event::ServiceAccountRead(Ok(true))),
-        create_pod_again()
-    );
+    assert_eq!(run.step(Answer::Exists(Ok(true))), create_pod_again());
 }
 
 /// `--service-account default` runs as `default` too: the refusal is just as transient.
@@ -1172,17 +1171,17 @@ fn the_deadline_names_the_missing_account() {
         ..spec()
     });
     refused_for_account(&mut run);
-    let mut effect = run.step(Event::ServiceAccountRead(Ok(false)));
+    let mut effect = run.step(Answer::Exists(Ok(false)));
     let mut reads = 1;
     // Bounded, so a machine that never expires fails here instead of hanging (kills the
     // `expired -> false` mutant within the test timeout).
     let mut ended = None;
     for _ in 0..100 {
         effect = match effect {
-            Effect::Wait { .. } => run.wait(&effect),
-            Effect::GetServiceAccount { .. } => {
+            Step::Request(Request::Wait { .. }) => run.wait(&effect),
+            Step::Request(Request::ServiceAccountExists { .. }) => {
                 reads += 1;
-                run.step(Event::ServiceAccountRead(Ok(false)))
+                run.step(Answer::Exists(Ok(false)))
             }
             other => {
                 ended = Some(error(other));
@@ -1217,7 +1216,7 @@ fn no_create_after_the_deadline() {
     });
     refused_for_account(&mut run);
     run.elapsed = Duration::from_secs(5);
-    let e = error(run.step(Event::ServiceAccountRead(Ok(true))));
+    let e = error(run.step(Answer::Exists(Ok(true))));
     assert!(
         matches!(e, DeployError::ServiceAccountMissing { .. }),
         "{e}"
@@ -1229,7 +1228,7 @@ fn no_create_after_the_deadline() {
 fn a_failed_account_read_is_e12() {
     let mut run = Run::new();
     refused_for_account(&mut run);
-    let e = error(run.step(Event::ServiceAccountRead(Err(boom("500 boom")))));
+    let e = error(run.step(Answer::Exists(Err(boom("500 boom")))));
     assert_eq!(
         e,
         DeployError::Failed {
@@ -1254,19 +1253,18 @@ fn a_named_missing_account_is_reported_at_once_with_the_fix() {
     create(&mut run, effect);
     assert_eq!(
         run.step(account_missing("runner")),
-        Effect::ListForDrop {
-            secret: SECRET.into()
-        }
+        Step::Request(Request::List { secrets: true })
     );
     let listing = Listing {
         pods: vec![],
         secrets: vec![own_secret(SECRET, Some(1))],
+        ..Listing::default()
     };
     assert!(matches!(
-        run.step(Event::Listed(Ok(listing))),
-        Effect::DeleteSecret(_)
+        run.step(Answer::Listed(Ok(listing))),
+        Step::Request(Request::DeleteSecret(_))
     ));
-    let e = error(run.step(Event::SecretDeleted(Ok(DeleteAnswer::Accepted))));
+    let e = error(run.step(Answer::Deleted(Ok(DeleteAnswer::Accepted))));
     let text = e.to_string();
     assert!(
         matches!(
@@ -1294,16 +1292,16 @@ fn an_unasked_account_read_is_a_driver_error() {
     let mut run = Run::new();
     run.reach_first_get();
     run.step(read(recoverable()));
-    let text = error(run.step(Event::ServiceAccountRead(Ok(true)))).to_string();
+    let text = error(run.step(Answer::Exists(Ok(true)))).to_string();
     assert!(
-        text.contains("answered ServiceAccountRead while the machine waited for"),
+        text.contains("answered Exists while the machine waited for"),
         "{text}"
     );
     let mut run = Run::new();
     refused_for_account(&mut run);
-    let text = error(run.step(Event::Waited)).to_string();
+    let text = error(run.step(Answer::Waited)).to_string();
     assert!(
-        text.contains("answered Waited while the machine waited for ServiceAccountRead"),
+        text.contains("answered Waited while the machine waited for Exists"),
         "{text}"
     );
 }
@@ -1316,9 +1314,9 @@ fn preflight_gc_is_asked_for_only_when_on() {
         preflight_gc: false,
         ..spec()
     });
-    assert_eq!(run.step(Event::Start), preflight(false));
+    assert_eq!(run.step(Answer::Start), preflight(false));
     let mut with_gc = Run::new();
-    assert_eq!(with_gc.step(Event::Start), preflight(true));
+    assert_eq!(with_gc.step(Answer::Start), preflight(true));
 }
 
 /// deploy.md § Sequence (the preflight): the first read the preflight answers is the loop's first
@@ -1326,18 +1324,18 @@ fn preflight_gc_is_asked_for_only_when_on() {
 #[test]
 fn the_preflight_read_is_the_first_observation() {
     let mut run = Run::new();
-    run.step(Event::Start);
+    run.step(Answer::Start);
     assert_eq!(
         run.step(preflighted(Ok(NamespaceCheck::Present), Ok(None))),
-        Effect::CreateSecret
+        Step::Request(Request::CreateSecret)
     );
     let mut run = Run::new();
-    run.step(Event::Start);
+    run.step(Answer::Start);
     let started = run.step(preflighted(
         Ok(NamespaceCheck::Present),
         Ok(Some(own_pod(running()))),
     ));
-    assert!(matches!(started, Effect::Finish(Ok(_))), "{started:?}");
+    assert!(matches!(started, Step::Done(Ok(_))), "{started:?}");
 }
 
 /// A namespace failure decides the preflight whatever the first read said: E11 and E9 win over
@@ -1345,7 +1343,7 @@ fn the_preflight_read_is_the_first_observation() {
 #[test]
 fn a_namespace_failure_wins_over_the_first_read() {
     let mut run = Run::new();
-    run.step(Event::Start);
+    run.step(Answer::Start);
     let e = error(run.step(preflighted(
         Err(NamespaceFailure::CreateForbidden),
         Ok(Some(own_pod(running()))),
@@ -1360,19 +1358,19 @@ fn a_namespace_failure_wins_over_the_first_read() {
 fn forbidden_read_in_an_unchecked_namespace_names_the_kubectl_command() {
     let refused = || RequestFailure::api(403, "Forbidden", "pods \"p\" is forbidden");
     let mut run = Run::new();
-    run.step(Event::Start);
+    run.step(Answer::Start);
     let e = error(run.step(preflighted(Ok(NamespaceCheck::Unchecked), Err(refused()))));
     let text = e.to_string();
     assert!(text.contains("`kubectl create namespace agents`"), "{text}");
     assert!(text.contains("is forbidden"), "{text}");
     let mut run = Run::new();
-    run.step(Event::Start);
+    run.step(Answer::Start);
     let text =
         error(run.step(preflighted(Ok(NamespaceCheck::Present), Err(refused())))).to_string();
     assert!(!text.contains("kubectl create namespace"), "{text}");
     // An unchecked namespace with a failure other than 403 keeps the failure as it is.
     let mut run = Run::new();
-    run.step(Event::Start);
+    run.step(Answer::Start);
     let text =
         error(run.step(preflighted(Ok(NamespaceCheck::Unchecked), Err(boom("500"))))).to_string();
     assert!(!text.contains("kubectl create namespace"), "{text}");
@@ -1393,7 +1391,7 @@ fn progress_is_reported_once_per_change_of_state() {
         .expect("the first observation is a change");
     assert_eq!(first.state, StatusState::Starting);
     assert_eq!(run.machine.poll_progress(), None, "polled once");
-    let _ = run.step(Event::Waited);
+    let _ = run.step(Answer::Waited);
     let _ = run.step(read(own_pod(running())));
     assert_eq!(
         run.machine.poll_progress().map(|p| p.state),
@@ -1461,23 +1459,20 @@ fn replace_deletes_the_started_pod_of_another_intent_then_creates() {
     run.reach_first_get();
     let old = started_other_intent("u1", "7");
     let effect = run.step(read(old.clone()));
-    let Effect::DeletePod(deletion) = effect else {
+    let Step::Request(Request::DeletePod(deletion)) = effect else {
         panic!("expected a delete, got {effect:?}");
     };
     assert_eq!(deletion.name(), POD);
     assert_eq!(deletion.fence().uid(), "u1");
     assert_eq!(deletion.fence().resource_version(), "7");
-    assert_eq!(
-        run.step(Event::PodDeleted(Ok(DeleteAnswer::Accepted))),
-        get()
-    );
+    assert_eq!(run.step(Answer::Deleted(Ok(DeleteAnswer::Accepted))), get());
     let effect = run.step(read(marked(old)));
     let effect = run.wait(&effect);
     assert_eq!(effect, get(), "the disappearance is awaited");
     assert_eq!(run.step(absent()), get(), "gone: back to the loop top");
     let after_absent = run.step(absent());
     create(&mut run, after_absent);
-    let effect = run.step(Event::PodCreated(PodCreateOutcome::Created));
+    let effect = run.step(Answer::PodCreated(PodCreateOutcome::Created));
     let effect = run.wait(&effect);
     assert_eq!(effect, get());
     assert_eq!(run.step(read(own_pod(running()))), ok(POD, true));
@@ -1491,11 +1486,11 @@ fn replace_is_a_noop_when_the_intent_matches() {
     run.reach_first_get();
     assert_eq!(
         run.step(read(own_pod(running()))),
-        Effect::CompareEnv {
+        Step::Request(Request::CompareEnv {
             secret: format!("{POD}-0000abcd")
-        }
+        })
     );
-    assert_eq!(run.step(Event::EnvCompared(Ok(false))), ok(POD, true));
+    assert_eq!(run.step(Answer::EnvCompared(Ok(false))), ok(POD, true));
 }
 
 /// deploy.md § Replacing a live agent: with `--replace`, a started pod of the same intent whose
@@ -1508,21 +1503,19 @@ fn replace_replaces_a_pod_whose_environment_differs() {
     let pod = with_rv(own_pod(running()), "u1", "7");
     assert!(matches!(
         run.step(read(pod.clone())),
-        Effect::CompareEnv { .. }
+        Step::Request(Request::CompareEnv { .. })
     ));
-    let Effect::DeletePod(deletion) = run.step(Event::EnvCompared(Ok(true))) else {
+    let Step::Request(Request::DeletePod(deletion)) = run.step(Answer::EnvCompared(Ok(true)))
+    else {
         panic!("expected the fenced delete");
     };
     assert_eq!(deletion.fence().uid(), "u1");
     assert_eq!(deletion.fence().resource_version(), "7");
-    assert_eq!(
-        run.step(Event::PodDeleted(Ok(DeleteAnswer::Accepted))),
-        get()
-    );
+    assert_eq!(run.step(Answer::Deleted(Ok(DeleteAnswer::Accepted))), get());
     assert_eq!(run.step(absent()), get(), "gone: back to the loop top");
     let effect = run.step(absent());
     create(&mut run, effect);
-    let effect = run.step(Event::PodCreated(PodCreateOutcome::Created));
+    let effect = run.step(Answer::PodCreated(PodCreateOutcome::Created));
     assert_eq!(run.wait(&effect), get());
     assert_eq!(
         run.step(read(with_rv(own_pod(running()), "u2", "9"))),
@@ -1542,7 +1535,7 @@ fn the_environment_is_compared_only_when_replacing() {
     run.reach_first_get();
     run.step(read(own_pod(running())));
     assert_eq!(
-        error(run.step(Event::EnvCompared(Err(boom("timeout"))))),
+        error(run.step(Answer::EnvCompared(Err(boom("timeout"))))),
         DeployError::Failed {
             operation: "read secret".into(),
             object: format!("{POD}-0000abcd"),
@@ -1554,7 +1547,7 @@ fn the_environment_is_compared_only_when_replacing() {
     run.reach_first_get();
     assert!(matches!(
         run.step(read(started_other_intent("u1", "7"))),
-        Effect::DeletePod(_)
+        Step::Request(Request::DeletePod(_))
     ));
 }
 
@@ -1571,13 +1564,13 @@ fn referencing(names: &[&str]) -> Run {
 fn referenced_secrets_are_checked_before_the_preflight() {
     let mut run = referencing(&["creds", "keys"]);
     assert_eq!(
-        run.step(Event::Start),
-        Effect::CheckReferences {
+        run.step(Answer::Start),
+        Step::Request(Request::CheckReferences {
             names: vec!["creds".into(), "keys".into()]
-        }
+        })
     );
     assert_eq!(
-        run.step(Event::ReferencesChecked(Ok(vec![true, true]))),
+        run.step(Answer::ReferencesChecked(Ok(vec![true, true]))),
         preflight(true)
     );
 }
@@ -1588,8 +1581,8 @@ fn referenced_secrets_are_checked_before_the_preflight() {
 #[test]
 fn a_missing_reference_is_refused_before_anything_is_created() {
     let mut run = referencing(&["creds", "keys"]);
-    run.step(Event::Start);
-    let e = error(run.step(Event::ReferencesChecked(Ok(vec![true, false]))));
+    run.step(Answer::Start);
+    let e = error(run.step(Answer::ReferencesChecked(Ok(vec![true, false]))));
     assert_eq!(
         e,
         DeployError::ReferencedSecretMissing {
@@ -1606,15 +1599,15 @@ fn a_missing_reference_is_refused_before_anything_is_created() {
         "{text}"
     );
     let mut run = referencing(&["creds", "keys"]);
-    run.step(Event::Start);
+    run.step(Answer::Start);
     assert!(matches!(
-        error(run.step(Event::ReferencesChecked(Ok(vec![true])))),
+        error(run.step(Answer::ReferencesChecked(Ok(vec![true])))),
         DeployError::ReferencedSecretMissing { secret, .. } if secret == "keys"
     ));
     let mut run = referencing(&["creds"]);
-    run.step(Event::Start);
+    run.step(Answer::Start);
     assert_eq!(
-        error(run.step(Event::ReferencesChecked(Err(boom("timeout"))))),
+        error(run.step(Answer::ReferencesChecked(Err(boom("timeout"))))),
         DeployError::Failed {
             operation: "read secret".into(),
             object: "creds".into(),
@@ -1639,11 +1632,11 @@ fn a_referenced_secret_gone_after_the_check_is_reported_not_waited_out() {
     run.reach_first_get();
     assert_eq!(
         run.step(read(waiting_for("creds"))),
-        Effect::CheckSecret {
+        Step::Request(Request::SecretExists {
             name: "creds".into()
-        }
+        })
     );
-    let e = error(run.step(Event::SecretChecked(Ok(false))));
+    let e = error(run.step(Answer::Exists(Ok(false))));
     assert_eq!(
         e,
         DeployError::ReferencedSecretMissing {
@@ -1656,7 +1649,7 @@ fn a_referenced_secret_gone_after_the_check_is_reported_not_waited_out() {
     let mut run = Run::new();
     run.reach_first_get();
     run.step(read(waiting_for("creds")));
-    expect_wait(&run.step(Event::SecretChecked(Ok(true))), DEFAULT_POLL);
+    expect_wait(&run.step(Answer::Exists(Ok(true))), DEFAULT_POLL);
 }
 
 /// Without `--replace` the same pod is kept and reported as differing (R3).
@@ -1677,9 +1670,9 @@ fn replace_never_deletes_a_pod_it_did_not_first_observe() {
     let mut run = replacing();
     run.reach_first_get();
     let effect = run.step(read(started_other_intent("u1", "7")));
-    assert!(matches!(effect, Effect::DeletePod(_)));
+    assert!(matches!(effect, Step::Request(Request::DeletePod(_))));
     // Another replacer got there first: the precondition fails; re-observe after one poll.
-    let effect = run.step(Event::PodDeleted(Ok(DeleteAnswer::PreconditionFailed)));
+    let effect = run.step(Answer::Deleted(Ok(DeleteAnswer::PreconditionFailed)));
     let effect = run.wait(&effect);
     assert_eq!(effect, get());
     // The other replacer's pod, pending with its (different) intent: observed, not deleted.
@@ -1699,8 +1692,8 @@ fn replace_deletes_the_first_observed_pod_at_most_once() {
     let mut run = replacing();
     run.reach_first_get();
     let effect = run.step(read(started_other_intent("u1", "7")));
-    assert!(matches!(effect, Effect::DeletePod(_)));
-    let effect = run.step(Event::PodDeleted(Ok(DeleteAnswer::PreconditionFailed)));
+    assert!(matches!(effect, Step::Request(Request::DeletePod(_))));
+    let effect = run.step(Answer::Deleted(Ok(DeleteAnswer::PreconditionFailed)));
     let effect = run.wait(&effect);
     assert_eq!(effect, get());
     assert_eq!(
@@ -1718,15 +1711,13 @@ fn replace_after_an_absent_first_read_replaces_nothing() {
     let after_absent = run.step(absent());
     create(&mut run, after_absent);
     assert_eq!(
-        run.step(Event::PodCreated(PodCreateOutcome::AlreadyExists)),
+        run.step(Answer::PodCreated(PodCreateOutcome::AlreadyExists)),
         get()
     );
     // The race winner, started with another intent: adopted (the race path has no delete).
     assert_eq!(
         run.step(read(started_other_intent("u5", "3"))),
-        Effect::ListForDrop {
-            secret: SECRET.into()
-        }
+        Step::Request(Request::List { secrets: true })
     );
 }
 
@@ -1771,7 +1762,7 @@ fn a_crash_inside_the_window_is_reported_with_its_exit_code() {
     run.reach_first_get();
     let effect = run.step(absent());
     create(&mut run, effect);
-    let effect = run.step(Event::PodCreated(PodCreateOutcome::Created));
+    let effect = run.step(Answer::PodCreated(PodCreateOutcome::Created));
     let effect = run.wait(&effect);
     assert_eq!(effect, get());
     let effect = run.step(read(own_pod(running())));
@@ -1780,7 +1771,7 @@ fn a_crash_inside_the_window_is_reported_with_its_exit_code() {
     let crashed = own_pod(terminated(137, Some("Error")));
     assert_eq!(
         run.step(read(crashed.clone())),
-        Effect::ReadLatestCondition { name: POD.into() }
+        Step::Request(Request::GetPod { name: POD.into() })
     );
     let e = error(run.step(read(crashed)));
     assert!(matches!(e, DeployError::CreatedPodFailed { .. }), "{e:?}");
@@ -1800,7 +1791,7 @@ fn min_running_restarts_on_another_pod_or_an_interruption() {
     expect_wait(&effect, Duration::from_secs(2));
     assert_eq!(run.wait(&effect), get());
     let effect = run.step(read(with_rv(recoverable(), "u9", "6")));
-    assert!(matches!(effect, Effect::Wait { .. }));
+    assert!(matches!(effect, Step::Request(Request::Wait { .. })));
     let effect = run.wait(&effect);
     assert_eq!(effect, get());
     let effect = run.step(read(with_rv(own_pod(running()), "u9", "7")));
@@ -1815,17 +1806,15 @@ fn min_running_holds_a_race_winner_for_the_window() {
     let effect = run.step(absent());
     create(&mut run, effect);
     assert_eq!(
-        run.step(Event::PodCreated(PodCreateOutcome::AlreadyExists)),
+        run.step(Answer::PodCreated(PodCreateOutcome::AlreadyExists)),
         get()
     );
     let winner = with_rv(own_pod(running()), "w1", "3");
     assert_eq!(
         run.step(read(winner.clone())),
-        Effect::ListForDrop {
-            secret: SECRET.into()
-        }
+        Step::Request(Request::List { secrets: true })
     );
-    let effect = run.step(Event::Listed(Ok(Listing::default())));
+    let effect = run.step(Answer::Listed(Ok(Listing::default())));
     assert_eq!(effect, get());
     let effect = run.step(read(winner.clone()));
     expect_wait(&effect, Duration::from_secs(2));
@@ -1883,8 +1872,8 @@ fn named_failures_are_not_prefixed_twice() {
 }
 
 /// The answer of a prepare step whose policy half failed.
-fn policy_failed(failure: PolicyFailure) -> Event {
-    Event::Prepared(Prepared {
+fn policy_failed(failure: PolicyFailure) -> Answer {
+    Answer::Prepared(Prepared {
         policy: Err(failure),
         workspace: Ok(None),
     })
@@ -1905,18 +1894,18 @@ fn isolate_prepares_the_policy_before_the_secret_once() {
     run.reach_first_get();
     assert_eq!(
         run.step(absent()),
-        Effect::Prepare {
+        Step::Request(Request::Prepare {
             policy: true,
             workspace: false
-        }
+        })
     );
-    let effect = run.step(Event::Prepared(Prepared::nothing()));
+    let effect = run.step(Answer::Prepared(Prepared::nothing()));
     create(&mut run, effect);
-    let effect = run.step(Event::PodCreated(PodCreateOutcome::Created));
+    let effect = run.step(Answer::PodCreated(PodCreateOutcome::Created));
     assert_eq!(run.wait(&effect), get());
     // The pod vanished: the second create of the call goes straight to the Secret.
     let effect = run.step(absent());
-    assert_eq!(effect, Effect::CreateSecret);
+    assert_eq!(effect, Step::Request(Request::CreateSecret));
     let mut run = isolating();
     run.reach_first_get();
     assert_eq!(run.step(read(own_pod(running()))), ok(POD, true));
@@ -2031,21 +2020,21 @@ fn a_workspace_is_prepared_with_the_policy_before_the_secret_and_reported() {
         run.reach_first_get();
         assert_eq!(
             run.step(absent()),
-            Effect::Prepare {
+            Step::Request(Request::Prepare {
                 policy: isolate,
                 workspace: true
-            }
+            })
         );
-        let effect = run.step(Event::Prepared(Prepared {
+        let effect = run.step(Answer::Prepared(Prepared {
             policy: Ok(()),
             workspace: Ok(Some(claim_report(true))),
         }));
         create(&mut run, effect);
-        let effect = run.step(Event::PodCreated(PodCreateOutcome::Created));
+        let effect = run.step(Answer::PodCreated(PodCreateOutcome::Created));
         assert_eq!(run.wait(&effect), get());
         assert_eq!(
             run.step(read(own_pod(running()))),
-            Effect::Finish(Ok(Deployed {
+            Step::Done(Ok(Deployed {
                 pod: POD.into(),
                 intent_matches: true,
                 workspace: Some(claim_report(true)),
@@ -2066,7 +2055,7 @@ fn a_workspace_failure_is_e16_before_any_secret() {
     let mut run = with_workspace(false);
     run.reach_first_get();
     run.step(absent());
-    let e = error(run.step(Event::Prepared(Prepared {
+    let e = error(run.step(Answer::Prepared(Prepared {
         policy: Ok(()),
         workspace: Err(foreign.clone()),
     })));
@@ -2082,7 +2071,7 @@ fn a_workspace_failure_is_e16_before_any_secret() {
     let mut run = with_workspace(true);
     run.reach_first_get();
     run.step(absent());
-    let e = error(run.step(Event::Prepared(Prepared {
+    let e = error(run.step(Answer::Prepared(Prepared {
         policy: Err(PolicyFailure::Problem(
             crate::policy::PolicyProblem::Deleting,
         )),
@@ -2094,7 +2083,7 @@ fn a_workspace_failure_is_e16_before_any_secret() {
     run.step(absent());
     let missing = RequestFailure::api(404, "NotFound", "namespaces \"agents\" not found");
     assert_eq!(
-        error(run.step(Event::Prepared(Prepared {
+        error(run.step(Answer::Prepared(Prepared {
             policy: Ok(()),
             workspace: Err(ClaimFailure::Failed(missing)),
         }))),
@@ -2105,7 +2094,7 @@ fn a_workspace_failure_is_e16_before_any_secret() {
     let mut run = with_workspace(false);
     run.reach_first_get();
     run.step(absent());
-    let e = error(run.step(Event::Prepared(Prepared {
+    let e = error(run.step(Answer::Prepared(Prepared {
         policy: Ok(()),
         workspace: Err(ClaimFailure::Failed(boom("etcd down"))),
     })));

@@ -7,10 +7,10 @@
 
 use super::mapping::{PodStatus, StatusState, pod_status};
 use crate::binding::Owner;
-use crate::facts::ObservedPod;
 use crate::failure::RequestFailure;
-use crate::progress::{self, Machine};
+use crate::request::{Answer, Request, Step};
 use crate::verify::{PodView, view_pod};
+use std::time::Duration;
 
 /// What one status call reports on.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -57,37 +57,8 @@ pub struct StatusReport {
     pub workspace: Option<crate::workspace::ClaimStatus>,
 }
 
-/// The answer to the previous effect.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[allow(
-    clippy::large_enum_variant,
-    reason = "one event per apiserver request, as the deploy machine's"
-)]
-pub enum StatusEvent {
-    /// Begin (the first event).
-    Start,
-    /// Answer to [`StatusEffect::GetPod`] (`Ok(None)` = confirmed absent).
-    PodRead(Result<Option<ObservedPod>, RequestFailure>),
-    /// Answer to [`StatusEffect::CheckSecret`].
-    SecretChecked(Result<bool, RequestFailure>),
-}
-
-/// The next thing the driver must do.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum StatusEffect {
-    /// Quorum GET of the pod `name`.
-    GetPod {
-        /// The pod name.
-        name: String,
-    },
-    /// Quorum GET of the Secret `name`.
-    CheckSecret {
-        /// The Secret name.
-        name: String,
-    },
-    /// The report, or the read that failed.
-    Finish(Result<StatusReport, RequestFailure>),
-}
+/// What one step of the status machine returns.
+pub type StatusStep = Step<Result<StatusReport, RequestFailure>>;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) enum Phase {
@@ -101,7 +72,7 @@ pub(crate) enum Phase {
     Done(Result<StatusReport, RequestFailure>),
 }
 
-/// One status call. Feed it [`StatusEvent::Start`] first, then the answer to each effect.
+/// One status call. Feed it [`Answer::Start`] first, then the answer to each effect.
 #[derive(Clone, Debug)]
 pub struct StatusMachine {
     spec: StatusSpec,
@@ -120,22 +91,16 @@ impl StatusMachine {
         }
     }
 
-    /// Feed the answer to the previous effect; get the next effect. Once finished, every further
-    /// step repeats the `Finish`.
-    pub fn step(&mut self, event: StatusEvent) -> StatusEffect {
-        progress::step(self, event)
-    }
-
-    fn transition(&mut self, phase: Phase, event: StatusEvent) -> StatusEffect {
+    fn transition(&mut self, phase: Phase, _now: Duration, event: Answer) -> StatusStep {
         match (phase, event) {
-            (Phase::Done(result), _) => StatusEffect::Finish(result),
-            (Phase::Start, StatusEvent::Start) => {
+            (Phase::Done(result), _) => Step::Done(result),
+            (Phase::Start, Answer::Start) => {
                 self.phase = Phase::Read;
-                StatusEffect::GetPod {
+                Step::Request(Request::GetPod {
                     name: self.spec.pod_name.clone(),
-                }
+                })
             }
-            (Phase::Read, StatusEvent::PodRead(read)) => match read {
+            (Phase::Read, Answer::PodRead(read)) => match read {
                 Ok(pod) => {
                     let image = self
                         .spec
@@ -148,38 +113,37 @@ impl StatusMachine {
                         PodView::Pending(pending) => {
                             let name = pending.secret.clone();
                             self.phase = Phase::Settle(PodView::Pending(pending), name.clone());
-                            StatusEffect::CheckSecret { name }
+                            Step::Request(Request::SecretExists { name })
                         }
                         view => self.check(view),
                     }
                 }
-                Err(failure) => StatusEffect::Finish(Err(failure)),
+                Err(failure) => Step::Done(Err(failure)),
             },
-            (
-                Phase::Settle(PodView::Pending(pending), name),
-                StatusEvent::SecretChecked(answer),
-            ) => match answer {
-                Ok(exists) => {
-                    // A check of a referenced Secret (the kubelet named it) settles the state;
-                    // the `secret` line is still the pod's own, read next.
-                    let own = pending.pod.facts().env_from_secret.as_deref() == Some(&name);
-                    let view = match pending.pod.settle(Some(exists)) {
-                        Ok(settled) => PodView::Settled(settled),
-                        Err(pending) => PodView::Pending(pending),
-                    };
-                    if own {
-                        self.finish(&view, Some(SecretStatus { name, exists }))
-                    } else {
-                        self.check(view)
+            (Phase::Settle(PodView::Pending(pending), name), Answer::Exists(answer)) => {
+                match answer {
+                    Ok(exists) => {
+                        // A check of a referenced Secret (the kubelet named it) settles the state;
+                        // the `secret` line is still the pod's own, read next.
+                        let own = pending.pod.facts().env_from_secret.as_deref() == Some(&name);
+                        let view = match pending.pod.settle(Some(exists)) {
+                            Ok(settled) => PodView::Settled(settled),
+                            Err(pending) => PodView::Pending(pending),
+                        };
+                        if own {
+                            self.finish(&view, Some(SecretStatus { name, exists }))
+                        } else {
+                            self.check(view)
+                        }
                     }
+                    Err(failure) => Step::Done(Err(failure)),
                 }
-                Err(failure) => StatusEffect::Finish(Err(failure)),
-            },
-            (Phase::Check(view, name), StatusEvent::SecretChecked(answer)) => match answer {
+            }
+            (Phase::Check(view, name), Answer::Exists(answer)) => match answer {
                 Ok(exists) => self.finish(&view, Some(SecretStatus { name, exists })),
-                Err(failure) => StatusEffect::Finish(Err(failure)),
+                Err(failure) => Step::Done(Err(failure)),
             },
-            (_, _) => StatusEffect::Finish(Err(RequestFailure::unsent(
+            (_, _) => Step::Done(Err(RequestFailure::unsent(
                 "internal error in apiary: the driver answered a status effect that was not \
                  asked for",
             ))),
@@ -187,11 +151,11 @@ impl StatusMachine {
     }
 
     /// deploy.md § status, step 3: check the Secret a verified pod references.
-    fn check(&mut self, view: PodView) -> StatusEffect {
+    fn check(&mut self, view: PodView) -> StatusStep {
         match self.mapped(&view).secret {
             Some(name) => {
                 self.phase = Phase::Check(view, name.clone());
-                StatusEffect::CheckSecret { name }
+                Step::Request(Request::SecretExists { name })
             }
             None => self.finish(&view, None),
         }
@@ -202,7 +166,7 @@ impl StatusMachine {
         pod_status(view, image)
     }
 
-    fn finish(&self, view: &PodView, secret: Option<SecretStatus>) -> StatusEffect {
+    fn finish(&self, view: &PodView, secret: Option<SecretStatus>) -> StatusStep {
         let mapped = self.mapped(view);
         let verified = match view {
             PodView::Settled(settled) => Some(settled.pod()),
@@ -215,7 +179,7 @@ impl StatusMachine {
             .as_deref()
             .zip(verified)
             .map(|(desired, pod)| pod.intent_matches(desired));
-        StatusEffect::Finish(Ok(StatusReport {
+        Step::Done(Ok(StatusReport {
             pod: self.spec.pod_name.clone(),
             state: mapped.state,
             condition: mapped.condition,
@@ -227,26 +191,7 @@ impl StatusMachine {
     }
 }
 
-impl Machine for StatusMachine {
-    type Phase = Phase;
-    type Input = StatusEvent;
-    type Effect = StatusEffect;
-
-    fn phase_mut(&mut self) -> &mut Phase {
-        &mut self.phase
-    }
-
-    fn apply(&mut self, phase: Phase, event: StatusEvent) -> StatusEffect {
-        self.transition(phase, event)
-    }
-
-    fn finished(effect: &StatusEffect) -> Option<Phase> {
-        match effect {
-            StatusEffect::Finish(result) => Some(Phase::Done(result.clone())),
-            _ => None,
-        }
-    }
-}
+crate::progress::machine!(StatusMachine => Result<StatusReport, RequestFailure>);
 
 #[cfg(test)]
 mod tests;

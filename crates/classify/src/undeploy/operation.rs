@@ -16,10 +16,9 @@ use super::decide::{SecretsPlan, UndeployPodStep, undeploy_pod_step, undeploy_se
 use crate::answer::DeleteAnswer;
 use crate::facts::ObservedPod;
 use crate::failure::RequestFailure;
-use crate::machine::Listing;
-use crate::progress::{self, Machine, PodWatch};
-use crate::status::Progress;
-use crate::verify::{PodDeletion, SecretDeletion};
+use crate::progress::PodWatch;
+use crate::request::{Answer, Request, Step};
+use crate::verify::SecretDeletion;
 use crate::wait::{Deadline, Disappearance, disappearance};
 
 /// What one undeploy works towards.
@@ -128,53 +127,8 @@ impl fmt::Display for UndeployError {
 
 impl std::error::Error for UndeployError {}
 
-/// The answer to the previous effect.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[allow(
-    clippy::large_enum_variant,
-    reason = "one event per apiserver request, as the deploy machine's"
-)]
-pub enum UndeployEvent {
-    /// Begin the operation (the first event).
-    Start,
-    /// Answer to [`UndeployEffect::GetPod`] (`Ok(None)` = confirmed absent).
-    PodRead(Result<Option<ObservedPod>, RequestFailure>),
-    /// Answer to [`UndeployEffect::DeletePod`].
-    PodDeleted(Result<DeleteAnswer, RequestFailure>),
-    /// Answer to [`UndeployEffect::List`].
-    Listed(Result<Listing, RequestFailure>),
-    /// Answer to [`UndeployEffect::DeleteSecret`].
-    SecretDeleted(Result<DeleteAnswer, RequestFailure>),
-    /// Answer to [`UndeployEffect::Wait`].
-    Waited,
-}
-
-/// The next thing the driver must do.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum UndeployEffect {
-    /// Quorum GET of the pod `name`.
-    GetPod {
-        /// The pod name.
-        name: String,
-    },
-    /// Fenced pod delete with the fence of the observation that authorised it.
-    DeletePod(PodDeletion),
-    /// Wait up to `max` for the pod to change (watch from `resource_version`), or just sleep.
-    Wait {
-        /// The longest wait (never past the deadline).
-        max: Duration,
-        /// The pod to watch.
-        pod: String,
-        /// The last observed resourceVersion, when any.
-        resource_version: Option<String>,
-    },
-    /// Quorum-list pods, then Secrets, by the agent's selector.
-    List,
-    /// uid-fenced delete of a verified Secret no listed pod references.
-    DeleteSecret(SecretDeletion),
-    /// The operation is over.
-    Finish(Result<UndeployReport, UndeployError>),
-}
+/// What one step of the undeploy machine returns.
+pub type UndeployStep = Step<Result<UndeployReport, UndeployError>>;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) enum Phase {
@@ -198,7 +152,7 @@ pub(crate) enum Phase {
     Done(Result<UndeployReport, UndeployError>),
 }
 
-/// One undeploy call. Feed it [`UndeployEvent::Start`] first, then the answer to each effect.
+/// One undeploy call. Feed it [`Answer::Start`] first, then the answer to each effect.
 #[derive(Clone, Debug)]
 pub struct UndeployMachine {
     spec: UndeploySpec,
@@ -226,25 +180,11 @@ impl UndeployMachine {
         }
     }
 
-    /// The change of observed state since the last call, if any.
-    pub fn poll_progress(&mut self) -> Option<Progress> {
-        self.watch.poll()
-    }
-
-    /// Feed the answer to the previous effect with a monotonic reading `now`; get the next
-    /// effect. Once finished, every further step repeats the `Finish`.
-    pub fn step(&mut self, now: Duration, event: UndeployEvent) -> UndeployEffect {
-        self.deadline.anchor(now);
-        progress::step(self, (now, event))
-    }
-
-    fn transition(&mut self, phase: Phase, now: Duration, event: UndeployEvent) -> UndeployEffect {
+    fn transition(&mut self, phase: Phase, now: Duration, event: Answer) -> UndeployStep {
         match (phase, event) {
-            (Phase::Done(result), _) => UndeployEffect::Finish(result),
-            (Phase::Start, UndeployEvent::Start) | (Phase::RetryWait, UndeployEvent::Waited) => {
-                self.observe(now)
-            }
-            (Phase::Observe, UndeployEvent::PodRead(read)) => match self.read(read) {
+            (Phase::Done(result), _) => Step::Done(result),
+            (Phase::Start, Answer::Start) | (Phase::RetryWait, Answer::Waited) => self.observe(now),
+            (Phase::Observe, Answer::PodRead(read)) => match self.read(read) {
                 Err(effect) => effect,
                 Ok(pod) => match undeploy_pod_step(pod.as_ref(), &self.spec.owner) {
                     UndeployPodStep::Absent => self.list(),
@@ -258,11 +198,11 @@ impl UndeployMachine {
                     UndeployPodStep::Delete(deletion) => {
                         self.report.pod = Some(deletion.name().to_owned());
                         let uid = deletion.fence().uid().to_owned();
-                        self.go(Phase::Deleting { uid }, UndeployEffect::DeletePod(deletion))
+                        self.go(Phase::Deleting { uid }, Request::DeletePod(deletion))
                     }
                 },
             },
-            (Phase::Deleting { uid }, UndeployEvent::PodDeleted(answer)) => match answer {
+            (Phase::Deleting { uid }, Answer::Deleted(answer)) => match answer {
                 Ok(DeleteAnswer::Accepted) => {
                     self.report.pod_deleted = true;
                     self.await_uid(now, uid)
@@ -273,7 +213,7 @@ impl UndeployMachine {
                 Ok(DeleteAnswer::PreconditionFailed) => self.wait(now, Phase::RetryWait),
                 Err(failure) => finish(Err(UndeployError::Failed(failure))),
             },
-            (Phase::DisappearRead { uid }, UndeployEvent::PodRead(read)) => match self.read(read) {
+            (Phase::DisappearRead { uid }, Answer::PodRead(read)) => match self.read(read) {
                 Err(effect) => effect,
                 Ok(pod) => match disappearance(&uid, pod.as_ref()) {
                     Disappearance::Gone => {
@@ -288,8 +228,8 @@ impl UndeployMachine {
                     Disappearance::Present => self.wait(now, Phase::DisappearWait { uid }),
                 },
             },
-            (Phase::DisappearWait { uid }, UndeployEvent::Waited) => self.disappear_top(now, uid),
-            (Phase::Listing, UndeployEvent::Listed(listed)) => match listed {
+            (Phase::DisappearWait { uid }, Answer::Waited) => self.disappear_top(now, uid),
+            (Phase::Listing, Answer::Listed(listed)) => match listed {
                 Ok(listing) => {
                     let SecretsPlan { delete, kept } =
                         undeploy_secrets(&listing.pods, &listing.secrets, &self.spec.owner);
@@ -299,7 +239,7 @@ impl UndeployMachine {
                 }
                 Err(failure) => finish(Err(UndeployError::Failed(failure))),
             },
-            (Phase::DeletingSecret { current }, UndeployEvent::SecretDeleted(answer)) => {
+            (Phase::DeletingSecret { current }, Answer::Deleted(answer)) => {
                 let name = current.name().to_owned();
                 match answer {
                     Ok(DeleteAnswer::Accepted | DeleteAnswer::NotFound) => {
@@ -316,24 +256,24 @@ impl UndeployMachine {
             (phase, event) => finish(Err(UndeployError::Internal {
                 detail: format!(
                     "the driver answered {} while undeploy waited for {}",
-                    event_name(&event),
+                    event.name(),
                     phase_name(&phase)
                 ),
             })),
         }
     }
 
-    fn go(&mut self, phase: Phase, effect: UndeployEffect) -> UndeployEffect {
+    fn go(&mut self, phase: Phase, request: Request) -> UndeployStep {
         self.phase = phase;
-        effect
+        Step::Request(request)
     }
 
-    fn get_pod(&mut self, phase: Phase) -> UndeployEffect {
+    fn get_pod(&mut self, phase: Phase) -> UndeployStep {
         let name = self.spec.pod_name.clone();
-        self.go(phase, UndeployEffect::GetPod { name })
+        self.go(phase, Request::GetPod { name })
     }
 
-    fn timeout(&self) -> UndeployEffect {
+    fn timeout(&self) -> UndeployStep {
         finish(Err(UndeployError::Timeout {
             pod: self.spec.pod_name.clone(),
             deadline: self.deadline.limit(),
@@ -341,7 +281,7 @@ impl UndeployMachine {
     }
 
     /// deploy.md § undeploy, step 1 (again after a failed precondition): deadline, then read.
-    fn observe(&mut self, now: Duration) -> UndeployEffect {
+    fn observe(&mut self, now: Duration) -> UndeployStep {
         if self.deadline.expired(now) {
             return self.timeout();
         }
@@ -349,7 +289,7 @@ impl UndeployMachine {
     }
 
     /// deploy.md § undeploy, step 3: wait for the uid unless told not to.
-    fn await_uid(&mut self, now: Duration, uid: String) -> UndeployEffect {
+    fn await_uid(&mut self, now: Duration, uid: String) -> UndeployStep {
         if self.spec.wait {
             self.disappear_top(now, uid)
         } else {
@@ -357,7 +297,7 @@ impl UndeployMachine {
         }
     }
 
-    fn disappear_top(&mut self, now: Duration, uid: String) -> UndeployEffect {
+    fn disappear_top(&mut self, now: Duration, uid: String) -> UndeployStep {
         if self.deadline.expired(now) {
             return self.timeout();
         }
@@ -366,17 +306,17 @@ impl UndeployMachine {
 
     /// One poll, never past the deadline; with no time left, continue at once (the next step
     /// then fails on the deadline).
-    fn wait(&mut self, now: Duration, then: Phase) -> UndeployEffect {
+    fn wait(&mut self, now: Duration, then: Phase) -> UndeployStep {
         let max = self.deadline.wait_max(now);
         if max.is_zero() {
-            return self.transition(then, now, UndeployEvent::Waited);
+            return self.transition(then, now, Answer::Waited);
         }
         self.phase = then;
-        UndeployEffect::Wait {
+        Step::Request(Request::Wait {
             max,
             pod: self.spec.pod_name.clone(),
             resource_version: self.watch.resource_version(),
-        }
+        })
     }
 
     #[allow(
@@ -386,7 +326,7 @@ impl UndeployMachine {
     fn read(
         &mut self,
         read: Result<Option<ObservedPod>, RequestFailure>,
-    ) -> Result<Option<ObservedPod>, UndeployEffect> {
+    ) -> Result<Option<ObservedPod>, UndeployStep> {
         match read {
             Ok(pod) => {
                 self.watch.observe(pod.as_ref(), &self.spec.owner);
@@ -397,17 +337,17 @@ impl UndeployMachine {
     }
 
     /// deploy.md § undeploy, step 4.
-    fn list(&mut self) -> UndeployEffect {
-        self.go(Phase::Listing, UndeployEffect::List)
+    fn list(&mut self) -> UndeployStep {
+        self.go(Phase::Listing, Request::List { secrets: true })
     }
 
-    fn next_secret(&mut self) -> UndeployEffect {
+    fn next_secret(&mut self) -> UndeployStep {
         if let Some(current) = self.queue.pop_front() {
             return self.go(
                 Phase::DeletingSecret {
                     current: current.clone(),
                 },
-                UndeployEffect::DeleteSecret(current),
+                Request::DeleteSecret(current),
             );
         }
         let report = std::mem::take(&mut self.report);
@@ -424,50 +364,20 @@ impl UndeployMachine {
     }
 }
 
-impl Machine for UndeployMachine {
-    type Phase = Phase;
-    type Input = (Duration, UndeployEvent);
-    type Effect = UndeployEffect;
+crate::progress::machine!(UndeployMachine => Result<UndeployReport, UndeployError>, deadline: deadline, progress: watch);
 
-    fn phase_mut(&mut self) -> &mut Phase {
-        &mut self.phase
-    }
-
-    fn apply(&mut self, phase: Phase, (now, event): (Duration, UndeployEvent)) -> UndeployEffect {
-        self.transition(phase, now, event)
-    }
-
-    fn finished(effect: &UndeployEffect) -> Option<Phase> {
-        match effect {
-            UndeployEffect::Finish(result) => Some(Phase::Done(result.clone())),
-            _ => None,
-        }
-    }
-}
-
-fn finish(result: Result<UndeployReport, UndeployError>) -> UndeployEffect {
-    UndeployEffect::Finish(result)
-}
-
-fn event_name(event: &UndeployEvent) -> &'static str {
-    match event {
-        UndeployEvent::Start => "Start",
-        UndeployEvent::PodRead(_) => "PodRead",
-        UndeployEvent::PodDeleted(_) => "PodDeleted",
-        UndeployEvent::Listed(_) => "Listed",
-        UndeployEvent::SecretDeleted(_) => "SecretDeleted",
-        UndeployEvent::Waited => "Waited",
-    }
+fn finish(result: Result<UndeployReport, UndeployError>) -> UndeployStep {
+    Step::Done(result)
 }
 
 fn phase_name(phase: &Phase) -> &'static str {
     match phase {
         Phase::Start => "Start",
         Phase::Observe | Phase::DisappearRead { .. } => "PodRead",
-        Phase::Deleting { .. } => "PodDeleted",
+        Phase::Deleting { .. } => "Deleted",
         Phase::RetryWait | Phase::DisappearWait { .. } => "Waited",
         Phase::Listing => "Listed",
-        Phase::DeletingSecret { .. } => "SecretDeleted",
+        Phase::DeletingSecret { .. } => "Deleted",
         Phase::Done(_) => "nothing",
     }
 }

@@ -12,11 +12,11 @@ use std::time::Duration;
 
 use apiary_classify::answer::DeleteAnswer;
 use apiary_classify::expiry::{
-    ExpireEffect, ExpireEvent, ExpireListing, ExpireMachine, ExpireSpec, RenewEffect, RenewEvent,
-    RenewListing, RenewMachine, RenewSpec, WriteAnswer, expiry_of, format_instant,
+    ExpireMachine, ExpireSpec, RenewMachine, RenewSpec, expiry_of, format_instant,
 };
 use apiary_classify::facts::{ContainerState, ObjectMarks, ObservedPod, ObservedSecret, PodFacts};
 use apiary_classify::failure::RequestFailure;
+use apiary_classify::request::{Answer, Listing, Machine as _, Request, Step, WriteAnswer};
 use apiary_classify::verify::verify_pod;
 use proptest::prelude::*;
 
@@ -116,28 +116,28 @@ proptest! {
             backoff: Duration::from_millis(300),
         });
         let mut now = Duration::ZERO;
-        let mut event = RenewEvent::Start;
-        let mut last: Option<RenewListing> = None;
+        let mut event = Answer::Start;
+        let mut last: Option<Listing> = None;
         for _ in 0..200 {
             let effect = m.step(now, event);
             now += LATENCY;
             event = match effect {
-                RenewEffect::Finish(_) => {
-                    let again = m.step(now, RenewEvent::Waited);
-                    prop_assert!(matches!(again, RenewEffect::Finish(_)));
+                Step::Done(_) => {
+                    let again = m.step(now, Answer::Waited);
+                    prop_assert!(matches!(again, Step::Done(_)));
                     return Ok(());
                 }
-                RenewEffect::Observe => {
+                Step::Request(Request::List { secrets: false }) => {
                     if c.pick(12) == 0 {
                         last = None;
-                        RenewEvent::Observed(Err(failure()))
+                        Answer::Listed(Err(failure()))
                     } else {
-                        let listing = RenewListing { pods: pods(&mut c), server_now: clock(&mut c) };
+                        let listing = Listing { pods: pods(&mut c), server_now: clock(&mut c), ..Listing::default() };
                         last = Some(listing.clone());
-                        RenewEvent::Observed(Ok(listing))
+                        Answer::Listed(Ok(listing))
                     }
                 }
-                RenewEffect::Write(write) => {
+                Step::Request(Request::WriteExpiry(write)) => {
                     let listing = last.take();
                     prop_assert!(listing.is_some(), "a write without an observation just before it");
                     let listing = listing.unwrap_or_default();
@@ -153,19 +153,20 @@ proptest! {
                     let server_now = listing.server_now;
                     prop_assert!(server_now.is_some(), "a write without a server clock");
                     prop_assert_eq!(Some(write.expires_at()), server_now.map(|n| n + TTL as i64));
-                    RenewEvent::Written(match c.pick(5) {
+                    Answer::Written(match c.pick(5) {
                         0 => Ok(WriteAnswer::Written),
                         1 => Ok(WriteAnswer::NotFound),
                         2 => Err(failure()),
                         _ => Ok(WriteAnswer::Conflict),
                     })
                 }
-                RenewEffect::Wait(max) => {
+                Step::Request(Request::Sleep(max)) => {
                     prop_assert!(!max.is_zero());
                     last = None;
                     now += max;
-                    RenewEvent::Waited
+                    Answer::Waited
                 }
+                other => panic!("a request this machine never makes: {other:?}"),
             };
         }
         prop_assert!(false, "the renew did not end within 200 steps");
@@ -185,32 +186,36 @@ proptest! {
             poll: Duration::from_secs(2),
         });
         let mut now = Duration::ZERO;
-        let mut event = ExpireEvent::Start;
-        let mut last: Option<ExpireListing> = None;
+        let mut event = Answer::Start;
+        let mut last: Option<Listing> = None;
         let mut deleted_uid: Option<String> = None;
         let mut gone_seen = false;
         for _ in 0..300 {
             let effect = m.step(now, event);
             now += LATENCY;
             if dry_run {
-                prop_assert!(matches!(effect, ExpireEffect::ListPods | ExpireEffect::Finish(_)));
+                let reads_only = matches!(
+                    effect,
+                    Step::Request(Request::List { secrets: false }) | Step::Done(_)
+                );
+                prop_assert!(reads_only);
             }
             event = match effect {
-                ExpireEffect::Finish(_) => return Ok(()),
-                ExpireEffect::ListPods | ExpireEffect::ListBoth => {
+                Step::Done(_) => return Ok(()),
+                Step::Request(Request::List { .. }) => {
                     if c.pick(15) == 0 {
-                        ExpireEvent::Listed(Err(failure()))
+                        Answer::Listed(Err(failure()))
                     } else {
-                        let listing = ExpireListing {
+                        let listing = Listing {
                             pods: pods(&mut c),
                             secrets: (0..c.pick(3)).map(|_| secret(&mut c)).collect(),
                             server_now: clock(&mut c),
                         };
                         last = Some(listing.clone());
-                        ExpireEvent::Listed(Ok(listing))
+                        Answer::Listed(Ok(listing))
                     }
                 }
-                ExpireEffect::DeletePod(deletion) => {
+                Step::Request(Request::DeletePod(deletion)) => {
                     let listing = last.take().unwrap_or_default();
                     let own = listing
                         .pods
@@ -230,34 +235,35 @@ proptest! {
                     if answer == Ok(DeleteAnswer::NotFound) {
                         gone_seen = true;
                     }
-                    ExpireEvent::PodDeleted(answer)
+                    Answer::Deleted(answer)
                 }
-                ExpireEffect::Wait { max, .. } => {
+                Step::Request(Request::Wait { max, .. }) => {
                     prop_assert!(!max.is_zero());
                     now += max;
-                    ExpireEvent::Waited
+                    Answer::Waited
                 }
-                ExpireEffect::GetPod { .. } => match c.pick(5) {
+                Step::Request(Request::GetPod { .. }) => match c.pick(5) {
                     0 => {
                         gone_seen = true;
-                        ExpireEvent::PodRead(Ok(None))
+                        Answer::PodRead(Ok(None))
                     }
-                    1 => ExpireEvent::PodRead(Err(failure())),
+                    1 => Answer::PodRead(Err(failure())),
                     _ => {
                         let p = pod(&mut c);
                         if p.marks.uid != deleted_uid {
                             gone_seen = true;
                         }
-                        ExpireEvent::PodRead(Ok(Some(p)))
+                        Answer::PodRead(Ok(Some(p)))
                     }
                 },
-                ExpireEffect::DeleteSecret(deletion) => {
+                Step::Request(Request::DeleteSecret(deletion)) => {
                     prop_assert!(gone_seen, "a Secret deleted before its pod was seen gone");
                     let listing = last.clone().unwrap_or_default();
                     prop_assert!(!listing.pods.iter().any(|p| p.facts.env_from_secret.as_deref() == Some(deletion.name())),
                         "a Secret a listed pod references");
-                    ExpireEvent::SecretDeleted(delete_answer(&mut c))
+                    Answer::Deleted(delete_answer(&mut c))
                 }
+                other => panic!("a request this machine never makes: {other:?}"),
             };
         }
         prop_assert!(false, "the collection did not end within 300 steps");

@@ -5,13 +5,16 @@
 //! or re-read failure ends the pass; the pass always ends, and nothing follows its end. Pure: no
 //! I/O, no clock (GC has no deadline).
 
+use std::time::Duration;
+
 use apiary_classify::binding::Owner;
 use std::collections::BTreeSet;
 
 use apiary_classify::answer::DeleteAnswer;
 use apiary_classify::facts::{ContainerState, ObjectMarks, ObservedPod, ObservedSecret, PodFacts};
 use apiary_classify::failure::RequestFailure;
-use apiary_classify::gc::{GcEffect, GcEvent, GcListing, GcMachine, GcSpec};
+use apiary_classify::gc::{GcMachine, GcSpec};
+use apiary_classify::request::{Answer, Listing, Machine as _, Request, Step};
 use apiary_classify::startup::{Decoded, StartupState};
 use apiary_classify::verify::{verify_pod, verify_secret};
 use proptest::prelude::*;
@@ -119,7 +122,7 @@ proptest! {
             .collect();
 
         let mut machine = GcMachine::new(GcSpec { owner: Owner::apiary(AGENT_ID), dry_run });
-        let mut event = GcEvent::Start;
+        let mut event = Answer::Start;
         let mut listed = false;
         let mut last_reread: Option<ObservedPod> = None;
         let mut rereads = rereads.into_iter();
@@ -127,26 +130,26 @@ proptest! {
         let mut deleted_secrets = BTreeSet::new();
         let mut finished = None;
         for _ in 0..200 {
-            let effect = machine.step(event);
+            let effect = machine.step(Duration::ZERO, event);
             event = match effect {
-                GcEffect::Finish(result) => {
+                Step::Done(result) => {
                     finished = Some(result);
                     break;
                 }
-                GcEffect::List => {
+                Step::Request(Request::List { secrets: true }) => {
                     prop_assert!(!listed, "listed twice");
                     listed = true;
                     if list_fails {
-                        GcEvent::Listed(Err(RequestFailure::transport("reset")))
+                        Answer::Listed(Err(RequestFailure::transport("reset")))
                     } else {
-                        GcEvent::Listed(Ok(GcListing {
+                        Answer::Listed(Ok(Listing {
                             pods: pods.clone(),
                             secrets: secrets.clone(),
                             server_now: clock.then_some(10_000),
                         }))
                     }
                 }
-                GcEffect::GetPod { name } => {
+                Step::Request(Request::GetPod { name }) => {
                     prop_assert!(!dry_run, "a dry run re-reads nothing");
                     let planned = pods.iter().any(|p| {
                         p.marks.name.as_deref() == Some(name.as_str()) && is_dead(p)
@@ -160,9 +163,9 @@ proptest! {
                         }
                     };
                     last_reread = read.clone().ok().flatten();
-                    GcEvent::PodRead(read)
+                    Answer::PodRead(read)
                 }
-                GcEffect::DeletePod(deletion) => {
+                Step::Request(Request::DeletePod(deletion)) => {
                     prop_assert!(!dry_run, "a dry run deletes nothing");
                     let seen = last_reread.take();
                     let seen = seen.as_ref();
@@ -174,15 +177,16 @@ proptest! {
                         Some(deletion.fence().resource_version()),
                         seen.marks.resource_version.as_deref()
                     );
-                    GcEvent::PodDeleted(delete_answer(answers.next().unwrap_or(3)))
+                    Answer::Deleted(delete_answer(answers.next().unwrap_or(3)))
                 }
-                GcEffect::DeleteSecret(deletion) => {
+                Step::Request(Request::DeleteSecret(deletion)) => {
                     prop_assert!(!dry_run, "a dry run deletes nothing");
                     prop_assert!(listed_uids.contains(deletion.uid()), "unverified or unlisted Secret");
                     prop_assert!(!protected.contains(deletion.name()), "Secret of a living pod");
                     prop_assert!(deleted_secrets.insert(deletion.name().to_owned()), "deleted twice");
-                    GcEvent::SecretDeleted(delete_answer(answers.next().unwrap_or(3)))
+                    Answer::Deleted(delete_answer(answers.next().unwrap_or(3)))
                 }
+                other => panic!("a request this machine never makes: {other:?}"),
             };
         }
         let finished = finished.expect("the pass ends");
@@ -196,7 +200,7 @@ proptest! {
             }
         }
         // Nothing after the end: the machine repeats its result.
-        let again = machine.step(GcEvent::Start);
-        prop_assert_eq!(again, GcEffect::Finish(finished));
+        let again = machine.step(Duration::ZERO, Answer::Start);
+        prop_assert_eq!(again, Step::Done(finished));
     }
 }

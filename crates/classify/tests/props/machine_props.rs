@@ -14,11 +14,12 @@ use std::time::Duration;
 use apiary_classify::answer::DeleteAnswer;
 use apiary_classify::facts::{ContainerState, ObjectMarks, ObservedPod, ObservedSecret, PodFacts};
 use apiary_classify::failure::RequestFailure;
-use apiary_classify::machine::{
-    DeployError, DeployMachine, DeploySpec, Effect, Event, Listing, NamespaceCheck,
-    NamespaceFailure, OwnSecret, PodCreateOutcome, Prepared, SecretCreateFailure,
-};
+use apiary_classify::machine::{DeployError, DeployMachine, DeploySpec};
 use apiary_classify::policy::{PolicyFailure, PolicyProblem};
+use apiary_classify::request::{
+    Answer, Listing, Machine as _, NamespaceCheck, NamespaceFailure, OwnSecret, PodCreateOutcome,
+    Prepared, Request, SecretCreateFailure, Step,
+};
 use apiary_classify::verify::verify_pod;
 use apiary_classify::workspace::{ClaimFailure, ClaimProblem, ClaimReport};
 use proptest::prelude::*;
@@ -112,13 +113,13 @@ fn secret(name: &str, agent: &str) -> ObservedSecret {
     }
 }
 
-fn read_pod(c: &mut Choices, own_secret: &str) -> Event {
+fn read_pod(c: &mut Choices, own_secret: &str) -> Answer {
     match c.pick(8) {
-        0 | 1 => Event::PodRead(Ok(None)),
-        2 => Event::PodRead(Err(RequestFailure::transport(format!(
+        0 | 1 => Answer::PodRead(Ok(None)),
+        2 => Answer::PodRead(Err(RequestFailure::transport(format!(
             "read failed {SECRET_WORD}"
         )))),
-        _ => Event::PodRead(Ok(Some(arbitrary_pod(c, &[own_secret, "other-s", ""])))),
+        _ => Answer::PodRead(Ok(Some(arbitrary_pod(c, &[own_secret, "other-s", ""])))),
     }
 }
 
@@ -220,7 +221,7 @@ fn run(
     let mut elapsed = Duration::ZERO;
     let mut seen = Seen::default();
     let mut generation = 0u32;
-    let mut effect = machine.step(elapsed, Event::Start);
+    let mut effect = machine.step(elapsed, Answer::Start);
     for _ in 0..20_000 {
         if elapsed >= deadline {
             seen.after_deadline += 1;
@@ -229,7 +230,7 @@ fn run(
                 "too many effects after the deadline"
             );
             prop_assert!(
-                !matches!(effect, Effect::Wait { .. }),
+                !matches!(effect, Step::Request(Request::Wait { .. })),
                 "wait after the deadline"
             );
         }
@@ -240,10 +241,10 @@ fn run(
             prop_assert!(
                 matches!(
                     effect,
-                    Effect::GetServiceAccount { .. }
-                        | Effect::Wait { .. }
-                        | Effect::CreatePod { .. }
-                        | Effect::Finish(_)
+                    Step::Request(Request::ServiceAccountExists { .. })
+                        | Step::Request(Request::Wait { .. })
+                        | Step::Request(Request::CreatePod { .. })
+                        | Step::Done(_)
                 ),
                 "{:?} while waiting for the service account",
                 effect
@@ -253,14 +254,16 @@ fn run(
             prop_assert!(
                 matches!(
                     effect,
-                    Effect::ListForDrop { .. } | Effect::DeleteSecret(_) | Effect::Finish(_)
+                    Step::Request(Request::List { secrets: true })
+                        | Step::Request(Request::DeleteSecret(_))
+                        | Step::Done(_)
                 ),
                 "{:?} after a named account was refused",
                 effect
             );
         }
         let event = match &effect {
-            Effect::Finish(result) => {
+            Step::Done(result) => {
                 if result.is_ok() {
                     // deploy.md § Staying up: success only after the window of uninterrupted
                     // started reads of one pod.
@@ -275,7 +278,7 @@ fn run(
                 }
                 return check_finish(result, &seen, elapsed, deadline);
             }
-            Effect::Preflight { pod, .. } => {
+            Step::Request(Request::Preflight { pod, .. }) => {
                 prop_assert_eq!(pod, POD);
                 let namespace = match c.pick(12) {
                     0 => Err(NamespaceFailure::CreateForbidden),
@@ -285,7 +288,7 @@ fn run(
                     2 => Ok(NamespaceCheck::Unchecked),
                     _ => Ok(NamespaceCheck::Present),
                 };
-                let Event::PodRead(pod) = read_pod(&mut c, &own) else {
+                let Answer::PodRead(pod) = read_pod(&mut c, &own) else {
                     unreachable!("read_pod answers a read");
                 };
                 // The first read counts as an observation only when the namespace ensure let
@@ -293,20 +296,22 @@ fn run(
                 if namespace.is_ok() {
                     note_read(&mut seen, &pod);
                 }
-                Event::Preflighted { namespace, pod }
+                Answer::Preflighted { namespace, pod }
             }
-            Effect::GetPod { name } | Effect::ReadLatestCondition { name } => {
+            Step::Request(Request::GetPod { name }) => {
                 prop_assert_eq!(name, POD);
                 let event = read_pod(&mut c, &own);
-                if let (Effect::GetPod { .. }, Event::PodRead(pod)) = (&effect, &event) {
+                if let (Step::Request(Request::GetPod { .. }), Answer::PodRead(pod)) =
+                    (&effect, &event)
+                {
                     note_read(&mut seen, pod);
                 }
                 event
             }
-            &Effect::Prepare {
+            &Step::Request(Request::Prepare {
                 policy,
                 workspace: claim,
-            } => {
+            }) => {
                 // Exactly what was asked for, once per call, and before any Secret is created.
                 prop_assert_eq!(policy, isolate, "the policy half without --isolate");
                 prop_assert_eq!(claim, workspace, "the claim half without --workspace-size");
@@ -339,12 +344,12 @@ fn run(
                         differences: Vec::new(),
                     })),
                 };
-                Event::Prepared(Prepared { policy, workspace })
+                Answer::Prepared(Prepared { policy, workspace })
             }
-            Effect::CheckReferences { .. } => {
+            Step::Request(Request::CheckReferences { .. }) => {
                 unreachable!("the generated specs reference no Secret")
             }
-            Effect::CompareEnv { .. } => Event::EnvCompared(match c.pick(4) {
+            Step::Request(Request::CompareEnv { .. }) => Answer::EnvCompared(match c.pick(4) {
                 0 => Err(RequestFailure::api(
                     500,
                     "InternalError",
@@ -356,7 +361,7 @@ fn run(
                 }
                 _ => Ok(false),
             }),
-            Effect::CheckSecret { .. } => Event::SecretChecked(match c.pick(5) {
+            Step::Request(Request::SecretExists { .. }) => Answer::Exists(match c.pick(5) {
                 0 => Err(RequestFailure::api(
                     500,
                     "InternalError",
@@ -365,7 +370,7 @@ fn run(
                 1 | 2 => Ok(false),
                 _ => Ok(true),
             }),
-            Effect::CreateSecret => {
+            Step::Request(Request::CreateSecret) => {
                 prop_assert!(!seen.lost_race, "create after a lost race");
                 prop_assert!(
                     !(isolate || workspace) || seen.policy_prepared,
@@ -378,7 +383,7 @@ fn run(
                 generation += 1;
                 let name = format!("{POD}-{generation:08x}");
                 match c.pick(12) {
-                    0 => Event::SecretCreated(Err(SecretCreateFailure {
+                    0 => Answer::SecretCreated(Err(SecretCreateFailure {
                         name,
                         failure: if c.pick(2) == 0 {
                             RequestFailure::api(404, "NotFound", "namespaces not found")
@@ -388,14 +393,14 @@ fn run(
                     })),
                     _ => {
                         seen.own_secret = Some(name.clone());
-                        Event::SecretCreated(Ok(OwnSecret {
+                        Answer::SecretCreated(Ok(OwnSecret {
                             generation: format!("{generation:08x}"),
                             name,
                         }))
                     }
                 }
             }
-            Effect::CreatePod { secret } => {
+            Step::Request(Request::CreatePod { secret }) => {
                 prop_assert_eq!(Some(&secret.name), seen.own_secret.as_ref());
                 prop_assert!(!seen.created || seen.absent_since_created);
                 seen.awaiting_account = false;
@@ -429,9 +434,9 @@ fn run(
                     }
                     _ => {}
                 }
-                Event::PodCreated(outcome)
+                Answer::PodCreated(outcome)
             }
-            Effect::DeletePod(deletion) => {
+            Step::Request(Request::DeletePod(deletion)) => {
                 prop_assert!(!seen.created, "pod delete after this call's own create");
                 prop_assert!(!seen.lost_race, "pod delete on the lost-race path");
                 let observed = seen.last_read.as_ref();
@@ -471,13 +476,16 @@ fn run(
                     seen.started_deletes += 1;
                     prop_assert!(seen.started_deletes <= 1, "a second replace delete");
                 }
-                Event::PodDeleted(delete_answer(&mut c))
+                Answer::Deleted(delete_answer(&mut c))
             }
-            Effect::ListForDrop { secret: s } => {
-                prop_assert_eq!(Some(s), seen.own_secret.as_ref());
+            Step::Request(Request::List { secrets: true }) => {
+                prop_assert!(
+                    seen.own_secret.is_some(),
+                    "a drop listing without an own Secret"
+                );
                 if c.pick(6) == 0 {
                     seen.listing_refs.clear();
-                    Event::Listed(Err(RequestFailure::api(
+                    Answer::Listed(Err(RequestFailure::api(
                         500,
                         "InternalError",
                         "list forbidden",
@@ -496,22 +504,26 @@ fn run(
                         1 => secrets.push(secret(&own, OTHER_ID)),
                         _ => secrets.push(secret(&own, AGENT_ID)),
                     }
-                    Event::Listed(Ok(Listing { pods, secrets }))
+                    Answer::Listed(Ok(Listing {
+                        pods,
+                        secrets,
+                        ..Listing::default()
+                    }))
                 }
             }
-            Effect::DeleteSecret(deletion) => {
+            Step::Request(Request::DeleteSecret(deletion)) => {
                 prop_assert_eq!(Some(deletion.name()), seen.own_secret.as_deref());
                 prop_assert!(
                     !seen.listing_refs.contains(deletion.name()),
                     "deleted a Secret a listed pod references"
                 );
                 prop_assert_eq!(deletion.uid(), format!("s-{}", deletion.name()));
-                Event::SecretDeleted(delete_answer(&mut c))
+                Answer::Deleted(delete_answer(&mut c))
             }
-            Effect::GetServiceAccount { name } => {
+            Step::Request(Request::ServiceAccountExists { name }) => {
                 prop_assert!(seen.awaiting_account, "account read without a refusal");
                 prop_assert_eq!(name, "default");
-                Event::ServiceAccountRead(match c.pick(6) {
+                Answer::Exists(match c.pick(6) {
                     0 => Err(RequestFailure::api(
                         500,
                         "InternalError",
@@ -521,15 +533,16 @@ fn run(
                     _ => Ok(false),
                 })
             }
-            Effect::Wait { max, pod, .. } => {
+            Step::Request(Request::Wait { max, pod, .. }) => {
                 seen.creates_since_wait = 0;
                 prop_assert_eq!(pod, POD);
                 prop_assert!(!max.is_zero() && *max <= poll, "wait of {max:?}");
                 prop_assert!(elapsed + *max <= deadline, "wait past the deadline");
                 elapsed += *max;
-                effect = machine.step(elapsed, Event::Waited);
+                effect = machine.step(elapsed, Answer::Waited);
                 continue;
             }
+            other => panic!("a request this machine never makes: {other:?}"),
         };
         elapsed += Duration::from_millis(100 + u64::from(c.pick(1400)));
         if let Some(read) = seen.fresh_read.take() {

@@ -5,11 +5,14 @@
 //! configuration was given and the pod is ours, and says whether the recorded intent equals it;
 //! any failed read ends the operation with that failure; nothing follows the end. Pure: no I/O.
 
+use std::time::Duration;
+
 use apiary_classify::action::missing_reference;
 use apiary_classify::binding::Owner;
 use apiary_classify::facts::{ContainerState, ObjectMarks, ObservedPod, PodFacts};
 use apiary_classify::failure::RequestFailure;
-use apiary_classify::status::{StatusEffect, StatusEvent, StatusMachine, StatusSpec, StatusState};
+use apiary_classify::request::{Answer, Machine as _, Request, Step};
+use apiary_classify::status::{StatusMachine, StatusSpec, StatusState};
 use apiary_classify::verify::verify_pod;
 use proptest::prelude::*;
 
@@ -86,28 +89,28 @@ proptest! {
             desired_intent: desired.map(|i| INTENTS[i].to_owned()),
         });
         let verified = observed.as_ref().and_then(|p| verify_pod(p, &Owner::apiary(AGENT_ID)));
-        let mut event = StatusEvent::Start;
+        let mut event = Answer::Start;
         let mut reads = 0;
         let mut secret_checks = 0;
         let mut failed_read = false;
         let mut finished = None;
         for _ in 0..10 {
-            event = match machine.step(event) {
-                StatusEffect::Finish(result) => {
+            event = match machine.step(Duration::ZERO, event) {
+                Step::Done(result) => {
                     finished = Some(result);
                     break;
                 }
-                StatusEffect::GetPod { name } => {
+                Step::Request(Request::GetPod { name }) => {
                     prop_assert_eq!(name, POD);
                     reads += 1;
                     if pod_read_fails {
                         failed_read = true;
-                        StatusEvent::PodRead(Err(RequestFailure::transport("reset")))
+                        Answer::PodRead(Err(RequestFailure::transport("reset")))
                     } else {
-                        StatusEvent::PodRead(Ok(observed.clone()))
+                        Answer::PodRead(Ok(observed.clone()))
                     }
                 }
-                StatusEffect::CheckSecret { name } => {
+                Step::Request(Request::SecretExists { name }) => {
                     secret_checks += 1;
                     let pod = verified.as_ref();
                     prop_assert!(pod.is_some(), "a Secret read for a pod that is not ours");
@@ -119,10 +122,10 @@ proptest! {
                         "a Secret the pod does not refer to: {}", name
                     );
                     match secret_answer {
-                        Some(exists) => StatusEvent::SecretChecked(Ok(exists)),
+                        Some(exists) => Answer::Exists(Ok(exists)),
                         None => {
                             failed_read = true;
-                            StatusEvent::SecretChecked(Err(RequestFailure::api(
+                            Answer::Exists(Err(RequestFailure::api(
                                 503,
                                 "ServiceUnavailable",
                                 "busy",
@@ -130,6 +133,7 @@ proptest! {
                         }
                     }
                 }
+                other => panic!("a request this machine never makes: {other:?}"),
             };
         }
         let finished = finished.expect("status ends");
@@ -180,6 +184,6 @@ proptest! {
                 );
             }
         }
-        prop_assert_eq!(machine.step(StatusEvent::Start), StatusEffect::Finish(finished));
+        prop_assert_eq!(machine.step(Duration::ZERO, Answer::Start), Step::Done(finished));
     }
 }

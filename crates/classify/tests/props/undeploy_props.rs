@@ -12,8 +12,8 @@ use std::time::Duration;
 use apiary_classify::answer::DeleteAnswer;
 use apiary_classify::facts::{ContainerState, ObjectMarks, ObservedPod, ObservedSecret, PodFacts};
 use apiary_classify::failure::RequestFailure;
-use apiary_classify::machine::Listing;
-use apiary_classify::undeploy::{UndeployEffect, UndeployEvent, UndeployMachine, UndeploySpec};
+use apiary_classify::request::{Answer, Listing, Machine as _, Request, Step};
+use apiary_classify::undeploy::{UndeployMachine, UndeploySpec};
 use apiary_classify::verify::verify_pod;
 use proptest::prelude::*;
 
@@ -76,12 +76,12 @@ fn run(values: Vec<u16>, wait: bool, deadline_secs: u64) -> Result<(), TestCaseE
     let mut listed_own: Vec<String> = Vec::new();
     let mut foreign_seen = false;
     let mut cleanup_requests = 0u32;
-    let mut event = UndeployEvent::Start;
+    let mut event = Answer::Start;
     for _ in 0..5_000 {
         let effect = machine.step(now, event);
         let deadline_passed = now.saturating_sub(start) >= deadline;
         event = match effect {
-            UndeployEffect::Finish(_) => {
+            Step::Done(_) => {
                 // The read in flight and the delete it authorised, never a wait past it; the
                 // cleanup (list + planned deletes) is bounded by its plan, not by the clock.
                 prop_assert!(
@@ -92,7 +92,7 @@ fn run(values: Vec<u16>, wait: bool, deadline_secs: u64) -> Result<(), TestCaseE
             _ if foreign_seen => {
                 return Err(TestCaseError::fail("an effect after a foreign read"));
             }
-            UndeployEffect::GetPod { name } => {
+            Step::Request(Request::GetPod { name }) => {
                 prop_assert_eq!(name, POD);
                 prop_assert!(!deadline_passed, "a read started after the deadline");
                 now += LATENCY;
@@ -105,9 +105,9 @@ fn run(values: Vec<u16>, wait: bool, deadline_secs: u64) -> Result<(), TestCaseE
                 // A foreign read at the top ends the operation (checked when it finishes); in
                 // the disappearance wait it is a replacement and the Secrets step follows.
                 foreign_seen = false;
-                UndeployEvent::PodRead(read)
+                Answer::PodRead(read)
             }
-            UndeployEffect::DeletePod(deletion) => {
+            Step::Request(Request::DeletePod(deletion)) => {
                 let observed = last_read.as_ref().expect("a delete follows a read");
                 prop_assert!(
                     verify_pod(observed, &Owner::apiary(AGENT_ID)).is_some(),
@@ -120,22 +120,22 @@ fn run(values: Vec<u16>, wait: bool, deadline_secs: u64) -> Result<(), TestCaseE
                     observed.marks.resource_version.as_deref()
                 );
                 now += LATENCY;
-                UndeployEvent::PodDeleted(answer(&mut c))
+                Answer::Deleted(answer(&mut c))
             }
-            UndeployEffect::Wait { max, .. } => {
+            Step::Request(Request::Wait { max, .. }) => {
                 prop_assert!(!max.is_zero());
                 prop_assert!(
                     now.saturating_sub(start) + max <= deadline,
                     "a wait past it"
                 );
                 now += max;
-                UndeployEvent::Waited
+                Answer::Waited
             }
-            UndeployEffect::List => {
+            Step::Request(Request::List { secrets: true }) => {
                 cleanup_requests += 1;
                 now += LATENCY;
                 if c.pick(8) == 0 {
-                    UndeployEvent::Listed(Err(RequestFailure::api(403, "Forbidden", "no")))
+                    Answer::Listed(Err(RequestFailure::api(403, "Forbidden", "no")))
                 } else {
                     let pods: Vec<ObservedPod> = (0..c.pick(3)).map(|_| pod(&mut c)).collect();
                     referenced = pods
@@ -148,17 +148,22 @@ fn run(values: Vec<u16>, wait: bool, deadline_secs: u64) -> Result<(), TestCaseE
                         })
                         .collect();
                     listed_own = (0..3).map(|i| format!("s{i}")).collect();
-                    UndeployEvent::Listed(Ok(Listing { pods, secrets }))
+                    Answer::Listed(Ok(Listing {
+                        pods,
+                        secrets,
+                        ..Listing::default()
+                    }))
                 }
             }
-            UndeployEffect::DeleteSecret(deletion) => {
+            Step::Request(Request::DeleteSecret(deletion)) => {
                 let name = deletion.name().to_owned();
                 prop_assert!(!referenced.contains(&name), "deleted referenced {}", name);
                 prop_assert!(listed_own.contains(&name), "deleted unverified {}", name);
                 cleanup_requests += 1;
                 now += LATENCY;
-                UndeployEvent::SecretDeleted(answer(&mut c))
+                Answer::Deleted(answer(&mut c))
             }
+            other => panic!("a request this machine never makes: {other:?}"),
         };
     }
     Err(TestCaseError::fail("the machine did not finish"))

@@ -5,8 +5,8 @@
 //! Layer: the imperative shell. It sends and maps the answer; whether to retry a conflict is the
 //! renew machine's decision. It never sends anything but the guard and the annotation.
 
-use apiary_classify::expiry::{ExpiryWrite, WriteAnswer};
 use apiary_classify::failure::{Operation, RequestFailure};
+use apiary_classify::request::{ExpiryWrite, WriteAnswer};
 use apiary_substrate::driver::expiry_patch;
 use kube::core::Request;
 use kube::core::params::{Patch, PatchParams};

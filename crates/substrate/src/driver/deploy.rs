@@ -1,24 +1,15 @@
-//! Executes the deploy machine (deploy.md § The deploy operation): mints the generation, builds
-//! this attempt's Secret and rebuilds its pod from the generation the machine holds, and maps
-//! every answer back. Shell only: every decision is `apiary-classify`'s `DeployMachine`'s.
+//! The deploy operation (deploy.md § The deploy operation): its options, the machine's spec, and
+//! the drive of `apiary-classify`'s `DeployMachine` (the performer mints the generation, builds
+//! this attempt's Secret and rebuilds its pod from the generation the machine holds). Shell
+//! only: every decision is the machine's.
 
-use apiary_classify::failure::RequestFailure;
-use apiary_classify::machine::{
-    DeployError, DeployMachine, DeploySpec, Deployed, Effect, Event, OwnSecret, PodCreateOutcome,
-    SecretCreateFailure,
-};
-use apiary_classify::stuck::TerminationWatch;
+use apiary_classify::machine::{DeployError, DeployMachine, DeploySpec, Deployed};
 use std::time::Duration;
 
-use super::gc;
-use super::shared::{
-    DEFAULT_POLL, OnProgress, Operation, delete_pod, drop_secret, ignore, in_span, listing,
-    read_pod_watching, report_progress,
-};
-use crate::build::{build_pod, build_secret};
+use super::perform::{Performer, drive};
+use super::shared::{DEFAULT_POLL, OnProgress, Operation, ignore, in_span};
 use crate::config::ValidConfig;
-use crate::naming::Generation;
-use crate::substrate::{CreateAnswer, Substrate};
+use crate::substrate::Substrate;
 
 /// How one deploy runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -124,198 +115,7 @@ pub async fn deploy_spec<S: Substrate>(
     on_progress: OnProgress<'_>,
 ) -> Result<Deployed, DeployError> {
     let pod = spec.pod_name.clone();
-    in_span(
-        Operation::Deploy,
-        config.agent(),
-        &pod,
-        run(substrate, config, spec, on_progress),
-    )
-    .await
-}
-
-async fn run<S: Substrate>(
-    substrate: &S,
-    config: &ValidConfig,
-    spec: DeploySpec,
-    on_progress: OnProgress<'_>,
-) -> Result<Deployed, DeployError> {
-    let agent = config.agent();
-    let mut machine = DeployMachine::new(spec);
-    // A deleting pod (a replace's, or one found deleting) that outlives its grace is explained.
-    let mut stuck = TerminationWatch::default();
-    let mut event = Event::Start;
-    loop {
-        let effect = machine.step(substrate.now(), event);
-        while let Some(progress) = machine.poll_progress() {
-            report_progress(progress, on_progress);
-        }
-        event = match effect {
-            Effect::Finish(result) => return result,
-            Effect::Preflight { pod, gc } => {
-                // Three independent requests (deploy.md § Sequence): the machine sends no create
-                // before all three have answered, so nothing the GC decides races it.
-                let (namespace, gc_warnings, pod) = futures::future::join3(
-                    substrate.ensure_namespace(),
-                    preflight_gc(substrate, config, gc),
-                    read_pod_watching(substrate, &pod, agent.binding(), &mut stuck),
-                )
-                .await;
-                // A failed ensure ends the deploy with its own error; a sequential preflight
-                // would not have run GC at all, so its failures (usually the same cause) would
-                // only repeat that error: they stay at debug level then.
-                for warning in gc_warnings {
-                    if namespace.is_ok() {
-                        tracing::warn!("{warning}");
-                    } else {
-                        tracing::debug!("{warning}");
-                    }
-                }
-                Event::Preflighted { namespace, pod }
-            }
-            Effect::GetPod { name } | Effect::ReadLatestCondition { name } => Event::PodRead(
-                read_pod_watching(substrate, &name, agent.binding(), &mut stuck).await,
-            ),
-            Effect::GetServiceAccount { name } => {
-                Event::ServiceAccountRead(substrate.service_account_exists(&name).await)
-            }
-            Effect::CheckSecret { name } => {
-                Event::SecretChecked(substrate.secret_exists(&name).await)
-            }
-            Effect::CheckReferences { names } => {
-                let checks = names.iter().map(|name| substrate.secret_exists(name));
-                let answers = futures::future::join_all(checks).await;
-                Event::ReferencesChecked(answers.into_iter().collect::<Result<Vec<bool>, _>>())
-            }
-            Effect::CompareEnv { secret } => {
-                Event::EnvCompared(compare_env(substrate, config, &secret).await)
-            }
-            Effect::Prepare { policy, workspace } => {
-                Event::Prepared(super::prepare::prepare(substrate, config, policy, workspace).await)
-            }
-            Effect::CreateSecret => Event::SecretCreated(create_secret(substrate, config).await),
-            Effect::CreatePod { secret } => {
-                let Ok(generation) = secret.generation.parse::<Generation>() else {
-                    return Err(DeployError::Internal {
-                        detail: format!(
-                            "the machine asked for the pod of secret {}, whose generation this \
-                             driver did not mint",
-                            secret.name
-                        ),
-                    });
-                };
-                Event::PodCreated(create_pod(substrate, config, generation, &secret).await)
-            }
-            Effect::DeletePod(deletion) => {
-                tracing::info!(
-                    uid = deletion.fence().uid(),
-                    resource_version = deletion.fence().resource_version(),
-                    "deleting the pod"
-                );
-                Event::PodDeleted(delete_pod(substrate, &deletion).await)
-            }
-            Effect::ListForDrop { secret } => {
-                let listed = listing(substrate, agent).await;
-                if let Err(error) = &listed {
-                    tracing::warn!("secret {secret} left for later collection: {error}");
-                }
-                Event::Listed(listed)
-            }
-            Effect::DeleteSecret(deletion) => {
-                Event::SecretDeleted(drop_secret(substrate, &deletion).await)
-            }
-            Effect::Wait {
-                max,
-                pod,
-                resource_version,
-            } => {
-                substrate
-                    .wait_for_pod_change(&pod, resource_version.as_deref(), max)
-                    .await;
-                Event::Waited
-            }
-        };
-    }
-}
-
-/// The preflight GC when `run` (deploy.md § Sequence, step 4), answering its failures as
-/// warning lines. GC is hygiene: its failures are warnings, and a problem that matters
-/// resurfaces at create with a precise message.
-async fn preflight_gc<S: Substrate>(substrate: &S, config: &ValidConfig, run: bool) -> Vec<String> {
-    if !run {
-        return Vec::new();
-    }
-    match gc::run(substrate, config.agent(), false).await {
-        Ok(report) => report
-            .failures
-            .iter()
-            .map(|error| format!("preflight gc: {error}"))
-            .collect(),
-        Err(error) => vec![format!("preflight gc skipped: {error}")],
-    }
-}
-
-/// deploy.md § Replacing a live agent: whether the environment in the pod's own Secret differs
-/// from the desired one (a Secret gone differs). Only the keys are logged, never a value.
-async fn compare_env<S: Substrate>(
-    substrate: &S,
-    config: &ValidConfig,
-    secret: &str,
-) -> Result<bool, RequestFailure> {
-    let live = substrate.read_secret_values(secret).await?;
-    let Some(live) = live else {
-        tracing::info!(%secret, "the pod's own Secret is gone: its environment differs");
-        return Ok(true);
-    };
-    let keys = config.env().differing_keys(&live);
-    if !keys.is_empty() {
-        tracing::info!(?keys, "the environment differs from the live pod's");
-    }
-    Ok(!keys.is_empty())
-}
-
-/// Mint a generation, build this attempt's Secret from it and create it.
-async fn create_secret<S: Substrate>(
-    substrate: &S,
-    config: &ValidConfig,
-) -> Result<OwnSecret, SecretCreateFailure> {
-    let generation = Generation::mint().map_err(|error| SecretCreateFailure {
-        name: format!("{}-<generation>", config.pod_name()),
-        failure: RequestFailure::unsent(error.to_string()),
-    })?;
-    let name = config.agent().secret_name(generation);
-    let failed = |failure| SecretCreateFailure {
-        name: name.clone(),
-        failure,
-    };
-    match substrate
-        .create_secret(&build_secret(config, generation))
-        .await
-    {
-        Ok(CreateAnswer::Created) => Ok(OwnSecret {
-            generation: generation.to_string(),
-            name,
-        }),
-        Ok(CreateAnswer::AlreadyExists) => Err(failed(RequestFailure::api(
-            409,
-            "AlreadyExists",
-            "a secret with this freshly minted name already exists",
-        ))),
-        Err(error) => Err(failed(error)),
-    }
-}
-
-/// Rebuild this attempt's pod from its generation and create it.
-async fn create_pod<S: Substrate>(
-    substrate: &S,
-    config: &ValidConfig,
-    generation: Generation,
-    secret: &OwnSecret,
-) -> PodCreateOutcome {
-    // The machine decides whether to wait for a missing account (deploy.md § Namespace
-    // ensure, item 4); the driver only passes the answer on.
-    let outcome = PodCreateOutcome::of(substrate.create_pod(&build_pod(config, generation)).await);
-    if outcome == PodCreateOutcome::Created {
-        tracing::info!(secret = %secret.name, "created the pod");
-    }
-    outcome
+    let mut performer = Performer::deploying(substrate, config);
+    let run = drive(DeployMachine::new(spec), &mut performer, on_progress);
+    in_span(Operation::Deploy, config.agent(), &pod, run).await
 }

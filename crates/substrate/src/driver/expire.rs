@@ -1,5 +1,5 @@
-//! Executes the collection of expired agents (deploy.md § Expiry): the effects of
-//! `apiary-classify`'s `ExpireMachine` for one agent, `gc` for one agent (the GC pass, then the
+//! The collection of expired agents (deploy.md § Expiry): the drive of `apiary-classify`'s
+//! `ExpireMachine` for one agent, `gc` for one agent (the GC pass, then the
 //! expiry collection), and `gc --all` (every agent apiary manages in the namespace).
 //!
 //! Imperative shell: it lists, deletes, waits and maps answers. Whether a pod has expired, with
@@ -11,20 +11,17 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use apiary_classify::expiry::{
-    ExpireEffect, ExpireError, ExpireEvent, ExpireListing, ExpireMachine, ExpireReport, ExpireSpec,
-};
+use apiary_classify::expiry::{ExpireError, ExpireMachine, ExpireReport, ExpireSpec};
 use apiary_classify::failure::RequestFailure;
 use apiary_classify::gc::GcReport;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use tracing::Instrument;
 
 use super::gc::gc;
-use super::shared::{DEFAULT_POLL, delete_pod, delete_secret, list_both, read_pod};
+use super::perform::{Performer, drive};
+use super::shared::{DEFAULT_POLL, Operation, ignore, in_span};
 use apiary_classify::binding::APIARY;
 
 use crate::naming::AgentIdentity;
-use crate::observe::observe_pod;
 use crate::substrate::Substrate;
 
 /// How long one expired pod is awaited: its 60 s grace period twice over, well inside the CLI's
@@ -42,78 +39,17 @@ pub async fn collect_expired<S: Substrate>(
     dry_run: bool,
     deadline: Duration,
 ) -> Result<ExpireReport, ExpireError> {
-    let span = tracing::info_span!("expire", agent = %agent.name(), pod = %agent.pod_name());
-    run(substrate, agent, dry_run, deadline)
-        .instrument(span)
-        .await
-}
-
-async fn run<S: Substrate>(
-    substrate: &S,
-    agent: &AgentIdentity,
-    dry_run: bool,
-    deadline: Duration,
-) -> Result<ExpireReport, ExpireError> {
-    let mut machine = ExpireMachine::new(ExpireSpec {
+    let machine = ExpireMachine::new(ExpireSpec {
         pod_name: agent.pod_name(),
         owner: agent.owner(),
         dry_run,
         deadline,
         poll: DEFAULT_POLL,
     });
-    let selector = agent.selector();
-    let mut event = ExpireEvent::Start;
-    loop {
-        event = match machine.step(substrate.now(), event) {
-            ExpireEffect::Finish(result) => return result,
-            ExpireEffect::ListPods => {
-                ExpireEvent::Listed(substrate.list_pods(&selector).await.map(|listed| {
-                    ExpireListing {
-                        pods: listed
-                            .items
-                            .iter()
-                            .map(|p| observe_pod(p, agent.binding()))
-                            .collect(),
-                        secrets: Vec::new(),
-                        server_now: listed.server_now.map(|now| now.timestamp()),
-                    }
-                }))
-            }
-            ExpireEffect::ListBoth => {
-                ExpireEvent::Listed(list_both(substrate, &selector, agent.binding()).await.map(
-                    |(pods, secrets, server_now)| ExpireListing {
-                        pods,
-                        secrets,
-                        server_now,
-                    },
-                ))
-            }
-            ExpireEffect::DeletePod(deletion) => {
-                tracing::info!(
-                    uid = deletion.fence().uid(),
-                    resource_version = deletion.fence().resource_version(),
-                    "deleting the expired pod"
-                );
-                ExpireEvent::PodDeleted(delete_pod(substrate, &deletion).await)
-            }
-            ExpireEffect::Wait {
-                pod,
-                resource_version,
-                max,
-            } => {
-                substrate
-                    .wait_for_pod_change(&pod, resource_version.as_deref(), max)
-                    .await;
-                ExpireEvent::Waited
-            }
-            ExpireEffect::GetPod { name } => {
-                ExpireEvent::PodRead(read_pod(substrate, &name, agent.binding()).await)
-            }
-            ExpireEffect::DeleteSecret(deletion) => {
-                ExpireEvent::SecretDeleted(delete_secret(substrate, &deletion).await)
-            }
-        };
-    }
+    let mut performer = Performer::new(substrate, agent, Operation::Expire);
+    let mut on_progress = ignore;
+    let run = drive(machine, &mut performer, &mut on_progress);
+    in_span(Operation::Expire, agent, &agent.pod_name(), run).await
 }
 
 /// What `gc` did for one agent: the GC pass and the expiry collection.

@@ -1,11 +1,12 @@
-//! Executes one GC pass (deploy.md § Execution): the effects of `apiary-classify`'s GC machine.
+//! One GC pass (deploy.md § Execution): the drive of `apiary-classify`'s GC machine.
 //! Shell only: the plan, the re-read decision and what counts as a failure are the machine's.
 
-use super::shared::{Operation, delete_pod, delete_secret, in_span, list_both, read_pod};
+use super::perform::gc_pass;
+use super::shared::{Operation, in_span};
 use crate::naming::AgentIdentity;
 use crate::substrate::Substrate;
 use apiary_classify::failure::RequestFailure;
-use apiary_classify::gc::{GcEffect, GcEvent, GcListing, GcMachine, GcReport, GcSpec};
+use apiary_classify::gc::GcReport;
 
 /// Run one GC pass for `agent` (deploy.md § Execution). With `dry_run`, only the reads happen
 /// and the plan is reported. A pass that leaves the agent with nothing also deletes its
@@ -20,7 +21,7 @@ pub async fn gc<S: Substrate>(
     dry_run: bool,
 ) -> Result<GcReport, RequestFailure> {
     in_span(Operation::Gc, agent, &agent.pod_name(), async {
-        let mut report = run(substrate, agent, dry_run).await?;
+        let mut report = gc_pass(substrate, agent, dry_run).await?;
         // deploy.md § Egress control: an agent left with nothing loses its policy too (never in
         // the deploy's preflight pass, which is about to create a pod under it).
         if report.agent_emptied {
@@ -37,40 +38,4 @@ pub async fn gc<S: Substrate>(
         Ok(report)
     })
     .await
-}
-
-/// The pass itself, in the caller's span (preflight GC runs inside the deploy's).
-pub(super) async fn run<S: Substrate>(
-    substrate: &S,
-    agent: &AgentIdentity,
-    dry_run: bool,
-) -> Result<GcReport, RequestFailure> {
-    let mut machine = GcMachine::new(GcSpec {
-        owner: agent.owner(),
-        dry_run,
-    });
-    let mut event = GcEvent::Start;
-    loop {
-        event = match machine.step(event) {
-            GcEffect::Finish(result) => return result,
-            GcEffect::List => GcEvent::Listed(
-                list_both(substrate, &agent.selector(), agent.binding())
-                    .await
-                    .map(|(pods, secrets, server_now)| GcListing {
-                        pods,
-                        secrets,
-                        server_now,
-                    }),
-            ),
-            GcEffect::GetPod { name } => {
-                GcEvent::PodRead(read_pod(substrate, &name, agent.binding()).await)
-            }
-            GcEffect::DeletePod(deletion) => {
-                GcEvent::PodDeleted(delete_pod(substrate, &deletion).await)
-            }
-            GcEffect::DeleteSecret(deletion) => {
-                GcEvent::SecretDeleted(delete_secret(substrate, &deletion).await)
-            }
-        };
-    }
 }

@@ -1,9 +1,11 @@
-//! The driver: executes the machines of `apiary-classify` against any [`Substrate`](crate::Substrate) — deploy
-//! (deploy.md § The deploy operation), undeploy and status (§ status, undeploy, gc) and the GC
-//! pass (§ Execution), one file each.
+//! The driver: runs the machines of `apiary-classify` against any [`Substrate`](crate::Substrate) —
+//! deploy (deploy.md § The deploy operation), undeploy and status (§ status, undeploy, gc), the GC
+//! pass (§ Execution), and the expiry collection and renew (§ Expiry) — with one drive loop and
+//! one performer of their requests (`perform`); each operation's file builds its machine and
+//! finishes its output.
 //!
-//! Imperative shell: it performs I/O, maps answers onto the classify vocabulary, mints the
-//! generation and rebuilds objects from the pure builders. It takes **no decisions**: which pod
+//! Imperative shell: it performs I/O, answers in the classify vocabulary, mints the generation
+//! and rebuilds objects from the pure builders. It takes **no decisions**: which pod
 //! to delete, with which fence, which Secret may go, when the deadline is over, what progress to
 //! show — all of that is decided by the machines. Each operation runs in a `tracing` span with the
 //! agent and pod as fields, so its messages name neither. It never logs, prints or returns an env
@@ -13,6 +15,7 @@ mod deploy;
 mod expire;
 mod gc;
 mod list;
+mod perform;
 mod prepare;
 mod renew;
 mod shared;

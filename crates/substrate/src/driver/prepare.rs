@@ -11,8 +11,8 @@
 //! Shell only.
 
 use apiary_classify::failure::RequestFailure;
-use apiary_classify::machine::Prepared;
 use apiary_classify::policy::{PolicyFailure, PolicyProblem, PolicyStep, policy_step};
+use apiary_classify::request::Prepared;
 use apiary_classify::workspace::{
     ClaimFailure, ClaimProblem, ClaimReport, ClaimShape, ClaimStep, claim_differences, claim_step,
 };

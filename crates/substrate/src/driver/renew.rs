@@ -1,5 +1,5 @@
 //! Executes expiry's writes (deploy.md § Expiry): reading the apiserver's clock for `deploy
-//! --ttl`, and `renew` — the effects of `apiary-classify`'s `RenewMachine`, whose write is
+//! --ttl`, and `renew` — the drive of `apiary-classify`'s `RenewMachine`, whose write is
 //! guarded by the `resourceVersion` of the observation that authorised it.
 //!
 //! Imperative shell: it lists, writes and maps answers; every decision (which pod, which
@@ -10,15 +10,15 @@
 use std::time::Duration;
 
 use apiary_classify::expiry::{
-    ANNOTATION_EXPIRES_AT, ExpiryWrite, RenewEffect, RenewError, RenewEvent, RenewListing,
-    RenewMachine, RenewSpec, Renewed, expires_at,
+    ANNOTATION_EXPIRES_AT, RenewError, RenewMachine, RenewSpec, Renewed, expires_at,
 };
 use apiary_classify::failure::RequestFailure;
-use tracing::Instrument;
+use apiary_classify::request::ExpiryWrite;
 
+use super::perform::{Performer, drive};
+use super::shared::{Operation, ignore, in_span};
 use crate::config::ValidConfig;
 use crate::naming::AgentIdentity;
-use crate::observe::observe_pod;
 use crate::substrate::Substrate;
 
 /// The pause between conflict retries after the second conflict in a row.
@@ -104,56 +104,17 @@ pub async fn renew<S: Substrate>(
     agent: &AgentIdentity,
     options: &RenewOptions,
 ) -> Result<Renewed, RenewError> {
-    let span = tracing::info_span!("renew", agent = %agent.name(), pod = %agent.pod_name());
-    run(substrate, agent, options).instrument(span).await
-}
-
-async fn run<S: Substrate>(
-    substrate: &S,
-    agent: &AgentIdentity,
-    options: &RenewOptions,
-) -> Result<Renewed, RenewError> {
-    let mut machine = RenewMachine::new(RenewSpec {
+    let machine = RenewMachine::new(RenewSpec {
         pod_name: agent.pod_name(),
         owner: agent.owner(),
         ttl_secs: options.ttl_secs,
         deadline: options.deadline,
         backoff: options.backoff,
     });
-    let selector = agent.selector();
-    let mut event = RenewEvent::Start;
-    loop {
-        event = match machine.step(substrate.now(), event) {
-            RenewEffect::Finish(result) => return result,
-            RenewEffect::Observe => {
-                RenewEvent::Observed(substrate.list_pods(&selector).await.map(|listed| {
-                    RenewListing {
-                        pods: listed
-                            .items
-                            .iter()
-                            .map(|p| observe_pod(p, agent.binding()))
-                            .collect(),
-                        server_now: listed.server_now.map(|now| now.timestamp()),
-                    }
-                }))
-            }
-            RenewEffect::Write(write) => {
-                tracing::info!(
-                    resource_version = write.resource_version(),
-                    expires_at = %write.annotation_value(),
-                    "writing the expiry"
-                );
-                let answer = substrate.write_pod_expiry(&write).await;
-                // The machine decides what an answer means (a conflict re-reads the pod).
-                tracing::info!(answer = ?answer, "the expiry write answered");
-                RenewEvent::Written(answer)
-            }
-            RenewEffect::Wait(max) => {
-                substrate.sleep(max).await;
-                RenewEvent::Waited
-            }
-        };
-    }
+    let mut performer = Performer::new(substrate, agent, Operation::Renew);
+    let mut on_progress = ignore;
+    let run = drive(machine, &mut performer, &mut on_progress);
+    in_span(Operation::Renew, agent, &agent.pod_name(), run).await
 }
 
 #[cfg(all(test, feature = "fake"))]

@@ -1,13 +1,14 @@
-//! Executes `status` (deploy.md § status): the quorum reads `apiary-classify`'s status machine
-//! asks for. Shell only, and read-only.
+//! The `status` operation (deploy.md § status): the drive of `apiary-classify`'s status machine,
+//! then the environment comparison and the workspace claim. Shell only, and read-only.
 
 use apiary_classify::failure::RequestFailure;
-use apiary_classify::status::{StatusEffect, StatusEvent, StatusMachine, StatusReport, StatusSpec};
+use apiary_classify::status::{StatusMachine, StatusReport, StatusSpec};
 
 use apiary_classify::workspace::{ClaimStatus, ClaimStep, claim_step};
 
+use super::perform::{Performer, drive};
 use super::prepare::claim_shape;
-use super::shared::read_pod;
+use super::shared::{Operation, ignore, in_span};
 use crate::config::ValidConfig;
 use crate::naming::AgentIdentity;
 use crate::observe::object_marks;
@@ -24,35 +25,26 @@ pub async fn status<S: Substrate>(
     agent: &AgentIdentity,
     config: Option<&ValidConfig>,
 ) -> Result<StatusReport, RequestFailure> {
-    let mut machine = StatusMachine::new(StatusSpec {
+    let machine = StatusMachine::new(StatusSpec {
         pod_name: agent.pod_name(),
         owner: agent.owner(),
         image: config.map(|c| c.image().as_str().to_owned()),
         desired_intent: config.map(ValidConfig::fingerprint),
     });
-    let mut event = StatusEvent::Start;
-    loop {
-        event = match machine.step(event) {
-            StatusEffect::Finish(Ok(mut report)) => {
-                let secret = report.secret.as_ref().filter(|s| s.exists);
-                if let (Some(config), Some(secret)) = (config, secret) {
-                    report.env_differs = substrate
-                        .read_secret_values(&secret.name)
-                        .await?
-                        .map(|live| config.env().differing_keys(&live));
-                }
-                report.workspace = read_workspace(substrate, agent).await;
-                return Ok(report);
-            }
-            StatusEffect::Finish(result) => return result,
-            StatusEffect::GetPod { name } => {
-                StatusEvent::PodRead(read_pod(substrate, &name, agent.binding()).await)
-            }
-            StatusEffect::CheckSecret { name } => {
-                StatusEvent::SecretChecked(substrate.secret_exists(&name).await)
-            }
-        };
-    }
+    let run = async {
+        let mut performer = Performer::new(substrate, agent, Operation::Status);
+        let mut report = drive(machine, &mut performer, &mut ignore).await?;
+        let secret = report.secret.as_ref().filter(|s| s.exists);
+        if let (Some(config), Some(secret)) = (config, secret) {
+            report.env_differs = substrate
+                .read_secret_values(&secret.name)
+                .await?
+                .map(|live| config.env().differing_keys(&live));
+        }
+        report.workspace = read_workspace(substrate, agent).await;
+        Ok(report)
+    };
+    in_span(Operation::Status, agent, &agent.pod_name(), run).await
 }
 
 /// deploy.md § Persistent workspace: the claim under the agent's workspace name, when any. A

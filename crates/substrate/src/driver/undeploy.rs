@@ -1,17 +1,13 @@
-//! Executes undeploy (deploy.md § undeploy): the effects of `apiary-classify`'s undeploy machine.
-//! Shell only: the delete, its fence, the wait and which Secrets go are the machine's.
+//! The undeploy operation (deploy.md § undeploy): the drive of `apiary-classify`'s undeploy
+//! machine, then the agent's policy and workspace claim once its pod is gone. Shell only: the
+//! delete, its fence, the wait and which Secrets go are the machine's.
 
 use std::time::Duration;
 
-use apiary_classify::stuck::TerminationWatch;
-use apiary_classify::undeploy::{
-    UndeployEffect, UndeployError, UndeployEvent, UndeployMachine, UndeployReport, UndeploySpec,
-};
+use apiary_classify::undeploy::{UndeployError, UndeployMachine, UndeployReport, UndeploySpec};
 
-use super::shared::{
-    DEFAULT_POLL, OnProgress, Operation, delete_pod, drop_secret, ignore, in_span, listing,
-    read_pod_watching, report_progress,
-};
+use super::perform::{Performer, drive};
+use super::shared::{DEFAULT_POLL, OnProgress, Operation, ignore, in_span};
 use crate::naming::AgentIdentity;
 use crate::observe::object_marks;
 use crate::substrate::{DeleteAnswer, Substrate};
@@ -86,54 +82,22 @@ async fn run<S: Substrate>(
     options: &UndeployOptions,
     on_progress: OnProgress<'_>,
 ) -> Result<UndeployReport, UndeployError> {
-    let mut machine = UndeployMachine::new(UndeploySpec {
+    let machine = UndeployMachine::new(UndeploySpec {
         pod_name: agent.pod_name(),
         owner: agent.owner(),
         wait: options.wait,
         deadline: options.deadline,
         poll: options.poll,
     });
-    let mut stuck = TerminationWatch::default();
-    let mut event = UndeployEvent::Start;
-    loop {
-        let effect = machine.step(substrate.now(), event);
-        while let Some(progress) = machine.poll_progress() {
-            report_progress(progress, on_progress);
-        }
-        event = match effect {
-            UndeployEffect::Finish(Ok(mut report)) => {
-                let pod_gone = undeploy_removes_policy(&report);
-                if pod_gone {
-                    report.network_policy = remove_policy(substrate, agent).await?;
-                }
-                report.workspace =
-                    settle_workspace(substrate, agent, options.delete_workspace && pod_gone)
-                        .await?;
-                return Ok(report);
-            }
-            UndeployEffect::Finish(result) => return result,
-            UndeployEffect::GetPod { name } => UndeployEvent::PodRead(
-                read_pod_watching(substrate, &name, agent.binding(), &mut stuck).await,
-            ),
-            UndeployEffect::DeletePod(deletion) => {
-                UndeployEvent::PodDeleted(delete_pod(substrate, &deletion).await)
-            }
-            UndeployEffect::Wait {
-                max,
-                pod,
-                resource_version,
-            } => {
-                substrate
-                    .wait_for_pod_change(&pod, resource_version.as_deref(), max)
-                    .await;
-                UndeployEvent::Waited
-            }
-            UndeployEffect::List => UndeployEvent::Listed(listing(substrate, agent).await),
-            UndeployEffect::DeleteSecret(deletion) => {
-                UndeployEvent::SecretDeleted(drop_secret(substrate, &deletion).await)
-            }
-        };
+    let mut performer = Performer::new(substrate, agent, Operation::Undeploy);
+    let mut report = drive(machine, &mut performer, on_progress).await?;
+    let pod_gone = undeploy_removes_policy(&report);
+    if pod_gone {
+        report.network_policy = remove_policy(substrate, agent).await?;
     }
+    report.workspace =
+        settle_workspace(substrate, agent, options.delete_workspace && pod_gone).await?;
+    Ok(report)
 }
 
 /// deploy.md § Persistent workspace: read the agent's claim and report it kept, or, when

@@ -6,10 +6,11 @@ use std::collections::{BTreeMap, VecDeque};
 use std::num::NonZeroU32;
 use std::time::Duration;
 
-use apiary_classify::expiry::{ANNOTATION_EXPIRES_AT, ExpiryWrite, WriteAnswer};
+use apiary_classify::expiry::ANNOTATION_EXPIRES_AT;
 use apiary_classify::failure::{Operation, RequestFailure};
 use apiary_classify::fence::Fence;
 use apiary_classify::policy::PolicyDeletion;
+use apiary_classify::request::{ExpiryWrite, WriteAnswer};
 use apiary_classify::verify::{PodDeletion, SecretDeletion};
 use apiary_classify::workspace::ClaimDeletion;
 use apiary_cluster_model::{ClusterModel, ListOptions, ModelError, Preconditions, add};

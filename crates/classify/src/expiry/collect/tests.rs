@@ -5,6 +5,7 @@ use crate::binding::Owner;
 use std::time::Duration;
 
 use super::*;
+use crate::request::Machine as _;
 use crate::testkit::{AGENT_ID, OTHER_AGENT_ID, POD, own_pod, own_secret, running, terminated};
 
 const S: fn(u64) -> Duration = Duration::from_secs;
@@ -28,8 +29,8 @@ fn spec(dry_run: bool) -> ExpireSpec {
     }
 }
 
-fn listed(pods: Vec<ObservedPod>, secrets: Vec<ObservedSecret>, now: Option<i64>) -> ExpireEvent {
-    ExpireEvent::Listed(Ok(ExpireListing {
+fn listed(pods: Vec<ObservedPod>, secrets: Vec<ObservedSecret>, now: Option<i64>) -> Answer {
+    Answer::Listed(Ok(Listing {
         pods,
         secrets,
         server_now: now,
@@ -121,8 +122,11 @@ fn collects_pod_then_waits_then_its_secret() {
     let pod = expiring("100");
     let secret_name = pod.facts.env_from_secret.clone().expect("references one");
     let mut m = ExpireMachine::new(spec(false));
-    assert_eq!(m.step(S(0), ExpireEvent::Start), ExpireEffect::ListPods);
-    let ExpireEffect::DeletePod(deletion) =
+    assert_eq!(
+        m.step(S(0), Answer::Start),
+        Step::Request(Request::List { secrets: false })
+    );
+    let Step::Request(Request::DeletePod(deletion)) =
         m.step(S(0), listed(vec![pod.clone()], vec![], Some(AT)))
     else {
         panic!("delete")
@@ -130,44 +134,44 @@ fn collects_pod_then_waits_then_its_secret() {
     assert_eq!(deletion.fence().uid(), "u1");
     assert_eq!(deletion.fence().resource_version(), "100");
     assert_eq!(
-        m.step(S(1), ExpireEvent::PodDeleted(Ok(DeleteAnswer::Accepted))),
-        ExpireEffect::Wait {
+        m.step(S(1), Answer::Deleted(Ok(DeleteAnswer::Accepted))),
+        Step::Request(Request::Wait {
             pod: POD.into(),
             resource_version: None,
             max: S(2)
-        }
+        })
     );
     assert_eq!(
-        m.step(S(3), ExpireEvent::Waited),
-        ExpireEffect::GetPod { name: POD.into() }
+        m.step(S(3), Answer::Waited),
+        Step::Request(Request::GetPod { name: POD.into() })
     );
     let mut marked = pod.clone();
     marked.marks.deletion_marked = true;
     marked.marks.resource_version = Some("101".into());
     assert_eq!(
-        m.step(S(3), ExpireEvent::PodRead(Ok(Some(marked)))),
-        ExpireEffect::Wait {
+        m.step(S(3), Answer::PodRead(Ok(Some(marked)))),
+        Step::Request(Request::Wait {
             pod: POD.into(),
             resource_version: Some("101".into()),
             max: S(2)
-        }
+        })
     );
-    m.step(S(5), ExpireEvent::Waited);
+    m.step(S(5), Answer::Waited);
     assert_eq!(
-        m.step(S(5), ExpireEvent::PodRead(Ok(None))),
-        ExpireEffect::ListBoth
+        m.step(S(5), Answer::PodRead(Ok(None))),
+        Step::Request(Request::List { secrets: true })
     );
-    let ExpireEffect::DeleteSecret(secret) = m.step(
+    let Step::Request(Request::DeleteSecret(secret)) = m.step(
         S(5),
         listed(vec![], vec![own_secret(&secret_name, Some(1))], Some(AT)),
     ) else {
         panic!("secret delete")
     };
     assert_eq!(secret.name(), secret_name);
-    let done = m.step(S(5), ExpireEvent::SecretDeleted(Ok(DeleteAnswer::Accepted)));
+    let done = m.step(S(5), Answer::Deleted(Ok(DeleteAnswer::Accepted)));
     assert_eq!(
         done,
-        ExpireEffect::Finish(Ok(ExpireReport {
+        Step::Done(Ok(ExpireReport {
             dry_run: false,
             pod: Some(POD.into()),
             expired_at: Some(AT),
@@ -183,10 +187,8 @@ fn collects_pod_then_waits_then_its_secret() {
 fn dry_run_only_lists() {
     let pod = expiring("100");
     let mut m = ExpireMachine::new(spec(true));
-    m.step(S(0), ExpireEvent::Start);
-    let ExpireEffect::Finish(Ok(report)) =
-        m.step(S(0), listed(vec![pod.clone()], vec![], Some(AT)))
-    else {
+    m.step(S(0), Answer::Start);
+    let Step::Done(Ok(report)) = m.step(S(0), listed(vec![pod.clone()], vec![], Some(AT))) else {
         panic!("finished")
     };
     assert!(report.dry_run);
@@ -202,10 +204,10 @@ fn dry_run_only_lists() {
 fn alive_agents_are_left_alone() {
     for now in [Some(AT - 1), None] {
         let mut m = ExpireMachine::new(spec(false));
-        m.step(S(0), ExpireEvent::Start);
+        m.step(S(0), Answer::Start);
         assert_eq!(
             m.step(S(0), listed(vec![expiring("100")], vec![], now)),
-            ExpireEffect::Finish(Ok(ExpireReport::default()))
+            Step::Done(Ok(ExpireReport::default()))
         );
     }
 }
@@ -215,20 +217,17 @@ fn alive_agents_are_left_alone() {
 #[test]
 fn precondition_failed_decides_again() {
     let mut m = ExpireMachine::new(spec(false));
-    m.step(S(0), ExpireEvent::Start);
+    m.step(S(0), Answer::Start);
     m.step(S(0), listed(vec![expiring("100")], vec![], Some(AT)));
     assert_eq!(
-        m.step(
-            S(0),
-            ExpireEvent::PodDeleted(Ok(DeleteAnswer::PreconditionFailed))
-        ),
-        ExpireEffect::ListPods
+        m.step(S(0), Answer::Deleted(Ok(DeleteAnswer::PreconditionFailed))),
+        Step::Request(Request::List { secrets: false })
     );
     let mut renewed = expiring("102");
     renewed.marks.expires_at = Some("2026-08-02T06:00:00Z".into());
     assert_eq!(
         m.step(S(1), listed(vec![renewed], vec![], Some(AT + 1))),
-        ExpireEffect::Finish(Ok(ExpireReport::default()))
+        Step::Done(Ok(ExpireReport::default()))
     );
 }
 
@@ -236,13 +235,13 @@ fn precondition_failed_decides_again() {
 #[test]
 fn timeout_keeps_the_secret() {
     let mut m = ExpireMachine::new(spec(false));
-    m.step(S(0), ExpireEvent::Start);
+    m.step(S(0), Answer::Start);
     m.step(S(0), listed(vec![expiring("100")], vec![], Some(AT)));
-    m.step(S(0), ExpireEvent::PodDeleted(Ok(DeleteAnswer::Accepted)));
-    m.step(S(119), ExpireEvent::Waited);
+    m.step(S(0), Answer::Deleted(Ok(DeleteAnswer::Accepted)));
+    m.step(S(119), Answer::Waited);
     assert_eq!(
-        m.step(S(120), ExpireEvent::PodRead(Ok(Some(expiring("101"))))),
-        ExpireEffect::Finish(Err(ExpireError::Timeout {
+        m.step(S(120), Answer::PodRead(Ok(Some(expiring("101"))))),
+        Step::Done(Err(ExpireError::Timeout {
             pod: POD.into(),
             deadline: S(120)
         }))
@@ -256,17 +255,17 @@ fn replaced_pod_is_left_and_references_protect() {
     let pod = expiring("100");
     let secret_name = pod.facts.env_from_secret.clone().expect("references one");
     let mut m = ExpireMachine::new(spec(false));
-    m.step(S(0), ExpireEvent::Start);
+    m.step(S(0), Answer::Start);
     m.step(S(0), listed(vec![pod.clone()], vec![], Some(AT)));
-    m.step(S(0), ExpireEvent::PodDeleted(Ok(DeleteAnswer::Accepted)));
-    m.step(S(2), ExpireEvent::Waited);
+    m.step(S(0), Answer::Deleted(Ok(DeleteAnswer::Accepted)));
+    m.step(S(2), Answer::Waited);
     let mut new = own_pod(running());
     new.marks.uid = Some("u2".into());
     assert_eq!(
-        m.step(S(2), ExpireEvent::PodRead(Ok(Some(new.clone())))),
-        ExpireEffect::ListBoth
+        m.step(S(2), Answer::PodRead(Ok(Some(new.clone())))),
+        Step::Request(Request::List { secrets: true })
     );
-    let ExpireEffect::Finish(Ok(report)) = m.step(
+    let Step::Done(Ok(report)) = m.step(
         S(2),
         listed(vec![new], vec![own_secret(&secret_name, Some(1))], Some(AT)),
     ) else {
@@ -284,31 +283,29 @@ fn not_found_and_failures() {
     let secret_name = pod.facts.env_from_secret.clone().expect("references one");
     let failure = RequestFailure::api(500, "InternalError", "boom");
     let mut m = ExpireMachine::new(spec(false));
-    m.step(S(0), ExpireEvent::Start);
+    m.step(S(0), Answer::Start);
     m.step(S(0), listed(vec![pod.clone()], vec![], Some(AT)));
     assert_eq!(
-        m.step(S(0), ExpireEvent::PodDeleted(Ok(DeleteAnswer::NotFound))),
-        ExpireEffect::ListBoth
+        m.step(S(0), Answer::Deleted(Ok(DeleteAnswer::NotFound))),
+        Step::Request(Request::List { secrets: true })
     );
     m.step(
         S(0),
         listed(vec![], vec![own_secret(&secret_name, Some(1))], Some(AT)),
     );
-    let ExpireEffect::Finish(Ok(report)) =
-        m.step(S(0), ExpireEvent::SecretDeleted(Err(failure.clone())))
-    else {
+    let Step::Done(Ok(report)) = m.step(S(0), Answer::Deleted(Err(failure.clone()))) else {
         panic!("finished")
     };
     assert_eq!(report.failures, vec![failure.clone()]);
     let mut m = ExpireMachine::new(spec(false));
-    m.step(S(0), ExpireEvent::Start);
+    m.step(S(0), Answer::Start);
     assert_eq!(
-        m.step(S(0), ExpireEvent::Listed(Err(failure.clone()))),
-        ExpireEffect::Finish(Err(ExpireError::Failed(failure)))
+        m.step(S(0), Answer::Listed(Err(failure.clone()))),
+        Step::Done(Err(ExpireError::Failed(failure)))
     );
     let mut m = ExpireMachine::new(spec(false));
     assert!(matches!(
-        m.step(S(0), ExpireEvent::Waited),
-        ExpireEffect::Finish(Err(ExpireError::Failed(_)))
+        m.step(S(0), Answer::Waited),
+        Step::Done(Err(ExpireError::Failed(_)))
     ));
 }

@@ -4,6 +4,8 @@ use crate::binding::Owner;
 use std::time::Duration;
 
 use super::*;
+use crate::facts::ObservedPod;
+use crate::request::Machine as _;
 use crate::testkit::{AGENT_ID, OTHER_AGENT_ID, POD, own_pod, running, terminated};
 
 const S: fn(u64) -> Duration = Duration::from_secs;
@@ -19,23 +21,27 @@ fn spec() -> RenewSpec {
     }
 }
 
-fn listing(rv: &str, server_now: Option<i64>) -> RenewEvent {
+fn listing(rv: &str, server_now: Option<i64>) -> Answer {
     let mut pod = own_pod(running());
     pod.marks.resource_version = Some(rv.to_owned());
     pod.marks.expires_at = Some("2026-08-02T05:00:00Z".into());
-    RenewEvent::Observed(Ok(RenewListing {
+    Answer::Listed(Ok(Listing {
         pods: vec![pod],
         server_now,
+        ..Listing::default()
     }))
 }
 
 fn started(m: &mut RenewMachine) {
-    assert_eq!(m.step(S(0), RenewEvent::Start), RenewEffect::Observe);
+    assert_eq!(
+        m.step(S(0), Answer::Start),
+        Step::Request(Request::List { secrets: false })
+    );
 }
 
-fn write_of(effect: &RenewEffect) -> &ExpiryWrite {
+fn write_of(effect: &RenewStep) -> &ExpiryWrite {
     match effect {
-        RenewEffect::Write(write) => write,
+        Step::Request(Request::WriteExpiry(write)) => write,
         other => panic!("expected a write, got {other:?}"),
     }
 }
@@ -52,10 +58,10 @@ fn write_carries_the_observed_resource_version() {
     assert_eq!(write.resource_version(), "100");
     assert_eq!(write.expires_at(), NOW + 7_200);
     assert_eq!(write.annotation_value(), "2026-08-02T06:00:00Z");
-    let done = m.step(S(1), RenewEvent::Written(Ok(WriteAnswer::Written)));
+    let done = m.step(S(1), Answer::Written(Ok(WriteAnswer::Written)));
     assert_eq!(
         done,
-        RenewEffect::Finish(Ok(Renewed {
+        Step::Done(Ok(Renewed {
             pod: POD.to_owned(),
             previous: Some(NOW + 3_600),
             expires_at: NOW + 7_200,
@@ -63,11 +69,7 @@ fn write_carries_the_observed_resource_version() {
             conflicts: 0,
         }))
     );
-    assert_eq!(
-        m.step(S(2), RenewEvent::Start),
-        done,
-        "finished stays finished"
-    );
+    assert_eq!(m.step(S(2), Answer::Start), done, "finished stays finished");
 }
 
 /// A conflict re-observes (at once the first time, after a pause later) and writes with the
@@ -78,22 +80,23 @@ fn conflict_reobserves_and_uses_the_fresh_version() {
     started(&mut m);
     write_of(&m.step(S(1), listing("100", Some(NOW))));
     assert_eq!(
-        m.step(S(1), RenewEvent::Written(Ok(WriteAnswer::Conflict))),
-        RenewEffect::Observe
+        m.step(S(1), Answer::Written(Ok(WriteAnswer::Conflict))),
+        Step::Request(Request::List { secrets: false })
     );
     let second = m.step(S(2), listing("101", Some(NOW + 1)));
     assert_eq!(write_of(&second).resource_version(), "101");
     assert_eq!(write_of(&second).expires_at(), NOW + 1 + 7_200);
     assert_eq!(
-        m.step(S(2), RenewEvent::Written(Ok(WriteAnswer::Conflict))),
-        RenewEffect::Wait(Duration::from_millis(200))
+        m.step(S(2), Answer::Written(Ok(WriteAnswer::Conflict))),
+        Step::Request(Request::Sleep(Duration::from_millis(200)))
     );
-    assert_eq!(m.step(S(3), RenewEvent::Waited), RenewEffect::Observe);
+    assert_eq!(
+        m.step(S(3), Answer::Waited),
+        Step::Request(Request::List { secrets: false })
+    );
     let third = m.step(S(3), listing("102", Some(NOW + 2)));
     assert_eq!(write_of(&third).resource_version(), "102");
-    let RenewEffect::Finish(Ok(renewed)) =
-        m.step(S(3), RenewEvent::Written(Ok(WriteAnswer::Written)))
-    else {
+    let Step::Done(Ok(renewed)) = m.step(S(3), Answer::Written(Ok(WriteAnswer::Written))) else {
         panic!("renewed")
     };
     assert_eq!(renewed.conflicts, 2);
@@ -106,10 +109,10 @@ fn conflicts_until_the_deadline_fail() {
     let mut m = RenewMachine::new(spec());
     started(&mut m);
     write_of(&m.step(S(1), listing("100", Some(NOW))));
-    let effect = m.step(S(60), RenewEvent::Written(Ok(WriteAnswer::Conflict)));
+    let effect = m.step(S(60), Answer::Written(Ok(WriteAnswer::Conflict)));
     assert_eq!(
         effect,
-        RenewEffect::Finish(Err(RenewError::Deadline {
+        Step::Done(Err(RenewError::Deadline {
             pod: POD.to_owned(),
             deadline: S(60),
             conflicts: 1,
@@ -123,16 +126,16 @@ fn wait_is_bounded_by_the_deadline() {
     let mut m = RenewMachine::new(spec());
     started(&mut m);
     write_of(&m.step(S(1), listing("100", Some(NOW))));
-    m.step(S(1), RenewEvent::Written(Ok(WriteAnswer::Conflict)));
+    m.step(S(1), Answer::Written(Ok(WriteAnswer::Conflict)));
     write_of(&m.step(S(1), listing("101", Some(NOW))));
     let at = Duration::from_millis(59_900);
     assert_eq!(
-        m.step(at, RenewEvent::Written(Ok(WriteAnswer::Conflict))),
-        RenewEffect::Wait(Duration::from_millis(100))
+        m.step(at, Answer::Written(Ok(WriteAnswer::Conflict))),
+        Step::Request(Request::Sleep(Duration::from_millis(100)))
     );
     assert!(matches!(
-        m.step(S(60), RenewEvent::Waited),
-        RenewEffect::Finish(Err(RenewError::Deadline { conflicts: 2, .. }))
+        m.step(S(60), Answer::Waited),
+        Step::Done(Err(RenewError::Deadline { conflicts: 2, .. }))
     ));
 }
 
@@ -143,16 +146,17 @@ fn not_found_at_write_reobserves() {
     started(&mut m);
     write_of(&m.step(S(1), listing("100", Some(NOW))));
     assert_eq!(
-        m.step(S(1), RenewEvent::Written(Ok(WriteAnswer::NotFound))),
-        RenewEffect::Observe
+        m.step(S(1), Answer::Written(Ok(WriteAnswer::NotFound))),
+        Step::Request(Request::List { secrets: false })
     );
-    let empty = RenewEvent::Observed(Ok(RenewListing {
+    let empty = Answer::Listed(Ok(Listing {
         pods: vec![],
         server_now: Some(NOW),
+        ..Listing::default()
     }));
     assert_eq!(
         m.step(S(1), empty),
-        RenewEffect::Finish(Err(RenewError::Absent {
+        Step::Done(Err(RenewError::Absent {
             pod: POD.to_owned()
         }))
     );
@@ -166,9 +170,10 @@ fn refusals_write_nothing() {
         started(&mut m);
         m.step(
             S(1),
-            RenewEvent::Observed(Ok(RenewListing {
+            Answer::Listed(Ok(Listing {
                 pods: vec![pod],
                 server_now: now,
+                ..Listing::default()
             })),
         )
     };
@@ -176,27 +181,27 @@ fn refusals_write_nothing() {
     foreign.marks.agent_id = Some(OTHER_AGENT_ID.into());
     assert_eq!(
         finish(foreign, Some(NOW)),
-        RenewEffect::Finish(Err(RenewError::Foreign { pod: POD.into() }))
+        Step::Done(Err(RenewError::Foreign { pod: POD.into() }))
     );
     let mut deleting = own_pod(running());
     deleting.marks.deletion_marked = true;
     assert_eq!(
         finish(deleting, Some(NOW)),
-        RenewEffect::Finish(Err(RenewError::Deleting { pod: POD.into() }))
+        Step::Done(Err(RenewError::Deleting { pod: POD.into() }))
     );
     assert_eq!(
         finish(own_pod(terminated(0, Some("Completed"))), Some(NOW)),
-        RenewEffect::Finish(Err(RenewError::Terminated { pod: POD.into() }))
+        Step::Done(Err(RenewError::Terminated { pod: POD.into() }))
     );
     assert_eq!(
         finish(own_pod(running()), None),
-        RenewEffect::Finish(Err(RenewError::NoServerClock))
+        Step::Done(Err(RenewError::NoServerClock))
     );
     let mut other_name = own_pod(running());
     other_name.marks.name = Some("someone-else".into());
     assert_eq!(
         finish(other_name, Some(NOW)),
-        RenewEffect::Finish(Err(RenewError::Absent { pod: POD.into() }))
+        Step::Done(Err(RenewError::Absent { pod: POD.into() }))
     );
 }
 
@@ -207,20 +212,20 @@ fn failures_end_it() {
     let mut m = RenewMachine::new(spec());
     started(&mut m);
     assert_eq!(
-        m.step(S(1), RenewEvent::Observed(Err(failure.clone()))),
-        RenewEffect::Finish(Err(RenewError::Request(failure.clone())))
+        m.step(S(1), Answer::Listed(Err(failure.clone()))),
+        Step::Done(Err(RenewError::Request(failure.clone())))
     );
     let mut m = RenewMachine::new(spec());
     started(&mut m);
     write_of(&m.step(S(1), listing("100", Some(NOW))));
     assert_eq!(
-        m.step(S(1), RenewEvent::Written(Err(failure.clone()))),
-        RenewEffect::Finish(Err(RenewError::Request(failure)))
+        m.step(S(1), Answer::Written(Err(failure.clone()))),
+        Step::Done(Err(RenewError::Request(failure)))
     );
     let mut m = RenewMachine::new(spec());
     assert!(matches!(
-        m.step(S(0), RenewEvent::Waited),
-        RenewEffect::Finish(Err(RenewError::Request(_)))
+        m.step(S(0), Answer::Waited),
+        Step::Done(Err(RenewError::Request(_)))
     ));
 }
 

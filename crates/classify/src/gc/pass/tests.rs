@@ -3,7 +3,10 @@
 
 use super::*;
 use crate::binding::Owner;
+use crate::facts::ObservedPod;
+use crate::request::Machine as _;
 use crate::testkit::{AGENT_ID, POD, marks, own_pod, own_secret, running, terminated};
+use std::time::Duration;
 
 fn spec(dry_run: bool) -> GcSpec {
     GcSpec {
@@ -18,8 +21,8 @@ fn dead(rv: &str) -> ObservedPod {
     pod
 }
 
-fn listing(server_now: Option<i64>) -> GcEvent {
-    GcEvent::Listed(Ok(GcListing {
+fn listing(server_now: Option<i64>) -> Answer {
+    Answer::Listed(Ok(Listing {
         pods: vec![dead("100")],
         secrets: vec![
             own_secret(&format!("{POD}-0000abcd"), Some(0)),
@@ -33,9 +36,9 @@ fn boom() -> RequestFailure {
     RequestFailure::api(500, "InternalError", "boom")
 }
 
-fn finished(effect: GcEffect) -> GcReport {
+fn finished(effect: GcStep) -> GcReport {
     match effect {
-        GcEffect::Finish(Ok(report)) => report,
+        Step::Done(Ok(report)) => report,
         other => panic!("expected a report, got {other:?}"),
     }
 }
@@ -45,20 +48,25 @@ fn finished(effect: GcEffect) -> GcReport {
 #[test]
 fn list_reread_delete_with_the_reread_fence_then_secrets() {
     let mut gc = GcMachine::new(spec(false));
-    assert_eq!(gc.step(GcEvent::Start), GcEffect::List);
     assert_eq!(
-        gc.step(listing(Some(5_000))),
-        GcEffect::GetPod { name: POD.into() }
+        gc.step(Duration::ZERO, Answer::Start),
+        Step::Request(Request::List { secrets: true })
     );
-    match gc.step(GcEvent::PodRead(Ok(Some(dead("205"))))) {
-        GcEffect::DeletePod(d) => assert_eq!(d.fence().resource_version(), "205"),
+    assert_eq!(
+        gc.step(Duration::ZERO, listing(Some(5_000))),
+        Step::Request(Request::GetPod { name: POD.into() })
+    );
+    match gc.step(Duration::ZERO, Answer::PodRead(Ok(Some(dead("205"))))) {
+        Step::Request(Request::DeletePod(d)) => assert_eq!(d.fence().resource_version(), "205"),
         other => panic!("{other:?}"),
     }
-    let first = gc.step(GcEvent::PodDeleted(Ok(DeleteAnswer::Accepted)));
-    assert!(matches!(first, GcEffect::DeleteSecret(ref d) if d.name().ends_with("0000abcd")));
-    let second = gc.step(GcEvent::SecretDeleted(Ok(DeleteAnswer::Accepted)));
-    assert!(matches!(second, GcEffect::DeleteSecret(ref d) if d.name() == "orphan"));
-    let report = finished(gc.step(GcEvent::SecretDeleted(Ok(DeleteAnswer::NotFound))));
+    let first = gc.step(Duration::ZERO, Answer::Deleted(Ok(DeleteAnswer::Accepted)));
+    assert!(
+        matches!(first, Step::Request(Request::DeleteSecret(ref d)) if d.name().ends_with("0000abcd"))
+    );
+    let second = gc.step(Duration::ZERO, Answer::Deleted(Ok(DeleteAnswer::Accepted)));
+    assert!(matches!(second, Step::Request(Request::DeleteSecret(ref d)) if d.name() == "orphan"));
+    let report = finished(gc.step(Duration::ZERO, Answer::Deleted(Ok(DeleteAnswer::NotFound))));
     assert_eq!(report.pods, [POD]);
     assert_eq!(report.secrets, [format!("{POD}-0000abcd")]);
     assert_eq!(report.orphan_sweep, Some(OrphanSweep::Ran));
@@ -69,8 +77,8 @@ fn list_reread_delete_with_the_reread_fence_then_secrets() {
 #[test]
 fn s8_dry_run_reports_the_plan() {
     let mut gc = GcMachine::new(spec(true));
-    gc.step(GcEvent::Start);
-    let report = finished(gc.step(listing(None)));
+    gc.step(Duration::ZERO, Answer::Start);
+    let report = finished(gc.step(Duration::ZERO, listing(None)));
     assert!(report.dry_run);
     assert_eq!(report.pods, [POD]);
     assert_eq!(report.secrets, [format!("{POD}-0000abcd")]);
@@ -81,11 +89,20 @@ fn s8_dry_run_reports_the_plan() {
 #[test]
 fn a_pod_no_longer_terminated_is_skipped() {
     let mut gc = GcMachine::new(spec(false));
-    gc.step(GcEvent::Start);
-    gc.step(listing(None));
-    let next = gc.step(GcEvent::PodRead(Ok(Some(own_pod(running())))));
-    assert!(matches!(next, GcEffect::DeleteSecret(_)), "{next:?}");
-    let next = gc.step(GcEvent::SecretDeleted(Ok(DeleteAnswer::PreconditionFailed)));
+    gc.step(Duration::ZERO, Answer::Start);
+    gc.step(Duration::ZERO, listing(None));
+    let next = gc.step(
+        Duration::ZERO,
+        Answer::PodRead(Ok(Some(own_pod(running())))),
+    );
+    assert!(
+        matches!(next, Step::Request(Request::DeleteSecret(_))),
+        "{next:?}"
+    );
+    let next = gc.step(
+        Duration::ZERO,
+        Answer::Deleted(Ok(DeleteAnswer::PreconditionFailed)),
+    );
     let report = finished(next);
     assert!(report.pods.is_empty() && report.secrets.is_empty());
 }
@@ -95,20 +112,20 @@ fn a_pod_no_longer_terminated_is_skipped() {
 #[test]
 fn delete_failures_are_collected() {
     let mut gc = GcMachine::new(spec(false));
-    gc.step(GcEvent::Start);
-    gc.step(listing(None));
-    gc.step(GcEvent::PodRead(Ok(Some(dead("100")))));
-    let next = gc.step(GcEvent::PodDeleted(Err(boom())));
-    assert!(matches!(next, GcEffect::DeleteSecret(_)));
-    let report = finished(gc.step(GcEvent::SecretDeleted(Err(boom()))));
+    gc.step(Duration::ZERO, Answer::Start);
+    gc.step(Duration::ZERO, listing(None));
+    gc.step(Duration::ZERO, Answer::PodRead(Ok(Some(dead("100")))));
+    let next = gc.step(Duration::ZERO, Answer::Deleted(Err(boom())));
+    assert!(matches!(next, Step::Request(Request::DeleteSecret(_))));
+    let report = finished(gc.step(Duration::ZERO, Answer::Deleted(Err(boom()))));
     assert_eq!(report.failures, [boom(), boom()]);
     for answer in [DeleteAnswer::NotFound, DeleteAnswer::PreconditionFailed] {
         let mut gc = GcMachine::new(spec(false));
-        gc.step(GcEvent::Start);
-        gc.step(listing(None));
-        gc.step(GcEvent::PodRead(Ok(Some(dead("100")))));
-        gc.step(GcEvent::PodDeleted(Ok(answer)));
-        let report = finished(gc.step(GcEvent::SecretDeleted(Ok(DeleteAnswer::Accepted))));
+        gc.step(Duration::ZERO, Answer::Start);
+        gc.step(Duration::ZERO, listing(None));
+        gc.step(Duration::ZERO, Answer::PodRead(Ok(Some(dead("100")))));
+        gc.step(Duration::ZERO, Answer::Deleted(Ok(answer)));
+        let report = finished(gc.step(Duration::ZERO, Answer::Deleted(Ok(DeleteAnswer::Accepted))));
         assert!(report.pods.is_empty() && report.failures.is_empty());
     }
 }
@@ -118,22 +135,25 @@ fn delete_failures_are_collected() {
 #[test]
 fn list_and_reread_failures_abort() {
     let mut gc = GcMachine::new(spec(false));
-    gc.step(GcEvent::Start);
+    gc.step(Duration::ZERO, Answer::Start);
     assert_eq!(
-        gc.step(GcEvent::Listed(Err(boom()))),
-        GcEffect::Finish(Err(boom()))
+        gc.step(Duration::ZERO, Answer::Listed(Err(boom()))),
+        Step::Done(Err(boom()))
     );
-    assert_eq!(gc.step(GcEvent::Start), GcEffect::Finish(Err(boom())));
-    let mut gc = GcMachine::new(spec(false));
-    gc.step(GcEvent::Start);
-    gc.step(listing(None));
     assert_eq!(
-        gc.step(GcEvent::PodRead(Err(boom()))),
-        GcEffect::Finish(Err(boom()))
+        gc.step(Duration::ZERO, Answer::Start),
+        Step::Done(Err(boom()))
     );
     let mut gc = GcMachine::new(spec(false));
-    match gc.step(GcEvent::PodRead(Ok(None))) {
-        GcEffect::Finish(Err(failure)) => assert!(failure.message().contains("internal")),
+    gc.step(Duration::ZERO, Answer::Start);
+    gc.step(Duration::ZERO, listing(None));
+    assert_eq!(
+        gc.step(Duration::ZERO, Answer::PodRead(Err(boom()))),
+        Step::Done(Err(boom()))
+    );
+    let mut gc = GcMachine::new(spec(false));
+    match gc.step(Duration::ZERO, Answer::PodRead(Ok(None))) {
+        Step::Done(Err(failure)) => assert!(failure.message().contains("internal")),
         other => panic!("{other:?}"),
     }
 }
@@ -142,11 +162,11 @@ fn list_and_reread_failures_abort() {
 #[test]
 fn a_pod_gone_at_reread_is_skipped() {
     let mut gc = GcMachine::new(spec(false));
-    gc.step(GcEvent::Start);
-    gc.step(listing(None));
+    gc.step(Duration::ZERO, Answer::Start);
+    gc.step(Duration::ZERO, listing(None));
     assert!(matches!(
-        gc.step(GcEvent::PodRead(Ok(None))),
-        GcEffect::DeleteSecret(_)
+        gc.step(Duration::ZERO, Answer::PodRead(Ok(None))),
+        Step::Request(Request::DeleteSecret(_))
     ));
 }
 
@@ -156,7 +176,7 @@ fn a_pod_gone_at_reread_is_skipped() {
 #[test]
 fn an_emptying_pass_is_one_without_pods_whose_secrets_all_went() {
     let orphans = |secrets: &[&str]| {
-        GcEvent::Listed(Ok(GcListing {
+        Answer::Listed(Ok(Listing {
             pods: Vec::new(),
             secrets: secrets.iter().map(|s| own_secret(s, Some(0))).collect(),
             server_now: Some(5_000),
@@ -164,11 +184,14 @@ fn an_emptying_pass_is_one_without_pods_whose_secrets_all_went() {
     };
     let run = |answers: &[Result<DeleteAnswer, RequestFailure>]| {
         let mut gc = GcMachine::new(spec(false));
-        gc.step(GcEvent::Start);
-        let mut effect = gc.step(orphans(&["a", "b"][..answers.len()]));
+        gc.step(Duration::ZERO, Answer::Start);
+        let mut effect = gc.step(Duration::ZERO, orphans(&["a", "b"][..answers.len()]));
         for answer in answers {
-            assert!(matches!(effect, GcEffect::DeleteSecret(_)), "{effect:?}");
-            effect = gc.step(GcEvent::SecretDeleted(answer.clone()));
+            assert!(
+                matches!(effect, Step::Request(Request::DeleteSecret(_))),
+                "{effect:?}"
+            );
+            effect = gc.step(Duration::ZERO, Answer::Deleted(answer.clone()));
         }
         finished(effect).agent_emptied
     };
@@ -186,26 +209,26 @@ fn an_emptying_pass_is_one_without_pods_whose_secrets_all_went() {
     ]));
     assert!(!run(&[Ok(DeleteAnswer::Accepted), Err(boom())]));
     let mut gc = GcMachine::new(spec(false));
-    gc.step(GcEvent::Start);
+    gc.step(Duration::ZERO, Answer::Start);
     assert!(
-        finished(gc.step(orphans(&[]))).agent_emptied,
+        finished(gc.step(Duration::ZERO, orphans(&[]))).agent_emptied,
         "nothing listed: empty"
     );
     let mut gc = GcMachine::new(spec(true));
-    gc.step(GcEvent::Start);
+    gc.step(Duration::ZERO, Answer::Start);
     assert!(
-        !finished(gc.step(orphans(&[]))).agent_emptied,
+        !finished(gc.step(Duration::ZERO, orphans(&[]))).agent_emptied,
         "never in a dry run"
     );
     // A listed pod, even one the pass deletes, keeps the agent non-empty (it may still be
     // terminating).
     let mut gc = GcMachine::new(spec(false));
-    gc.step(GcEvent::Start);
-    gc.step(listing(Some(5_000)));
-    gc.step(GcEvent::PodRead(Ok(Some(dead("205")))));
-    let mut effect = gc.step(GcEvent::PodDeleted(Ok(DeleteAnswer::Accepted)));
-    while let GcEffect::DeleteSecret(_) = effect {
-        effect = gc.step(GcEvent::SecretDeleted(Ok(DeleteAnswer::Accepted)));
+    gc.step(Duration::ZERO, Answer::Start);
+    gc.step(Duration::ZERO, listing(Some(5_000)));
+    gc.step(Duration::ZERO, Answer::PodRead(Ok(Some(dead("205")))));
+    let mut effect = gc.step(Duration::ZERO, Answer::Deleted(Ok(DeleteAnswer::Accepted)));
+    while let Step::Request(Request::DeleteSecret(_)) = effect {
+        effect = gc.step(Duration::ZERO, Answer::Deleted(Ok(DeleteAnswer::Accepted)));
     }
     assert!(!finished(effect).agent_emptied);
 }

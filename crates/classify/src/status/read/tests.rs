@@ -2,9 +2,11 @@
 
 use super::*;
 use crate::binding::Owner;
+use crate::request::Machine as _;
 use crate::testkit::{
     AGENT_ID, INTENT, OTHER_AGENT_ID, OTHER_INTENT, POD, own_pod, running, waiting,
 };
+use std::time::Duration;
 
 const SECRET: &str = "apiary-research-bot-1-72bea12366a3-0000abcd";
 
@@ -17,9 +19,9 @@ fn spec(desired_intent: Option<&str>) -> StatusSpec {
     }
 }
 
-fn report(effect: StatusEffect) -> StatusReport {
+fn report(effect: StatusStep) -> StatusReport {
     match effect {
-        StatusEffect::Finish(Ok(report)) => report,
+        Step::Done(Ok(report)) => report,
         other => panic!("expected a report, got {other:?}"),
     }
 }
@@ -35,16 +37,19 @@ fn s1_s2_started_pod_reads_its_secret_and_compares_intent() {
     ] {
         let mut status = StatusMachine::new(spec(desired));
         assert_eq!(
-            status.step(StatusEvent::Start),
-            StatusEffect::GetPod { name: POD.into() }
+            status.step(Duration::ZERO, Answer::Start),
+            Step::Request(Request::GetPod { name: POD.into() })
         );
         assert_eq!(
-            status.step(StatusEvent::PodRead(Ok(Some(own_pod(running()))))),
-            StatusEffect::CheckSecret {
+            status.step(
+                Duration::ZERO,
+                Answer::PodRead(Ok(Some(own_pod(running()))))
+            ),
+            Step::Request(Request::SecretExists {
                 name: SECRET.into()
-            }
+            })
         );
-        let done = report(status.step(StatusEvent::SecretChecked(Ok(true))));
+        let done = report(status.step(Duration::ZERO, Answer::Exists(Ok(true))));
         assert_eq!(done.state, StatusState::Started);
         assert_eq!(
             done.secret,
@@ -61,17 +66,17 @@ fn s1_s2_started_pod_reads_its_secret_and_compares_intent() {
 #[test]
 fn s1_absent_and_foreign_read_nothing_more() {
     let mut status = StatusMachine::new(spec(Some(INTENT)));
-    status.step(StatusEvent::Start);
-    let done = report(status.step(StatusEvent::PodRead(Ok(None))));
+    status.step(Duration::ZERO, Answer::Start);
+    let done = report(status.step(Duration::ZERO, Answer::PodRead(Ok(None))));
     assert_eq!(
         (done.state, done.secret, done.intent_matches),
         (StatusState::Absent, None, None)
     );
     let mut status = StatusMachine::new(spec(Some(INTENT)));
-    status.step(StatusEvent::Start);
+    status.step(Duration::ZERO, Answer::Start);
     let mut foreign = own_pod(running());
     foreign.marks.agent_id = Some(OTHER_AGENT_ID.into());
-    let done = report(status.step(StatusEvent::PodRead(Ok(Some(foreign)))));
+    let done = report(status.step(Duration::ZERO, Answer::PodRead(Ok(Some(foreign)))));
     assert_eq!(done.state, StatusState::Foreign);
     assert_eq!(
         (done.condition, done.secret, done.intent_matches),
@@ -84,15 +89,15 @@ fn s1_absent_and_foreign_read_nothing_more() {
 #[test]
 fn a_pending_pod_is_settled_by_one_check() {
     let mut status = StatusMachine::new(spec(None));
-    status.step(StatusEvent::Start);
+    status.step(Duration::ZERO, Answer::Start);
     let pending = own_pod(waiting(Some("CreateContainerConfigError"), None));
     assert_eq!(
-        status.step(StatusEvent::PodRead(Ok(Some(pending)))),
-        StatusEffect::CheckSecret {
+        status.step(Duration::ZERO, Answer::PodRead(Ok(Some(pending)))),
+        Step::Request(Request::SecretExists {
             name: SECRET.into()
-        }
+        })
     );
-    let done = report(status.step(StatusEvent::SecretChecked(Ok(false))));
+    let done = report(status.step(Duration::ZERO, Answer::Exists(Ok(false))));
     assert_eq!(done.state, StatusState::Broken);
     assert_eq!(done.secret.map(|s| s.exists), Some(false));
 }
@@ -108,10 +113,10 @@ fn pull_failure_names_the_image() {
             image: configured.map(str::to_owned),
             ..spec(None)
         });
-        status.step(StatusEvent::Start);
+        status.step(Duration::ZERO, Answer::Start);
         let pulling = own_pod(waiting(Some("ErrImagePull"), Some("manifest unknown")));
-        status.step(StatusEvent::PodRead(Ok(Some(pulling))));
-        let done = report(status.step(StatusEvent::SecretChecked(Ok(true))));
+        status.step(Duration::ZERO, Answer::PodRead(Ok(Some(pulling))));
+        let done = report(status.step(Duration::ZERO, Answer::Exists(Ok(true))));
         assert_eq!(done.state, StatusState::PullFailing);
         assert!(
             done.condition
@@ -128,25 +133,28 @@ fn pull_failure_names_the_image() {
 fn failures_and_unasked_answers() {
     let failure = RequestFailure::api(403, "Forbidden", "no");
     let mut status = StatusMachine::new(spec(None));
-    status.step(StatusEvent::Start);
+    status.step(Duration::ZERO, Answer::Start);
     assert_eq!(
-        status.step(StatusEvent::PodRead(Err(failure.clone()))),
-        StatusEffect::Finish(Err(failure.clone()))
+        status.step(Duration::ZERO, Answer::PodRead(Err(failure.clone()))),
+        Step::Done(Err(failure.clone()))
     );
     assert_eq!(
-        status.step(StatusEvent::Start),
-        StatusEffect::Finish(Err(failure.clone()))
+        status.step(Duration::ZERO, Answer::Start),
+        Step::Done(Err(failure.clone()))
     );
     let mut status = StatusMachine::new(spec(None));
-    status.step(StatusEvent::Start);
-    status.step(StatusEvent::PodRead(Ok(Some(own_pod(running())))));
+    status.step(Duration::ZERO, Answer::Start);
+    status.step(
+        Duration::ZERO,
+        Answer::PodRead(Ok(Some(own_pod(running())))),
+    );
     assert_eq!(
-        status.step(StatusEvent::SecretChecked(Err(failure.clone()))),
-        StatusEffect::Finish(Err(failure))
+        status.step(Duration::ZERO, Answer::Exists(Err(failure.clone()))),
+        Step::Done(Err(failure))
     );
     let mut status = StatusMachine::new(spec(None));
     assert!(matches!(
-        status.step(StatusEvent::SecretChecked(Ok(true))),
-        StatusEffect::Finish(Err(f)) if f.message().contains("internal")
+        status.step(Duration::ZERO, Answer::Exists(Ok(true))),
+        Step::Done(Err(f)) if f.message().contains("internal")
     ));
 }

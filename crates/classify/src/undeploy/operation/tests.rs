@@ -4,6 +4,8 @@
 
 use super::*;
 use crate::binding::Owner;
+use crate::request::Listing;
+use crate::request::Machine as _;
 use crate::status::StatusState;
 use crate::testkit::{AGENT_ID, OTHER_AGENT_ID, POD, own_pod, own_secret, running};
 
@@ -34,27 +36,27 @@ impl Run {
         }
     }
 
-    fn step(&mut self, event: UndeployEvent) -> UndeployEffect {
+    fn step(&mut self, event: Answer) -> UndeployStep {
         self.machine.step(self.now, event)
     }
 
-    fn wait(&mut self, effect: &UndeployEffect) -> UndeployEffect {
+    fn wait(&mut self, effect: &UndeployStep) -> UndeployStep {
         match effect {
-            UndeployEffect::Wait { max, .. } => {
+            Step::Request(Request::Wait { max, .. }) => {
                 self.now += *max;
-                self.step(UndeployEvent::Waited)
+                self.step(Answer::Waited)
             }
             other => panic!("expected a wait, got {other:?}"),
         }
     }
 }
 
-fn get() -> UndeployEffect {
-    UndeployEffect::GetPod { name: POD.into() }
+fn get() -> UndeployStep {
+    Step::Request(Request::GetPod { name: POD.into() })
 }
 
-fn read(pod: Option<ObservedPod>) -> UndeployEvent {
-    UndeployEvent::PodRead(Ok(pod))
+fn read(pod: Option<ObservedPod>) -> Answer {
+    Answer::PodRead(Ok(pod))
 }
 
 fn with_rv(mut pod: ObservedPod, uid: &str, rv: &str) -> ObservedPod {
@@ -63,23 +65,24 @@ fn with_rv(mut pod: ObservedPod, uid: &str, rv: &str) -> ObservedPod {
     pod
 }
 
-fn listing(secrets: &[&str], pods: Vec<ObservedPod>) -> UndeployEvent {
-    UndeployEvent::Listed(Ok(Listing {
+fn listing(secrets: &[&str], pods: Vec<ObservedPod>) -> Answer {
+    Answer::Listed(Ok(Listing {
         pods,
         secrets: secrets.iter().map(|s| own_secret(s, Some(0))).collect(),
+        ..Listing::default()
     }))
 }
 
-fn report(effect: UndeployEffect) -> UndeployReport {
+fn report(effect: UndeployStep) -> UndeployReport {
     match effect {
-        UndeployEffect::Finish(Ok(report)) => report,
+        Step::Done(Ok(report)) => report,
         other => panic!("expected a report, got {other:?}"),
     }
 }
 
-fn error(effect: UndeployEffect) -> UndeployError {
+fn error(effect: UndeployStep) -> UndeployError {
     match effect {
-        UndeployEffect::Finish(Err(error)) => error,
+        Step::Done(Err(error)) => error,
         other => panic!("expected an error, got {other:?}"),
     }
 }
@@ -93,27 +96,27 @@ fn boom() -> RequestFailure {
 #[test]
 fn s3_delete_wait_then_secrets() {
     let mut run = Run::new(true);
-    assert_eq!(run.step(UndeployEvent::Start), get());
+    assert_eq!(run.step(Answer::Start), get());
     let pod = with_rv(own_pod(running()), "u1", "100");
     let deletion = match run.step(read(Some(pod.clone()))) {
-        UndeployEffect::DeletePod(d) => d,
+        Step::Request(Request::DeletePod(d)) => d,
         other => panic!("{other:?}"),
     };
     assert_eq!(
         (deletion.fence().uid(), deletion.fence().resource_version()),
         ("u1", "100")
     );
-    assert_eq!(
-        run.step(UndeployEvent::PodDeleted(Ok(DeleteAnswer::Accepted))),
-        get()
-    );
+    assert_eq!(run.step(Answer::Deleted(Ok(DeleteAnswer::Accepted))), get());
     let effect = run.step(read(Some(pod)));
-    assert!(matches!(effect, UndeployEffect::Wait { max, .. } if max == S(2)));
+    assert!(matches!(effect, Step::Request(Request::Wait { max, .. }) if max == S(2)));
     assert_eq!(run.wait(&effect), get());
-    assert_eq!(run.step(read(None)), UndeployEffect::List);
+    assert_eq!(
+        run.step(read(None)),
+        Step::Request(Request::List { secrets: true })
+    );
     let effect = run.step(listing(&[SECRET], vec![]));
-    assert!(matches!(effect, UndeployEffect::DeleteSecret(ref d) if d.name() == SECRET));
-    let done = report(run.step(UndeployEvent::SecretDeleted(Ok(DeleteAnswer::Accepted))));
+    assert!(matches!(effect, Step::Request(Request::DeleteSecret(ref d)) if d.name() == SECRET));
+    let done = report(run.step(Answer::Deleted(Ok(DeleteAnswer::Accepted))));
     assert_eq!(
         done,
         UndeployReport {
@@ -132,8 +135,11 @@ fn s3_delete_wait_then_secrets() {
 #[test]
 fn s4_absent_lists_and_succeeds() {
     let mut run = Run::new(true);
-    run.step(UndeployEvent::Start);
-    assert_eq!(run.step(read(None)), UndeployEffect::List);
+    run.step(Answer::Start);
+    assert_eq!(
+        run.step(read(None)),
+        Step::Request(Request::List { secrets: true })
+    );
     assert_eq!(
         report(run.step(listing(&[], vec![]))),
         UndeployReport::default()
@@ -144,7 +150,7 @@ fn s4_absent_lists_and_succeeds() {
 #[test]
 fn s5_foreign_touches_nothing() {
     let mut run = Run::new(true);
-    run.step(UndeployEvent::Start);
+    run.step(Answer::Start);
     let mut pod = own_pod(running());
     pod.marks.agent_id = Some(OTHER_AGENT_ID.into());
     assert_eq!(
@@ -157,12 +163,12 @@ fn s5_foreign_touches_nothing() {
 #[test]
 fn s6_no_wait_keeps_the_referenced_secret() {
     let mut run = Run::new(false);
-    run.step(UndeployEvent::Start);
+    run.step(Answer::Start);
     let pod = own_pod(running());
     run.step(read(Some(pod.clone())));
     assert_eq!(
-        run.step(UndeployEvent::PodDeleted(Ok(DeleteAnswer::Accepted))),
-        UndeployEffect::List
+        run.step(Answer::Deleted(Ok(DeleteAnswer::Accepted))),
+        Step::Request(Request::List { secrets: true })
     );
     let mut marked = pod;
     marked.marks.deletion_marked = true;
@@ -176,18 +182,16 @@ fn s6_no_wait_keeps_the_referenced_secret() {
 #[test]
 fn s7_precondition_failed_waits_and_uses_the_new_fence() {
     let mut run = Run::new(true);
-    run.step(UndeployEvent::Start);
+    run.step(Answer::Start);
     run.step(read(Some(with_rv(own_pod(running()), "u1", "100"))));
-    let effect = run.step(UndeployEvent::PodDeleted(Ok(
-        DeleteAnswer::PreconditionFailed,
-    )));
+    let effect = run.step(Answer::Deleted(Ok(DeleteAnswer::PreconditionFailed)));
     assert!(
-        matches!(effect, UndeployEffect::Wait { .. }),
+        matches!(effect, Step::Request(Request::Wait { .. })),
         "no re-read without a wait: {effect:?}"
     );
     assert_eq!(run.wait(&effect), get());
     match run.step(read(Some(with_rv(own_pod(running()), "u1", "200")))) {
-        UndeployEffect::DeletePod(d) => assert_eq!(d.fence().resource_version(), "200"),
+        Step::Request(Request::DeletePod(d)) => assert_eq!(d.fence().resource_version(), "200"),
         other => panic!("{other:?}"),
     }
 }
@@ -196,11 +200,14 @@ fn s7_precondition_failed_waits_and_uses_the_new_fence() {
 #[test]
 fn a_deletion_marked_pod_is_only_awaited() {
     let mut run = Run::new(true);
-    run.step(UndeployEvent::Start);
+    run.step(Answer::Start);
     let mut pod = own_pod(running());
     pod.marks.deletion_marked = true;
     assert_eq!(run.step(read(Some(pod))), get());
-    assert_eq!(run.step(read(None)), UndeployEffect::List);
+    assert_eq!(
+        run.step(read(None)),
+        Step::Request(Request::List { secrets: true })
+    );
     let done = report(run.step(listing(&[], vec![])));
     assert_eq!(done.pod.as_deref(), Some(POD));
     assert!(!done.pod_deleted && done.waited);
@@ -210,11 +217,11 @@ fn a_deletion_marked_pod_is_only_awaited() {
 #[test]
 fn not_found_goes_to_the_secrets() {
     let mut run = Run::new(true);
-    run.step(UndeployEvent::Start);
+    run.step(Answer::Start);
     run.step(read(Some(own_pod(running()))));
     assert_eq!(
-        run.step(UndeployEvent::PodDeleted(Ok(DeleteAnswer::NotFound))),
-        UndeployEffect::List
+        run.step(Answer::Deleted(Ok(DeleteAnswer::NotFound))),
+        Step::Request(Request::List { secrets: true })
     );
 }
 
@@ -222,34 +229,34 @@ fn not_found_goes_to_the_secrets() {
 #[test]
 fn e4_timeout_deletes_no_secret() {
     let mut run = Run::new(true);
-    run.step(UndeployEvent::Start);
+    run.step(Answer::Start);
     let pod = own_pod(running());
     run.step(read(Some(pod.clone())));
-    let mut effect = run.step(UndeployEvent::PodDeleted(Ok(DeleteAnswer::Accepted)));
+    let mut effect = run.step(Answer::Deleted(Ok(DeleteAnswer::Accepted)));
     let mut steps = 0;
     let last_max = loop {
         steps += 1;
         assert!(steps < 2_000, "never expired");
         effect = match effect {
-            UndeployEffect::GetPod { .. } => run.step(read(Some(pod.clone()))),
-            UndeployEffect::Wait { max, .. } => {
-                let effect = UndeployEffect::Wait {
+            Step::Request(Request::GetPod { .. }) => run.step(read(Some(pod.clone()))),
+            Step::Request(Request::Wait { max, .. }) => {
+                let effect = Step::Request(Request::Wait {
                     max,
                     pod: POD.into(),
                     resource_version: None,
-                };
+                });
                 let next = run.wait(&effect);
-                if !matches!(next, UndeployEffect::GetPod { .. }) {
+                if !matches!(next, Step::Request(Request::GetPod { .. })) {
                     break max;
                 }
                 next
             }
-            UndeployEffect::Finish(_) => break Duration::ZERO,
+            Step::Done(_) => break Duration::ZERO,
             other => panic!("{other:?}"),
         };
     };
     assert_eq!(
-        error(run.step(UndeployEvent::Waited)),
+        error(run.step(Answer::Waited)),
         UndeployError::Timeout {
             pod: POD.into(),
             deadline: S(600)
@@ -264,11 +271,14 @@ fn e4_timeout_deletes_no_secret() {
 #[test]
 fn a_replacement_is_left_and_reported() {
     let mut run = Run::new(true);
-    run.step(UndeployEvent::Start);
+    run.step(Answer::Start);
     run.step(read(Some(with_rv(own_pod(running()), "u1", "100"))));
-    run.step(UndeployEvent::PodDeleted(Ok(DeleteAnswer::Accepted)));
+    run.step(Answer::Deleted(Ok(DeleteAnswer::Accepted)));
     let newer = with_rv(own_pod(running()), "u2", "300");
-    assert_eq!(run.step(read(Some(newer.clone()))), UndeployEffect::List);
+    assert_eq!(
+        run.step(read(Some(newer.clone()))),
+        Step::Request(Request::List { secrets: true })
+    );
     match error(run.step(listing(&[SECRET], vec![newer]))) {
         UndeployError::Replaced { pod, report } => {
             assert_eq!(pod, POD);
@@ -283,19 +293,15 @@ fn a_replacement_is_left_and_reported() {
 #[test]
 fn every_secret_is_attempted_and_the_first_failure_reported() {
     let mut run = Run::new(true);
-    run.step(UndeployEvent::Start);
+    run.step(Answer::Start);
     run.step(read(None));
     let first = run.step(listing(&["a", "b", "c"], vec![]));
-    assert!(matches!(first, UndeployEffect::DeleteSecret(ref d) if d.name() == "a"));
-    let second = run.step(UndeployEvent::SecretDeleted(Err(boom())));
-    assert!(matches!(second, UndeployEffect::DeleteSecret(ref d) if d.name() == "b"));
-    let third = run.step(UndeployEvent::SecretDeleted(Ok(
-        DeleteAnswer::PreconditionFailed,
-    )));
-    assert!(matches!(third, UndeployEffect::DeleteSecret(ref d) if d.name() == "c"));
-    let e = error(run.step(UndeployEvent::SecretDeleted(Err(
-        RequestFailure::transport("later"),
-    ))));
+    assert!(matches!(first, Step::Request(Request::DeleteSecret(ref d)) if d.name() == "a"));
+    let second = run.step(Answer::Deleted(Err(boom())));
+    assert!(matches!(second, Step::Request(Request::DeleteSecret(ref d)) if d.name() == "b"));
+    let third = run.step(Answer::Deleted(Ok(DeleteAnswer::PreconditionFailed)));
+    assert!(matches!(third, Step::Request(Request::DeleteSecret(ref d)) if d.name() == "c"));
+    let e = error(run.step(Answer::Deleted(Err(RequestFailure::transport("later")))));
     assert_eq!(e, UndeployError::Failed(boom()));
 }
 
@@ -303,23 +309,23 @@ fn every_secret_is_attempted_and_the_first_failure_reported() {
 #[test]
 fn request_failures_end_the_operation() {
     let mut run = Run::new(true);
-    run.step(UndeployEvent::Start);
+    run.step(Answer::Start);
     assert_eq!(
-        error(run.step(UndeployEvent::PodRead(Err(boom())))),
+        error(run.step(Answer::PodRead(Err(boom())))),
         UndeployError::Failed(boom())
     );
     let mut run = Run::new(true);
-    run.step(UndeployEvent::Start);
+    run.step(Answer::Start);
     run.step(read(Some(own_pod(running()))));
     assert_eq!(
-        error(run.step(UndeployEvent::PodDeleted(Err(boom())))),
+        error(run.step(Answer::Deleted(Err(boom())))),
         UndeployError::Failed(boom())
     );
     let mut run = Run::new(true);
-    run.step(UndeployEvent::Start);
+    run.step(Answer::Start);
     run.step(read(None));
     assert_eq!(
-        error(run.step(UndeployEvent::Listed(Err(boom())))),
+        error(run.step(Answer::Listed(Err(boom())))),
         UndeployError::Failed(boom())
     );
 }
@@ -329,16 +335,16 @@ fn request_failures_end_the_operation() {
 #[test]
 fn an_unasked_answer_is_internal_and_finish_repeats() {
     let mut run = Run::new(true);
-    run.step(UndeployEvent::Start);
-    let e = error(run.step(UndeployEvent::Waited));
+    run.step(Answer::Start);
+    let e = error(run.step(Answer::Waited));
     assert!(
         e.to_string()
             .contains("answered Waited while undeploy waited for PodRead"),
         "{e}"
     );
     assert!(matches!(
-        run.step(UndeployEvent::Start),
-        UndeployEffect::Finish(Err(UndeployError::Internal { .. }))
+        run.step(Answer::Start),
+        Step::Done(Err(UndeployError::Internal { .. }))
     ));
 }
 
@@ -346,7 +352,7 @@ fn an_unasked_answer_is_internal_and_finish_repeats() {
 #[test]
 fn progress_and_texts() {
     let mut run = Run::new(true);
-    run.step(UndeployEvent::Start);
+    run.step(Answer::Start);
     run.step(read(Some(own_pod(running()))));
     assert_eq!(
         run.machine.poll_progress().map(|p| p.state),

@@ -6,6 +6,7 @@ use apiary_classify::binding::APIARY;
 use std::time::Duration;
 
 use apiary_classify::expiry::{RenewError, expiry_of};
+use apiary_classify::request::{Answer, Listing, Machine as _, Request, Step};
 
 use super::*;
 use crate::config::DeployConfig;
@@ -240,15 +241,17 @@ fn expiry_patch_is_the_guard_and_the_annotation_only() {
         backoff: RENEW_BACKOFF,
     });
     assert_eq!(
-        machine.step(Duration::ZERO, RenewEvent::Start),
-        RenewEffect::Observe
+        machine.step(Duration::ZERO, Answer::Start),
+        Step::Request(Request::List { secrets: false })
     );
-    let listing = RenewListing {
+    let listing = Listing {
         pods: vec![observed],
+        secrets: Vec::new(),
         // 2026-08-02T04:00:00Z
         server_now: Some(1_785_643_200),
     };
-    let RenewEffect::Write(write) = machine.step(Duration::ZERO, RenewEvent::Observed(Ok(listing)))
+    let Step::Request(Request::WriteExpiry(write)) =
+        machine.step(Duration::ZERO, Answer::Listed(Ok(listing)))
     else {
         panic!("a renew of a verified pod writes")
     };

@@ -1,0 +1,381 @@
+//! The one vocabulary between every operation's machine and the shell that performs it
+//! (deploy.md § Cluster interface and requests): each machine — deploy, undeploy, the GC pass,
+//! status, the expiry collection and renew — asks for the next [`Request`], is fed its
+//! [`Answer`], and ends with [`Step::Done`]. All six implement [`Machine`], so one drive loop
+//! runs any of them and one `perform(Request) -> Answer` executes every request.
+//!
+//! Pure data and one trait. Failures are typed ([`RequestFailure`]: status code, reason, or no
+//! answer), never strings, so a machine branches on what the apiserver said.
+
+use std::time::Duration;
+
+use crate::answer::{CreateAnswer, DeleteAnswer};
+use crate::facts::{ObservedPod, ObservedSecret};
+use crate::failure::RequestFailure;
+use crate::policy::PolicyFailure;
+use crate::status::Progress;
+use crate::verify::{PodDeletion, SecretDeletion};
+use crate::workspace::{ClaimFailure, ClaimReport};
+
+/// A sans-IO operation: fed [`Answer::Start`] first and then the answer to each request it
+/// asked for, each time with a monotonic reading `now` (a deadline counts from the first step).
+/// Once it returns [`Step::Done`], every further step repeats it.
+pub trait Machine {
+    /// What the operation ends with.
+    type Output;
+
+    /// Feed the answer to the previous request; get the next request or the end.
+    fn step(&mut self, now: Duration, answer: Answer) -> Step<Self::Output>;
+
+    /// The change of observed state since the last call, if any (deploy.md § Loop: one line per
+    /// change). Only the machines that watch a pod (deploy, undeploy) report any.
+    fn poll_progress(&mut self) -> Option<Progress> {
+        None
+    }
+}
+
+/// What one step of a [`Machine`] returns.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "one value per step; boxing would only burden every driver"
+)]
+pub enum Step<O> {
+    /// Perform this request and feed its answer back.
+    Request(Request),
+    /// The operation is over.
+    Done(O),
+}
+
+impl<O> Step<O> {
+    /// The request, when this step asks for one.
+    pub fn request(&self) -> Option<&Request> {
+        match self {
+            Step::Request(request) => Some(request),
+            Step::Done(_) => None,
+        }
+    }
+
+    /// The output, when this step ends the operation.
+    pub fn done(self) -> Option<O> {
+        match self {
+            Step::Request(_) => None,
+            Step::Done(output) => Some(output),
+        }
+    }
+}
+
+/// Every request any operation makes. Each is answered by the [`Answer`] its documentation
+/// names; reads are quorum reads, deletes carry the fence of the observation that authorised
+/// them, and the one update ([`Request::WriteExpiry`]) carries the `resourceVersion` of its.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Request {
+    /// deploy.md § Sequence, steps 3 and 4, and the loop's first observation, run concurrently:
+    /// ensure the namespace, run the preflight GC when `gc` (its failures are warnings), and
+    /// read the pod `pod`. Answered by [`Answer::Preflighted`].
+    Preflight {
+        /// The pod name.
+        pod: String,
+        /// Whether to run the preflight GC.
+        gc: bool,
+    },
+    /// The agent's objects its pod depends on, concurrently, once per deploy before its first
+    /// Secret create: the NetworkPolicy (`policy`, deploy.md § Egress control) and the workspace
+    /// claim (`workspace`, deploy.md § Persistent workspace). Answered by [`Answer::Prepared`].
+    Prepare {
+        /// Put the NetworkPolicy in place.
+        policy: bool,
+        /// Create or find the workspace claim.
+        workspace: bool,
+    },
+    /// Metadata reads of the Secrets the pod references besides its own (deploy.md
+    /// § Credentials from the cluster); never their values. Answered by
+    /// [`Answer::ReferencesChecked`].
+    CheckReferences {
+        /// The Secret names.
+        names: Vec<String>,
+    },
+    /// Read the pod's own Secret `secret` and compare its environment with the desired one,
+    /// apiary's per-attempt keys excepted (deploy.md § Replacing a live agent). The shell
+    /// compares; the machine learns only whether they differ. Answered by
+    /// [`Answer::EnvCompared`].
+    CompareEnv {
+        /// The pod's own Secret.
+        secret: String,
+    },
+    /// Mint a fresh generation, build this attempt's Secret and create it. Answered by
+    /// [`Answer::SecretCreated`].
+    CreateSecret,
+    /// Build the pod of `secret`'s generation (it references that Secret) and create it.
+    /// Answered by [`Answer::PodCreated`].
+    CreatePod {
+        /// This attempt's Secret, created before the pod.
+        secret: OwnSecret,
+    },
+    /// Read the pod `name`. Answered by [`Answer::PodRead`].
+    GetPod {
+        /// The pod name.
+        name: String,
+    },
+    /// Whether the Secret `name` exists. Answered by [`Answer::Exists`].
+    SecretExists {
+        /// The Secret name.
+        name: String,
+    },
+    /// Whether the ServiceAccount `name` exists (a pod create waits for it). Answered by
+    /// [`Answer::Exists`].
+    ServiceAccountExists {
+        /// The account name.
+        name: String,
+    },
+    /// List pods by the agent's selector, keeping the list's `Date` as the server clock, and
+    /// then, when `secrets`, its Secrets. Answered by [`Answer::Listed`].
+    List {
+        /// Whether to list Secrets after the pods.
+        secrets: bool,
+    },
+    /// Fenced pod delete. Answered by [`Answer::Deleted`].
+    DeletePod(PodDeletion),
+    /// uid-fenced Secret delete. Answered by [`Answer::Deleted`].
+    DeleteSecret(SecretDeletion),
+    /// The guarded expiry write of `renew` (deploy.md § Expiry). Answered by [`Answer::Written`].
+    WriteExpiry(ExpiryWrite),
+    /// Wait up to `max` for the pod `pod` to change (watching from `resource_version`), or just
+    /// sleep. Answered by [`Answer::Waited`].
+    Wait {
+        /// The longest wait (never past the deadline).
+        max: Duration,
+        /// The pod to watch.
+        pod: String,
+        /// The last observed resourceVersion, when any.
+        resource_version: Option<String>,
+    },
+    /// Sleep this long. Answered by [`Answer::Waited`].
+    Sleep(Duration),
+}
+
+/// The answer to the previous [`Request`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "one answer per request; boxing would only burden every driver"
+)]
+pub enum Answer {
+    /// Begin the operation (the first answer, to no request).
+    Start,
+    /// To [`Request::Preflight`].
+    Preflighted {
+        /// What the namespace ensure established.
+        namespace: Result<NamespaceCheck, NamespaceFailure>,
+        /// The first read of the pod name (`Ok(None)` = confirmed absent).
+        pod: Result<Option<ObservedPod>, RequestFailure>,
+    },
+    /// To [`Request::Prepare`].
+    Prepared(Prepared),
+    /// To [`Request::CheckReferences`]: for each name, in order, whether it exists.
+    ReferencesChecked(Result<Vec<bool>, RequestFailure>),
+    /// To [`Request::CompareEnv`]: whether the environments differ (a missing Secret differs).
+    EnvCompared(Result<bool, RequestFailure>),
+    /// To [`Request::CreateSecret`]: this attempt's Secret.
+    SecretCreated(Result<OwnSecret, SecretCreateFailure>),
+    /// To [`Request::CreatePod`].
+    PodCreated(PodCreateOutcome),
+    /// To [`Request::GetPod`] (`Ok(None)` = confirmed absent).
+    PodRead(Result<Option<ObservedPod>, RequestFailure>),
+    /// To [`Request::SecretExists`] and [`Request::ServiceAccountExists`].
+    Exists(Result<bool, RequestFailure>),
+    /// To [`Request::List`].
+    Listed(Result<Listing, RequestFailure>),
+    /// To [`Request::DeletePod`] and [`Request::DeleteSecret`].
+    Deleted(Result<DeleteAnswer, RequestFailure>),
+    /// To [`Request::WriteExpiry`].
+    Written(Result<WriteAnswer, RequestFailure>),
+    /// To [`Request::Wait`] and [`Request::Sleep`].
+    Waited,
+}
+
+impl Answer {
+    /// The answer's name, for internal-error messages (names only: an answer can hold a kubelet
+    /// message, which can echo credentials).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Answer::Start => "Start",
+            Answer::Preflighted { .. } => "Preflighted",
+            Answer::Prepared(_) => "Prepared",
+            Answer::ReferencesChecked(_) => "ReferencesChecked",
+            Answer::EnvCompared(_) => "EnvCompared",
+            Answer::SecretCreated(_) => "SecretCreated",
+            Answer::PodCreated(_) => "PodCreated",
+            Answer::PodRead(_) => "PodRead",
+            Answer::Exists(_) => "Exists",
+            Answer::Listed(_) => "Listed",
+            Answer::Deleted(_) => "Deleted",
+            Answer::Written(_) => "Written",
+            Answer::Waited => "Waited",
+        }
+    }
+}
+
+/// The pods (and, when asked, Secrets) listed by the agent's selector, with the pod list's
+/// server clock.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Listing {
+    /// The listed pods.
+    pub pods: Vec<ObservedPod>,
+    /// The listed Secrets (empty when the request did not ask for them).
+    pub secrets: Vec<ObservedSecret>,
+    /// The pod list's `Date` in Unix seconds; `None` when absent or malformed.
+    pub server_now: Option<i64>,
+}
+
+/// What ensuring the namespace established (deploy.md § Namespace ensure, item 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NamespaceCheck {
+    /// The namespace was read, or created (by this call or a racing one).
+    Present,
+    /// Reading it was forbidden, so the deploy continues without ensuring it: it may be missing,
+    /// and a refusal of the first request inside it says so (E12 with the `kubectl create
+    /// namespace` hint).
+    Unchecked,
+}
+
+/// Why ensuring the namespace failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NamespaceFailure {
+    /// Creating the namespace was forbidden (E11).
+    CreateForbidden,
+    /// Any other failure of the namespace read or create (E9).
+    Failed(RequestFailure),
+}
+
+/// This attempt's own Secret, as the shell created it: the generation it minted (the pod is
+/// rebuilt from it) and the Secret's name. Held by the deploy machine from the Secret create
+/// until the pod create is settled.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OwnSecret {
+    /// The generation minted for this attempt.
+    pub generation: String,
+    /// The Secret's name, `<pod>-<generation>`.
+    pub name: String,
+}
+
+/// Why the Secret create failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SecretCreateFailure {
+    /// The Secret name the shell tried (or `<pod>-<generation>` when none could be minted).
+    pub name: String,
+    /// The failure; 404 `NotFound` means the namespace is missing (E11), anything else is E10.
+    pub failure: RequestFailure,
+}
+
+/// What a pod create answered, in the deploy machine's terms.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PodCreateOutcome {
+    /// Created.
+    Created,
+    /// 409 `AlreadyExists`: another deploy won the create race.
+    AlreadyExists,
+    /// The apiserver answered with a refusal (quota, invalid quantity, admission).
+    Refused(RequestFailure),
+    /// 403 `Forbidden` from ServiceAccount admission: the account the pod runs as does not exist
+    /// (`error looking up service account <ns>/<sa>: serviceaccount "<sa>" not found`). In a
+    /// just-created namespace `default` appears once the ServiceAccount controller gets to it
+    /// (deploy.md § Namespace ensure, item 4).
+    ServiceAccountMissing {
+        /// The missing account, as the refusal names it.
+        account: String,
+        /// The refusal.
+        failure: RequestFailure,
+    },
+    /// No answer: the create may have landed.
+    TransportFailed(RequestFailure),
+}
+
+impl PodCreateOutcome {
+    /// The pod create's answer in the machine's terms: ServiceAccount admission's refusal (see
+    /// [`RequestFailure::missing_service_account`]) is its own outcome, so the machine can wait
+    /// for the account; any other answered refusal is `Refused`, no answer is `TransportFailed`.
+    pub fn of(answer: Result<CreateAnswer, RequestFailure>) -> Self {
+        match answer {
+            Ok(CreateAnswer::Created) => Self::Created,
+            Ok(CreateAnswer::AlreadyExists) => Self::AlreadyExists,
+            Err(failure) => match failure.missing_service_account() {
+                Some(account) => Self::ServiceAccountMissing { account, failure },
+                None if failure.code().is_some() => Self::Refused(failure),
+                None => Self::TransportFailed(failure),
+            },
+        }
+    }
+}
+
+/// What [`Request::Prepare`] did: each half's answer; a half not asked for answers `Ok`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Prepared {
+    /// The NetworkPolicy (`--isolate`).
+    pub policy: Result<(), PolicyFailure>,
+    /// The workspace claim (`--workspace-size`): what was done about it, `None` when not asked.
+    pub workspace: Result<Option<ClaimReport>, ClaimFailure>,
+}
+
+impl Prepared {
+    /// Both halves done (or not asked for), nothing to report.
+    pub fn nothing() -> Prepared {
+        Prepared {
+            policy: Ok(()),
+            workspace: Ok(None),
+        }
+    }
+}
+
+/// The guarded annotation write of `renew`: the pod, the `resourceVersion` of the observation
+/// that authorised it, and the new instant. Only the renew machine builds one, from a verified
+/// observation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExpiryWrite {
+    name: String,
+    resource_version: String,
+    expires_at: i64,
+}
+
+impl ExpiryWrite {
+    /// The write of `expires_at` to the pod `name`, guarded by `resource_version`.
+    pub(crate) fn new(name: String, resource_version: String, expires_at: i64) -> ExpiryWrite {
+        ExpiryWrite {
+            name,
+            resource_version,
+            expires_at,
+        }
+    }
+
+    /// The pod to write.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The `resourceVersion` the write must carry (`metadata.resourceVersion` of the update):
+    /// the apiserver refuses it with 409 `Conflict` if the pod changed since.
+    pub fn resource_version(&self) -> &str {
+        &self.resource_version
+    }
+
+    /// The new expiry instant (apiserver clock, Unix seconds).
+    pub fn expires_at(&self) -> i64 {
+        self.expires_at
+    }
+
+    /// The annotation value to write ([`crate::expiry::ANNOTATION_EXPIRES_AT`]).
+    pub fn annotation_value(&self) -> String {
+        crate::expiry::format_instant(self.expires_at)
+    }
+}
+
+/// What a guarded write answered when it did not fail.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteAnswer {
+    /// The apiserver applied it.
+    Written,
+    /// 409 `Conflict`: the pod changed since the observation.
+    Conflict,
+    /// 404: the pod is gone.
+    NotFound,
+}
