@@ -205,7 +205,7 @@ mod tests {
     use super::*;
 
     const DOC: &str = "intro\n## Scenario inventory\n\n* **R1** fresh. Tests: \
-                       `classify/src/machine/tests.rs::r1_create`, `substrate/tests/a.rs::r1_x`.\n\
+                       `classify/src/deploy/machine/tests.rs::r1_create`, `substrate/tests/a.rs::r1_x`.\n\
                        * **K37a** lean. Tests: `seeds/tests/seeds/p.rs::m::k37_lean`.\n\
                        * **Cost.** not an id.\n* **S3** none yet.\n";
 
@@ -219,7 +219,7 @@ mod tests {
                     id: "R1".to_owned(),
                     tests: vec![
                         (
-                            "classify/src/machine/tests.rs".to_owned(),
+                            "classify/src/deploy/machine/tests.rs".to_owned(),
                             "r1_create".to_owned()
                         ),
                         ("substrate/tests/a.rs".to_owned(), "r1_x".to_owned()),

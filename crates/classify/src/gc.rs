@@ -6,10 +6,10 @@
 //! the server-assigned `creationTimestamp`; without it the orphan sweep is skipped. Unverified
 //! pods protect nothing and are never doomed; unverified Secrets are never planned.
 
-mod pass;
+mod machine;
 mod plan;
 
-pub use pass::{GcMachine, GcReport, GcSpec, GcStep};
+pub use machine::{GcMachine, GcReport, GcSpec, GcStep};
 pub use plan::{
     GcPlan, GcPodDecision, ORPHAN_AGE_GATE_SECS, OrphanSweep, decide_gc_reread, orphan_old_enough,
     plan_gc,

@@ -5,9 +5,9 @@
 //! same mapping is the progress every operation's machine reports (deploy.md § Loop: one line per
 //! change of observed state), so the shell renders it and never re-derives it.
 
+mod machine;
 mod mapping;
-mod read;
 
+pub use machine::{SecretStatus, StatusMachine, StatusReport, StatusSpec, StatusStep};
 pub(crate) use mapping::ProgressLog;
 pub use mapping::{PodStatus, Progress, StatusState, pod_status, progress_of, startup_status};
-pub use read::{SecretStatus, StatusMachine, StatusReport, StatusSpec, StatusStep};

@@ -9,11 +9,12 @@
 
 use std::time::Duration;
 
+use apiary_classify::expire::{ExpireError, ExpireReport};
 use apiary_classify::expiry::{
-    ExpireError, ExpireReport, Renewed, TtlError, expiry_of, format_instant, parse_ttl,
-    render_time_left, seconds_left,
+    TtlError, expiry_of, format_instant, parse_ttl, render_time_left, seconds_left,
 };
 use apiary_classify::failure::RequestFailure;
+use apiary_classify::renew::Renewed;
 use apiary_classify::verify::verify_pod;
 use apiary_substrate::Substrate;
 use apiary_substrate::config::ValidConfig;

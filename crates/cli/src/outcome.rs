@@ -10,9 +10,9 @@ pub mod explain;
 
 use std::io::Write;
 
-use apiary_classify::expiry::RenewError;
+use apiary_classify::deploy::DeployError;
 use apiary_classify::failure::RequestFailure;
-use apiary_classify::machine::DeployError;
+use apiary_classify::renew::RenewError;
 use apiary_substrate_kube::LogsError;
 use serde_json::{Map, Value, json};
 

@@ -11,11 +11,11 @@ use apiary_classify::binding::Owner;
 use std::time::Duration;
 
 use apiary_classify::answer::DeleteAnswer;
-use apiary_classify::expiry::{
-    ExpireMachine, ExpireSpec, RenewMachine, RenewSpec, expiry_of, format_instant,
-};
+use apiary_classify::expire::{ExpireMachine, ExpireSpec};
+use apiary_classify::expiry::{expiry_of, format_instant};
 use apiary_classify::facts::{ContainerState, ObjectMarks, ObservedPod, ObservedSecret, PodFacts};
 use apiary_classify::failure::RequestFailure;
+use apiary_classify::renew::{RenewMachine, RenewSpec};
 use apiary_classify::request::{Answer, Listing, Machine as _, Request, Step, WriteAnswer};
 use apiary_classify::verify::verify_pod;
 use proptest::prelude::*;

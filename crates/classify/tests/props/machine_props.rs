@@ -12,9 +12,9 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use apiary_classify::answer::DeleteAnswer;
+use apiary_classify::deploy::{DeployError, DeployMachine, DeploySpec};
 use apiary_classify::facts::{ContainerState, ObjectMarks, ObservedPod, ObservedSecret, PodFacts};
 use apiary_classify::failure::RequestFailure;
-use apiary_classify::machine::{DeployError, DeployMachine, DeploySpec};
 use apiary_classify::policy::{PolicyFailure, PolicyProblem};
 use apiary_classify::request::{
     Answer, Listing, Machine as _, NamespaceCheck, NamespaceFailure, OwnSecret, PodCreateOutcome,
@@ -561,7 +561,7 @@ fn run(
 }
 
 fn check_finish(
-    result: &Result<apiary_classify::machine::Deployed, DeployError>,
+    result: &Result<apiary_classify::deploy::Deployed, DeployError>,
     seen: &Seen,
     elapsed: Duration,
     deadline: Duration,

@@ -11,9 +11,9 @@
 
 use std::sync::OnceLock;
 
-use apiary_classify::expiry::RenewError;
+use apiary_classify::deploy::{DeployError, ObjectKind};
 use apiary_classify::failure::{Cause, Operation, RequestFailure, TransportCause};
-use apiary_classify::machine::{DeployError, ObjectKind};
+use apiary_classify::renew::RenewError;
 use apiary_substrate::pod_options::flags::flag_for_invalid_field;
 use apiary_substrate_kube::LogsError;
 use serde_json::{Map, Value, json};

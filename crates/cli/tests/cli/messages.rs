@@ -706,7 +706,7 @@ fn refusals() {
 #[test]
 fn e5_e6_e7_race_rows() {
     use apiary_classify::condition::LatestCondition;
-    use apiary_classify::machine::DeployError;
+    use apiary_classify::deploy::DeployError;
     let rows = [
         (
             "e5_race_deadline",

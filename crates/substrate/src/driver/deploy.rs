@@ -3,7 +3,7 @@
 //! this attempt's Secret and rebuilds its pod from the generation the machine holds). Shell
 //! only: every decision is the machine's.
 
-use apiary_classify::machine::{DeployError, DeployMachine, DeploySpec, Deployed};
+use apiary_classify::deploy::{DeployError, DeployMachine, DeploySpec, Deployed};
 use std::time::Duration;
 
 use super::perform::{Performer, drive};

@@ -11,7 +11,7 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use apiary_classify::expiry::{ExpireError, ExpireMachine, ExpireReport, ExpireSpec};
+use apiary_classify::expire::{ExpireError, ExpireMachine, ExpireReport, ExpireSpec};
 use apiary_classify::failure::RequestFailure;
 use apiary_classify::gc::GcReport;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;

@@ -22,8 +22,8 @@ mod shared;
 mod status;
 mod undeploy;
 
+pub use apiary_classify::deploy::{DeployError, Deployed};
 pub use apiary_classify::gc::GcReport;
-pub use apiary_classify::machine::{DeployError, Deployed};
 pub use apiary_classify::status::{SecretStatus, StatusReport};
 pub use apiary_classify::undeploy::{UndeployError, UndeployReport};
 

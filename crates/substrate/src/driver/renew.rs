@@ -9,10 +9,9 @@
 
 use std::time::Duration;
 
-use apiary_classify::expiry::{
-    ANNOTATION_EXPIRES_AT, RenewError, RenewMachine, RenewSpec, Renewed, expires_at,
-};
+use apiary_classify::expiry::{ANNOTATION_EXPIRES_AT, expires_at};
 use apiary_classify::failure::RequestFailure;
+use apiary_classify::renew::{RenewError, RenewMachine, RenewSpec, Renewed};
 use apiary_classify::request::ExpiryWrite;
 
 use super::perform::{Performer, drive};

@@ -54,7 +54,7 @@ pub(super) fn in_span<F: Future>(
 }
 
 /// The default poll interval (deploy.md § Loop).
-pub const DEFAULT_POLL: Duration = apiary_classify::machine::DEFAULT_POLL;
+pub const DEFAULT_POLL: Duration = apiary_classify::deploy::DEFAULT_POLL;
 
 /// Where the driver hands each change of observed state a machine reports (the CLI renders
 /// it). Called between requests, never with anything but a state and a redacted condition.

@@ -35,7 +35,7 @@ impl Default for UndeployOptions {
     fn default() -> UndeployOptions {
         UndeployOptions {
             wait: true,
-            deadline: apiary_classify::machine::DEFAULT_DEADLINE,
+            deadline: apiary_classify::deploy::DEFAULT_DEADLINE,
             poll: DEFAULT_POLL,
             delete_workspace: false,
         }

@@ -9,8 +9,8 @@
 use std::time::Duration;
 
 use crate::conformance_support::*;
+use apiary_classify::deploy::DeploySpec;
 use apiary_classify::failure::Operation;
-use apiary_classify::machine::DeploySpec;
 use apiary_cluster_model::kubelet::PodScript;
 use apiary_substrate::driver::{
     DeployError, DeployOptions, Deployed, deploy, deploy_spec, spec_for,

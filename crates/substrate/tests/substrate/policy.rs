@@ -9,7 +9,7 @@ use crate::conformance_support::*;
     dead_code,
     reason = "each conformance test binary uses a different subset"
 )]
-use apiary_classify::machine::DeployError;
+use apiary_classify::deploy::DeployError;
 use apiary_classify::policy::{PolicyFailure, PolicyProblem};
 use apiary_substrate::build::policy::{LABEL_ISOLATED, build_network_policy};
 use apiary_substrate::config::ValidConfig;

@@ -6,12 +6,12 @@
 //! (E16, zero writes after it). No I/O: the fake's virtual clock.
 
 use crate::conformance_support::*;
+use apiary_classify::deploy::DeployError;
 #[allow(
     dead_code,
     reason = "each conformance test binary uses a different subset"
 )]
 use apiary_classify::failure::Operation;
-use apiary_classify::machine::DeployError;
 use apiary_classify::workspace::{ClaimDifference, ClaimFailure, ClaimProblem};
 use apiary_substrate::DeleteAnswer;
 use apiary_substrate::build::workspace::build_workspace_claim;

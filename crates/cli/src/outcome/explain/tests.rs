@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use apiary_classify::machine::{ObjectKind, SecretFate};
+use apiary_classify::deploy::{ObjectKind, SecretFate};
 
 use super::*;
 

@@ -5,7 +5,8 @@
 use apiary_classify::binding::APIARY;
 use std::time::Duration;
 
-use apiary_classify::expiry::{RenewError, expiry_of};
+use apiary_classify::expiry::expiry_of;
+use apiary_classify::renew::RenewError;
 use apiary_classify::request::{Answer, Listing, Machine as _, Request, Step};
 
 use super::*;
@@ -266,4 +267,4 @@ fn expiry_patch_is_the_guard_and_the_annotation_only() {
     );
 }
 
-type ExpireReportOf = apiary_classify::expiry::ExpireReport;
+type ExpireReportOf = apiary_classify::expire::ExpireReport;

@@ -8,8 +8,8 @@
 use std::time::Duration;
 
 use super::error::{DeployError, Deployed};
-use super::state::DeployStep;
-use super::state::{DeployMachine, Failing, Phase, fail, read_secret_failed};
+use super::machine::DeployStep;
+use super::machine::{DeployMachine, Failing, Phase, fail, read_secret_failed};
 use crate::action::missing_reference;
 use crate::condition::LatestCondition;
 use crate::request::{Answer, Request, Step};

@@ -5,6 +5,7 @@ use crate::binding::Owner;
 use std::time::Duration;
 
 use super::*;
+use crate::facts::{ObservedPod, ObservedSecret};
 use crate::request::Machine as _;
 use crate::testkit::{AGENT_ID, OTHER_AGENT_ID, POD, own_pod, own_secret, running, terminated};
 

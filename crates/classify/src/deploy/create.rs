@@ -8,9 +8,9 @@
 use std::time::Duration;
 
 use super::error::{DeployError, ObjectKind, SecretFate};
+use super::machine::DeployStep;
+use super::machine::{AfterDrop, DeployMachine, Phase, fail};
 use super::spec::DEFAULT_SERVICE_ACCOUNT;
-use super::state::DeployStep;
-use super::state::{AfterDrop, DeployMachine, Phase, fail};
 use crate::answer::DeleteAnswer;
 use crate::failure::RequestFailure;
 use crate::policy::PolicyFailure;

@@ -6,6 +6,7 @@ use crate::binding::Owner;
 use std::time::Duration;
 
 use super::*;
+use crate::deploy::*;
 use crate::request::{
     Answer, Listing, Machine as _, NamespaceCheck, NamespaceFailure, OwnSecret, PodCreateOutcome,
     Prepared, Request, SecretCreateFailure, Step,

@@ -7,9 +7,9 @@
 use std::time::Duration;
 
 use super::error::{DeployError, Deployed};
+use super::machine::DeployStep;
+use super::machine::{DeployMachine, Failing, Phase, fail, phase_name, read_secret_failed};
 use super::replace::Replace;
-use super::state::DeployStep;
-use super::state::{DeployMachine, Failing, Phase, fail, phase_name, read_secret_failed};
 use crate::action::{Action, classify};
 use crate::answer::DeleteAnswer;
 use crate::facts::ObservedPod;

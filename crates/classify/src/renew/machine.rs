@@ -11,7 +11,7 @@
 use crate::binding::Owner;
 use std::time::Duration;
 
-use super::rules::{expires_at, expiry_of};
+use crate::expiry::{expires_at, expiry_of};
 use crate::failure::RequestFailure;
 use crate::request::{Answer, ExpiryWrite, Listing, Request, Step, WriteAnswer};
 use crate::startup::{Decoded, StartupState};

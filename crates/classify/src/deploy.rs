@@ -22,24 +22,21 @@
 //! observed absent, never after a lost race and never through a delete of its own pod — which is
 //! what the property test asserts instead of a blanket one-create bound.
 //!
-//! The machine's state and entry points are in `state`, its spec in `spec`, and the phases are
+//! The machine's state and entry points are in `machine`, its spec in `spec`, and the phases are
 //! split by path: the main loop and disappearance wait in `observe`, the create path (Secret, pod,
 //! ServiceAccount wait, dropping this attempt's Secret) in `create`, the lost race and the failing
-//! reads in `race`. Imports go one way: every path module uses `state`, `spec`, `error` and the
+//! reads in `race`. Imports go one way: every path module uses `machine`, `spec`, `error` and the
 //! one vocabulary of `crate::request`, and this parent only declares and re-exports.
 
 mod create;
 mod error;
+mod machine;
 mod observe;
 mod race;
 mod replace;
 mod spec;
 mod stability;
-mod state;
 
 pub use error::{DeployError, Deployed, ObjectKind, SecretFate};
+pub use machine::DeployMachine;
 pub use spec::{DEFAULT_DEADLINE, DEFAULT_POLL, DEFAULT_SERVICE_ACCOUNT, DeploySpec};
-pub use state::DeployMachine;
-
-#[cfg(test)]
-mod tests;

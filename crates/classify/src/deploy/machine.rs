@@ -190,3 +190,6 @@ pub(super) fn phase_name(phase: &Phase) -> &'static str {
 pub(super) fn fail(error: DeployError) -> DeployStep {
     Step::Done(Err(error))
 }
+
+#[cfg(test)]
+mod tests;
