@@ -487,9 +487,9 @@ impl Substrate for Cluster {
         let exchanged = self.exchange(&call, request).await;
         let outcome = match exchanged.result {
             Ok(_) => CreateAnswer::Created,
-            Err(failure) => mapping::create_outcome(&failure).ok_or_else(|| call.error(failure))?,
+            Err(failure) => mapping::create_answer(&failure).ok_or_else(|| call.error(failure))?,
         };
-        Ok(mapping::secret_create_outcome(outcome, exchanged.retried))
+        Ok(mapping::secret_create_answer(outcome, exchanged.retried))
     }
 
     async fn create_pod(&self, pod: &Pod) -> Result<CreateAnswer, RequestFailure> {
@@ -511,7 +511,7 @@ impl Substrate for Cluster {
                 }
                 Ok(CreateAnswer::Created)
             }
-            Err(failure) => mapping::create_outcome(&failure).ok_or_else(|| call.error(failure)),
+            Err(failure) => mapping::create_answer(&failure).ok_or_else(|| call.error(failure)),
         }
     }
 
@@ -523,7 +523,7 @@ impl Substrate for Cluster {
             &call,
             request,
             DeleteAnswer::Accepted,
-            mapping::delete_outcome,
+            mapping::delete_answer,
         )
         .await
     }
@@ -546,7 +546,7 @@ impl Substrate for Cluster {
             &call,
             request,
             DeleteAnswer::Accepted,
-            mapping::delete_outcome,
+            mapping::delete_answer,
         )
         .await
     }

@@ -93,7 +93,7 @@ impl Failure {
 }
 
 /// A create's refusal that is an outcome: only reason `AlreadyExists` (the name is taken).
-pub fn create_outcome(failure: &Failure) -> Option<CreateAnswer> {
+pub fn create_answer(failure: &Failure) -> Option<CreateAnswer> {
     failure
         .has_reason(REASON_ALREADY_EXISTS)
         .then_some(CreateAnswer::AlreadyExists)
@@ -102,7 +102,7 @@ pub fn create_outcome(failure: &Failure) -> Option<CreateAnswer> {
 /// A Secret create that answered `AlreadyExists` after an earlier attempt of the same exchange
 /// got no usable answer created the Secret itself: the name is this attempt's alone, so the
 /// earlier attempt landed. Any other combination is reported as answered.
-pub fn secret_create_outcome(outcome: CreateAnswer, retried: bool) -> CreateAnswer {
+pub fn secret_create_answer(outcome: CreateAnswer, retried: bool) -> CreateAnswer {
     match outcome {
         CreateAnswer::AlreadyExists if retried => CreateAnswer::Created,
         other => other,
@@ -111,7 +111,7 @@ pub fn secret_create_outcome(outcome: CreateAnswer, retried: bool) -> CreateAnsw
 
 /// A delete's refusal that is an outcome: `NotFound` (already gone) or `Conflict` (a
 /// precondition failed: re-classify, never retry with a fresher fence).
-pub fn delete_outcome(failure: &Failure) -> Option<DeleteAnswer> {
+pub fn delete_answer(failure: &Failure) -> Option<DeleteAnswer> {
     if failure.has_reason(REASON_NOT_FOUND) {
         Some(DeleteAnswer::NotFound)
     } else if failure.has_reason(REASON_CONFLICT) {

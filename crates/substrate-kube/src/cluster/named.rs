@@ -60,7 +60,7 @@ impl Cluster {
             &call,
             request,
             CreateAnswer::Created,
-            mapping::create_outcome,
+            mapping::create_answer,
         )
         .await
     }
@@ -77,7 +77,7 @@ impl Cluster {
             &call,
             request,
             DeleteAnswer::Accepted,
-            mapping::delete_outcome,
+            mapping::delete_answer,
         )
         .await
     }

@@ -47,13 +47,13 @@ fn a6_reason_literals_are_exact() {
 fn a3_each_409_matches_only_its_own_reason() {
     let exists = refused(409, "AlreadyExists");
     let conflict = refused(409, "Conflict");
-    assert_eq!(create_outcome(&exists), Some(CreateAnswer::AlreadyExists));
-    assert_eq!(create_outcome(&conflict), None);
+    assert_eq!(create_answer(&exists), Some(CreateAnswer::AlreadyExists));
+    assert_eq!(create_answer(&conflict), None);
     assert_eq!(
-        delete_outcome(&conflict),
+        delete_answer(&conflict),
         Some(DeleteAnswer::PreconditionFailed)
     );
-    assert_eq!(delete_outcome(&exists), None);
+    assert_eq!(delete_answer(&exists), None);
     assert!(exists.has_reason("AlreadyExists"));
     assert!(!exists.has_reason("Conflict"));
 }
@@ -67,8 +67,8 @@ fn a4_transport_error_matches_no_reason() {
             assert!(!failure.has_reason(reason), "{kind:?} matched {reason:?}");
         }
         assert_eq!(failure.refusal(), None);
-        assert_eq!(create_outcome(&failure), None);
-        assert_eq!(delete_outcome(&failure), None);
+        assert_eq!(create_answer(&failure), None);
+        assert_eq!(delete_answer(&failure), None);
         assert!(!is_absent(&failure));
     }
 }
@@ -79,8 +79,8 @@ fn a5_empty_reason_matches_nothing() {
     for code in [404, 409] {
         let failure = refused(code, "");
         assert!(!failure.has_reason(""));
-        assert_eq!(create_outcome(&failure), None);
-        assert_eq!(delete_outcome(&failure), None);
+        assert_eq!(create_answer(&failure), None);
+        assert_eq!(delete_answer(&failure), None);
         assert!(!is_absent(&failure));
     }
 }
@@ -93,11 +93,11 @@ fn reason_not_code_decides_absence() {
     assert!(!is_absent(&refused(404, "notfound")));
     assert!(!is_absent(&refused(404, "Forbidden")));
     assert_eq!(
-        delete_outcome(&refused(404, "NotFound")),
+        delete_answer(&refused(404, "NotFound")),
         Some(DeleteAnswer::NotFound)
     );
-    assert_eq!(delete_outcome(&refused(403, "Forbidden")), None);
-    assert_eq!(create_outcome(&refused(409, "alreadyexists")), None);
+    assert_eq!(delete_answer(&refused(403, "Forbidden")), None);
+    assert_eq!(create_answer(&refused(409, "alreadyexists")), None);
 }
 
 /// A retried Secret create answering `AlreadyExists` is success (the name is this attempt's
@@ -105,10 +105,10 @@ fn reason_not_code_decides_absence() {
 #[test]
 fn retried_secret_create_already_exists_is_success() {
     use CreateAnswer::{AlreadyExists, Created};
-    assert_eq!(secret_create_outcome(AlreadyExists, true), Created);
-    assert_eq!(secret_create_outcome(AlreadyExists, false), AlreadyExists);
-    assert_eq!(secret_create_outcome(Created, true), Created);
-    assert_eq!(secret_create_outcome(Created, false), Created);
+    assert_eq!(secret_create_answer(AlreadyExists, true), Created);
+    assert_eq!(secret_create_answer(AlreadyExists, false), AlreadyExists);
+    assert_eq!(secret_create_answer(Created, true), Created);
+    assert_eq!(secret_create_answer(Created, false), Created);
 }
 
 /// A9: namespace GET: exists → done, NotFound → create, Forbidden → continue, other → E9.
