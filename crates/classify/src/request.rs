@@ -47,24 +47,6 @@ pub enum Step<O> {
     Done(O),
 }
 
-impl<O> Step<O> {
-    /// The request, when this step asks for one.
-    pub fn request(&self) -> Option<&Request> {
-        match self {
-            Step::Request(request) => Some(request),
-            Step::Done(_) => None,
-        }
-    }
-
-    /// The output, when this step ends the operation.
-    pub fn done(self) -> Option<O> {
-        match self {
-            Step::Request(_) => None,
-            Step::Done(output) => Some(output),
-        }
-    }
-}
-
 /// Every request any operation makes. Each is answered by the [`Answer`] its documentation
 /// names; reads are quorum reads, deletes carry the fence of the observation that authorised
 /// them, and the one update ([`Request::WriteExpiry`]) carries the `resourceVersion` of its.
