@@ -15,7 +15,7 @@ use crate::failure::RequestFailure;
 use crate::policy::PolicyFailure;
 use crate::status::Progress;
 use crate::verify::{PodDeletion, SecretDeletion};
-use crate::workspace::{ClaimFailure, ClaimReport};
+use crate::workspace::{ClaimFailure, ClaimFate, ClaimReport, ClaimStatus};
 
 /// A sans-IO operation: fed [`Answer::Start`] first and then the answer to each request it
 /// asked for, each time with a monotonic reading `now` (a deadline counts from the first step).
@@ -78,8 +78,8 @@ pub enum Request {
         names: Vec<String>,
     },
     /// Read the pod's own Secret `secret` and compare its environment with the desired one,
-    /// apiary's per-attempt keys excepted (deploy.md § Replacing a live agent). The shell
-    /// compares; the machine learns only whether they differ. Answered by
+    /// apiary's per-attempt keys excepted (deploy.md § Replacing a live agent, § status). The
+    /// shell compares; the machine learns only which keys differ, never a value. Answered by
     /// [`Answer::EnvCompared`].
     CompareEnv {
         /// The pod's own Secret.
@@ -118,6 +118,21 @@ pub enum Request {
     },
     /// Fenced pod delete. Answered by [`Answer::Deleted`].
     DeletePod(PodDeletion),
+    /// Read the claim under the agent's workspace name, for `status` (deploy.md § Persistent
+    /// workspace); a failed read only loses the line. Answered by [`Answer::WorkspaceRead`].
+    ReadWorkspace,
+    /// Delete the agent's NetworkPolicy when a read proves it ours, fenced by that read; a
+    /// foreign one is never touched (deploy.md § Egress control). Answered by
+    /// [`Answer::PolicyRemoved`].
+    RemovePolicy,
+    /// Read the agent's workspace claim and report it kept, or, when `delete`, delete it fenced
+    /// by the read that proved it ours, as `crate::workspace::settle_claim` and
+    /// `after_claim_delete` decide (deploy.md § Persistent workspace). Answered by
+    /// [`Answer::WorkspaceSettled`].
+    SettleWorkspace {
+        /// Whether to delete it (`--delete-workspace`, once no pod of the agent runs).
+        delete: bool,
+    },
     /// uid-fenced Secret delete. Answered by [`Answer::Deleted`].
     DeleteSecret(SecretDeletion),
     /// The guarded expiry write of `renew` (deploy.md § Expiry). Answered by [`Answer::Written`].
@@ -156,8 +171,9 @@ pub enum Answer {
     Prepared(Prepared),
     /// To [`Request::CheckReferences`]: for each name, in order, whether it exists.
     ReferencesChecked(Result<Vec<bool>, RequestFailure>),
-    /// To [`Request::CompareEnv`]: whether the environments differ (a missing Secret differs).
-    EnvCompared(Result<bool, RequestFailure>),
+    /// To [`Request::CompareEnv`]: the keys whose values differ (empty when none), or `None`
+    /// when the Secret is gone (which differs).
+    EnvCompared(Result<Option<Vec<String>>, RequestFailure>),
     /// To [`Request::CreateSecret`]: this attempt's Secret.
     SecretCreated(Result<OwnSecret, SecretCreateFailure>),
     /// To [`Request::CreatePod`].
@@ -172,6 +188,14 @@ pub enum Answer {
     Deleted(Result<DeleteAnswer, RequestFailure>),
     /// To [`Request::WriteExpiry`].
     Written(Result<WriteAnswer, RequestFailure>),
+    /// To [`Request::ReadWorkspace`]: the claim, when one holds the name and could be read.
+    WorkspaceRead(Option<ClaimStatus>),
+    /// To [`Request::RemovePolicy`]: the deleted policy's name, `None` when none was ours to
+    /// delete.
+    PolicyRemoved(Result<Option<String>, RequestFailure>),
+    /// To [`Request::SettleWorkspace`]: the claim's fate, `None` when the agent has no claim of
+    /// apiary's.
+    WorkspaceSettled(Result<Option<ClaimFate>, RequestFailure>),
     /// To [`Request::Wait`] and [`Request::Sleep`].
     Waited,
 }
@@ -193,6 +217,9 @@ impl Answer {
             Answer::Listed(_) => "Listed",
             Answer::Deleted(_) => "Deleted",
             Answer::Written(_) => "Written",
+            Answer::WorkspaceRead(_) => "WorkspaceRead",
+            Answer::PolicyRemoved(_) => "PolicyRemoved",
+            Answer::WorkspaceSettled(_) => "WorkspaceSettled",
             Answer::Waited => "Waited",
         }
     }

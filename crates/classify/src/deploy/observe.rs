@@ -89,14 +89,14 @@ impl DeployMachine {
             (Phase::EnvCompare(settled), Answer::EnvCompared(answer)) => match answer {
                 // A differing environment is a differing configuration: the replace rule then
                 // decides as for another intent.
-                Ok(true) => {
+                Ok(keys) if keys.as_ref().is_none_or(|keys| !keys.is_empty()) => {
                     let action = Action::NoOp {
                         name: settled.pod().name().to_owned(),
                         intent_matches: false,
                     };
                     self.decide(now, &settled, action)
                 }
-                Ok(false) => {
+                Ok(_) => {
                     let action = classify(Some(&settled), &self.spec.desired_intent);
                     self.decide(now, &settled, action)
                 }

@@ -24,6 +24,10 @@ pub struct GcSpec {
     pub owner: Owner,
     /// Whether to stop after planning (reads only).
     pub dry_run: bool,
+    /// Whether a pass that empties the agent also removes its NetworkPolicy (deploy.md § Egress
+    /// control): `gc`'s passes do; the deploy's preflight pass, about to create a pod under the
+    /// policy, does not.
+    pub remove_policy: bool,
 }
 
 /// What one GC pass collected (or, in dry-run, planned).
@@ -43,7 +47,7 @@ pub struct GcReport {
     /// showed no pod under the agent's selector and every listed Secret's delete was accepted.
     /// Only then may `gc` delete the agent's NetworkPolicy; never in a dry run.
     pub agent_emptied: bool,
-    /// The agent's NetworkPolicy deleted after an emptying pass (filled by the shell).
+    /// The agent's NetworkPolicy deleted after an emptying pass.
     pub network_policy: Option<String>,
 }
 
@@ -58,6 +62,7 @@ pub(crate) enum Phase {
     Rereading(String),
     DeletingPod(String),
     DeletingSecret(String),
+    RemovingPolicy,
     Done(Result<GcReport, RequestFailure>),
 }
 
@@ -130,6 +135,15 @@ impl GcMachine {
                 }
                 self.next()
             }
+            // A policy that could not be removed is one more individual failure: the pass
+            // itself succeeded, and a later pass tries again.
+            (Phase::RemovingPolicy, Answer::PolicyRemoved(removed)) => {
+                match removed {
+                    Ok(name) => self.report.network_policy = name,
+                    Err(failure) => self.report.failures.push(failure),
+                }
+                Step::Done(Ok(std::mem::take(&mut self.report)))
+            }
             (_, _) => Step::Done(Err(RequestFailure::unsent(
                 "internal error in apiary: the driver answered a GC effect that was not asked for",
             ))),
@@ -177,6 +191,9 @@ impl GcMachine {
         }
         let (no_pod, secrets) = self.listed;
         self.report.agent_emptied = no_pod && self.report.secrets.len() == secrets;
+        if self.report.agent_emptied && self.spec.remove_policy {
+            return self.go(Phase::RemovingPolicy, Request::RemovePolicy);
+        }
         Step::Done(Ok(std::mem::take(&mut self.report)))
     }
 }

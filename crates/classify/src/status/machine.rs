@@ -23,6 +23,9 @@ pub struct StatusSpec {
     pub image: Option<String>,
     /// The configuration's create-intent fingerprint, when one was given.
     pub desired_intent: Option<String>,
+    /// Whether a configuration was given, so the environment of the pod's own Secret is
+    /// compared with it (deploy.md § status).
+    pub compare_env: bool,
 }
 
 /// The Secret a verified pod references, and whether a quorum GET found it.
@@ -49,11 +52,11 @@ pub struct StatusReport {
     /// configuration or a verified pod.
     pub intent_matches: Option<bool>,
     /// With a configuration and the pod's own Secret present: the keys whose values differ
-    /// between the Secret and the configuration's environment (empty when none), filled by the
-    /// shell, which alone reads values; `None` when not compared. Keys only, never a value.
+    /// between the Secret and the configuration's environment (empty when none; the shell alone
+    /// reads values); `None` when not compared. Keys only, never a value.
     pub env_differs: Option<Vec<String>>,
-    /// The claim under the agent's workspace name, when one exists (filled by the shell:
-    /// deploy.md § Persistent workspace).
+    /// The claim under the agent's workspace name, when one exists (deploy.md § Persistent
+    /// workspace).
     pub workspace: Option<crate::workspace::ClaimStatus>,
 }
 
@@ -69,6 +72,10 @@ pub(crate) enum Phase {
     Settle(PodView, String),
     /// Checking the referenced Secret of a settled view.
     Check(PodView, String),
+    /// Comparing the environment of the pod's own Secret with the configuration's.
+    ComparingEnv(Box<StatusReport>),
+    /// Reading the workspace claim.
+    ReadingWorkspace(Box<StatusReport>),
     Done(Result<StatusReport, RequestFailure>),
 }
 
@@ -143,6 +150,17 @@ impl StatusMachine {
                 Ok(exists) => self.finish(&view, Some(SecretStatus { name, exists })),
                 Err(failure) => Step::Done(Err(failure)),
             },
+            (Phase::ComparingEnv(mut report), Answer::EnvCompared(compared)) => match compared {
+                Ok(keys) => {
+                    report.env_differs = keys;
+                    self.read_workspace(report)
+                }
+                Err(failure) => Step::Done(Err(failure)),
+            },
+            (Phase::ReadingWorkspace(mut report), Answer::WorkspaceRead(claim)) => {
+                report.workspace = claim;
+                Step::Done(Ok(*report))
+            }
             (_, _) => Step::Done(Err(RequestFailure::unsent(
                 "internal error in apiary: the driver answered a status effect that was not \
                  asked for",
@@ -166,7 +184,7 @@ impl StatusMachine {
         pod_status(view, image)
     }
 
-    fn finish(&self, view: &PodView, secret: Option<SecretStatus>) -> StatusStep {
+    fn finish(&mut self, view: &PodView, secret: Option<SecretStatus>) -> StatusStep {
         let mapped = self.mapped(view);
         let verified = match view {
             PodView::Settled(settled) => Some(settled.pod()),
@@ -179,7 +197,11 @@ impl StatusMachine {
             .as_deref()
             .zip(verified)
             .map(|(desired, pod)| pod.intent_matches(desired));
-        Step::Done(Ok(StatusReport {
+        let compare = secret
+            .as_ref()
+            .filter(|s| s.exists && self.spec.compare_env)
+            .map(|s| s.name.clone());
+        let report = Box::new(StatusReport {
             pod: self.spec.pod_name.clone(),
             state: mapped.state,
             condition: mapped.condition,
@@ -187,7 +209,19 @@ impl StatusMachine {
             intent_matches,
             env_differs: None,
             workspace: None,
-        }))
+        });
+        match compare {
+            Some(secret) => {
+                self.phase = Phase::ComparingEnv(report);
+                Step::Request(Request::CompareEnv { secret })
+            }
+            None => self.read_workspace(report),
+        }
+    }
+
+    fn read_workspace(&mut self, report: Box<StatusReport>) -> StatusStep {
+        self.phase = Phase::ReadingWorkspace(report);
+        Step::Request(Request::ReadWorkspace)
     }
 }
 

@@ -34,6 +34,9 @@ pub struct UndeploySpec {
     pub deadline: Duration,
     /// The poll interval.
     pub poll: Duration,
+    /// `--delete-workspace`: delete the agent's workspace claim (fenced) once its pod is gone
+    /// (deploy.md § Persistent workspace); otherwise it is only reported kept.
+    pub delete_workspace: bool,
 }
 
 /// What undeploy did.
@@ -49,12 +52,11 @@ pub struct UndeployReport {
     pub secrets: Vec<String>,
     /// Secrets kept because a listed pod still references them (or changed since listing).
     pub kept_secrets: Vec<String>,
-    /// The agent's NetworkPolicy (`--isolate`) deleted after its pod was gone (filled by the
-    /// shell: deploy.md § Egress control).
+    /// The agent's NetworkPolicy (`--isolate`) deleted after its pod was gone (deploy.md § Egress
+    /// control).
     pub network_policy: Option<String>,
     /// The agent's workspace claim, when it has one of apiary's: kept, or deleted by
-    /// `--delete-workspace` once its pod was gone (filled by the shell: deploy.md § Persistent
-    /// workspace).
+    /// `--delete-workspace` once its pod was gone (deploy.md § Persistent workspace).
     pub workspace: Option<crate::workspace::ClaimFate>,
 }
 
@@ -149,6 +151,8 @@ pub(crate) enum Phase {
     DeletingSecret {
         current: SecretDeletion,
     },
+    RemovingPolicy,
+    SettlingWorkspace,
     Done(Result<UndeployReport, UndeployError>),
 }
 
@@ -236,6 +240,20 @@ impl UndeployMachine {
                     self.report.kept_secrets = kept;
                     self.queue = delete.into();
                     self.next_secret()
+                }
+                Err(failure) => finish(Err(UndeployError::Failed(failure))),
+            },
+            (Phase::RemovingPolicy, Answer::PolicyRemoved(removed)) => match removed {
+                Ok(name) => {
+                    self.report.network_policy = name;
+                    self.settle_workspace(true)
+                }
+                Err(failure) => finish(Err(UndeployError::Failed(failure))),
+            },
+            (Phase::SettlingWorkspace, Answer::WorkspaceSettled(settled)) => match settled {
+                Ok(fate) => {
+                    self.report.workspace = fate;
+                    finish(Ok(std::mem::take(&mut self.report)))
                 }
                 Err(failure) => finish(Err(UndeployError::Failed(failure))),
             },
@@ -360,7 +378,21 @@ impl UndeployMachine {
                 report: Box::new(report),
             }));
         }
-        finish(Ok(report))
+        self.report = report;
+        // deploy.md § Egress control and § Persistent workspace: the agent's policy goes, and its
+        // claim may go, only once no pod of the agent can be running.
+        if undeploy_removes_policy(&self.report) {
+            return self.go(Phase::RemovingPolicy, Request::RemovePolicy);
+        }
+        self.settle_workspace(false)
+    }
+
+    fn settle_workspace(&mut self, pod_gone: bool) -> UndeployStep {
+        let delete = self.spec.delete_workspace && pod_gone;
+        self.go(
+            Phase::SettlingWorkspace,
+            Request::SettleWorkspace { delete },
+        )
     }
 }
 
@@ -378,6 +410,8 @@ fn phase_name(phase: &Phase) -> &'static str {
         Phase::RetryWait | Phase::DisappearWait { .. } => "Waited",
         Phase::Listing => "Listed",
         Phase::DeletingSecret { .. } => "Deleted",
+        Phase::RemovingPolicy => "PolicyRemoved",
+        Phase::SettlingWorkspace => "WorkspaceSettled",
         Phase::Done(_) => "nothing",
     }
 }

@@ -121,7 +121,12 @@ proptest! {
             .filter_map(|s| s.marks.uid.clone())
             .collect();
 
-        let mut machine = GcMachine::new(GcSpec { owner: Owner::apiary(AGENT_ID), dry_run });
+        let mut machine = GcMachine::new(GcSpec {
+            owner: Owner::apiary(AGENT_ID),
+            dry_run,
+            remove_policy: true,
+        });
+        let mut removed_policy = false;
         let mut event = Answer::Start;
         let mut listed = false;
         let mut last_reread: Option<ObservedPod> = None;
@@ -186,6 +191,14 @@ proptest! {
                     prop_assert!(deleted_secrets.insert(deletion.name().to_owned()), "deleted twice");
                     Answer::Deleted(delete_answer(answers.next().unwrap_or(3)))
                 }
+                Step::Request(Request::RemovePolicy) => {
+                    prop_assert!(!dry_run, "a dry run removes no policy");
+                    prop_assert!(pods.is_empty(), "the policy of an agent with a listed pod");
+                    prop_assert_eq!(deleted_secrets.len(), secrets.len(), "a Secret is left");
+                    prop_assert!(!removed_policy, "removed twice");
+                    removed_policy = true;
+                    Answer::PolicyRemoved(Ok(Some("the-policy".to_owned())))
+                }
                 other => panic!("a request this machine never makes: {other:?}"),
             };
         }
@@ -195,6 +208,13 @@ proptest! {
         }
         if let Ok(report) = &finished {
             prop_assert_eq!(report.dry_run, dry_run);
+            // An emptying pass removes the policy, and only then.
+            prop_assert_eq!(removed_policy, report.agent_emptied);
+            prop_assert_eq!(
+                report.network_policy.is_some(),
+                report.agent_emptied,
+                "the removed policy is reported"
+            );
             for name in &report.secrets {
                 prop_assert!(!protected.contains(name));
             }

@@ -357,9 +357,14 @@ fn run(
                 )),
                 1 => {
                     seen.env_differs = true;
-                    Ok(true)
+                    Ok(Some(vec!["TOKEN".to_owned()]))
                 }
-                _ => Ok(false),
+                2 => {
+                    // The pod's own Secret is gone: that differs too.
+                    seen.env_differs = true;
+                    Ok(None)
+                }
+                _ => Ok(Some(Vec::new())),
             }),
             Step::Request(Request::SecretExists { .. }) => Answer::Exists(match c.pick(5) {
                 0 => Err(RequestFailure::api(

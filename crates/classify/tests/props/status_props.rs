@@ -87,12 +87,15 @@ proptest! {
             owner: Owner::apiary(AGENT_ID),
             image: None,
             desired_intent: desired.map(|i| INTENTS[i].to_owned()),
+            compare_env: desired.is_some(),
         });
         let verified = observed.as_ref().and_then(|p| verify_pod(p, &Owner::apiary(AGENT_ID)));
         let mut event = Answer::Start;
         let mut reads = 0;
         let mut secret_checks = 0;
         let mut failed_read = false;
+        let mut compared = 0;
+        let mut workspace_reads = 0;
         let mut finished = None;
         for _ in 0..10 {
             event = match machine.step(Duration::ZERO, event) {
@@ -133,10 +136,22 @@ proptest! {
                         }
                     }
                 }
+                Step::Request(Request::CompareEnv { secret }) => {
+                    prop_assert!(desired.is_some(), "an environment compared without a configuration");
+                    let own = verified.as_ref().and_then(|p| p.facts().env_from_secret.clone());
+                    prop_assert_eq!(Some(secret), own, "another Secret's environment compared");
+                    compared += 1;
+                    Answer::EnvCompared(Ok(Some(Vec::new())))
+                }
+                Step::Request(Request::ReadWorkspace) => {
+                    workspace_reads += 1;
+                    Answer::WorkspaceRead(None)
+                }
                 other => panic!("a request this machine never makes: {other:?}"),
             };
         }
         let finished = finished.expect("status ends");
+        prop_assert!(compared <= 1, "the environment compared twice");
         prop_assert_eq!(reads, 1);
         // The pod's own Secret once; a referenced one the kubelet names, at most once before.
         let names_reference = verified
@@ -151,6 +166,9 @@ proptest! {
         } else {
             let report = finished.clone().expect("no failed read");
             prop_assert_eq!(&report.pod, POD);
+            prop_assert_eq!(workspace_reads, 1, "the claim is read once, last");
+            let own_present = report.secret.as_ref().is_some_and(|s| s.exists);
+            prop_assert_eq!(compared, usize::from(desired.is_some() && own_present));
             match (&observed, &verified) {
                 (None, _) => {
                     prop_assert_eq!(report.state, StatusState::Absent);

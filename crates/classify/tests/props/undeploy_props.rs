@@ -59,7 +59,12 @@ fn answer(c: &mut Choices) -> Result<DeleteAnswer, RequestFailure> {
     }
 }
 
-fn run(values: Vec<u16>, wait: bool, deadline_secs: u64) -> Result<(), TestCaseError> {
+fn run(
+    values: Vec<u16>,
+    wait: bool,
+    deadline_secs: u64,
+    delete_workspace: bool,
+) -> Result<(), TestCaseError> {
     let deadline = Duration::from_secs(deadline_secs);
     let mut machine = UndeployMachine::new(UndeploySpec {
         pod_name: POD.into(),
@@ -67,8 +72,11 @@ fn run(values: Vec<u16>, wait: bool, deadline_secs: u64) -> Result<(), TestCaseE
         wait,
         deadline,
         poll: Duration::from_secs(2),
+        delete_workspace,
     });
     let mut c = Choices::new(values);
+    let mut policy_removed = false;
+    let mut settled = false;
     let start = Duration::from_secs(77);
     let mut now = start;
     let mut last_read: Option<ObservedPod> = None;
@@ -163,6 +171,40 @@ fn run(values: Vec<u16>, wait: bool, deadline_secs: u64) -> Result<(), TestCaseE
                 now += LATENCY;
                 Answer::Deleted(answer(&mut c))
             }
+            Step::Request(Request::RemovePolicy) => {
+                prop_assert!(!policy_removed && !settled, "the policy step out of order");
+                policy_removed = true;
+                cleanup_requests += 1;
+                now += LATENCY;
+                Answer::PolicyRemoved(match c.pick(4) {
+                    0 => Err(RequestFailure::api(500, "InternalError", "boom")),
+                    1 => Ok(None),
+                    _ => Ok(Some(POD.to_owned())),
+                })
+            }
+            Step::Request(Request::SettleWorkspace { delete }) => {
+                prop_assert!(!settled, "the claim settled twice");
+                if delete {
+                    prop_assert!(
+                        delete_workspace,
+                        "a claim deleted without --delete-workspace"
+                    );
+                    // Deleted only once no pod of the agent can run: the same condition as the
+                    // policy's removal, which comes first.
+                    prop_assert!(policy_removed, "a claim deleted while its pod may run");
+                }
+                settled = true;
+                cleanup_requests += 1;
+                now += LATENCY;
+                Answer::WorkspaceSettled(match c.pick(4) {
+                    0 => Err(RequestFailure::api(500, "InternalError", "boom")),
+                    1 => Ok(None),
+                    _ => Ok(Some(apiary_classify::workspace::ClaimFate {
+                        name: format!("{POD}-workspace"),
+                        deleted: delete,
+                    })),
+                })
+            }
             other => panic!("a request this machine never makes: {other:?}"),
         };
     }
@@ -178,7 +220,8 @@ proptest! {
         values in proptest::collection::vec(any::<u16>(), 1..64),
         wait in any::<bool>(),
         deadline_secs in 0u64..40,
+        delete_workspace in any::<bool>(),
     ) {
-        run(values, wait, deadline_secs)?;
+        run(values, wait, deadline_secs, delete_workspace)?;
     }
 }

@@ -20,22 +20,11 @@ pub async fn gc<S: Substrate>(
     agent: &AgentIdentity,
     dry_run: bool,
 ) -> Result<GcReport, RequestFailure> {
-    in_span(Operation::Gc, agent, &agent.pod_name(), async {
-        let mut report = gc_pass(substrate, agent, dry_run).await?;
-        // deploy.md § Egress control: an agent left with nothing loses its policy too (never in
-        // the deploy's preflight pass, which is about to create a pod under it).
-        if report.agent_emptied {
-            match super::undeploy::remove_policy(substrate, agent).await {
-                Ok(removed) => report.network_policy = removed,
-                Err(apiary_classify::undeploy::UndeployError::Failed(failure)) => {
-                    report.failures.push(failure);
-                }
-                Err(other) => report
-                    .failures
-                    .push(RequestFailure::unsent(other.to_string())),
-            }
-        }
-        Ok(report)
-    })
+    in_span(
+        Operation::Gc,
+        agent,
+        &agent.pod_name(),
+        gc_pass(substrate, agent, dry_run, true),
+    )
     .await
 }

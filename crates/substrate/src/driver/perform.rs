@@ -21,6 +21,7 @@ use apiary_classify::stuck::{NodeFacts, TerminatingPod, TerminationWatch, diagno
 use apiary_classify::verify::{PodDeletion, SecretDeletion};
 use k8s_openapi::api::core::v1::Pod;
 
+use super::objects;
 use super::shared::{Operation, ignore, report_progress};
 use crate::build::{build_pod, build_secret};
 use crate::config::ValidConfig;
@@ -84,6 +85,11 @@ impl<'a, S: Substrate> Performer<'a, S> {
         }
     }
 
+    /// This performer with the configuration `config` (status compares the environment with it).
+    pub(super) fn configured(self, config: Option<&'a ValidConfig>) -> Performer<'a, S> {
+        Performer { config, ..self }
+    }
+
     /// The performer of a deploy of `config`.
     pub(super) fn deploying(substrate: &'a S, config: &'a ValidConfig) -> Performer<'a, S> {
         Performer {
@@ -106,9 +112,9 @@ impl<'a, S: Substrate> Performer<'a, S> {
         match request {
             Request::Preflight { pod, gc } => self.preflight(&pod, gc).await,
             Request::Prepare { policy, workspace } => match self.config {
-                Some(config) => Answer::Prepared(
-                    super::prepare::prepare(substrate, config, policy, workspace).await,
-                ),
+                Some(config) => {
+                    Answer::Prepared(objects::prepare(substrate, config, policy, workspace).await)
+                }
                 None => Answer::Prepared(apiary_classify::request::Prepared {
                     policy: Err(apiary_classify::policy::PolicyFailure::Failed(
                         unconfigured(),
@@ -144,6 +150,15 @@ impl<'a, S: Substrate> Performer<'a, S> {
             }
             Request::DeletePod(deletion) => Answer::Deleted(self.delete_pod(&deletion).await),
             Request::DeleteSecret(deletion) => Answer::Deleted(self.delete_secret(&deletion).await),
+            Request::ReadWorkspace => {
+                Answer::WorkspaceRead(objects::read_workspace(substrate, self.agent).await)
+            }
+            Request::RemovePolicy => {
+                Answer::PolicyRemoved(objects::remove_policy(substrate, self.agent).await)
+            }
+            Request::SettleWorkspace { delete } => Answer::WorkspaceSettled(
+                objects::settle_workspace(substrate, self.agent, delete).await,
+            ),
             Request::WriteExpiry(write) => {
                 tracing::info!(
                     resource_version = write.resource_version(),
@@ -276,21 +291,24 @@ impl<'a, S: Substrate> Performer<'a, S> {
         answer
     }
 
-    /// deploy.md § Replacing a live agent: whether the environment in the pod's own Secret
-    /// differs from the desired one (a Secret gone differs). Only the keys are logged, never a
-    /// value.
-    async fn compare_env(&self, secret: &str) -> Result<bool, RequestFailure> {
+    /// deploy.md § Replacing a live agent and § status: the keys whose values differ between the
+    /// environment in the pod's own Secret and the desired one, `None` when the Secret is gone.
+    /// Only keys are ever logged (for a deploy), never a value.
+    async fn compare_env(&self, secret: &str) -> Result<Option<Vec<String>>, RequestFailure> {
         let config = self.config.ok_or_else(unconfigured)?;
+        let deploying = self.operation == Operation::Deploy;
         let live = self.substrate.read_secret_values(secret).await?;
         let Some(live) = live else {
-            tracing::info!(%secret, "the pod's own Secret is gone: its environment differs");
-            return Ok(true);
+            if deploying {
+                tracing::info!(%secret, "the pod's own Secret is gone: its environment differs");
+            }
+            return Ok(None);
         };
         let keys = config.env().differing_keys(&live);
-        if !keys.is_empty() {
+        if deploying && !keys.is_empty() {
             tracing::info!(?keys, "the environment differs from the live pod's");
         }
-        Ok(!keys.is_empty())
+        Ok(Some(keys))
     }
 
     /// Mint a generation, build this attempt's Secret from it and create it.
@@ -374,7 +392,7 @@ async fn preflight_gc<S: Substrate>(
     if !run {
         return Vec::new();
     }
-    match gc_pass(substrate, agent, false).await {
+    match gc_pass(substrate, agent, false, false).await {
         Ok(report) => report
             .failures
             .iter()
@@ -385,15 +403,18 @@ async fn preflight_gc<S: Substrate>(
 }
 
 /// One GC pass for `agent` (deploy.md § Execution), in the caller's span (`gc` runs it in its
-/// own, the deploy's preflight in the deploy's).
+/// own, removing the policy of an agent it empties; the deploy's preflight in the deploy's,
+/// never removing it).
 pub(super) async fn gc_pass<S: Substrate>(
     substrate: &S,
     agent: &AgentIdentity,
     dry_run: bool,
+    remove_policy: bool,
 ) -> Result<GcReport, RequestFailure> {
     let machine = GcMachine::new(GcSpec {
         owner: agent.owner(),
         dry_run,
+        remove_policy,
     });
     let mut performer = Performer::new(substrate, agent, Operation::Gc);
     drive(machine, &mut performer, &mut ignore).await
@@ -419,3 +440,6 @@ fn terminating(pod: &Pod, namespace: &str) -> Option<TerminatingPod> {
         grace_seconds: meta.deletion_grace_period_seconds,
     })
 }
+
+#[cfg(all(test, feature = "fake"))]
+mod tests;

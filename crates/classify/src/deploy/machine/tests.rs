@@ -1491,7 +1491,10 @@ fn replace_is_a_noop_when_the_intent_matches() {
             secret: format!("{POD}-0000abcd")
         })
     );
-    assert_eq!(run.step(Answer::EnvCompared(Ok(false))), ok(POD, true));
+    assert_eq!(
+        run.step(Answer::EnvCompared(Ok(Some(Vec::new())))),
+        ok(POD, true)
+    );
 }
 
 /// deploy.md § Replacing a live agent: with `--replace`, a started pod of the same intent whose
@@ -1506,7 +1509,8 @@ fn replace_replaces_a_pod_whose_environment_differs() {
         run.step(read(pod.clone())),
         Step::Request(Request::CompareEnv { .. })
     ));
-    let Step::Request(Request::DeletePod(deletion)) = run.step(Answer::EnvCompared(Ok(true)))
+    let Step::Request(Request::DeletePod(deletion)) =
+        run.step(Answer::EnvCompared(Ok(Some(vec!["TOKEN".into()]))))
     else {
         panic!("expected the fenced delete");
     };

@@ -12,6 +12,7 @@ fn spec(dry_run: bool) -> GcSpec {
     GcSpec {
         owner: Owner::apiary(AGENT_ID),
         dry_run,
+        remove_policy: false,
     }
 }
 
@@ -231,4 +232,46 @@ fn an_emptying_pass_is_one_without_pods_whose_secrets_all_went() {
         effect = gc.step(Duration::ZERO, Answer::Deleted(Ok(DeleteAnswer::Accepted)));
     }
     assert!(!finished(effect).agent_emptied);
+}
+
+/// deploy.md § Egress control: a pass that empties the agent removes its policy when asked to
+/// (`gc`), reporting the name, or a failure as one more individual failure; a pass that leaves
+/// something, or the deploy's preflight pass, never asks.
+#[test]
+fn an_emptying_pass_removes_the_policy_when_asked() {
+    let now = Duration::ZERO;
+    let emptied = |remove_policy| {
+        let mut m = GcMachine::new(GcSpec {
+            remove_policy,
+            ..spec(false)
+        });
+        m.step(now, Answer::Start);
+        let listing = Listing {
+            secrets: vec![own_secret("orphan", Some(0))],
+            server_now: Some(1_000_000),
+            ..Listing::default()
+        };
+        let next = m.step(now, Answer::Listed(Ok(listing)));
+        assert!(
+            matches!(next, Step::Request(Request::DeleteSecret(_))),
+            "{next:?}"
+        );
+        let next = m.step(now, Answer::Deleted(Ok(DeleteAnswer::Accepted)));
+        (m, next)
+    };
+    let (_, next) = emptied(false);
+    assert!(matches!(&next, Step::Done(Ok(r)) if r.agent_emptied && r.network_policy.is_none()));
+    let (mut m, next) = emptied(true);
+    assert_eq!(next, Step::Request(Request::RemovePolicy));
+    let Step::Done(Ok(report)) = m.step(now, Answer::PolicyRemoved(Ok(Some(POD.into())))) else {
+        panic!("the pass ends");
+    };
+    assert_eq!(report.network_policy.as_deref(), Some(POD));
+    let (mut m, _) = emptied(true);
+    let boom = RequestFailure::api(500, "InternalError", "boom");
+    let Step::Done(Ok(report)) = m.step(now, Answer::PolicyRemoved(Err(boom.clone()))) else {
+        panic!("the pass ends");
+    };
+    assert_eq!(report.failures, [boom]);
+    assert_eq!(report.network_policy, None);
 }

@@ -6,6 +6,7 @@ use crate::request::Machine as _;
 use crate::testkit::{
     AGENT_ID, INTENT, OTHER_AGENT_ID, OTHER_INTENT, POD, own_pod, running, waiting,
 };
+use crate::workspace::{ClaimShape, ClaimStatus};
 use std::time::Duration;
 
 const SECRET: &str = "apiary-research-bot-1-72bea12366a3-0000abcd";
@@ -16,11 +17,21 @@ fn spec(desired_intent: Option<&str>) -> StatusSpec {
         owner: Owner::apiary(AGENT_ID),
         image: None,
         desired_intent: desired_intent.map(str::to_owned),
+        compare_env: false,
     }
 }
 
-fn report(effect: StatusStep) -> StatusReport {
-    match effect {
+/// The report a status ends with after `answer`.
+fn report_after(status: &mut StatusMachine, answer: Answer) -> StatusReport {
+    let step = status.step(Duration::ZERO, answer);
+    report(status, step)
+}
+
+/// The report a status ends with after `step`, the workspace read it asks for last answered
+/// with no claim.
+fn report(status: &mut StatusMachine, step: StatusStep) -> StatusReport {
+    match step {
+        Step::Request(Request::ReadWorkspace) => report_after(status, Answer::WorkspaceRead(None)),
         Step::Done(Ok(report)) => report,
         other => panic!("expected a report, got {other:?}"),
     }
@@ -49,7 +60,7 @@ fn s1_s2_started_pod_reads_its_secret_and_compares_intent() {
                 name: SECRET.into()
             })
         );
-        let done = report(status.step(Duration::ZERO, Answer::Exists(Ok(true))));
+        let done = report_after(&mut status, Answer::Exists(Ok(true)));
         assert_eq!(done.state, StatusState::Started);
         assert_eq!(
             done.secret,
@@ -67,7 +78,7 @@ fn s1_s2_started_pod_reads_its_secret_and_compares_intent() {
 fn s1_absent_and_foreign_read_nothing_more() {
     let mut status = StatusMachine::new(spec(Some(INTENT)));
     status.step(Duration::ZERO, Answer::Start);
-    let done = report(status.step(Duration::ZERO, Answer::PodRead(Ok(None))));
+    let done = report_after(&mut status, Answer::PodRead(Ok(None)));
     assert_eq!(
         (done.state, done.secret, done.intent_matches),
         (StatusState::Absent, None, None)
@@ -76,7 +87,7 @@ fn s1_absent_and_foreign_read_nothing_more() {
     status.step(Duration::ZERO, Answer::Start);
     let mut foreign = own_pod(running());
     foreign.marks.agent_id = Some(OTHER_AGENT_ID.into());
-    let done = report(status.step(Duration::ZERO, Answer::PodRead(Ok(Some(foreign)))));
+    let done = report_after(&mut status, Answer::PodRead(Ok(Some(foreign))));
     assert_eq!(done.state, StatusState::Foreign);
     assert_eq!(
         (done.condition, done.secret, done.intent_matches),
@@ -97,7 +108,7 @@ fn a_pending_pod_is_settled_by_one_check() {
             name: SECRET.into()
         })
     );
-    let done = report(status.step(Duration::ZERO, Answer::Exists(Ok(false))));
+    let done = report_after(&mut status, Answer::Exists(Ok(false)));
     assert_eq!(done.state, StatusState::Broken);
     assert_eq!(done.secret.map(|s| s.exists), Some(false));
 }
@@ -116,7 +127,7 @@ fn pull_failure_names_the_image() {
         status.step(Duration::ZERO, Answer::Start);
         let pulling = own_pod(waiting(Some("ErrImagePull"), Some("manifest unknown")));
         status.step(Duration::ZERO, Answer::PodRead(Ok(Some(pulling))));
-        let done = report(status.step(Duration::ZERO, Answer::Exists(Ok(true))));
+        let done = report_after(&mut status, Answer::Exists(Ok(true)));
         assert_eq!(done.state, StatusState::PullFailing);
         assert!(
             done.condition
@@ -157,4 +168,59 @@ fn failures_and_unasked_answers() {
         status.step(Duration::ZERO, Answer::Exists(Ok(true))),
         Step::Done(Err(f)) if f.message().contains("internal")
     ));
+}
+
+/// deploy.md § status: with a configuration and the pod's own Secret present, its environment
+/// is compared (keys only) and the claim read, in that order; a failed comparison fails the
+/// status; without a configuration only the claim is read.
+#[test]
+fn a_configuration_compares_the_environment_then_the_claim_is_read() {
+    let start = |compare_env| {
+        let mut status = StatusMachine::new(StatusSpec {
+            compare_env,
+            ..spec(Some(INTENT))
+        });
+        status.step(Duration::ZERO, Answer::Start);
+        status.step(
+            Duration::ZERO,
+            Answer::PodRead(Ok(Some(own_pod(running())))),
+        );
+        let next = status.step(Duration::ZERO, Answer::Exists(Ok(true)));
+        (status, next)
+    };
+    let (mut status, next) = start(true);
+    assert_eq!(
+        next,
+        Step::Request(Request::CompareEnv {
+            secret: SECRET.into()
+        })
+    );
+    let next = status.step(
+        Duration::ZERO,
+        Answer::EnvCompared(Ok(Some(vec!["TOKEN".into()]))),
+    );
+    assert_eq!(next, Step::Request(Request::ReadWorkspace));
+    let claim = ClaimStatus {
+        name: format!("{POD}-workspace"),
+        ours: true,
+        shape: ClaimShape {
+            size: Some("1Gi".into()),
+            storage_class: None,
+        },
+        phase: Some("Bound".into()),
+        deleting: false,
+    };
+    let done = report_after(&mut status, Answer::WorkspaceRead(Some(claim.clone())));
+    assert_eq!(done.env_differs, Some(vec!["TOKEN".to_owned()]));
+    assert_eq!(done.workspace, Some(claim));
+
+    let (mut status, _) = start(true);
+    let failure = RequestFailure::api(500, "InternalError", "boom");
+    assert_eq!(
+        status.step(Duration::ZERO, Answer::EnvCompared(Err(failure.clone()))),
+        Step::Done(Err(failure))
+    );
+
+    let (_, next) = start(false);
+    assert_eq!(next, Step::Request(Request::ReadWorkspace));
 }

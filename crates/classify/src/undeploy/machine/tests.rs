@@ -8,6 +8,7 @@ use crate::request::Listing;
 use crate::request::Machine as _;
 use crate::status::StatusState;
 use crate::testkit::{AGENT_ID, OTHER_AGENT_ID, POD, own_pod, own_secret, running};
+use crate::workspace::ClaimFate;
 
 const S: fn(u64) -> Duration = Duration::from_secs;
 const SECRET: &str = "apiary-research-bot-1-72bea12366a3-0000abcd";
@@ -19,12 +20,17 @@ fn spec(wait: bool) -> UndeploySpec {
         wait,
         deadline: S(600),
         poll: S(2),
+        delete_workspace: false,
     }
 }
 
+/// A machine with a clock advanced by the test. The agent's other objects, asked for after the
+/// Secrets, answer that it has none (their own tests step the machine directly).
 struct Run {
     machine: UndeployMachine,
     now: Duration,
+    /// The requests about the agent's other objects, in order.
+    objects: Vec<Request>,
 }
 
 impl Run {
@@ -33,11 +39,25 @@ impl Run {
         Run {
             machine: UndeployMachine::new(spec(wait)),
             now: S(1_000),
+            objects: Vec::new(),
         }
     }
 
     fn step(&mut self, event: Answer) -> UndeployStep {
-        self.machine.step(self.now, event)
+        let mut step = self.machine.step(self.now, event);
+        loop {
+            let answer = match &step {
+                Step::Request(Request::RemovePolicy) => Answer::PolicyRemoved(Ok(None)),
+                Step::Request(Request::SettleWorkspace { .. }) => {
+                    Answer::WorkspaceSettled(Ok(None))
+                }
+                _ => return step,
+            };
+            if let Step::Request(request) = step {
+                self.objects.push(request);
+            }
+            step = self.machine.step(self.now, answer);
+        }
     }
 
     fn wait(&mut self, effect: &UndeployStep) -> UndeployStep {
@@ -117,6 +137,14 @@ fn s3_delete_wait_then_secrets() {
     let effect = run.step(listing(&[SECRET], vec![]));
     assert!(matches!(effect, Step::Request(Request::DeleteSecret(ref d)) if d.name() == SECRET));
     let done = report(run.step(Answer::Deleted(Ok(DeleteAnswer::Accepted))));
+    // The pod waited for until gone: the policy goes, then the claim is settled (kept).
+    assert_eq!(
+        run.objects,
+        [
+            Request::RemovePolicy,
+            Request::SettleWorkspace { delete: false }
+        ]
+    );
     assert_eq!(
         done,
         UndeployReport {
@@ -382,4 +410,81 @@ fn progress_and_texts() {
     ] {
         assert!(error.to_string().contains(needle), "{error}");
     }
+}
+
+/// The machine at the end of an undeploy whose pod was absent and whose one Secret went: what
+/// it asks next.
+fn after_secrets(delete_workspace: bool) -> (UndeployMachine, UndeployStep) {
+    let mut machine = UndeployMachine::new(UndeploySpec {
+        delete_workspace,
+        ..spec(true)
+    });
+    let now = S(1_000);
+    machine.step(now, Answer::Start);
+    machine.step(now, read(None));
+    machine.step(now, listing(&[SECRET], vec![]));
+    let next = machine.step(now, Answer::Deleted(Ok(DeleteAnswer::Accepted)));
+    (machine, next)
+}
+
+/// deploy.md § Egress control and § Persistent workspace: once no pod of the agent can run,
+/// its policy is removed and then its claim settled — deleted only with `--delete-workspace`;
+/// both land in the report.
+#[test]
+fn a_gone_agent_loses_its_policy_then_settles_its_claim() {
+    for delete in [false, true] {
+        let (mut machine, next) = after_secrets(delete);
+        let now = S(1_000);
+        assert_eq!(next, Step::Request(Request::RemovePolicy));
+        let next = machine.step(now, Answer::PolicyRemoved(Ok(Some(POD.into()))));
+        assert_eq!(next, Step::Request(Request::SettleWorkspace { delete }));
+        let fate = ClaimFate {
+            name: format!("{POD}-workspace"),
+            deleted: delete,
+        };
+        let done = report(machine.step(now, Answer::WorkspaceSettled(Ok(Some(fate.clone())))));
+        assert_eq!(done.network_policy.as_deref(), Some(POD));
+        assert_eq!(done.workspace, Some(fate));
+        assert_eq!(done.secrets, [SECRET]);
+    }
+}
+
+/// After `--no-wait` the pod may still run: its policy stays and its claim is only reported,
+/// even with `--delete-workspace`.
+#[test]
+fn a_pod_not_waited_for_keeps_its_policy_and_claim() {
+    let mut machine = UndeployMachine::new(UndeploySpec {
+        delete_workspace: true,
+        ..spec(false)
+    });
+    let now = S(1_000);
+    machine.step(now, Answer::Start);
+    let pod = with_rv(own_pod(running()), "u1", "100");
+    machine.step(now, read(Some(pod)));
+    machine.step(now, Answer::Deleted(Ok(DeleteAnswer::Accepted)));
+    let next = machine.step(now, listing(&[], vec![]));
+    assert_eq!(
+        next,
+        Step::Request(Request::SettleWorkspace { delete: false })
+    );
+    let done = report(machine.step(now, Answer::WorkspaceSettled(Ok(None))));
+    assert!(done.pod_deleted && !done.waited);
+    assert_eq!(done.network_policy, None);
+}
+
+/// A failed policy removal or claim settle fails the undeploy with its failure (E12).
+#[test]
+fn a_failed_policy_or_claim_request_fails_the_undeploy() {
+    let now = S(1_000);
+    let (mut machine, _) = after_secrets(true);
+    assert_eq!(
+        error(machine.step(now, Answer::PolicyRemoved(Err(boom())))),
+        UndeployError::Failed(boom())
+    );
+    let (mut machine, _) = after_secrets(true);
+    machine.step(now, Answer::PolicyRemoved(Ok(None)));
+    assert_eq!(
+        error(machine.step(now, Answer::WorkspaceSettled(Err(boom())))),
+        UndeployError::Failed(boom())
+    );
 }
