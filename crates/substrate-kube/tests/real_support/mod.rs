@@ -37,8 +37,8 @@ use kube::api::{Api, DeleteParams, ListParams, PostParams};
 
 pub use tap::{Tap, tapped_client};
 
-#[path = "../fixtures/mod.rs"]
-pub mod fixtures;
+// The shared fixtures, declared once by the including crate (`#[path = "…/fixtures/mod.rs"]`).
+pub(crate) use crate::fixtures;
 #[allow(
     unused_imports,
     reason = "each test binary uses a different subset of the shared fixtures"
@@ -108,27 +108,7 @@ impl Stage {
     ) -> Option<Stage> {
         apiary_substrate_kube::install_crypto_provider();
         match backend {
-            Backend::Sim => {
-                let sim = Simulator::start(SimOptions::default().with_time_scale(SIM_SCALE))
-                    .await
-                    .expect("the simulator starts");
-                sim.ensure_namespace(SIM_NAMESPACE);
-                let kubeconfig =
-                    kube::config::Kubeconfig::from_yaml(&sim.kubeconfig_yaml(SIM_NAMESPACE))
-                        .expect("the simulator's kubeconfig parses");
-                let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
-                    .await
-                    .expect("the simulator's kubeconfig resolves");
-                let admin = kube::Client::try_from(config.clone()).expect("admin client");
-                Some(Stage {
-                    backend,
-                    namespace: SIM_NAMESPACE.to_owned(),
-                    admin,
-                    config: apiary_config(config),
-                    tap: Tap::new(),
-                    keep: Keep::Sim(sim),
-                })
-            }
+            Backend::Sim => Some(Self::start_sim(SIM_NAMESPACE, true).await),
             Backend::Real => {
                 let plane = apiary_envtest::shared()?;
                 let namespace = tokio::task::block_in_place(|| plane.namespace("real"));
@@ -155,6 +135,31 @@ impl Stage {
                     },
                 })
             }
+        }
+    }
+
+    /// A simulator stage in `namespace`, which exists when `with_namespace`.
+    pub async fn start_sim(namespace: &str, with_namespace: bool) -> Stage {
+        apiary_substrate_kube::install_crypto_provider();
+        let sim = Simulator::start(SimOptions::default().with_time_scale(SIM_SCALE))
+            .await
+            .expect("the simulator starts");
+        if with_namespace {
+            sim.ensure_namespace(namespace);
+        }
+        let kubeconfig = kube::config::Kubeconfig::from_yaml(&sim.kubeconfig_yaml(namespace))
+            .expect("the simulator's kubeconfig parses");
+        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+            .await
+            .expect("the simulator's kubeconfig resolves");
+        let admin = kube::Client::try_from(config.clone()).expect("admin client");
+        Stage {
+            backend: Backend::Sim,
+            namespace: namespace.to_owned(),
+            admin,
+            config: apiary_config(config),
+            tap: Tap::new(),
+            keep: Keep::Sim(sim),
         }
     }
 

@@ -1,0 +1,778 @@
+//! The scenario table of the deploy loop (deploy.md § Scenario inventory): each row is written
+//! once — a setup (objects, kubelet scripts, faults), one act and an expectation (the outcome,
+//! the requests in the one record shape every backend logs, the objects left) — and runs on
+//! every backend it names ([`world::Backend`]): the fake in virtual time, the simulator calm and
+//! stormy, the real kube-apiserver. The rows name their ids (`ids`) and are named after them;
+//! `cargo xtask tidy` checks both against the inventory.
+//!
+//! This file is compiled into the `cluster` test binary (fake, calm, stormy) and the
+//! `real_server` one (real); each binary's `backend_test!` decides which of a row's backends it
+//! runs, so a row's tests are `<row>::fake`, `::calm`, `::stormy` and `::real`.
+//!
+//! Layer: test scenarios; they decide nothing. Objects are staged through the API or the model,
+//! never by reaching past what a backend offers.
+
+#![allow(
+    dead_code,
+    reason = "each test binary runs a different subset of the backends"
+)]
+
+pub mod world;
+
+use apiary_apiserver_sim::{LoggedRequest, Resource, Verb};
+use apiary_cluster_model::kubelet::PodScript;
+use apiary_substrate::config::DeployConfig;
+use apiary_substrate::driver::{DeployError, Deployed};
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+use crate::real_support::fixtures::{POD, after_preflight, delete_fence, image, secret_ref};
+use crate::real_support::{attempt, fence_of, has_container_status, is_running, waiting_reason};
+use world::{Backend, Deadline, World};
+
+/// What is there before the act.
+pub enum Setup {
+    /// An empty namespace.
+    Empty,
+    /// No namespace, and its create refused (403).
+    NamespaceForbidden,
+    /// The agent deployed once with the configuration of this image keyword and edit.
+    Deployed(&'static str, fn(&mut DeployConfig)),
+    /// An earlier attempt of the agent: its pod (and Secret when `secret`) for the image of
+    /// `keyword`, settled by the kubelet or set through the model.
+    Attempt {
+        /// The image keyword of the attempt's configuration.
+        keyword: &'static str,
+        /// The attempt's generation.
+        generation: u32,
+        /// Whether its Secret exists.
+        secret: bool,
+        /// How the pod reaches its state.
+        settle: Settle,
+    },
+    /// A pod under the agent's name that apiary did not make (no labels, no annotations).
+    Foreign,
+}
+
+/// How a staged pod reaches the state the row needs.
+pub enum Settle {
+    /// The kubelet runs it by its image's script until it satisfies the check.
+    Kubelet(&'static str, fn(&Pod) -> bool),
+    /// The model sets it waiting with this reason and message (fake and simulator only).
+    Waiting(&'static str, &'static str),
+}
+
+/// The act: one deploy of the agent.
+pub struct Act {
+    /// The image keyword of the configuration deployed.
+    pub keyword: &'static str,
+    /// An edit of that configuration.
+    pub edit: fn(&mut DeployConfig),
+    /// The deadline.
+    pub deadline: Deadline,
+}
+
+/// The outcome of the act.
+pub enum Outcome {
+    /// The pod name [`POD`], and whether the intent matches (`None`: not checked).
+    Deployed(Option<bool>),
+    /// An error of this kind whose text holds each string.
+    Failed(fn(&DeployError) -> bool, &'static [&'static str]),
+}
+
+/// What the act wrote, read from the request log.
+pub enum Writes {
+    /// No write sent at all (not even one a fault answered).
+    None,
+    /// Only writes of the namespace.
+    NamespaceOnly,
+    /// Answered creates of Secrets and pods, answered deletes of pods and Secrets (`None`: not
+    /// checked; `Some(0)`: no delete sent at all).
+    Counted(usize, usize, Option<usize>, Option<usize>),
+}
+
+/// When the act ended.
+pub enum Timing {
+    /// Not checked.
+    Any,
+    /// Before the deadline.
+    Early,
+    /// Not before the deadline.
+    AtDeadline,
+}
+
+/// The pod [`POD`] after the act.
+pub enum PodAfter {
+    /// The staged pod, unchanged uid.
+    Kept,
+    /// A pod made by the act (another uid than any staged one).
+    New,
+    /// No pod at all.
+    Gone,
+}
+
+/// The Secrets after the act.
+pub enum SecretsAfter {
+    /// Exactly the one the pod references.
+    Referenced,
+    /// The same as before the act.
+    Unchanged,
+    /// Not checked.
+    Any,
+}
+
+/// The expectation of a row.
+pub struct Expect {
+    /// The outcome.
+    pub outcome: Outcome,
+    /// The writes.
+    pub writes: Writes,
+    /// Requests whose first answered occurrences come in this order.
+    pub order: &'static [(Verb, Resource)],
+    /// When it ended.
+    pub timing: Timing,
+    /// The pod left.
+    pub pod: PodAfter,
+    /// The Secrets left.
+    pub secrets: SecretsAfter,
+    /// Checks of this row only, over what was seen.
+    pub also: fn(&Seen),
+}
+
+/// A row of the table.
+pub struct Row {
+    /// The inventory ids the row shows.
+    pub ids: &'static [&'static str],
+    /// Before the act.
+    pub setup: Setup,
+    /// The act.
+    pub act: Act,
+    /// The expectation.
+    pub expect: Expect,
+}
+
+/// What a row saw, on one backend.
+pub struct Seen {
+    /// The backend.
+    pub backend: Backend,
+    /// The namespace.
+    pub namespace: String,
+    /// The act's outcome.
+    pub outcome: Result<Deployed, DeployError>,
+    /// The act's requests, in order.
+    pub log: Vec<LoggedRequest>,
+    /// The pod [`POD`] after the act.
+    pub pod: Option<Pod>,
+    /// The staged pod's `{uid, resourceVersion}` as last observed before the act.
+    pub staged: Option<(String, String)>,
+    /// The staged Secret's name.
+    pub staged_secret: Option<String>,
+}
+
+impl Seen {
+    /// The targets of the log, in order.
+    pub fn targets(&self) -> Vec<Option<(Resource, Verb)>> {
+        self.log.iter().map(|r| r.target).collect()
+    }
+
+    /// Requests of `verb` on `resource`.
+    pub fn of(&self, verb: Verb, resource: Resource) -> Vec<&LoggedRequest> {
+        self.log.iter().filter(|r| r.is(verb, resource)).collect()
+    }
+
+    /// Requests of `verb` on `resource` answered 2xx.
+    pub fn answered(&self, verb: Verb, resource: Resource) -> Vec<&LoggedRequest> {
+        self.of(verb, resource)
+            .into_iter()
+            .filter(|r| r.status.is_some_and(|s| (200..300).contains(&s)))
+            .collect()
+    }
+
+    /// The error of a failed act, as text.
+    pub fn error_text(&self) -> String {
+        self.outcome
+            .as_ref()
+            .err()
+            .map(ToString::to_string)
+            .unwrap_or_default()
+    }
+}
+
+fn unedited(_: &mut DeployConfig) {}
+
+fn nothing_else(_: &Seen) {}
+
+/// Run `row` on `backend`.
+pub async fn run(row: Row, backend: Backend) {
+    let namespace = !matches!(row.setup, Setup::NamespaceForbidden);
+    let Some(world) = World::open(backend, namespace).await else {
+        return;
+    };
+    let mut staged = None;
+    let mut staged_secret = None;
+    match row.setup {
+        Setup::Empty => {}
+        Setup::NamespaceForbidden => world.forbid_namespace_create(),
+        Setup::Deployed(keyword, edit) => {
+            let config = world.config(keyword, edit);
+            let (first, _) = world
+                .deploy(&config, &world.options(&config, Deadline::Long))
+                .await;
+            assert_eq!(first.expect("first deploy").pod, POD);
+            staged = world.pod().await.as_ref().map(fence_of);
+        }
+        Setup::Attempt {
+            keyword,
+            generation,
+            secret,
+            settle,
+        } => {
+            let (pod, with) = attempt(&world.config(keyword, unedited), generation);
+            if secret {
+                staged_secret = with.metadata.name.clone();
+                world.create_secret(with).await;
+            }
+            let namespace = world.namespace().to_owned();
+            if let Settle::Waiting(..) = settle {
+                world.model(|m| m.script_pods_named(&namespace, POD, PodScript::Inert));
+            }
+            world.create_pod(pod).await;
+            let pod = match settle {
+                Settle::Kubelet(what, check) => world.settle(what, check).await,
+                Settle::Waiting(reason, message) => world.model(|m| {
+                    m.set_pod_waiting(&namespace, POD, reason, Some(message))
+                        .expect("pod waiting")
+                }),
+            };
+            staged = Some(fence_of(&pod));
+        }
+        Setup::Foreign => {
+            let (mut pod, _) = attempt(&world.config("", unedited), 3);
+            pod.metadata = ObjectMeta {
+                name: Some(POD.to_owned()),
+                ..ObjectMeta::default()
+            };
+            staged = Some(fence_of(&world.create_pod(pod).await));
+        }
+    }
+    let secrets_before = world.secret_names().await;
+    world.clear_log();
+    world.storm();
+    let config = world.config(row.act.keyword, row.act.edit);
+    let options = world.options(&config, row.act.deadline);
+    let (outcome, elapsed) = world.deploy(&config, &options).await;
+    let injected = world.calm_down();
+    if backend == Backend::Stormy {
+        assert!(injected > 0, "no fault was injected");
+    }
+    let seen = Seen {
+        backend,
+        namespace: world.namespace().to_owned(),
+        outcome,
+        log: world.requests(),
+        pod: world.pod().await,
+        staged,
+        staged_secret,
+    };
+    let expect = row.expect;
+    match (&expect.outcome, &seen.outcome) {
+        (Outcome::Deployed(matches), Ok(deployed)) => {
+            assert_eq!(deployed.pod, POD);
+            if let Some(matches) = matches {
+                assert_eq!(deployed.intent_matches, *matches, "{deployed:?}");
+            }
+        }
+        (Outcome::Failed(kind, says), Err(error)) => {
+            assert!(kind(error), "{error:?}");
+            for needle in *says {
+                assert!(error.to_string().contains(needle), "{error} lacks {needle}");
+            }
+        }
+        (_, outcome) => panic!("unexpected outcome {outcome:?}"),
+    }
+    let log = &seen.log;
+    match expect.writes {
+        Writes::None => assert!(log.iter().all(|r| !r.is_mutation()), "{log:?}"),
+        Writes::NamespaceOnly => assert!(
+            log.iter().all(|r| r.method == "GET"
+                || r.target.is_some_and(|(res, _)| res == Resource::Namespaces)),
+            "{log:?}"
+        ),
+        Writes::Counted(secret_creates, pod_creates, pod_deletes, secret_deletes) => {
+            let answered = |verb, resource| seen.answered(verb, resource).len();
+            assert_eq!(answered(Verb::Create, Resource::Secrets), secret_creates);
+            assert_eq!(answered(Verb::Create, Resource::Pods), pod_creates);
+            for (deletes, resource) in [
+                (pod_deletes, Resource::Pods),
+                (secret_deletes, Resource::Secrets),
+            ] {
+                match deletes {
+                    Some(0) => assert!(seen.of(Verb::Delete, resource).is_empty(), "{log:?}"),
+                    Some(n) => assert_eq!(answered(Verb::Delete, resource), n, "{log:?}"),
+                    None => {}
+                }
+            }
+        }
+    }
+    if let Some(fence) = &seen.staged {
+        for delete in seen.of(Verb::Delete, Resource::Pods) {
+            assert_eq!(&delete_fence(delete), fence, "only ever the observed fence");
+        }
+    }
+    let first = |&(verb, resource): &(Verb, Resource)| {
+        log.iter()
+            .position(|r| r.is(verb, resource) && r.status.is_some_and(|c| (200..300).contains(&c)))
+            .unwrap_or_else(|| panic!("no answered {verb:?} {resource:?} in {log:?}"))
+    };
+    let positions: Vec<usize> = expect.order.iter().map(first).collect();
+    assert!(
+        positions.is_sorted(),
+        "{:?} out of order in {log:?}",
+        expect.order
+    );
+    match expect.timing {
+        Timing::Any => {}
+        Timing::Early => assert!(elapsed < options.deadline, "{elapsed:?}"),
+        Timing::AtDeadline => assert!(elapsed >= options.deadline, "{elapsed:?}"),
+    }
+    let uid = seen.pod.as_ref().and_then(|p| p.metadata.uid.clone());
+    let staged_uid = seen.staged.as_ref().map(|(uid, _)| uid.clone());
+    match expect.pod {
+        PodAfter::Kept => assert_eq!(uid, staged_uid),
+        PodAfter::New => assert!(uid.is_some() && uid != staged_uid, "{uid:?}"),
+        PodAfter::Gone => assert_eq!(world.pod_names().await, Vec::<String>::new()),
+    }
+    if !matches!(expect.pod, PodAfter::Gone) {
+        assert_eq!(world.pod_names().await, [POD]);
+    }
+    let secrets = world.secret_names().await;
+    match expect.secrets {
+        SecretsAfter::Referenced => {
+            let pod = seen.pod.as_ref().expect("the pod");
+            assert_eq!(secrets, [secret_ref(pod).expect("envFrom")]);
+        }
+        SecretsAfter::Unchanged => assert_eq!(secrets, secrets_before),
+        SecretsAfter::Any => {}
+    }
+    (expect.also)(&seen);
+}
+
+/// A deploy of the configuration for the image of `keyword`, with an ample deadline.
+fn deploy(keyword: &'static str) -> Act {
+    Act {
+        keyword,
+        edit: unedited,
+        deadline: Deadline::Long,
+    }
+}
+
+/// A deploy that must reach its (short) deadline.
+fn deploy_to_deadline(keyword: &'static str) -> Act {
+    Act {
+        deadline: Deadline::Short,
+        ..deploy(keyword)
+    }
+}
+
+impl Default for Row {
+    /// A deploy into an empty namespace.
+    fn default() -> Self {
+        Row {
+            ids: &[],
+            setup: Setup::Empty,
+            act: deploy(""),
+            expect: Expect::default(),
+        }
+    }
+}
+
+impl Default for Expect {
+    /// A fresh deploy: the pod's name with a matching intent, before the deadline; one Secret and
+    /// one pod created, nothing deleted; the new pod and only its Secret left.
+    fn default() -> Self {
+        Expect {
+            outcome: Outcome::Deployed(Some(true)),
+            writes: Writes::Counted(1, 1, Some(0), Some(0)),
+            order: &[],
+            timing: Timing::Early,
+            pod: PodAfter::New,
+            secrets: SecretsAfter::Referenced,
+            also: nothing_else,
+        }
+    }
+}
+
+/// A failure whose error text holds each of `says`.
+fn failed(kind: fn(&DeployError) -> bool, says: &'static [&'static str]) -> Outcome {
+    Outcome::Failed(kind, says)
+}
+
+/// R1: an empty namespace ends with exactly one started pod whose name is returned; one Secret
+/// then one pod are created, nothing is deleted, every read is a quorum read, and the requests
+/// start with the fixed prefix of a fresh deploy.
+pub fn r1_fresh_deploy() -> Row {
+    Row {
+        ids: &["R1"],
+        expect: Expect {
+            order: &[
+                (Verb::Create, Resource::Secrets),
+                (Verb::Create, Resource::Pods),
+            ],
+            also: |seen| {
+                assert!(is_running(seen.pod.as_ref().expect("pod")));
+                for read in seen.log.iter().filter(|r| r.method == "GET") {
+                    if read.query_param("watch").is_none() {
+                        assert_eq!(read.query_param("resourceVersion"), None, "{read:?}");
+                    }
+                }
+                if seen.backend == Backend::Stormy {
+                    return;
+                }
+                // The fixed prefix of a fresh deploy (the preflight's four requests in any
+                // order that keeps GC's own, then the creates); only watch wake-ups and
+                // re-reads follow.
+                let targets = seen.targets();
+                let creates = [
+                    (Resource::Secrets, Verb::Create),
+                    (Resource::Pods, Verb::Create),
+                ];
+                assert_eq!(after_preflight(&targets, true)[..2], creates.map(Some));
+                let rereads = [(Resource::Pods, Verb::Watch), (Resource::Pods, Verb::Get)];
+                assert!(
+                    targets[6..]
+                        .iter()
+                        .all(|t| t.is_some_and(|t| rereads.contains(&t))),
+                    "{targets:?}"
+                );
+                if seen.backend == Backend::Calm {
+                    assert!(targets.len() <= 12, "{} requests", targets.len());
+                }
+            },
+            ..Expect::default()
+        },
+        ..Row::default()
+    }
+}
+
+/// A no-op deploy: the agent's started pod is kept and nothing is written — the namespace GET
+/// and the preflight's reads only.
+fn noop(matches: Option<bool>) -> Expect {
+    Expect {
+        outcome: Outcome::Deployed(matches),
+        writes: Writes::None,
+        pod: PodAfter::Kept,
+        secrets: SecretsAfter::Unchanged,
+        also: |seen| {
+            if seen.backend != Backend::Stormy {
+                assert_eq!(after_preflight(&seen.targets(), true), []);
+            }
+        },
+        ..Expect::default()
+    }
+}
+
+/// R2 and deploy.md § Latest condition, deadline, zero mutation: deploying an agent whose pod is
+/// started writes nothing — only the namespace GET and the preflight's reads.
+pub fn r2_noop_zero_mutation() -> Row {
+    Row {
+        ids: &["R2"],
+        setup: Setup::Deployed("", unedited),
+        expect: noop(Some(true)),
+        ..Row::default()
+    }
+}
+
+/// R3: a started pod with a stale intent (another CPU limit) is kept and reported as not
+/// matching; nothing is written.
+pub fn r3_stale_intent_kept_without_writes() -> Row {
+    Row {
+        ids: &["R3"],
+        setup: Setup::Deployed("", |c| c.cpu_limit = "4".into()),
+        expect: noop(Some(false)),
+        ..Row::default()
+    }
+}
+
+/// R4: an edited environment (a changed value and a new key) reaches no running pod: the same
+/// name, no Secret or pod created, nothing written.
+pub fn r4_edited_env_reaches_no_running_pod() -> Row {
+    Row {
+        ids: &["R4"],
+        setup: Setup::Deployed("", |c| c.env.set("TOKEN", "one")),
+        act: Act {
+            edit: |c| {
+                c.env.set("TOKEN", "two");
+                c.env.set("EXTRA", "x");
+            },
+            ..deploy("")
+        },
+        expect: noop(None),
+    }
+}
+
+/// Whether `error` is E3 for [`POD`].
+fn pull_failing(error: &DeployError) -> bool {
+    matches!(error, DeployError::PullFailing { pod, .. } if pod == POD)
+}
+
+/// R10: the created pod's image has no manifest: E3 at once, naming the registry and the image,
+/// with the pod kept and nothing deleted.
+pub fn r10_pull_failure_reported_without_delete() -> Row {
+    Row {
+        ids: &["R10"],
+        act: deploy("pullfail-manifest"),
+        expect: Expect {
+            outcome: failed(pull_failing, &["has no image at", "registry.example.com"]),
+            also: |seen| {
+                let text = seen.error_text();
+                assert!(text.contains(&image("pullfail-manifest")), "{text}");
+            },
+            ..Expect::default()
+        },
+        ..Row::default()
+    }
+}
+
+/// R10 on a pod that was already failing its pull (`ImagePullBackOff`, manifest unknown) with
+/// the desired intent: E3 "has no image at" before the deadline, and nothing written.
+pub fn r10_pull_failing_pod_reported_at_once() -> Row {
+    Row {
+        ids: &["R10"],
+        setup: Setup::Attempt {
+            keyword: "pullfail-manifest",
+            generation: 1,
+            secret: true,
+            settle: Settle::Kubelet("the pull fails", |p| {
+                waiting_reason(p).is_some_and(|r| r == "ErrImagePull" || r == "ImagePullBackOff")
+            }),
+        },
+        act: deploy("pullfail-manifest"),
+        expect: Expect {
+            outcome: failed(pull_failing, &["has no image at"]),
+            ..noop(None)
+        },
+    }
+}
+
+/// C9 (the wedge escape, deploy.md § Create-intent fingerprint): a never-started pod whose
+/// recorded intent differs is deleted with exactly the observed fence (no grace override),
+/// waited for through its grace period, and recreated; the new pod starts.
+pub fn c9_wedge_escape_on_changed_intent() -> Row {
+    Row {
+        ids: &["C9"],
+        setup: Setup::Attempt {
+            keyword: "never-starts",
+            generation: 0x0bad_cafe,
+            secret: true,
+            settle: Settle::Kubelet("the wedged pod waits", has_container_status),
+        },
+        expect: Expect {
+            writes: Writes::Counted(1, 1, Some(1), None),
+            order: &[
+                (Verb::Delete, Resource::Pods),
+                (Verb::Create, Resource::Pods),
+            ],
+            secrets: SecretsAfter::Any,
+            also: |seen| assert!(is_running(seen.pod.as_ref().expect("pod"))),
+            ..Expect::default()
+        },
+        ..Row::default()
+    }
+}
+
+/// Whether `error` is E1 for [`POD`].
+fn deadline_exceeded(error: &DeployError) -> bool {
+    matches!(error, DeployError::DeadlineExceeded { pod, .. } if pod == POD)
+}
+
+/// R13: a pod waiting `CreateContainerConfigError` whose Secret exists is recoverable with the
+/// desired intent: observed to the deadline (E1) with the Secret checked by a quorum GET, never
+/// deleted, nothing created.
+pub fn r13_config_error_with_present_secret_keeps_observing() -> Row {
+    Row {
+        ids: &["R13"],
+        setup: Setup::Attempt {
+            keyword: "",
+            generation: 1,
+            secret: true,
+            settle: Settle::Waiting(
+                "CreateContainerConfigError",
+                "couldn't find key FOO in Secret agents/x",
+            ),
+        },
+        act: deploy_to_deadline(""),
+        expect: Expect {
+            outcome: failed(deadline_exceeded, &["CreateContainerConfigError"]),
+            timing: Timing::AtDeadline,
+            also: |seen| {
+                let reads = seen.answered(Verb::Get, Resource::Secrets);
+                let secret = seen.staged_secret.as_deref().expect("staged Secret");
+                assert!(!reads.is_empty(), "the Secret was checked by a quorum GET");
+                assert!(reads.iter().all(|r| r.path.ends_with(secret)), "{reads:?}");
+            },
+            ..noop(None)
+        },
+    }
+}
+
+/// R14: a pod waiting `CreateContainerConfigError` whose Secret is confirmed absent is provably
+/// broken: fenced delete, wait, recreate with a fresh Secret; the new pod starts.
+pub fn r14_config_error_with_absent_secret_replaced() -> Row {
+    Row {
+        ids: &["R14"],
+        setup: Setup::Attempt {
+            keyword: "",
+            generation: 2,
+            secret: false,
+            settle: Settle::Kubelet("CreateContainerConfigError", |p| {
+                waiting_reason(p).as_deref() == Some("CreateContainerConfigError")
+            }),
+        },
+        expect: Expect {
+            writes: Writes::Counted(1, 1, Some(1), None),
+            order: &[
+                (Verb::Delete, Resource::Pods),
+                (Verb::Create, Resource::Secrets),
+            ],
+            also: |seen| {
+                // The fake logs no answers; over HTTP the absence was a 404.
+                if seen.backend != Backend::Fake {
+                    let reads = seen.of(Verb::Get, Resource::Secrets);
+                    assert!(reads.iter().any(|r| r.status == Some(404)), "{reads:?}");
+                }
+            },
+            ..Expect::default()
+        },
+        ..Row::default()
+    }
+}
+
+/// R16 (the 107-Secrets regression): a pod that exits at once is reported once — E2 with the
+/// exit code and the `kubectl logs` hint, exactly one Secret and one pod created, nothing
+/// deleted, before the deadline; both stay as evidence.
+pub fn r16_crash_reported_once() -> Row {
+    Row {
+        ids: &["R16"],
+        act: deploy("crash"),
+        expect: Expect {
+            outcome: failed(
+                |e| matches!(e, DeployError::CreatedPodFailed { pod, .. } if pod == POD),
+                &["exited with code 1"],
+            ),
+            also: |seen| {
+                let text = seen.error_text();
+                let hint = format!("kubectl logs -n {} {POD} -c agent", seen.namespace);
+                assert!(text.contains(&hint), "{text}");
+            },
+            ..Expect::default()
+        },
+        ..Row::default()
+    }
+}
+
+/// R21 / deploy.md § Verification: a pod under the agent's name that is not apiary's is never
+/// touched: E8 naming it, and no write of any kind is sent.
+pub fn r21_foreign_pod_never_touched() -> Row {
+    Row {
+        ids: &["R21"],
+        setup: Setup::Foreign,
+        expect: Expect {
+            outcome: failed(
+                |e| *e == DeployError::ForeignPod { pod: POD.into() },
+                &["not managed by apiary", POD],
+            ),
+            ..noop(None)
+        },
+        ..Row::default()
+    }
+}
+
+/// R29/R30 and deploy.md § Latest condition, deadline, zero mutation: a pod that never starts
+/// fails with E1 at the deadline naming the latest condition; expiry cleans nothing — the pod
+/// and its Secret stay, no delete is sent.
+pub fn r29_deadline_expiry_cleans_nothing() -> Row {
+    Row {
+        ids: &["R29"],
+        act: deploy_to_deadline("never-starts"),
+        expect: Expect {
+            outcome: failed(deadline_exceeded, &["ContainerCreating", POD]),
+            // Not before the deadline; that it is overrun by at most one request is the deploy
+            // machine's property test (classify's machine_props), not a clock reading here.
+            timing: Timing::AtDeadline,
+            ..Expect::default()
+        },
+        ..Row::default()
+    }
+}
+
+/// R31 / deploy.md § Namespace ensure: a missing namespace whose creation is forbidden (403) is
+/// E11 carrying `kubectl create namespace <ns>`; nothing is written: the only pod and Secret
+/// requests are the preflight's reads, sent with the namespace ensure (deploy.md § Sequence).
+pub fn r31_forbidden_namespace() -> Row {
+    Row {
+        ids: &["R31"],
+        setup: Setup::NamespaceForbidden,
+        expect: Expect {
+            outcome: failed(
+                |e| {
+                    *e == DeployError::NamespaceMissing {
+                        namespace: "agents".into(),
+                    }
+                },
+                &["kubectl create namespace agents"],
+            ),
+            writes: Writes::NamespaceOnly,
+            pod: PodAfter::Gone,
+            secrets: SecretsAfter::Unchanged,
+            also: |seen| {
+                if seen.backend != Backend::Fake {
+                    let creates: Vec<_> = seen.log.iter().filter(|r| r.method == "POST").collect();
+                    assert_eq!(creates.len(), 1, "a 403 is not retried");
+                    assert_eq!(creates[0].status, Some(403));
+                }
+            },
+            ..Expect::default()
+        },
+        ..Row::default()
+    }
+}
+
+/// The rows, each with the backends it runs on; `backend_test!` (defined by the test binary)
+/// turns each backend into a test `<row>::<backend>`.
+macro_rules! table {
+    ($($(#[doc = $doc:literal])* $row:ident on [$($backend:ident),+];)+) => {$(
+        $(#[doc = $doc])*
+        mod $row {
+            $(backend_test!($backend, $row);)+
+        }
+    )+};
+}
+
+table! {
+    /// R1: a fresh deploy creates one Secret then one pod, deletes nothing, returns the name.
+    r1_fresh_deploy on [fake, calm, stormy, real];
+    /// R2: a no-op deploy performs only the namespace GET and reads.
+    r2_noop_zero_mutation on [fake, calm, stormy, real];
+    /// R3: a stale intent is reported, the pod kept, nothing written.
+    r3_stale_intent_kept_without_writes on [fake, calm, stormy, real];
+    /// R4: an edited environment reaches no running pod.
+    r4_edited_env_reaches_no_running_pod on [fake, calm, stormy, real];
+    /// R10: a pull failure of the created pod is E3 at once with no delete.
+    r10_pull_failure_reported_without_delete on [fake, calm, stormy, real];
+    /// R10: a pod already failing its pull is E3 at once, nothing written.
+    r10_pull_failing_pod_reported_at_once on [fake, calm, stormy, real];
+    /// C9: a never-started pod with a changed intent is fence-deleted and recreated.
+    c9_wedge_escape_on_changed_intent on [fake, calm, stormy, real];
+    /// R13: `CreateContainerConfigError` with its Secret present: E1, no delete.
+    r13_config_error_with_present_secret_keeps_observing on [fake, calm, stormy];
+    /// R14: `CreateContainerConfigError` with its Secret absent: delete and recreate.
+    r14_config_error_with_absent_secret_replaced on [fake, calm, stormy, real];
+    /// R16: a crashing pod is reported once (E2, exit code) with exactly one Secret created.
+    r16_crash_reported_once on [fake, calm, stormy, real];
+    /// R21: a foreign pod under the name is E8 with no writes.
+    r21_foreign_pod_never_touched on [fake, calm, stormy, real];
+    /// R29: deadline expiry is E1 and deletes nothing.
+    r29_deadline_expiry_cleans_nothing on [fake, calm, stormy, real];
+    /// R31: a forbidden namespace create is E11 naming the kubectl command, nothing written.
+    r31_forbidden_namespace on [fake, calm, stormy];
+}
