@@ -52,7 +52,6 @@ mod sim_latency;
 mod sim_namespace;
 mod sim_replace;
 mod sim_staying_up;
-mod sim_undeploy;
 
 // The shipped manifests.
 mod cronjob_gc;

@@ -21,14 +21,6 @@ on_both_backends!(
     status_in_every_state
 );
 on_both_backends!(
-    /// S3: undeploy fence-deletes the started pod, waits, then deletes its Secret.
-    s3_undeploy_started_pod
-);
-on_both_backends!(
-    /// S5: undeploy of a foreign pod is E8 with no writes.
-    s5_undeploy_foreign_pod_touches_nothing
-);
-on_both_backends!(
     /// G5/G8: gc keeps a young orphan Secret and collects terminated residue.
     g5_gc_keeps_the_young_orphan
 );

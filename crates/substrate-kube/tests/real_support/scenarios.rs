@@ -1,7 +1,7 @@
 //! The `Cluster` scenarios of the real-server tier (README.md § Testing) that are not one deploy
-//! (those are rows of the scenario table, `tests/scenarios`), each defined once over a [`Stage`]
-//! and run by `tests/real_server/cluster.rs` against the simulator and against the real
-//! apiserver: lost race, 16 concurrent deploys, status in every state, undeploy, and gc with the
+//! or undeploy (those are rows of the scenario table, `tests/scenarios`), each defined once over
+//! a [`Stage`] and run by `tests/real_server/cluster.rs` against the simulator and against the
+//! real apiserver: lost race, 16 concurrent deploys, status in every state, and gc with the
 //! young-orphan gate (plus the old-orphan case as a pure plan over objects and a clock read from
 //! the server).
 //!
@@ -15,7 +15,7 @@ use apiary_apiserver_sim::{Resource, Verb};
 use apiary_classify::gc::{OrphanSweep, plan_gc};
 use apiary_classify::status::StatusState;
 use apiary_substrate::Substrate as _;
-use apiary_substrate::driver::{self, UndeployError, UndeployOptions};
+use apiary_substrate::driver;
 use apiary_substrate::naming::AgentIdentity;
 use apiary_substrate::observe::{observe_pod, observe_secret};
 use k8s_openapi::api::core::v1::Pod;
@@ -262,69 +262,6 @@ pub async fn status_in_every_state(s: &Stage) {
     }
     assert!(s.mutations().is_empty(), "status only reads");
 }
-
-fn undeploy_options() -> UndeployOptions {
-    UndeployOptions {
-        wait: true,
-        deadline: LONG,
-        poll: Duration::from_millis(200),
-        ..UndeployOptions::default()
-    }
-}
-
-/// S1 + S3: a deployed agent is `started`; undeploy sends one fenced delete without a grace
-/// override, waits until the pod is gone (404), then deletes its Secret (uid-fenced); status is
-/// `absent` afterwards.
-pub async fn s3_undeploy_started_pod(s: &Stage) {
-    let cluster = s.cluster();
-    driver::deploy(&cluster, &s.config(&image("")), &options(LONG))
-        .await
-        .expect("deployed");
-    let fence = fence_of(&s.pod().await.expect("pod"));
-    s.tap.clear();
-    let report = driver::undeploy(&cluster, &agent(), &undeploy_options())
-        .await
-        .expect("undeployed");
-    assert_eq!(report.pod.as_deref(), Some(POD));
-    assert!(report.pod_deleted && report.waited, "{report:?}");
-    assert_eq!(report.secrets.len(), 1, "{report:?}");
-    assert!(report.kept_secrets.is_empty());
-    let deletes = s.of(Verb::Delete, Resource::Pods);
-    assert!(!deletes.is_empty());
-    for delete in &deletes {
-        assert_eq!(delete_fence(delete), fence);
-    }
-    assert_eq!(s.succeeded(Verb::Delete, Resource::Pods).len(), 1);
-    assert_eq!(s.succeeded(Verb::Delete, Resource::Secrets).len(), 1);
-    let log = s.requests();
-    let last_pod_read = log
-        .iter()
-        .rposition(|r| r.is(Verb::Get, Resource::Pods) && r.status == Some(404))
-        .expect("the wait saw the pod gone");
-    let secret_delete = position(&log, Verb::Delete, Resource::Secrets);
-    assert!(last_pod_read < secret_delete, "{log:?}");
-    assert!(s.pod_names().await.is_empty());
-    assert!(s.secret_names().await.is_empty());
-    let status = driver::status(&cluster, &agent(), None)
-        .await
-        .expect("status");
-    assert_eq!(status.state, StatusState::Absent);
-}
-
-/// S5: undeploy of a foreign pod under the name is E8 without a single write.
-pub async fn s5_undeploy_foreign_pod_touches_nothing(s: &Stage) {
-    s.create_pod(&foreign_pod(s, POD)).await;
-    let error = driver::undeploy(&s.cluster(), &agent(), &undeploy_options())
-        .await
-        .expect_err("foreign");
-    assert!(
-        matches!(error, UndeployError::ForeignPod { ref pod } if pod == POD),
-        "{error:?}"
-    );
-    assert!(s.mutations().is_empty());
-    assert_eq!(s.pod_names().await, [POD]);
-}
-
 /// G5/G8 with the age gate: an unreferenced Secret created just now is young (the server's own
 /// `creationTimestamp` and `Date` clock), so `gc --dry-run` plans only the terminated residue
 /// (pod and its Secret) while reporting that the orphan sweep ran; the next deploy's preflight

@@ -1,5 +1,6 @@
 //! The scenario table of the deploy loop (deploy.md § Scenario inventory): each row is written
-//! once — a setup (objects, kubelet scripts, faults), one act and an expectation (the outcome,
+//! once — a setup (objects, kubelet scripts, faults), one act (a deploy or an undeploy) and an
+//! expectation (the outcome,
 //! the requests in the one record shape every backend logs, the objects left) — and runs on
 //! every backend it names ([`world::Backend`]): the fake in virtual time, the simulator calm and
 //! stormy, the real kube-apiserver. The rows name their ids (`ids`) and are named after them;
@@ -22,12 +23,19 @@ pub mod world;
 use apiary_apiserver_sim::{LoggedRequest, Resource, Verb};
 use apiary_cluster_model::kubelet::PodScript;
 use apiary_substrate::config::DeployConfig;
-use apiary_substrate::driver::{DeployError, Deployed};
+use std::time::Duration;
+
+use apiary_classify::status::StatusState;
+use apiary_substrate::driver::{
+    DeployError, Deployed, StatusReport, UndeployError, UndeployReport,
+};
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::real_support::fixtures::{POD, after_preflight, delete_fence, image, secret_ref};
-use crate::real_support::{attempt, fence_of, has_container_status, is_running, waiting_reason};
+use crate::real_support::{
+    attempt, fence_of, has_container_status, is_running, phase, waiting_reason,
+};
 use world::{Backend, Deadline, World};
 
 /// What is there before the act.
@@ -50,7 +58,8 @@ pub enum Setup {
         /// How the pod reaches its state.
         settle: Settle,
     },
-    /// A pod under the agent's name that apiary did not make (no labels, no annotations).
+    /// A pod under the agent's name that apiary did not make (no labels, no annotations), and a
+    /// Secret of the agent's.
     Foreign,
 }
 
@@ -62,8 +71,18 @@ pub enum Settle {
     Waiting(&'static str, &'static str),
 }
 
-/// The act: one deploy of the agent.
+/// What the act does.
+pub enum Op {
+    /// Deploy the configuration.
+    Deploy,
+    /// Undeploy the agent, waiting for its pod to go.
+    Undeploy,
+}
+
+/// The act: one deploy or undeploy of the agent.
 pub struct Act {
+    /// Deploy or undeploy.
+    pub op: Op,
     /// The image keyword of the configuration deployed.
     pub keyword: &'static str,
     /// An edit of that configuration.
@@ -78,6 +97,19 @@ pub enum Outcome {
     Deployed(Option<bool>),
     /// An error of this kind whose text holds each string.
     Failed(fn(&DeployError) -> bool, &'static [&'static str]),
+    /// An undeploy report (checked by the row's `also`).
+    Undeployed,
+    /// An undeploy error of this kind whose text holds each string.
+    Refused(fn(&UndeployError) -> bool, &'static [&'static str]),
+}
+
+/// What the act answered.
+#[derive(Debug)]
+pub enum Answer {
+    /// A deploy's outcome.
+    Deploy(Result<Deployed, DeployError>),
+    /// An undeploy's outcome.
+    Undeploy(Result<UndeployReport, UndeployError>),
 }
 
 /// What the act wrote, read from the request log.
@@ -117,6 +149,8 @@ pub enum SecretsAfter {
     Referenced,
     /// The same as before the act.
     Unchanged,
+    /// None left.
+    Gone,
     /// Not checked.
     Any,
 }
@@ -158,7 +192,13 @@ pub struct Seen {
     /// The namespace.
     pub namespace: String,
     /// The act's outcome.
-    pub outcome: Result<Deployed, DeployError>,
+    pub outcome: Answer,
+    /// How long the act took (virtual time on the fake).
+    pub elapsed: Duration,
+    /// The agent's status before the act.
+    pub before: StatusReport,
+    /// The agent's status after the act.
+    pub after: StatusReport,
     /// The act's requests, in order.
     pub log: Vec<LoggedRequest>,
     /// The pod [`POD`] after the act.
@@ -190,11 +230,19 @@ impl Seen {
 
     /// The error of a failed act, as text.
     pub fn error_text(&self) -> String {
-        self.outcome
-            .as_ref()
-            .err()
-            .map(ToString::to_string)
-            .unwrap_or_default()
+        match &self.outcome {
+            Answer::Deploy(Err(error)) => error.to_string(),
+            Answer::Undeploy(Err(error)) => error.to_string(),
+            _ => String::new(),
+        }
+    }
+
+    /// The report of an undeploy.
+    pub fn report(&self) -> &UndeployReport {
+        match &self.outcome {
+            Answer::Undeploy(Ok(report)) => report,
+            outcome => panic!("no undeploy report: {outcome:?}"),
+        }
     }
 }
 
@@ -219,7 +267,9 @@ pub async fn run(row: Row, backend: Backend) {
                 .deploy(&config, &world.options(&config, Deadline::Long))
                 .await;
             assert_eq!(first.expect("first deploy").pod, POD);
-            staged = world.pod().await.as_ref().map(fence_of);
+            let pod = world.pod().await.expect("the deployed pod");
+            staged = Some(fence_of(&pod));
+            staged_secret = secret_ref(&pod);
         }
         Setup::Attempt {
             keyword,
@@ -247,7 +297,9 @@ pub async fn run(row: Row, backend: Backend) {
             staged = Some(fence_of(&pod));
         }
         Setup::Foreign => {
-            let (mut pod, _) = attempt(&world.config("", unedited), 3);
+            let (mut pod, secret) = attempt(&world.config("", unedited), 3);
+            staged_secret = secret.metadata.name.clone();
+            world.create_secret(secret).await;
             pod.metadata = ObjectMeta {
                 name: Some(POD.to_owned()),
                 ..ObjectMeta::default()
@@ -255,38 +307,61 @@ pub async fn run(row: Row, backend: Backend) {
             staged = Some(fence_of(&world.create_pod(pod).await));
         }
     }
+    let config = world.config(row.act.keyword, row.act.edit);
     let secrets_before = world.secret_names().await;
+    let before = world.status(&config).await;
     world.clear_log();
     world.storm();
-    let config = world.config(row.act.keyword, row.act.edit);
     let options = world.options(&config, row.act.deadline);
-    let (outcome, elapsed) = world.deploy(&config, &options).await;
+    let (outcome, elapsed) = match row.act.op {
+        Op::Deploy => {
+            let (outcome, elapsed) = world.deploy(&config, &options).await;
+            (Answer::Deploy(outcome), elapsed)
+        }
+        Op::Undeploy => {
+            let (outcome, elapsed) = world.undeploy(&options).await;
+            (Answer::Undeploy(outcome), elapsed)
+        }
+    };
     let injected = world.calm_down();
     if backend == Backend::Stormy {
         assert!(injected > 0, "no fault was injected");
     }
+    let log = world.requests();
     let seen = Seen {
         backend,
         namespace: world.namespace().to_owned(),
         outcome,
-        log: world.requests(),
+        elapsed,
+        before,
+        after: world.status(&config).await,
+        log,
         pod: world.pod().await,
         staged,
         staged_secret,
     };
     let expect = row.expect;
+    let text = seen.error_text();
+    let says = |needles: &[&str]| {
+        for needle in needles {
+            assert!(text.contains(needle), "{text} lacks {needle}");
+        }
+    };
     match (&expect.outcome, &seen.outcome) {
-        (Outcome::Deployed(matches), Ok(deployed)) => {
+        (Outcome::Deployed(matches), Answer::Deploy(Ok(deployed))) => {
             assert_eq!(deployed.pod, POD);
             if let Some(matches) = matches {
                 assert_eq!(deployed.intent_matches, *matches, "{deployed:?}");
             }
         }
-        (Outcome::Failed(kind, says), Err(error)) => {
+        (Outcome::Failed(kind, needles), Answer::Deploy(Err(error))) => {
             assert!(kind(error), "{error:?}");
-            for needle in *says {
-                assert!(error.to_string().contains(needle), "{error} lacks {needle}");
-            }
+            says(needles);
+        }
+        (Outcome::Undeployed, Answer::Undeploy(Ok(_))) => {}
+        (Outcome::Refused(kind, needles), Answer::Undeploy(Err(error))) => {
+            assert!(kind(error), "{error:?}");
+            says(needles);
         }
         (_, outcome) => panic!("unexpected outcome {outcome:?}"),
     }
@@ -352,6 +427,7 @@ pub async fn run(row: Row, backend: Backend) {
             assert_eq!(secrets, [secret_ref(pod).expect("envFrom")]);
         }
         SecretsAfter::Unchanged => assert_eq!(secrets, secrets_before),
+        SecretsAfter::Gone => assert_eq!(secrets, Vec::<String>::new()),
         SecretsAfter::Any => {}
     }
     (expect.also)(&seen);
@@ -360,9 +436,18 @@ pub async fn run(row: Row, backend: Backend) {
 /// A deploy of the configuration for the image of `keyword`, with an ample deadline.
 fn deploy(keyword: &'static str) -> Act {
     Act {
+        op: Op::Deploy,
         keyword,
         edit: unedited,
         deadline: Deadline::Long,
+    }
+}
+
+/// An undeploy of the agent.
+fn undeploy() -> Act {
+    Act {
+        op: Op::Undeploy,
+        ..deploy("")
     }
 }
 
@@ -580,6 +665,11 @@ pub fn c9_wedge_escape_on_changed_intent() -> Row {
     }
 }
 
+/// Whether `error` is E2 for [`POD`].
+fn created_pod_failed(error: &DeployError) -> bool {
+    matches!(error, DeployError::CreatedPodFailed { pod, .. } if pod == POD)
+}
+
 /// Whether `error` is E1 for [`POD`].
 fn deadline_exceeded(error: &DeployError) -> bool {
     matches!(error, DeployError::DeadlineExceeded { pod, .. } if pod == POD)
@@ -655,10 +745,7 @@ pub fn r16_crash_reported_once() -> Row {
         ids: &["R16"],
         act: deploy("crash"),
         expect: Expect {
-            outcome: failed(
-                |e| matches!(e, DeployError::CreatedPodFailed { pod, .. } if pod == POD),
-                &["exited with code 1"],
-            ),
+            outcome: failed(created_pod_failed, &["exited with code 1"]),
             also: |seen| {
                 let text = seen.error_text();
                 let hint = format!("kubectl logs -n {} {POD} -c agent", seen.namespace);
@@ -737,6 +824,174 @@ pub fn r31_forbidden_namespace() -> Row {
     }
 }
 
+/// An earlier attempt whose pod crashed (exit code 1, phase Failed), its Secret present.
+fn terminated() -> Setup {
+    Setup::Attempt {
+        keyword: "crash",
+        generation: 1,
+        secret: true,
+        settle: Settle::Kubelet("the pod terminates", |p| phase(p) == Some("Failed")),
+    }
+}
+
+/// R5: a terminated pod is collected by the preflight GC with the observed fence (the pod, then
+/// its Secret), before the creates; the recreated pod starts.
+pub fn r5_terminated_pod_collected_then_recreated() -> Row {
+    Row {
+        ids: &["R5"],
+        setup: terminated(),
+        expect: Expect {
+            writes: Writes::Counted(1, 1, Some(1), Some(1)),
+            order: &[
+                (Verb::Delete, Resource::Pods),
+                (Verb::Create, Resource::Secrets),
+            ],
+            ..Expect::default()
+        },
+        ..Row::default()
+    }
+}
+
+/// R17: terminated residue and a crash of the created pod: exactly one pod delete (the GC's)
+/// and one Secret create, then E2.
+pub fn r17_residue_replaced_once_then_e2() -> Row {
+    Row {
+        ids: &["R17"],
+        setup: terminated(),
+        act: deploy("crash"),
+        expect: Expect {
+            outcome: failed(created_pod_failed, &["exited with code 1"]),
+            writes: Writes::Counted(1, 1, Some(1), Some(1)),
+            ..Expect::default()
+        },
+    }
+}
+
+/// R8: a pod that cannot be scheduled, with the desired intent, is observed to the deadline: E1
+/// naming `Unschedulable`, nothing written.
+pub fn r8_unschedulable_same_intent_e1_at_deadline_no_delete() -> Row {
+    Row {
+        ids: &["R8"],
+        setup: Setup::Attempt {
+            keyword: "unschedulable",
+            generation: 1,
+            secret: true,
+            settle: Settle::Kubelet("the pod is unschedulable", |p| {
+                let conditions = p.status.as_ref().and_then(|s| s.conditions.as_ref());
+                conditions.is_some_and(|c| {
+                    c.iter()
+                        .any(|c| c.type_ == "PodScheduled" && c.status == "False")
+                })
+            }),
+        },
+        act: deploy_to_deadline("unschedulable"),
+        expect: Expect {
+            outcome: failed(deadline_exceeded, &["Unschedulable"]),
+            timing: Timing::AtDeadline,
+            also: nothing_else,
+            ..noop(None)
+        },
+    }
+}
+
+/// R11: a pull failure whose kubelet message carries a credential (`token=SUPERSECRET`) is
+/// reported without it, in `Display` and in `Debug`.
+pub fn r11_pull_message_never_echoed() -> Row {
+    Row {
+        ids: &["R11"],
+        setup: Setup::Attempt {
+            keyword: "",
+            generation: 1,
+            secret: true,
+            settle: Settle::Waiting("ErrImagePull", "401 Unauthorized token=SUPERSECRET"),
+        },
+        expect: Expect {
+            outcome: failed(pull_failing, &[]),
+            also: |seen| {
+                assert!(
+                    !format!("{:?} {}", seen.outcome, seen.error_text()).contains("SUPERSECRET")
+                );
+            },
+            ..noop(None)
+        },
+        ..Row::default()
+    }
+}
+
+/// S1 + S3: a deployed agent is `started` with its Secret present; undeploy sends one fenced
+/// delete without a grace override, waits until the pod is gone, then deletes its Secret
+/// (uid-fenced); the agent is `absent` afterwards.
+pub fn s3_undeploy_started_pod() -> Row {
+    Row {
+        ids: &["S1", "S3"],
+        setup: Setup::Deployed("", unedited),
+        act: undeploy(),
+        expect: Expect {
+            outcome: Outcome::Undeployed,
+            writes: Writes::Counted(0, 0, Some(1), Some(1)),
+            order: &[
+                (Verb::Delete, Resource::Pods),
+                (Verb::Delete, Resource::Secrets),
+            ],
+            pod: PodAfter::Gone,
+            secrets: SecretsAfter::Gone,
+            also: |seen| {
+                let report = seen.report();
+                assert_eq!(report.pod.as_deref(), Some(POD));
+                assert!(report.pod_deleted && report.waited, "{report:?}");
+                assert_eq!(
+                    report.secrets,
+                    [seen.staged_secret.clone().expect("Secret")]
+                );
+                assert!(report.kept_secrets.is_empty());
+                let before = &seen.before;
+                assert_eq!(
+                    (before.state, before.intent_matches),
+                    (StatusState::Started, Some(true))
+                );
+                assert!(before.secret.as_ref().is_some_and(|s| s.exists));
+                assert_eq!(seen.after.state, StatusState::Absent);
+                if seen.backend == Backend::Fake {
+                    // The pod's own 60 s grace applied: the virtual wait lasted about that long.
+                    assert!(seen.elapsed >= Duration::from_secs(60));
+                    return;
+                }
+                // The Secret goes only after the pod is gone (its last reference).
+                let log = &seen.log;
+                let gone = log
+                    .iter()
+                    .rposition(|r| r.is(Verb::Get, Resource::Pods) && r.status == Some(404))
+                    .expect("the wait saw the pod gone");
+                let deleted = seen.answered(Verb::Delete, Resource::Secrets)[0];
+                assert!(log[..gone].iter().all(|r| r != deleted), "{log:?}");
+            },
+            ..Expect::default()
+        },
+    }
+}
+
+/// S1 + S5: a foreign pod under the name is reported `foreign` (no condition, no Secret), and
+/// undeploy fails with E8 naming it without a single write, Secrets included.
+pub fn s5_undeploy_foreign_pod_touches_nothing() -> Row {
+    Row {
+        ids: &["S1", "S5"],
+        setup: Setup::Foreign,
+        act: undeploy(),
+        expect: Expect {
+            outcome: Outcome::Refused(
+                |e| matches!(e, UndeployError::ForeignPod { pod } if pod == POD),
+                &[POD],
+            ),
+            also: |seen| {
+                let before = &seen.before;
+                assert_eq!(before.state, StatusState::Foreign);
+                assert_eq!((&before.condition, &before.secret), (&None, &None));
+            },
+            ..noop(None)
+        },
+    }
+}
+
 /// The rows, each with the backends it runs on; `backend_test!` (defined by the test binary)
 /// turns each backend into a test `<row>::<backend>`.
 macro_rules! table {
@@ -775,4 +1030,16 @@ table! {
     r29_deadline_expiry_cleans_nothing on [fake, calm, stormy, real];
     /// R31: a forbidden namespace create is E11 naming the kubectl command, nothing written.
     r31_forbidden_namespace on [fake, calm, stormy];
+    /// R5: terminated residue is collected with the observed fence, then the agent recreated.
+    r5_terminated_pod_collected_then_recreated on [fake, calm, stormy, real];
+    /// R17: residue collected once, then the created pod's crash is E2.
+    r17_residue_replaced_once_then_e2 on [fake, calm, stormy, real];
+    /// R8: an unschedulable pod is observed to the deadline, nothing written.
+    r8_unschedulable_same_intent_e1_at_deadline_no_delete on [fake, calm, stormy, real];
+    /// R11: a credential in a pull message never reaches the error.
+    r11_pull_message_never_echoed on [fake, calm, stormy];
+    /// S3: undeploy fence-deletes the started pod, waits, then deletes its Secret.
+    s3_undeploy_started_pod on [fake, calm, stormy, real];
+    /// S5: undeploy of a foreign pod is E8 with no writes.
+    s5_undeploy_foreign_pod_touches_nothing on [fake, calm, stormy, real];
 }

@@ -12,7 +12,10 @@ use apiary_apiserver_sim::{FaultAction, FaultRule, LoggedRequest, Matcher, Resou
 use apiary_cluster_model::ClusterModel;
 use apiary_substrate::NamespaceFailure;
 use apiary_substrate::config::{DeployConfig, ValidConfig};
-use apiary_substrate::driver::{self, DeployError, DeployOptions, Deployed};
+use apiary_substrate::driver::{
+    self, DeployError, DeployOptions, Deployed, StatusReport, UndeployError, UndeployOptions,
+    UndeployReport,
+};
 use apiary_substrate::fake::{Call, FakeCluster};
 use k8s_openapi::api::core::v1::{Pod, Secret};
 
@@ -143,6 +146,41 @@ impl World {
                 (outcome, started.elapsed())
             }
         }
+    }
+
+    /// Undeploy the agent, waiting for its pod to go within `options`' deadline; returns the
+    /// outcome and how long it took (virtual time on the fake).
+    pub async fn undeploy(
+        &self,
+        options: &DeployOptions,
+    ) -> (Result<UndeployReport, UndeployError>, Duration) {
+        let options = UndeployOptions {
+            wait: true,
+            deadline: options.deadline,
+            poll: options.poll,
+            ..UndeployOptions::default()
+        };
+        match self {
+            World::Fake(fake) => {
+                fake.reset_elapsed();
+                let outcome = driver::undeploy(&**fake, &agent(), &options).await;
+                (outcome, fake.elapsed())
+            }
+            World::Http(stage, _) => {
+                let started = Instant::now();
+                let outcome = driver::undeploy(&stage.cluster(), &agent(), &options).await;
+                (outcome, started.elapsed())
+            }
+        }
+    }
+
+    /// The agent's status, its intent compared with `config`.
+    pub async fn status(&self, config: &ValidConfig) -> StatusReport {
+        let report = match self {
+            World::Fake(fake) => driver::status(&**fake, &agent(), Some(config)).await,
+            World::Http(stage, _) => driver::status(&stage.cluster(), &agent(), Some(config)).await,
+        };
+        report.expect("status")
     }
 
     /// Create `secret` as an administrator would.
