@@ -1,13 +1,14 @@
-//! The shared harness of the real-server tier (`real_server`, `real_seeds*`): one [`Stage`] type
-//! that is either the loopback apiserver simulator or a real `kube-apiserver` + `etcd`
-//! (`apiary-envtest`) with the fake kubelet, so every scenario is written once and runs against
-//! both backends without drifting.
+//! The shared harness of the real-server tier (`real_server`, `real_seeds*`) and of the scenario
+//! table's simulator runs (`cluster`): one [`Stage`] type that is either the loopback apiserver
+//! simulator or a real `kube-apiserver` + `etcd` (`apiary-envtest`) with the fake kubelet, so
+//! every scenario is written once and runs against both backends without drifting.
 //!
 //! Both backends are driven and observed the same way: apiary's `Cluster`s are built from a
 //! `kube::Config` with kube's own retries off (as `connect_with` does) and a client-side [`Tap`]
 //! that logs every request in the simulator's `LoggedRequest` shape; objects are staged and read
 //! back through an admin `kube::Client` over HTTP (never through the model), so a scenario cannot
-//! reach past the API. The pods are run by the same per-image scripts on both sides (the
+//! reach past the API (only the scenario table's model-staged rows and storms reach the
+//! simulator's model and faults, through [`Stage::sim`]). The pods are run by the same per-image scripts on both sides (the
 //! simulator's model, or the fake kubelet sharing its script table).
 //!
 //! Layer: test-only harness. It decides nothing about deploys, only sets the stage and reads what
