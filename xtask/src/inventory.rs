@@ -11,12 +11,19 @@
 //!   with an id (`r1_fresh_deploy`, `k37_lean_equals_full`) names a row of an inventory, or one of
 //!   the error ids of deploy.md § Errors (`E…`, `V…`). Only names whose letters are the prefix of
 //!   some inventory id are read as ids, so `ipv6_address` is no id.
+//! - Every row of the scenario table (`pub fn <row>() -> Row` with `ids: &["R1", …]` in
+//!   [`TABLE`]) names at least one id, every id it names is in an inventory, and the inventory
+//!   row of each of those ids names the table row (`substrate-kube/tests/scenarios/mod.rs::<row>`),
+//!   so the table and the inventory cannot drift apart.
 
 use std::collections::BTreeSet;
 use std::path::Path;
 
 /// The documents with a scenario inventory, from the workspace root.
 const INVENTORIES: &[&str] = &["docs/deploy.md", "docs/seeds.md"];
+
+/// The scenario table of the deploy loop, from the workspace root.
+const TABLE: &str = "crates/substrate-kube/tests/scenarios/mod.rs";
 
 /// Error ids defined in deploy.md § Errors rather than in an inventory.
 const ERROR_PREFIXES: &[&str] = &["E", "V"];
@@ -63,6 +70,10 @@ pub fn check(root: &Path) -> Vec<String> {
         }
     }
     let ids: BTreeSet<String> = rows.iter().map(|(_, row)| row.id.clone()).collect();
+    match std::fs::read_to_string(root.join(TABLE)) {
+        Ok(text) => problems.extend(table_problems(&text, &rows)),
+        Err(e) => problems.push(format!("{TABLE}: {e}")),
+    }
     let prefixes: BTreeSet<String> = ids.iter().map(|id| letters(id).to_owned()).collect();
     for file in crate::walk::workspace_files(root) {
         if file.extension().and_then(|e| e.to_str()) != Some("rs") {
@@ -93,6 +104,60 @@ pub fn check(root: &Path) -> Vec<String> {
         }
     }
     problems
+}
+
+/// The drift between the scenario table `text` and the inventory `rows`: a table row without
+/// ids, an id no inventory lists, an inventory row that does not name the table row showing it.
+fn table_problems(text: &str, rows: &[(&str, Row)]) -> Vec<String> {
+    let path = TABLE.trim_start_matches("crates/");
+    let mut problems = Vec::new();
+    for (name, ids) in table_rows(text) {
+        if ids.is_empty() {
+            problems.push(format!(
+                "{TABLE}: row {name} names no scenario id (`ids: &[…]`)"
+            ));
+        }
+        for id in ids {
+            let Some((doc, row)) = rows.iter().find(|(_, row)| row.id == id) else {
+                problems.push(format!(
+                    "{TABLE}: row {name} names scenario {id}, which no § Scenario inventory lists"
+                ));
+                continue;
+            };
+            if !row.tests.iter().any(|(p, n)| p == path && *n == name) {
+                problems.push(format!(
+                    "{doc} § Scenario inventory: {id} does not name the table row that shows it \
+                     (add `{path}::{name}`)"
+                ));
+            }
+        }
+    }
+    problems
+}
+
+/// The rows of the scenario table: each `pub fn <name>() -> Row` with the ids of the first
+/// `ids: &[…]` line after it.
+fn table_rows(text: &str) -> Vec<(String, Vec<String>)> {
+    let mut rows: Vec<(String, Vec<String>)> = Vec::new();
+    let mut open = false;
+    for line in text.lines() {
+        let line = line.trim_start();
+        if let Some(rest) = line.strip_prefix("pub fn ")
+            && line.ends_with("-> Row {")
+        {
+            let name = rest.split('(').next().unwrap_or(rest);
+            rows.push((name.to_owned(), Vec::new()));
+            open = true;
+        } else if open && let Some(list) = line.strip_prefix("ids: &[") {
+            let list = list.split(']').next().unwrap_or(list);
+            let ids = list.split('"').skip(1).step_by(2).map(str::to_owned);
+            if let Some((_, found)) = rows.last_mut() {
+                found.extend(ids);
+            }
+            open = false;
+        }
+    }
+    rows
 }
 
 /// The rows of the scenario inventory of one document: the lines `* **<ID>** …` from that
@@ -268,6 +333,49 @@ mod tests {
         let ids = named_ids(text, &prefixes);
         let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
         assert_eq!(ids, ["E9", "K37", "R29", "R8", "S3"]);
+    }
+
+    /// The table rule: ids are read from each row, and an unknown id, a row without ids and an
+    /// inventory row that does not name the table row are each one problem.
+    #[test]
+    fn table_rows_and_the_inventory_name_each_other() {
+        let table = "pub fn r1_fresh() -> Row {\n    Row {\n        ids: &[\"R1\", \"S3\"],\n\
+                     pub fn helper() -> Expect {\n        ids: &[\"R9\"],\n\
+                     pub fn k37_lean() -> Row {\n        ids: &[\"K37a\"],\n\
+                     pub fn x9_unknown() -> Row {\n        ids: &[\"X9\"],\n\
+                     pub fn empty() -> Row {\n        ids: &[],\n";
+        assert_eq!(
+            table_rows(table),
+            [
+                ("r1_fresh", vec!["R1", "S3"]),
+                ("k37_lean", vec!["K37a"]),
+                ("x9_unknown", vec!["X9"]),
+                ("empty", vec![]),
+            ]
+            .map(|(n, ids)| (n.to_owned(), ids.into_iter().map(str::to_owned).collect()))
+        );
+        let doc = "## Scenario inventory\n\
+                   * **R1** x. Tests: `substrate-kube/tests/scenarios/mod.rs::r1_fresh`.\n\
+                   * **S3** y. Tests: `substrate/tests/a.rs::s3_x`.\n\
+                   * **K37a** z. Tests: `substrate-kube/tests/scenarios/mod.rs::k37_lean`.\n";
+        let rows: Vec<_> = inventory_rows(doc)
+            .into_iter()
+            .map(|r| ("d.md", r))
+            .collect();
+        let problems = table_problems(table, &rows);
+        assert_eq!(problems.len(), 3, "{problems:#?}");
+        assert!(
+            problems[0].contains("S3 does not name the table row"),
+            "{problems:?}"
+        );
+        assert!(
+            problems[1].contains("scenario X9, which no"),
+            "{problems:?}"
+        );
+        assert!(
+            problems[2].contains("row empty names no scenario id"),
+            "{problems:?}"
+        );
     }
 
     #[test]

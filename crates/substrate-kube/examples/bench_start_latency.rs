@@ -10,6 +10,8 @@
 //!
 //! Layer: benchmark over real HTTP on 127.0.0.1; decides nothing, contacts nothing else.
 
+#[path = "../tests/fixtures/mod.rs"]
+mod fixtures;
 #[path = "../tests/sim_support/mod.rs"]
 mod sim_support;
 

@@ -10,9 +10,29 @@
 
 // Shared with the seeds tier's `real_seeds` binary, hence outside this directory; its
 // `on_both_backends!` is used by the modules below.
+// The fixtures of the harness, declared once here.
+#[path = "../fixtures/mod.rs"]
+mod fixtures;
 #[macro_use]
 #[path = "../real_support/mod.rs"]
 mod real_support;
+
+/// The tests of one backend of a scenario-table row: this binary runs the real apiserver; the
+/// fake and the simulator are the `cluster` binary's.
+macro_rules! backend_test {
+    (real, $row:ident) => {
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn real() {
+            let backend = crate::scenarios::world::Backend::Real;
+            crate::scenarios::run(super::$row(), backend).await;
+        }
+    };
+    ($backend:ident, $row:ident) => {};
+}
+
+// The scenario table (real).
+#[path = "../scenarios/mod.rs"]
+mod scenarios;
 
 mod cluster;
 mod faults;

@@ -1,13 +1,14 @@
-//! The shared harness of the real-server tier (`real_server`, `real_seeds*`): one [`Stage`] type
-//! that is either the loopback apiserver simulator or a real `kube-apiserver` + `etcd`
-//! (`apiary-envtest`) with the fake kubelet, so every scenario is written once and runs against
-//! both backends without drifting.
+//! The shared harness of the real-server tier (`real_server`, `real_seeds*`) and of the scenario
+//! table's simulator runs (`cluster`): one [`Stage`] type that is either the loopback apiserver
+//! simulator or a real `kube-apiserver` + `etcd` (`apiary-envtest`) with the fake kubelet, so
+//! every scenario is written once and runs against both backends without drifting.
 //!
 //! Both backends are driven and observed the same way: apiary's `Cluster`s are built from a
 //! `kube::Config` with kube's own retries off (as `connect_with` does) and a client-side [`Tap`]
 //! that logs every request in the simulator's `LoggedRequest` shape; objects are staged and read
 //! back through an admin `kube::Client` over HTTP (never through the model), so a scenario cannot
-//! reach past the API. The pods are run by the same per-image scripts on both sides (the
+//! reach past the API (only the scenario table's model-staged rows and storms reach the
+//! simulator's model and faults, through [`Stage::sim`]). The pods are run by the same per-image scripts on both sides (the
 //! simulator's model, or the fake kubelet sharing its script table).
 //!
 //! Layer: test-only harness. It decides nothing about deploys, only sets the stage and reads what
@@ -37,8 +38,8 @@ use kube::api::{Api, DeleteParams, ListParams, PostParams};
 
 pub use tap::{Tap, tapped_client};
 
-#[path = "../fixtures/mod.rs"]
-pub mod fixtures;
+// The shared fixtures, declared once by the including crate (`#[path = "…/fixtures/mod.rs"]`).
+pub(crate) use crate::fixtures;
 #[allow(
     unused_imports,
     reason = "each test binary uses a different subset of the shared fixtures"
@@ -108,27 +109,7 @@ impl Stage {
     ) -> Option<Stage> {
         apiary_substrate_kube::install_crypto_provider();
         match backend {
-            Backend::Sim => {
-                let sim = Simulator::start(SimOptions::default().with_time_scale(SIM_SCALE))
-                    .await
-                    .expect("the simulator starts");
-                sim.ensure_namespace(SIM_NAMESPACE);
-                let kubeconfig =
-                    kube::config::Kubeconfig::from_yaml(&sim.kubeconfig_yaml(SIM_NAMESPACE))
-                        .expect("the simulator's kubeconfig parses");
-                let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
-                    .await
-                    .expect("the simulator's kubeconfig resolves");
-                let admin = kube::Client::try_from(config.clone()).expect("admin client");
-                Some(Stage {
-                    backend,
-                    namespace: SIM_NAMESPACE.to_owned(),
-                    admin,
-                    config: apiary_config(config),
-                    tap: Tap::new(),
-                    keep: Keep::Sim(sim),
-                })
-            }
+            Backend::Sim => Some(Self::start_sim(SIM_NAMESPACE, true).await),
             Backend::Real => {
                 let plane = apiary_envtest::shared()?;
                 let namespace = tokio::task::block_in_place(|| plane.namespace("real"));
@@ -155,6 +136,31 @@ impl Stage {
                     },
                 })
             }
+        }
+    }
+
+    /// A simulator stage in `namespace`, which exists when `with_namespace`.
+    pub async fn start_sim(namespace: &str, with_namespace: bool) -> Stage {
+        apiary_substrate_kube::install_crypto_provider();
+        let sim = Simulator::start(SimOptions::default().with_time_scale(SIM_SCALE))
+            .await
+            .expect("the simulator starts");
+        if with_namespace {
+            sim.ensure_namespace(namespace);
+        }
+        let kubeconfig = kube::config::Kubeconfig::from_yaml(&sim.kubeconfig_yaml(namespace))
+            .expect("the simulator's kubeconfig parses");
+        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+            .await
+            .expect("the simulator's kubeconfig resolves");
+        let admin = kube::Client::try_from(config.clone()).expect("admin client");
+        Stage {
+            backend: Backend::Sim,
+            namespace: namespace.to_owned(),
+            admin,
+            config: apiary_config(config),
+            tap: Tap::new(),
+            keep: Keep::Sim(sim),
         }
     }
 

@@ -1,29 +1,29 @@
-//! The `Cluster` scenarios of the real-server tier (README.md § Testing), each defined once over a
-//! [`Stage`] and run by `tests/real_server/cluster.rs` against the simulator and against the real
-//! apiserver: fresh deploy, no-op, crash reported once, pull failure, wedge escape, config error
-//! with an absent Secret, deadline expiry, lost race, 16 concurrent deploys, foreign pod, status in
-//! every state, undeploy, and gc with the young-orphan gate (plus the old-orphan case as a pure
-//! plan over objects and a clock read from the server).
+//! The `Cluster` scenarios of the real-server tier (README.md § Testing) that are not one deploy
+//! or undeploy (those are rows of the scenario table, `tests/scenarios`), each defined once over
+//! a [`Stage`] and run by `tests/real_server/cluster.rs` against the simulator and against the
+//! real apiserver: lost race, 16 concurrent deploys, status in every state, and gc with the
+//! young-orphan gate (plus the old-orphan case as a pure plan over objects and a clock read from
+//! the server).
 //!
 //! Each asserts the outcome and the order of what apiary sent (the [`super::Tap`] log), and the
 //! final objects as the admin reads them. Layer: test scenarios; they decide nothing and stage
 //! objects only through the API.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use apiary_apiserver_sim::{Resource, Verb};
 use apiary_classify::gc::{OrphanSweep, plan_gc};
 use apiary_classify::status::StatusState;
 use apiary_substrate::Substrate as _;
-use apiary_substrate::driver::{self, DeployError, UndeployError, UndeployOptions};
+use apiary_substrate::driver;
 use apiary_substrate::naming::AgentIdentity;
 use apiary_substrate::observe::{observe_pod, observe_secret};
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use super::{
-    POD, Stage, Tap, after_preflight, agent, attempt, delete_fence, fence_of, has_container_status,
-    image, is_running, options, phase, secret_ref, succeeded, waiting_reason,
+    POD, Stage, Tap, agent, attempt, delete_fence, fence_of, has_container_status, image,
+    is_running, options, phase, secret_ref, succeeded, waiting_reason,
 };
 
 /// A generous deadline for scenarios that end well before it.
@@ -36,220 +36,6 @@ fn position(log: &[apiary_apiserver_sim::LoggedRequest], verb: Verb, resource: R
     log.iter()
         .position(|r| r.is(verb, resource) && r.status.is_some_and(|c| (200..300).contains(&c)))
         .unwrap_or_else(|| panic!("no successful {verb:?} {resource:?}"))
-}
-
-/// R1: an empty namespace ends with exactly one started pod whose name is returned; one Secret
-/// then one pod are created, nothing is deleted, every read is a quorum read, and the requests
-/// start with the fixed prefix of a fresh deploy.
-pub async fn r1_fresh_deploy(s: &Stage) {
-    let cluster = s.cluster();
-    let deployed = driver::deploy(&cluster, &s.config(&image("")), &options(LONG))
-        .await
-        .expect("deployed");
-    assert_eq!(deployed.pod, POD);
-    assert!(deployed.intent_matches);
-    let log = s.requests();
-    assert_eq!(s.succeeded(Verb::Create, Resource::Secrets).len(), 1);
-    assert_eq!(s.succeeded(Verb::Create, Resource::Pods).len(), 1);
-    assert!(
-        position(&log, Verb::Create, Resource::Secrets)
-            < position(&log, Verb::Create, Resource::Pods)
-    );
-    assert!(log.iter().all(|r| r.method != "DELETE"), "{log:?}");
-    for read in log.iter().filter(|r| r.method == "GET") {
-        if read.query_param("watch").is_none() {
-            assert_eq!(read.query_param("resourceVersion"), None, "{read:?}");
-        }
-    }
-    let targets: Vec<_> = log.iter().map(|r| r.target).collect();
-    assert_eq!(
-        after_preflight(&targets, true)[..2],
-        [
-            Some((Resource::Secrets, Verb::Create)),
-            Some((Resource::Pods, Verb::Create)),
-        ],
-        "{log:?}"
-    );
-    assert!(
-        log[6..]
-            .iter()
-            .all(|r| r.target == Some((Resource::Pods, Verb::Watch))
-                || r.target == Some((Resource::Pods, Verb::Get))),
-        "{log:?}"
-    );
-    println!(
-        "{:?}: a fresh deploy sent {} requests",
-        s.backend,
-        log.len()
-    );
-    let pod = s.pod().await.expect("the pod exists");
-    assert!(is_running(&pod));
-    assert_eq!(s.secret_names().await, [secret_ref(&pod).expect("envFrom")]);
-    assert_eq!(s.pod_names().await, [POD]);
-}
-
-/// R2/R4: deploying an agent whose pod is started writes nothing — the namespace GET and the
-/// reads only — even with a changed configuration, which is reported as a non-matching intent.
-pub async fn r2_noop_zero_mutation(s: &Stage) {
-    let cluster = s.cluster();
-    driver::deploy(&cluster, &s.config(&image("")), &options(LONG))
-        .await
-        .expect("first deploy");
-    let uid = s.pod().await.and_then(|p| p.metadata.uid).expect("uid");
-    let secrets = s.secret_names().await;
-    for (edited, matches) in [(false, true), (true, false)] {
-        s.tap.clear();
-        let mut config = apiary_substrate::config::DeployConfig::new(s.namespace(), image(""));
-        if edited {
-            config.cpu_limit = "3".to_owned();
-        }
-        let config = config.validate(&agent()).expect("valid");
-        let deployed = driver::deploy(&s.cluster(), &config, &options(LONG))
-            .await
-            .expect("no-op");
-        assert_eq!(deployed.pod, POD);
-        assert_eq!(deployed.intent_matches, matches);
-        let targets: Vec<_> = s.requests().iter().map(|r| r.target).collect();
-        assert_eq!(after_preflight(&targets, true), [], "{targets:?}");
-    }
-    assert_eq!(s.pod().await.and_then(|p| p.metadata.uid), Some(uid));
-    assert_eq!(s.secret_names().await, secrets);
-}
-
-/// R16: a pod that exits at once is reported once — E2 with the exit code and the `kubectl logs`
-/// hint, exactly one Secret and one pod created, nothing deleted; both stay as evidence.
-pub async fn r16_crash_reported_once(s: &Stage) {
-    // The error is not DeadlineExceeded: it was reported before the deadline.
-    let error = driver::deploy(&s.cluster(), &s.config(&image("crash")), &options(LONG))
-        .await
-        .expect_err("the pod crashes");
-    assert!(
-        matches!(error, DeployError::CreatedPodFailed { ref pod, .. } if pod == POD),
-        "{error:?}"
-    );
-    let text = error.to_string();
-    assert!(text.contains("exited with code 1"), "{text}");
-    assert!(
-        text.contains(&format!("kubectl logs -n {} {POD} -c agent", s.namespace())),
-        "{text}"
-    );
-    assert_eq!(s.succeeded(Verb::Create, Resource::Secrets).len(), 1);
-    assert_eq!(s.succeeded(Verb::Create, Resource::Pods).len(), 1);
-    assert!(s.requests().iter().all(|r| r.method != "DELETE"));
-    let pod = s.pod().await.expect("the crashed pod stays");
-    assert_eq!(s.secret_names().await, [secret_ref(&pod).expect("envFrom")]);
-}
-
-/// R10: an image whose manifest does not exist is reported at once (E3 naming the registry and
-/// the image) and nothing is deleted.
-pub async fn r10_pull_failure_reported_without_delete(s: &Stage) {
-    let image = image("pullfail-manifest");
-    let error = driver::deploy(&s.cluster(), &s.config(&image), &options(LONG))
-        .await
-        .expect_err("the pull fails");
-    assert!(
-        matches!(error, DeployError::PullFailing { ref pod, .. } if pod == POD),
-        "{error:?}"
-    );
-    let text = error.to_string();
-    assert!(text.contains("has no image at"), "{text}");
-    assert!(text.contains(&image), "{text}");
-    assert!(text.contains("registry.example.com"), "{text}");
-    assert!(s.requests().iter().all(|r| r.method != "DELETE"));
-    assert_eq!(s.succeeded(Verb::Create, Resource::Pods).len(), 1);
-    assert_eq!(s.pod_names().await, [POD]);
-}
-
-/// C9 (the wedge escape): a never-started pod whose recorded intent differs is deleted with
-/// exactly the observed fence (no grace override), waited for through its grace period, and
-/// recreated; the new pod starts.
-pub async fn c9_wedge_escape_on_changed_intent(s: &Stage) {
-    let (pod, secret) = attempt(&s.config(&image("never-starts")), 0x0bad_cafe);
-    s.create_secret(&secret).await;
-    s.create_pod(&pod).await;
-    let observed = s
-        .until_pod("the wedged pod waits", POD, has_container_status)
-        .await;
-    let old = fence_of(&observed);
-    let deployed = driver::deploy(&s.cluster(), &s.config(&image("")), &options(LONG))
-        .await
-        .expect("replaced and started");
-    assert_eq!(deployed.pod, POD);
-    assert!(deployed.intent_matches);
-    let log = s.requests();
-    let deletes = s.of(Verb::Delete, Resource::Pods);
-    assert!(!deletes.is_empty());
-    for delete in &deletes {
-        assert_eq!(delete_fence(delete), old, "only ever the observed fence");
-    }
-    assert_eq!(s.succeeded(Verb::Delete, Resource::Pods).len(), 1);
-    assert!(
-        position(&log, Verb::Delete, Resource::Pods) < position(&log, Verb::Create, Resource::Pods)
-    );
-    assert_eq!(s.succeeded(Verb::Create, Resource::Pods).len(), 1);
-    let now = s.pod().await.expect("the new pod");
-    assert_ne!(now.metadata.uid.as_deref(), Some(old.0.as_str()));
-    assert!(is_running(&now));
-}
-
-/// R14: a pod waiting `CreateContainerConfigError` whose Secret is confirmed absent (a 404 on a
-/// quorum GET) is fence-deleted and recreated with a fresh Secret; the new pod starts.
-pub async fn r14_config_error_with_absent_secret_replaced(s: &Stage) {
-    let desired = s.config(&image(""));
-    let (pod, _never_created) = attempt(&desired, 0x0000_0002);
-    s.create_pod(&pod).await;
-    let observed = s
-        .until_pod("CreateContainerConfigError", POD, |p| {
-            waiting_reason(p).as_deref() == Some("CreateContainerConfigError")
-        })
-        .await;
-    let old = fence_of(&observed);
-    let deployed = driver::deploy(&s.cluster(), &desired, &options(LONG))
-        .await
-        .expect("replaced and started");
-    assert_eq!(deployed.pod, POD);
-    assert!(
-        s.of(Verb::Get, Resource::Secrets)
-            .iter()
-            .any(|r| r.status == Some(404)),
-        "confirmed absence"
-    );
-    for delete in s.of(Verb::Delete, Resource::Pods) {
-        assert_eq!(delete_fence(&delete), old);
-    }
-    let log = s.requests();
-    assert_eq!(s.succeeded(Verb::Delete, Resource::Pods).len(), 1);
-    assert_eq!(s.succeeded(Verb::Create, Resource::Secrets).len(), 1);
-    assert!(
-        position(&log, Verb::Delete, Resource::Pods)
-            < position(&log, Verb::Create, Resource::Secrets)
-    );
-    let now = s.pod().await.expect("the new pod");
-    assert_ne!(now.metadata.uid, Some(old.0));
-    assert_eq!(s.secret_names().await, [secret_ref(&now).expect("envFrom")]);
-}
-
-/// R29: a pod that never starts fails with E1 at the deadline naming the latest condition; expiry
-/// cleans nothing.
-pub async fn r29_deadline_expiry_cleans_nothing(s: &Stage) {
-    let started = Instant::now();
-    let error = driver::deploy(
-        &s.cluster(),
-        &s.config(&image("never-starts")),
-        &options(SHORT),
-    )
-    .await
-    .expect_err("never starts");
-    assert!(started.elapsed() >= SHORT);
-    assert!(
-        matches!(error, DeployError::DeadlineExceeded { ref pod, .. } if pod == POD),
-        "{error:?}"
-    );
-    let text = error.to_string();
-    assert!(text.contains("ContainerCreating"), "{text}");
-    assert!(s.requests().iter().all(|r| r.method != "DELETE"));
-    let pod = s.pod().await.expect("the pod stays");
-    assert_eq!(s.secret_names().await, [secret_ref(&pod).expect("envFrom")]);
 }
 
 /// deploy.md § Losing the create race: a contender that read the name as free and whose pod
@@ -358,28 +144,6 @@ fn foreign_pod(s: &Stage, name: &str) -> Pod {
         ..ObjectMeta::default()
     };
     pod
-}
-
-/// R21: a pod under the agent's name that is not apiary's is never touched: E8 naming it, and
-/// no write of any kind is sent.
-pub async fn r21_foreign_pod_never_touched(s: &Stage) {
-    let uid = s.create_pod(&foreign_pod(s, POD)).await.metadata.uid;
-    let error = driver::deploy(&s.cluster(), &s.config(&image("")), &options(LONG))
-        .await
-        .expect_err("foreign");
-    assert_eq!(
-        error,
-        DeployError::ForeignPod {
-            pod: POD.to_owned()
-        }
-    );
-    assert!(
-        error.to_string().contains("not managed by apiary"),
-        "{error}"
-    );
-    assert!(s.mutations().is_empty(), "{:?}", s.mutations());
-    assert_eq!(s.pod().await.and_then(|p| p.metadata.uid), uid);
-    assert!(s.secret_names().await.is_empty());
 }
 
 /// deploy.md § status: every state a report can carry, each for its own agent in one namespace
@@ -498,69 +262,6 @@ pub async fn status_in_every_state(s: &Stage) {
     }
     assert!(s.mutations().is_empty(), "status only reads");
 }
-
-fn undeploy_options() -> UndeployOptions {
-    UndeployOptions {
-        wait: true,
-        deadline: LONG,
-        poll: Duration::from_millis(200),
-        ..UndeployOptions::default()
-    }
-}
-
-/// S1 + S3: a deployed agent is `started`; undeploy sends one fenced delete without a grace
-/// override, waits until the pod is gone (404), then deletes its Secret (uid-fenced); status is
-/// `absent` afterwards.
-pub async fn s3_undeploy_started_pod(s: &Stage) {
-    let cluster = s.cluster();
-    driver::deploy(&cluster, &s.config(&image("")), &options(LONG))
-        .await
-        .expect("deployed");
-    let fence = fence_of(&s.pod().await.expect("pod"));
-    s.tap.clear();
-    let report = driver::undeploy(&cluster, &agent(), &undeploy_options())
-        .await
-        .expect("undeployed");
-    assert_eq!(report.pod.as_deref(), Some(POD));
-    assert!(report.pod_deleted && report.waited, "{report:?}");
-    assert_eq!(report.secrets.len(), 1, "{report:?}");
-    assert!(report.kept_secrets.is_empty());
-    let deletes = s.of(Verb::Delete, Resource::Pods);
-    assert!(!deletes.is_empty());
-    for delete in &deletes {
-        assert_eq!(delete_fence(delete), fence);
-    }
-    assert_eq!(s.succeeded(Verb::Delete, Resource::Pods).len(), 1);
-    assert_eq!(s.succeeded(Verb::Delete, Resource::Secrets).len(), 1);
-    let log = s.requests();
-    let last_pod_read = log
-        .iter()
-        .rposition(|r| r.is(Verb::Get, Resource::Pods) && r.status == Some(404))
-        .expect("the wait saw the pod gone");
-    let secret_delete = position(&log, Verb::Delete, Resource::Secrets);
-    assert!(last_pod_read < secret_delete, "{log:?}");
-    assert!(s.pod_names().await.is_empty());
-    assert!(s.secret_names().await.is_empty());
-    let status = driver::status(&cluster, &agent(), None)
-        .await
-        .expect("status");
-    assert_eq!(status.state, StatusState::Absent);
-}
-
-/// S5: undeploy of a foreign pod under the name is E8 without a single write.
-pub async fn s5_undeploy_foreign_pod_touches_nothing(s: &Stage) {
-    s.create_pod(&foreign_pod(s, POD)).await;
-    let error = driver::undeploy(&s.cluster(), &agent(), &undeploy_options())
-        .await
-        .expect_err("foreign");
-    assert!(
-        matches!(error, UndeployError::ForeignPod { ref pod } if pod == POD),
-        "{error:?}"
-    );
-    assert!(s.mutations().is_empty());
-    assert_eq!(s.pod_names().await, [POD]);
-}
-
 /// G5/G8 with the age gate: an unreferenced Secret created just now is young (the server's own
 /// `creationTimestamp` and `Date` clock), so `gc --dry-run` plans only the terminated residue
 /// (pod and its Secret) while reporting that the orphan sweep ran; the next deploy's preflight

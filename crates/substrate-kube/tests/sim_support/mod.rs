@@ -28,8 +28,8 @@ use apiary_substrate_kube::{ClientOptions, ConfigSource, connect_with};
 use k8s_openapi::api::core::v1::{Pod, Secret};
 use tokio::task::JoinHandle;
 
-#[path = "../fixtures/mod.rs"]
-mod fixtures;
+// The shared fixtures, declared once by the including crate (`#[path = "…/fixtures/mod.rs"]`).
+use crate::fixtures;
 #[allow(
     unused_imports,
     reason = "each test binary uses a different subset of the shared fixtures"

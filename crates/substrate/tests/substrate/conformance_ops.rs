@@ -305,41 +305,6 @@ fn s2_intent_matches_against_given_config() {
 
 // ---- undeploy ------------------------------------------------------------------------------
 
-/// S3: undeploy a started pod → one fenced delete (no grace override), the wait, then its
-/// Secret deleted.
-#[test]
-fn s3_undeploy_started_pod() {
-    let fake = FakeCluster::new(NS);
-    let (pod, secret) = seed(&fake, &config(), 1, &Shape::Running, true);
-    let report = run(undeploy(&fake, &agent(), &UndeployOptions::default())).unwrap();
-    assert_eq!(report.pod.as_deref(), Some(POD));
-    assert!(report.pod_deleted && report.waited);
-    assert_eq!(report.secrets, std::slice::from_ref(&secret));
-    let deletes = fake.pod_deletes();
-    assert_eq!(deletes.len(), 1);
-    let (uid, rv) = fence_of(&pod);
-    assert_eq!(
-        (
-            deletes[0].1.uid().to_owned(),
-            deletes[0].1.resource_version().to_owned()
-        ),
-        (uid, rv)
-    );
-    assert!(fake.pod(POD).is_none());
-    assert!(fake.secret(&secret).is_none());
-    // The pod's own 60 s grace applied: the wait lasted about that long.
-    assert!(fake.elapsed() >= Duration::from_secs(60));
-    let delete_pod = fake
-        .calls()
-        .iter()
-        .position(|c| c.op() == Some(Operation::DeletePod));
-    let delete_secret = fake
-        .calls()
-        .iter()
-        .position(|c| c.op() == Some(Operation::DeleteSecret));
-    assert!(delete_pod < delete_secret);
-}
-
 /// S4: no pod and no Secrets → success with no writes; no pod but an unreferenced Secret →
 /// that Secret deleted.
 #[test]
@@ -355,20 +320,6 @@ fn s4_undeploy_without_pod() {
     let report = run(undeploy(&fake, &agent(), &UndeployOptions::default())).unwrap();
     assert_eq!(report.secrets, std::slice::from_ref(&name));
     assert!(fake.secret(&name).is_none());
-}
-
-/// S5: a foreign pod → E8 and no writes at all, Secrets included.
-#[test]
-fn s5_undeploy_foreign_pod_touches_nothing() {
-    let fake = FakeCluster::new(NS);
-    let (pod, secret, _) = attempt(&config(), 1);
-    fake.insert_secret(secret).unwrap();
-    fake.insert_pod(without_marker(shaped(&fake, pod, &Shape::Running)))
-        .unwrap();
-    let error = run(undeploy(&fake, &agent(), &UndeployOptions::default())).unwrap_err();
-    assert!(matches!(error, UndeployError::ForeignPod { .. }), "{error}");
-    assert!(error.to_string().contains(POD));
-    assert!(fake.mutations().is_empty());
 }
 
 /// S6: `--no-wait` → the pod delete is issued, its Secret kept and reported.
