@@ -18,7 +18,8 @@ use std::sync::{Arc, Mutex};
 use crate::conformance_support::*;
 use apiary_classify::status::{Progress, StatusState};
 use apiary_substrate::driver::{
-    DeployOptions, UndeployOptions, deploy, deploy_watching, gc, undeploy, undeploy_watching,
+    DeployOptions, UndeployOptions, deploy, deploy_watching, gc, status, undeploy,
+    undeploy_watching,
 };
 use apiary_substrate::fake::FakeCluster;
 use tracing::field::{Field, Visit};
@@ -379,4 +380,53 @@ fn a_skipped_preflight_gc_is_one_warning_in_the_deploy_span() {
             .all(|e| e.len() > "event deploy ".len()),
         "an empty message: {lines:?}"
     );
+}
+
+/// deploy.md § Replacing a live agent and § status: a replacing deploy logs once that the
+/// environment differs (its keys as a field, never a value) and nothing when it is the same;
+/// `status` compares the same way but logs nothing of it, its report carries the keys.
+#[test]
+fn only_a_deploy_logs_the_environment_comparison() {
+    let fake = FakeCluster::new(NS);
+    let first = config_with(|c| c.env.set("TOKEN", "one"));
+    run(deploy(&fake, &first, &DeployOptions::for_config(&first))).expect("deployed");
+    let rotated = config_with(|c| c.env.set("TOKEN", "two"));
+    let mut report = None;
+    let lines = Recorder::record(|| {
+        report = Some(run(status(&fake, &agent(), Some(&rotated))).expect("status"));
+    });
+    assert_eq!(
+        report.and_then(|r| r.env_differs),
+        Some(vec!["TOKEN".to_owned()])
+    );
+    assert!(
+        events(&lines).iter().all(|l| !l.contains("environment")),
+        "{lines:?}"
+    );
+    let same = Recorder::record(|| {
+        run(deploy(
+            &fake,
+            &first,
+            &DeployOptions::for_config(&first).replacing(true),
+        ))
+        .expect("kept");
+    });
+    assert!(
+        events(&same).iter().all(|l| !l.contains("environment")),
+        "{same:?}"
+    );
+    let replaced = Recorder::record(|| {
+        run(deploy(
+            &fake,
+            &rotated,
+            &DeployOptions::for_config(&rotated).replacing(true),
+        ))
+        .expect("replaced");
+    });
+    let said: Vec<&str> = events(&replaced)
+        .into_iter()
+        .filter(|l| l.contains("environment differs"))
+        .collect();
+    assert_eq!(said.len(), 1, "{replaced:?}");
+    assert!(!said[0].contains("two"), "a value logged: {said:?}");
 }

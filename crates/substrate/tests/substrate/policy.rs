@@ -10,11 +10,14 @@ use crate::conformance_support::*;
     reason = "each conformance test binary uses a different subset"
 )]
 use apiary_classify::deploy::DeployError;
+use apiary_classify::failure::Operation;
 use apiary_classify::policy::{PolicyFailure, PolicyProblem};
 use apiary_substrate::build::policy::{LABEL_ISOLATED, build_network_policy};
 use apiary_substrate::config::ValidConfig;
-use apiary_substrate::driver::{DeployOptions, UndeployOptions, deploy, gc, undeploy};
-use apiary_substrate::fake::FakeCluster;
+use apiary_substrate::driver::{
+    DeployOptions, UndeployError, UndeployOptions, deploy, gc, undeploy,
+};
+use apiary_substrate::fake::{FakeCluster, api_error};
 use apiary_substrate::pod_options::EgressRule;
 
 fn isolated(egress: &[(&str, Option<u16>)]) -> ValidConfig {
@@ -198,4 +201,71 @@ fn the_policy_outlives_a_terminating_pod() {
     assert!(!pass.agent_emptied);
     assert_eq!(pass.network_policy, None);
     assert_eq!(fake.network_policies().len(), 1);
+}
+
+/// A deployer role from before `--isolate` may not read policies: undeploy then ends well without
+/// touching one; any other failure of the read fails the undeploy with it (E12), the pod already
+/// gone.
+#[test]
+fn undeploy_survives_a_forbidden_policy_read_and_fails_on_any_other() {
+    let fake = FakeCluster::new(NS);
+    let config = isolated(&[]);
+    deploy_isolated(&fake, &config, false).unwrap();
+    fake.fail_next(
+        Operation::GetNetworkPolicy,
+        fake.forbidden(Operation::GetNetworkPolicy, POD),
+    );
+    let report = run(undeploy(&fake, &agent(), &UndeployOptions::default())).unwrap();
+    assert_eq!(report.network_policy, None);
+    assert_eq!(fake.network_policies().len(), 1, "left for gc");
+
+    deploy_isolated(&fake, &config, false).unwrap();
+    let failure = api_error(
+        Operation::GetNetworkPolicy,
+        POD,
+        500,
+        "InternalError",
+        "boom",
+    );
+    fake.fail_next(Operation::GetNetworkPolicy, failure.clone());
+    let error = run(undeploy(&fake, &agent(), &UndeployOptions::default())).unwrap_err();
+    assert_eq!(error, UndeployError::Failed(failure));
+    assert!(fake.model().get_pod(NS, POD).is_err(), "the pod is gone");
+}
+
+/// A fenced update of our policy that finds it gone answers a conflict (someone else is changing
+/// it: E15's wording), any other failure is reported as itself.
+#[test]
+fn an_update_of_a_vanished_policy_is_a_conflict() {
+    for (failure, expected) in [
+        (
+            api_error(Operation::UpdateNetworkPolicy, POD, 404, "NotFound", "gone"),
+            PolicyFailure::Problem(PolicyProblem::Conflict),
+        ),
+        (
+            api_error(
+                Operation::UpdateNetworkPolicy,
+                POD,
+                500,
+                "InternalError",
+                "boom",
+            ),
+            PolicyFailure::Failed(api_error(
+                Operation::UpdateNetworkPolicy,
+                POD,
+                500,
+                "InternalError",
+                "boom",
+            )),
+        ),
+    ] {
+        let fake = FakeCluster::new(NS);
+        fake.insert_network_policy(build_network_policy(&isolated(&[])).unwrap());
+        fake.fail_next(Operation::UpdateNetworkPolicy, failure);
+        let changed = isolated(&[("10.0.0.0/8", Some(443))]);
+        match deploy_isolated(&fake, &changed, false) {
+            Err(DeployError::Policy { failure, .. }) => assert_eq!(failure, expected),
+            other => panic!("expected the policy's failure, got {other:?}"),
+        }
+    }
 }

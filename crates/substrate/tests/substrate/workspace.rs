@@ -17,7 +17,8 @@ use apiary_substrate::DeleteAnswer;
 use apiary_substrate::build::workspace::build_workspace_claim;
 use apiary_substrate::config::ValidConfig;
 use apiary_substrate::driver::{
-    DeployOptions, Deployed, EXPIRE_DEADLINE, UndeployOptions, deploy, gc, gc_all, status, undeploy,
+    DeployOptions, Deployed, EXPIRE_DEADLINE, UndeployError, UndeployOptions, deploy, gc, gc_all,
+    status, undeploy,
 };
 use apiary_substrate::fake::FakeCluster;
 use apiary_substrate::fake::{Step, api_error};
@@ -297,4 +298,61 @@ fn expiry_keeps_the_claim() {
     assert_eq!(fake.workspace_claims(), [claim]);
     let again = deploy_with(&fake, &with_workspace("1Gi", None, false), false).unwrap();
     assert!(!again.workspace.unwrap().created);
+}
+
+/// An older deployer role may not read claims: without `--delete-workspace` a failed read only
+/// loses the report line; with it, the undeploy fails with the failure (E12), the pod gone.
+#[test]
+fn a_failed_claim_read_loses_the_line_unless_the_claim_is_to_go() {
+    for delete_workspace in [false, true] {
+        let fake = FakeCluster::new(NS);
+        let config = with_workspace("1Gi", None, false);
+        deploy_with(&fake, &config, false).unwrap();
+        let failure = api_error(
+            Operation::GetWorkspaceClaim,
+            CLAIM,
+            500,
+            "InternalError",
+            "boom",
+        );
+        fake.fail_next(Operation::GetWorkspaceClaim, failure.clone());
+        let options = UndeployOptions {
+            delete_workspace,
+            ..UndeployOptions::default()
+        };
+        let result = run(undeploy(&fake, &agent(), &options));
+        if delete_workspace {
+            assert_eq!(result, Err(UndeployError::Failed(failure)));
+        } else {
+            assert_eq!(result.expect("undeployed").workspace, None);
+        }
+        assert_eq!(fake.workspace_claims().len(), 1, "the claim is kept");
+    }
+}
+
+/// A claim whose every fenced delete loses its precondition (its status keeps changing) is read
+/// and tried again a bounded number of times, then kept and reported kept.
+#[test]
+fn a_claim_that_keeps_changing_is_kept_after_the_bounded_attempts() {
+    let fake = FakeCluster::new(NS);
+    let config = with_workspace("1Gi", None, false);
+    deploy_with(&fake, &config, false).unwrap();
+    fake.clear_calls();
+    for _ in 0..apiary_classify::workspace::CLAIM_DELETE_ATTEMPTS {
+        fake.queue(
+            Operation::DeleteWorkspaceClaim,
+            Step::Delete(DeleteAnswer::PreconditionFailed),
+        );
+    }
+    let options = UndeployOptions {
+        delete_workspace: true,
+        ..UndeployOptions::default()
+    };
+    let report = run(undeploy(&fake, &agent(), &options)).unwrap();
+    assert!(!report.workspace.expect("reported").deleted);
+    assert_eq!(fake.workspace_claims().len(), 1);
+    assert_eq!(
+        claim_writes(&fake).len(),
+        apiary_classify::workspace::CLAIM_DELETE_ATTEMPTS as usize
+    );
 }
