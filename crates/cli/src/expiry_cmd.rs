@@ -233,6 +233,9 @@ pub async fn gc<S: Substrate>(
     let problems = agent_failures(&result);
     let report = Report::new(lines.join("\n"), json);
     if problems.is_empty() {
+        if lines.is_empty() {
+            say_nothing_to_collect(&format!("agent {:?} in namespace {ns}", agent.name()));
+        }
         return Ok(report);
     }
     for problem in &problems {
@@ -284,6 +287,9 @@ pub async fn gc_all<S: Substrate>(
     });
     let report = Report::new(lines.join("\n"), json);
     if failed.is_empty() {
+        if lines.is_empty() {
+            say_nothing_to_collect(&format!("namespace {ns}"));
+        }
         return Ok(report);
     }
     Err(Failure::failed(format!(
@@ -293,6 +299,13 @@ pub async fn gc_all<S: Substrate>(
         failed.join(", ")
     ))
     .with_detail("gc", report.json))
+}
+
+/// Say on stderr, at every verbosity, that a gc pass found nothing to collect in `scope`
+/// (deploy.md § gc): stdout stays the list, empty, so a script reading it is unchanged, and a
+/// person is not left guessing whether the command did anything.
+fn say_nothing_to_collect(scope: &str) {
+    crate::progress::notice(&format!("nothing to collect in {scope}"));
 }
 
 /// `status` with the expiry of a verified pod that has one: `expires_at` and the time left on

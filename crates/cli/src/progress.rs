@@ -140,6 +140,12 @@ impl Write for LogWriter {
     }
 }
 
+/// Write one line a person should read whatever the verbosity (a result note, not a log
+/// event) to stderr, around an active spinner. Callers pass names and counts only.
+pub fn notice(line: &str) {
+    let _ = writeln!(LogWriter, "{line}");
+}
+
 #[cfg(test)]
 mod tests {
     //! Deduplication: one display per change, never per poll.

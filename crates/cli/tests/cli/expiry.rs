@@ -210,3 +210,30 @@ fn gc_all_collects_expired_agents_only() {
     assert_eq!(text.code, 0, "{text:?}");
     assert!(fx.pod(&pod_of("long")).is_some(), "not expired: kept");
 }
+
+on_both_backends! {
+    /// `gc` with nothing to collect says so on stderr, with and without `--dry-run`, for one
+    /// agent and for `--all`; stdout stays the list, empty, and nothing is written.
+    fn gc_with_nothing_to_collect_says_so_on_stderr(fx) {
+        assert_eq!(fx.apiary(&["deploy", AGENT, "--image", IMAGE]).code, 0);
+        fx.clear_requests();
+        let ns = fx.namespace();
+        for args in [
+            vec!["gc", "--all", "--dry-run"],
+            vec!["gc", "--all"],
+            vec!["gc", AGENT, "--dry-run"],
+            vec!["gc", AGENT],
+        ] {
+            let run = fx.apiary(&args);
+            assert_eq!(run.code, 0, "{args:?}: {run:?}");
+            assert_eq!(run.stdout, "", "{args:?}");
+            let scope = if args[1] == "--all" {
+                format!("namespace {ns}")
+            } else {
+                format!("agent {AGENT:?} in namespace {ns}")
+            };
+            assert_eq!(run.stderr, format!("nothing to collect in {scope}\n"), "{args:?}");
+        }
+        assert!(fx.mutations().is_empty(), "{:?}", fx.mutations());
+    }
+}
