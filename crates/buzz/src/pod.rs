@@ -164,6 +164,8 @@ pub fn valid_config(agent: &AgentIdentity, pod: BuzzPod) -> Result<ValidConfig, 
         run_as_user: DEFAULT_RUN_AS_USER,
         run_as_group: DEFAULT_RUN_AS_GROUP,
         pod_options: pod.pod_options,
+        // The buzz provider's template has no grace member (buzz-provider.md § 7): 60 s.
+        grace_period: None,
     };
     Ok(ValidConfig::from_parts(agent, shape, env))
 }

@@ -7,7 +7,7 @@
 
 use crate::facts::{ContainerState, PodFacts};
 use crate::pull::PullFailure;
-use crate::startup::{StartupState, missing_secret_named};
+use crate::startup::{Missing, StartupState, missing_secret_named, parse_missing};
 use crate::verify::{PodDeletion, SettledPod};
 
 /// What the deploy loop does about one observation.
@@ -44,8 +44,9 @@ pub enum Action {
     ReportMissingSecret {
         /// The pod name.
         name: String,
-        /// The missing Secret, as the kubelet named it (confirmed by a quorum read).
-        secret: String,
+        /// What is missing, as the kubelet named it (a missing Secret confirmed by a quorum
+        /// read).
+        missing: Missing,
     },
     /// Row 7: recoverable with the same intent; keep observing, never delete.
     Observe {
@@ -78,12 +79,24 @@ pub fn classify(observed: Option<&SettledPod>, desired_intent: &str) -> Action {
         StartupState::NeverStartedPullFailing(kind) => Action::Report { name, kind },
         StartupState::NeverStartedMissingSecret => Action::ReportMissingSecret {
             name,
-            secret: missing_reference(pod.facts()).unwrap_or_default(),
+            missing: missing_config(pod.facts()).unwrap_or_default(),
         },
         StartupState::NeverStartedRecoverable if pod.intent_matches(desired_intent) => {
             Action::Observe { name }
         }
         StartupState::NeverStartedRecoverable => Action::Delete(pod.deletion()),
+    }
+}
+
+/// What the kubelet's `CreateContainerConfigError` says is missing (a Secret, a key of one, a
+/// ConfigMap or a key of one), when the container waits with such a message.
+pub fn missing_config(facts: &PodFacts) -> Option<Missing> {
+    match &facts.agent {
+        Some(ContainerState::Waiting {
+            message: Some(message),
+            ..
+        }) => parse_missing(message),
+        _ => None,
     }
 }
 

@@ -24,6 +24,7 @@ pub mod facts;
 pub mod failure;
 pub mod fence;
 pub mod gc;
+pub mod grace;
 pub mod inventory;
 pub mod policy;
 mod progress;

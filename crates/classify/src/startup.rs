@@ -23,9 +23,11 @@ pub enum StartupState {
     NeverStartedProvablyBroken,
     /// Never started; a pull failure that will not heal. Reporting only.
     NeverStartedPullFailing(PullFailure),
-    /// Never started because a Secret the pod references besides its own (`--env-from-secret`,
-    /// `--env-secret`) is confirmed absent. Reporting only: the pod is not apiary's to break
-    /// further, and the kubelet starts it once the Secret exists again.
+    /// Never started because something the pod references besides its own Secret is missing: a
+    /// Secret (`--env-from-secret`, `--env-secret`) confirmed absent by a quorum read, a key of
+    /// such a Secret, or a ConfigMap or its key (through `--overrides`), as the kubelet reports.
+    /// Reporting only: the pod is not apiary's to break further, and the kubelet starts it once
+    /// the reference resolves.
     NeverStartedMissingSecret,
 }
 
@@ -89,6 +91,17 @@ fn decode_waiting(reason: Option<&str>, message: Option<&str>, facts: &PodFacts)
             }
         }
         Some(CREATE_CONTAINER_CONFIG_ERROR) => {
+            // A missing key, or a ConfigMap, is the kubelet's own reading of an object the pod
+            // references besides its own Secret: reported at once, never a reason to delete
+            // (deploy.md § Pull-failure classifier and Secret settling).
+            let missing = message.and_then(parse_missing);
+            let own = facts.env_from_secret.as_deref();
+            if let Some(missing) = &missing
+                && (missing.kind == RefKind::ConfigMap
+                    || (missing.key.is_some() && own.is_some_and(|own| own != missing.name)))
+            {
+                return Decoded::Settled(StartupState::NeverStartedMissingSecret);
+            }
             // The kubelet names the first Secret it could not find; one that is not the pod's own
             // is a reference (`--env-from-secret`, `--env-secret`).
             let named = message.and_then(missing_secret_named);
@@ -121,6 +134,95 @@ pub fn missing_secret_named(message: &str) -> Option<&str> {
         .strip_prefix("secret \"")?
         .strip_suffix("\" not found")?;
     (!name.is_empty() && !name.contains('"')).then_some(name)
+}
+
+/// The kind of object a `CreateContainerConfigError` says is missing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RefKind {
+    /// A Secret.
+    #[default]
+    Secret,
+    /// A ConfigMap.
+    ConfigMap,
+}
+
+/// What a kubelet's `CreateContainerConfigError` message says is missing: an object, or a key of
+/// one. Read from the message's four upstream forms only, so its text is re-rendered from names
+/// and keys the parser checked, never copied (deploy.md § Redacted condition text).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Missing {
+    /// A Secret or a ConfigMap.
+    pub kind: RefKind,
+    /// Its name.
+    pub name: String,
+    /// The key it lacks; `None` when the object itself is missing.
+    pub key: Option<String>,
+    /// The namespace the kubelet named (only in the missing-key form).
+    pub namespace: Option<String>,
+}
+
+impl Missing {
+    /// The object as a person names it: `secret creds`, `configmap settings`.
+    pub fn object(&self) -> String {
+        match self.kind {
+            RefKind::Secret => format!("secret {}", self.name),
+            RefKind::ConfigMap => format!("configmap {}", self.name),
+        }
+    }
+
+    /// The kubelet's words, re-rendered from the parsed parts.
+    pub fn kubelet_words(&self) -> String {
+        let (lower, upper) = match self.kind {
+            RefKind::Secret => ("secret", "Secret"),
+            RefKind::ConfigMap => ("configmap", "ConfigMap"),
+        };
+        match (&self.key, &self.namespace) {
+            (Some(key), Some(ns)) => {
+                format!("couldn't find key {key} in {upper} {ns}/{}", self.name)
+            }
+            (Some(key), None) => format!("couldn't find key {key} in {upper} {}", self.name),
+            (None, _) => format!("{lower} \"{}\" not found", self.name),
+        }
+    }
+}
+
+/// Read a kubelet `CreateContainerConfigError` message in one of its upstream forms: `secret
+/// "<name>" not found`, `configmap "<name>" not found`, `couldn't find key <key> in Secret
+/// <ns>/<name>` and the same `in ConfigMap`. Names and keys must be single tokens without
+/// quotes; anything else is `None`.
+pub fn parse_missing(message: &str) -> Option<Missing> {
+    let message = message.trim();
+    let token = |t: &str| {
+        (!t.is_empty() && !t.contains(|c: char| c.is_whitespace() || c == '"' || c.is_control()))
+            .then(|| t.to_owned())
+    };
+    if let Some(rest) = message.strip_prefix("couldn't find key ") {
+        let (key, rest) = rest.split_once(" in ")?;
+        let (kind, object) = if let Some(o) = rest.strip_prefix("Secret ") {
+            (RefKind::Secret, o)
+        } else {
+            (RefKind::ConfigMap, rest.strip_prefix("ConfigMap ")?)
+        };
+        let (namespace, name) = object.split_once('/')?;
+        return Some(Missing {
+            kind,
+            name: token(name)?,
+            key: Some(token(key)?),
+            namespace: Some(token(namespace)?),
+        });
+    }
+    let (kind, rest) = if let Some(rest) = message.strip_prefix("secret \"") {
+        (RefKind::Secret, rest)
+    } else {
+        (RefKind::ConfigMap, message.strip_prefix("configmap \"")?)
+    };
+    let name = rest.strip_suffix("\" not found")?;
+    Some(Missing {
+        kind,
+        name: token(name)?,
+        key: None,
+        namespace: None,
+    })
 }
 
 /// No status or no state for `agent`: a terminal phase means the pod ended before the kubelet

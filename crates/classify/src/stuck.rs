@@ -11,7 +11,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::facts::ConditionFacts;
+use crate::facts::{ConditionFacts, ContainerState};
 
 /// What a read of a deletion-marked pod shows about its deletion.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
@@ -28,6 +28,8 @@ pub struct TerminatingPod {
     pub node: Option<String>,
     /// `metadata.deletionGracePeriodSeconds`.
     pub grace_seconds: Option<i64>,
+    /// The state of the container `agent` in that read, when it reports one.
+    pub agent: Option<ContainerState>,
 }
 
 impl TerminatingPod {
@@ -88,6 +90,21 @@ pub enum Cause {
     },
 }
 
+/// What a pod that outlived its grace period with nothing in the API holding it is most likely
+/// waiting for, from its container's state (deploy.md § When a pod will not go away).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Likely {
+    /// Its container was running at the end of the grace: it did not exit on SIGTERM, and the
+    /// kubelet kills it now.
+    IgnoredSigterm,
+    /// Its container never started (waiting, an image pull backing off): the kubelet v1.20
+    /// removes such a pod only after its periodic (once a minute) sandbox cleanup, whatever the
+    /// grace period.
+    NeverStarted,
+    /// Nothing more can be said.
+    Unknown,
+}
+
 /// Why a pod outlived its grace period, as far as the API shows, and how to look further.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diagnosis {
@@ -101,6 +118,8 @@ pub struct Diagnosis {
     pub grace: Duration,
     /// What the API shows, finalizers first; empty when it shows nothing.
     pub causes: Vec<Cause>,
+    /// With no cause, what the pod is most likely waiting for.
+    pub likely: Likely,
     /// The `kubectl` commands an administrator would use to look (read-only, never a force).
     pub commands: Vec<String>,
 }
@@ -145,12 +164,18 @@ pub fn diagnose(pod: &TerminatingPod, node: &NodeFacts, overdue: Overdue) -> Dia
     if let Some(name) = &pod.node {
         commands.push(format!("kubectl get node {name} -o yaml"));
     }
+    let likely = match &pod.agent {
+        Some(ContainerState::Running) => Likely::IgnoredSigterm,
+        Some(ContainerState::Waiting { .. }) => Likely::NeverStarted,
+        Some(ContainerState::Terminated { .. } | ContainerState::Empty) | None => Likely::Unknown,
+    };
     Diagnosis {
         namespace: pod.namespace.clone(),
         pod: pod.name.clone(),
         terminating_for: overdue.terminating_for,
         grace: overdue.grace,
         causes,
+        likely,
         commands,
     }
 }
@@ -200,14 +225,32 @@ impl fmt::Display for Diagnosis {
             Seconds(self.grace)
         )?;
         if self.causes.is_empty() {
-            f.write_str("; the API shows no reason")?;
+            match self.likely {
+                Likely::IgnoredSigterm => f.write_str(
+                    ": its container did not exit on SIGTERM within the grace period, so the \
+                     kubelet kills it now and the pod goes once the kill is confirmed; an agent \
+                     that exits on SIGTERM stops in seconds (README.md § Writing an agent image), \
+                     and --grace-period shortens the wait",
+                )?,
+                Likely::NeverStarted => f.write_str(
+                    ": its container never started, and the kubelet removes such a pod only \
+                     after its once-a-minute cleanup of the pod's sandbox, up to about 70 s after \
+                     the delete whatever the grace period (measured on kubelet v1.20)",
+                )?,
+                Likely::Unknown => f.write_str("; the API shows no reason")?,
+            }
         }
         for cause in &self.causes {
             write!(f, "; {cause}")?;
         }
+        let lead = if self.causes.is_empty() && self.likely != Likely::Unknown {
+            "; if it stays, a cluster administrator can look with"
+        } else {
+            "; a cluster administrator can look with"
+        };
         write!(
             f,
-            ". apiary does not force the delete; a cluster administrator can look with: {}",
+            ". apiary does not force the delete{lead}: {}",
             self.commands.join(" and ")
         )
     }

@@ -9,6 +9,7 @@
 use crate::binding::Owner;
 use crate::facts::{ObjectMarks, ObservedPod, ObservedSecret, PodFacts};
 use crate::fence::Fence;
+use crate::grace::GracePeriod;
 use crate::startup::{Decoded, StartupState, decode, settle_secret_check};
 
 /// Whether the two marker labels and the agent-id annotation match the owner's binding and id
@@ -123,6 +124,7 @@ impl VerifiedPod {
         PodDeletion {
             name: self.name.clone(),
             fence: self.fence.clone(),
+            grace: None,
         }
     }
 }
@@ -161,9 +163,22 @@ impl SettledPod {
 pub struct PodDeletion {
     name: String,
     fence: Fence,
+    grace: Option<GracePeriod>,
 }
 
 impl PodDeletion {
+    /// The same deletion with `grace` as its `gracePeriodSeconds` (`None`: the pod's own). A
+    /// [`GracePeriod`] is never zero, so no deletion is ever a forced one.
+    #[must_use]
+    pub fn with_grace(self, grace: Option<GracePeriod>) -> PodDeletion {
+        PodDeletion { grace, ..self }
+    }
+
+    /// The grace period override the delete carries, if any.
+    pub fn grace(&self) -> Option<GracePeriod> {
+        self.grace
+    }
+
     /// The pod to delete.
     pub fn name(&self) -> &str {
         &self.name

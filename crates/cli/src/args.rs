@@ -233,6 +233,10 @@ pub struct ShapeArgs {
     /// identity, image, Secret reference and hardening cannot be changed by it
     #[arg(long = "overrides", value_name = "JSON|@FILE")]
     pub overrides: Option<String>,
+    /// How long the agent has to exit after SIGTERM before the kubelet kills it: 5, 5s, 2m,
+    /// 1m30s (1s to 60m); with --replace also the grace of the old pod's delete [default: 60s]
+    #[arg(long = "grace-period", value_name = "DURATION")]
+    pub grace_period: Option<String>,
 }
 
 impl ShapeArgs {
@@ -279,6 +283,7 @@ impl ShapeArgs {
         note(self.workspace_size.is_some(), "--workspace-size");
         note(self.storage_class.is_some(), "--storage-class");
         note(self.overrides.is_some(), "--overrides");
+        note(self.grace_period.is_some(), "--grace-period");
         given
     }
 }
@@ -296,6 +301,10 @@ pub struct UndeployArgs {
     /// gone; without it the claim is kept
     #[arg(long, conflicts_with = "no_wait")]
     pub delete_workspace: bool,
+    /// Give the agent this long to exit after SIGTERM, instead of its pod's own grace period:
+    /// 5, 5s, 2m (1s to 60m; never 0, apiary never forces a delete) [default: the pod's own]
+    #[arg(long = "grace-period", value_name = "DURATION")]
+    pub grace_period: Option<String>,
     /// Give up after this long, the wait for the pod included: 90, 90s, 5m, 2m30s (at most
     /// 600s) [default: 600s]
     #[arg(long, value_name = "DURATION")]
@@ -319,6 +328,10 @@ pub struct GcArgs {
     /// Only print what would be collected
     #[arg(long)]
     pub dry_run: bool,
+    /// Give an expired agent this long to exit after SIGTERM, instead of its pod's own grace
+    /// period: 5, 5s, 2m (1s to 60m; never 0) [default: the pod's own]
+    #[arg(long = "grace-period", value_name = "DURATION")]
+    pub grace_period: Option<String>,
     /// Give up after this long (per agent), the wait for an expired pod included: 90, 90s,
     /// 5m, 2m30s (at most 600s) [default: 180s]
     #[arg(long, value_name = "DURATION")]

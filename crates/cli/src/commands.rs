@@ -5,6 +5,7 @@
 //! only choices here are wording and document shape. Must not: print an env value (nothing
 //! here ever holds one: results carry names and redacted conditions only).
 
+use apiary_classify::grace::GracePeriod;
 use std::time::Duration;
 
 use apiary_classify::workspace::ClaimReport;
@@ -174,6 +175,8 @@ pub struct UndeployHow {
     pub delete_workspace: bool,
     /// `--timeout`; the 600 s bound when not given.
     pub deadline: Option<Duration>,
+    /// `--grace-period`; the pod's own when not given.
+    pub grace: Option<GracePeriod>,
 }
 
 impl Default for UndeployHow {
@@ -182,6 +185,7 @@ impl Default for UndeployHow {
             wait: true,
             delete_workspace: false,
             deadline: None,
+            grace: None,
         }
     }
 }
@@ -199,6 +203,7 @@ pub async fn undeploy<S: Substrate>(
         wait: how.wait,
         deadline: how.deadline.unwrap_or(defaults.deadline),
         delete_workspace: how.delete_workspace,
+        grace: how.grace,
         ..defaults
     };
     let result = driver::undeploy_watching(substrate, agent, &options, &mut |p| {

@@ -6,6 +6,8 @@
 use std::ffi::OsStr;
 use std::time::Duration;
 
+use apiary_classify::duration::DurationError;
+use apiary_classify::grace::{GracePeriod, parse_grace};
 use apiary_substrate::config::{DeployConfig, ValidConfig, parse_timeout};
 use apiary_substrate::env::Env;
 use apiary_substrate::naming::AgentIdentity;
@@ -32,6 +34,30 @@ pub fn agent_identity(raw: &OsStr) -> Result<AgentIdentity, Failure> {
         )
     })?;
     AgentIdentity::new(name).map_err(|e| Failure::refused(e.to_string()))
+}
+
+/// `--grace-period` (deploy.md § Grace periods): `None` when not given.
+///
+/// # Errors
+///
+/// Exit 2 when it does not parse, is zero (a forced delete, which apiary never sends) or is
+/// longer than an hour; the message names the flag, the value as typed and the fix.
+pub fn grace_flag(text: Option<&str>) -> Result<Option<GracePeriod>, Failure> {
+    let Some(text) = text else {
+        return Ok(None);
+    };
+    parse_grace(text).map(Some).map_err(|error| {
+        let problem = match error {
+            DurationError::Malformed => "is not a duration in whole seconds",
+            DurationError::TooShort { .. } => {
+                "is shorter than 1s; a zero grace period forces the delete, which apiary never does"
+            }
+            DurationError::TooLong { .. } => "is longer than 60m",
+        };
+        Failure::refused(format!(
+            "--grace-period {text:?} {problem}: write it as 5, 5s, 2m or 1m30s, from 1s to 60m"
+        ))
+    })
 }
 
 /// The `--timeout` of a command other than deploy: `None` when not given (the command's own
@@ -88,6 +114,7 @@ pub fn deploy_config(
     config.env = env;
     config.pod_options = pod_options(shape).map_err(|e| Failure::refused(e.to_string()))?;
     config.pod_options.overrides = shape.overrides.as_deref().map(overrides).transpose()?;
+    config.grace_period = grace_flag(shape.grace_period.as_deref())?;
     Ok(config)
 }
 

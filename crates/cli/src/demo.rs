@@ -501,7 +501,7 @@ async fn session(narrator: &mut Narrator) -> Result<(), Failure> {
         "Collect the crashed attempt",
         &format!("apiary {ns} gc \"demo crasher\""),
     );
-    let result = crate::expiry_cmd::gc(&cluster(&client), &crasher, false, None).await;
+    let result = crate::expiry_cmd::gc(&cluster(&client), &crasher, false, None, None).await;
     let verdict = match &result {
         Ok(r)
             if r.json["pods"].as_array().is_some_and(|p| p.len() == 1)

@@ -7,6 +7,7 @@
 //! read the local clock for anything shown or written, or print anything but the result on
 //! stdout.
 
+use apiary_classify::grace::GracePeriod;
 use std::time::Duration;
 
 use apiary_classify::expire::{ExpireError, ExpireReport};
@@ -213,10 +214,11 @@ pub async fn gc<S: Substrate>(
     agent: &AgentIdentity,
     dry_run: bool,
     deadline: Option<Duration>,
+    grace: Option<GracePeriod>,
 ) -> CommandResult {
     let ns = substrate.namespace();
     let deadline = deadline.unwrap_or(EXPIRE_DEADLINE);
-    let result = driver::gc_agent(substrate, agent, dry_run, deadline).await;
+    let result = driver::gc_agent(substrate, agent, dry_run, deadline, grace).await;
     if let Err(failure) = &result.pass {
         return Err(Failure::request(failure, ns));
     }
@@ -250,9 +252,11 @@ pub async fn gc_all<S: Substrate>(
     substrate: &S,
     dry_run: bool,
     deadline: Option<Duration>,
+    grace: Option<GracePeriod>,
 ) -> CommandResult {
     let ns = substrate.namespace();
-    let all: GcAll = driver::gc_all(substrate, dry_run, deadline.unwrap_or(EXPIRE_DEADLINE))
+    let deadline = deadline.unwrap_or(EXPIRE_DEADLINE);
+    let all: GcAll = driver::gc_all(substrate, dry_run, deadline, grace)
         .await
         .map_err(|failure| Failure::request(&failure, ns))?;
     if all.skipped > 0 {

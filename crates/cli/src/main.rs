@@ -95,6 +95,7 @@ fn run(cli: Cli) -> CommandResult {
         Command::Undeploy(u) => {
             let agent = config_input::agent_identity(&u.agent)?;
             let timeout = config_input::timeout_flag(u.timeout.as_deref())?;
+            let grace = config_input::grace_flag(u.grace_period.as_deref())?;
             block_on(async {
                 let cluster = bounded(cluster(&global).await?, timeout);
                 let progress = Progress::start(
@@ -105,6 +106,7 @@ fn run(cli: Cli) -> CommandResult {
                     wait: !u.no_wait,
                     delete_workspace: u.delete_workspace,
                     deadline: timeout,
+                    grace,
                 };
                 commands::undeploy(&cluster, &agent, how, &progress).await
             })
@@ -116,11 +118,12 @@ fn run(cli: Cli) -> CommandResult {
                 .map(config_input::agent_identity)
                 .transpose()?;
             let timeout = config_input::timeout_flag(g.timeout.as_deref())?;
+            let grace = config_input::grace_flag(g.grace_period.as_deref())?;
             block_on(async {
                 let cluster = bounded(cluster(&global).await?, timeout);
                 match &agent {
-                    Some(agent) => expiry_cmd::gc(&cluster, agent, g.dry_run, timeout).await,
-                    None => expiry_cmd::gc_all(&cluster, g.dry_run, timeout).await,
+                    Some(agent) => expiry_cmd::gc(&cluster, agent, g.dry_run, timeout, grace).await,
+                    None => expiry_cmd::gc_all(&cluster, g.dry_run, timeout, grace).await,
                 }
             })
         }

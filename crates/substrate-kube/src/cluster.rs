@@ -518,7 +518,11 @@ impl Substrate for Cluster {
     async fn delete_pod(&self, deletion: &PodDeletion) -> Result<DeleteAnswer, RequestFailure> {
         let (name, fence) = (deletion.name(), deletion.fence());
         let call = Call::new(Operation::DeletePod, self.object(name));
-        let request = Request::new(self.pods_path()).delete(name, &fenced_delete(fence));
+        let params = DeleteParams {
+            grace_period_seconds: deletion.grace().map(|g| g.seconds()),
+            ..fenced_delete(fence)
+        };
+        let request = Request::new(self.pods_path()).delete(name, &params);
         self.decide(
             &call,
             request,

@@ -603,11 +603,11 @@ async fn e2e_ttl_renew_and_gc_all_collects_the_expired_agent() {
 
     let gc_tap = Tap::new();
     let gc = Cluster::new(tapped_client(as_account(GC_ACCOUNT).await, &gc_tap), NS);
-    let dry = driver::gc_all(&gc, true, EXPIRE_DEADLINE).await;
+    let dry = driver::gc_all(&gc, true, EXPIRE_DEADLINE, None).await;
     let dry_log = gc_tap.requests();
     let after_dry = pod_named(&admin, &short.pod_name()).await;
     gc_tap.clear();
-    let done = driver::gc_all(&gc, false, EXPIRE_DEADLINE).await;
+    let done = driver::gc_all(&gc, false, EXPIRE_DEADLINE, None).await;
     let gc_log = gc_tap.requests();
     let short_after = pod_named(&admin, &short.pod_name()).await;
     let short_status = driver::status(&cluster, &short, None).await;

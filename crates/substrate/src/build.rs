@@ -18,7 +18,7 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::config::ValidConfig;
-use crate::intent::{RESTART_POLICY, TERMINATION_GRACE_PERIOD_SECONDS};
+use crate::intent::RESTART_POLICY;
 use crate::naming::Generation;
 use crate::pod_options::overrides::OverridesError;
 
@@ -285,7 +285,7 @@ fn build_base_pod(config: &ValidConfig, generation: Generation) -> Pod {
         spec: Some(PodSpec {
             containers: vec![container],
             restart_policy: Some(RESTART_POLICY.to_owned()),
-            termination_grace_period_seconds: Some(TERMINATION_GRACE_PERIOD_SECONDS),
+            termination_grace_period_seconds: Some(config.shape().termination_grace_seconds()),
             // False even with a service account: its token is never mounted.
             automount_service_account_token: Some(false),
             service_account_name: config.service_account().map(str::to_owned),

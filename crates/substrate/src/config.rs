@@ -4,6 +4,7 @@
 //! Pure: no I/O, no clock. Errors name the field and flag, the problem and the fix; none ever
 //! contains an environment value (`Debug` of the configuration redacts them too).
 
+use apiary_classify::grace::GracePeriod;
 use std::fmt;
 use std::time::Duration;
 
@@ -322,6 +323,9 @@ pub struct DeployConfig {
     pub env: Env,
     /// Placement, isolation, pull credentials, labels and annotations (deploy.md § Pod options).
     pub pod_options: PodOptions,
+    /// `--grace-period` (deploy.md § Grace periods): the pod's termination grace period, and
+    /// the override of this call's pod deletes; `None` is the 60 s default and no override.
+    pub grace_period: Option<GracePeriod>,
 }
 
 impl DeployConfig {
@@ -344,6 +348,7 @@ impl DeployConfig {
             timeout: DEFAULT_TIMEOUT,
             env: Env::new(),
             pod_options: PodOptions::default(),
+            grace_period: None,
         }
     }
 
@@ -414,6 +419,7 @@ impl DeployConfig {
             run_as_user: self.run_as_user,
             run_as_group: self.run_as_group,
             pod_options: self.pod_options.clone(),
+            grace_period: self.grace_period,
         };
         let valid = ValidConfig {
             agent: agent.clone(),

@@ -11,6 +11,7 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use apiary_classify::binding::Binding;
+use apiary_classify::grace::{DEFAULT_POD_GRACE, GracePeriod};
 
 use crate::image::ImageRef;
 use crate::naming::hex;
@@ -20,8 +21,6 @@ use crate::pod_options::PodOptions;
 pub const TEMPLATE_VERSION: u32 = 1;
 /// The pod's `restartPolicy`.
 pub const RESTART_POLICY: &str = "Never";
-/// The pod's `terminationGracePeriodSeconds`.
-pub const TERMINATION_GRACE_PERIOD_SECONDS: i64 = 60;
 /// What the template records in place of the per-attempt Secret name.
 pub const ENV_FROM_SECRET_PLACEHOLDER: &str = "<per-attempt-secret>";
 
@@ -59,6 +58,16 @@ pub struct PodShape {
     pub run_as_group: i64,
     /// The pod options (deploy.md § Pod options; buzz-provider.md § 16.3 under the buzz binding).
     pub pod_options: PodOptions,
+    /// `deploy --grace-period` (deploy.md § Grace periods): `None` is [`DEFAULT_POD_GRACE`].
+    pub grace_period: Option<GracePeriod>,
+}
+
+impl PodShape {
+    /// The pod's `terminationGracePeriodSeconds`: `--grace-period`, or the 60 s default.
+    #[must_use]
+    pub fn termination_grace_seconds(&self) -> i64 {
+        i64::from(self.grace_period.unwrap_or(DEFAULT_POD_GRACE).seconds())
+    }
 }
 
 /// The members every template opens with, in their serialization order (deploy.md § Create-intent
@@ -108,7 +117,7 @@ impl<'a> Trailing<'a> {
     fn of(shape: &'a PodShape) -> Self {
         Self {
             restart_policy: RESTART_POLICY,
-            termination_grace_period_seconds: TERMINATION_GRACE_PERIOD_SECONDS,
+            termination_grace_period_seconds: shape.termination_grace_seconds(),
             env_keys: shape.env_keys.iter().map(String::as_str).collect(),
             env_from_secret: ENV_FROM_SECRET_PLACEHOLDER,
             workspace_mount_path: &shape.workspace_mount_path,

@@ -119,7 +119,8 @@ pub trait Substrate: Send + Sync {
     ) -> impl Future<Output = Result<CreateAnswer, RequestFailure>> + Send;
 
     /// Delete the pod `deletion` names with `preconditions: {uid, resourceVersion}` from its
-    /// fence (the observation that authorised it), no grace override.
+    /// fence (the observation that authorised it), and its grace period override when it carries
+    /// one (never zero: deploy.md § Grace periods).
     fn delete_pod(
         &self,
         deletion: &PodDeletion,

@@ -3,6 +3,7 @@
 use super::*;
 use crate::facts::ObservedPod;
 use crate::fence::Fence;
+use crate::startup::Missing;
 use crate::testkit::{INTENT, OTHER_INTENT, POD, own_pod, running, settled, terminated, waiting};
 
 fn pod_in(state: StartupState) -> ObservedPod {
@@ -100,7 +101,10 @@ fn a_missing_referenced_secret_is_reported_never_deleted() {
             classify_pod(&pod_in(StartupState::NeverStartedMissingSecret), desired),
             Action::ReportMissingSecret {
                 name: POD.into(),
-                secret: "team-creds".into()
+                missing: Missing {
+                    name: "team-creds".into(),
+                    ..Missing::default()
+                }
             }
         );
     }

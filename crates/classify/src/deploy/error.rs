@@ -4,6 +4,7 @@
 //! Pure data with `Display`. None of these carries an env value: the deploy machine never sees
 //! one, and the apiserver details it carries come from requests that never echo Secret payloads.
 
+use crate::startup::{Missing, RefKind};
 use std::fmt;
 use std::time::Duration;
 
@@ -147,8 +148,8 @@ pub enum DeployError {
     ReferencedSecretMissing {
         /// The namespace.
         namespace: String,
-        /// The missing Secret.
-        secret: String,
+        /// What is missing: a Secret, or (from the kubelet) a key of one, a ConfigMap or its key.
+        missing: Missing,
         /// The pod waiting for it, when one was created.
         pod: Option<String>,
     },
@@ -312,7 +313,7 @@ impl fmt::Display for DeployError {
             ),
             DeployError::ReferencedSecretMissing {
                 namespace,
-                secret,
+                missing: Missing { name: secret, .. },
                 pod: None,
             } => write!(
                 f,
@@ -323,7 +324,44 @@ impl fmt::Display for DeployError {
             ),
             DeployError::ReferencedSecretMissing {
                 namespace,
-                secret,
+                missing:
+                    missing @ Missing {
+                        key: Some(key),
+                        name,
+                        ..
+                    },
+                pod: Some(pod),
+            } => write!(
+                f,
+                "pod {pod} cannot start: {object} has no key {key}, which the pod references; the \
+                 kubelet reports: {words}. The pod is kept and starts once the key exists: add it \
+                 (`kubectl edit {kind} {name} -n {namespace}`), or deploy again with --replace \
+                 and a key that exists",
+                object = missing.object(),
+                words = missing.kubelet_words(),
+                kind = kind_word(missing.kind),
+            ),
+            DeployError::ReferencedSecretMissing {
+                namespace,
+                missing:
+                    missing @ Missing {
+                        kind: RefKind::ConfigMap,
+                        name,
+                        ..
+                    },
+                pod: Some(pod),
+            } => write!(
+                f,
+                "pod {pod} cannot start: {object}, which it references (through --overrides), \
+                 does not exist in namespace {namespace}; the kubelet reports: {words}. The pod \
+                 is kept and starts once it exists: create it (`kubectl create configmap {name} \
+                 -n {namespace}`), or deploy again with --replace without the reference",
+                object = missing.object(),
+                words = missing.kubelet_words(),
+            ),
+            DeployError::ReferencedSecretMissing {
+                namespace,
+                missing: Missing { name: secret, .. },
                 pod: Some(pod),
             } => write!(
                 f,
@@ -424,3 +462,11 @@ impl fmt::Display for DeployError {
 }
 
 impl std::error::Error for DeployError {}
+
+/// The `kubectl` resource word of a missing reference's kind.
+fn kind_word(kind: RefKind) -> &'static str {
+    match kind {
+        RefKind::Secret => "secret",
+        RefKind::ConfigMap => "configmap",
+    }
+}

@@ -15,6 +15,7 @@ use crate::answer::DeleteAnswer;
 use crate::facts::ObservedPod;
 use crate::failure::RequestFailure;
 use crate::request::{Answer, NamespaceCheck, NamespaceFailure, Request, Step};
+use crate::startup::Missing;
 use crate::verify::{SettledPod, VerifiedPod, verify_pod};
 use crate::wait::{Disappearance, disappearance};
 
@@ -40,7 +41,10 @@ impl DeployMachine {
                     match missing {
                         Some((secret, _)) => fail(DeployError::ReferencedSecretMissing {
                             namespace: self.spec.namespace.clone(),
-                            secret: secret.clone(),
+                            missing: Missing {
+                                name: secret.clone(),
+                                ..Missing::default()
+                            },
                             pod: None,
                         }),
                         None => self.preflight(),
@@ -338,10 +342,10 @@ impl DeployMachine {
                 image: self.spec.image.clone(),
                 kind,
             }),
-            Action::ReportMissingSecret { name, secret } => {
+            Action::ReportMissingSecret { name, missing } => {
                 fail(DeployError::ReferencedSecretMissing {
                     namespace: self.spec.namespace.clone(),
-                    secret,
+                    missing,
                     pod: Some(name),
                 })
             }
@@ -353,6 +357,7 @@ impl DeployMachine {
             }
             Action::Delete(deletion) => {
                 let uid = deletion.fence().uid().to_owned();
+                let deletion = deletion.with_grace(self.spec.delete_grace);
                 self.go(Phase::Deleting { uid }, Request::DeletePod(deletion))
             }
         }

@@ -10,7 +10,7 @@ use std::time::Duration;
 use super::error::{DeployError, Deployed};
 use super::machine::DeployStep;
 use super::machine::{DeployMachine, Failing, Phase, fail, read_secret_failed};
-use crate::action::missing_reference;
+use crate::action::missing_config;
 use crate::condition::LatestCondition;
 use crate::request::{Answer, Request, Step};
 use crate::startup::StartupState;
@@ -97,7 +97,7 @@ impl DeployMachine {
             }
             StartupState::NeverStartedMissingSecret => fail(DeployError::ReferencedSecretMissing {
                 namespace: self.spec.namespace.clone(),
-                secret: missing_reference(pod.facts()).unwrap_or_default(),
+                missing: missing_config(pod.facts()).unwrap_or_default(),
                 pod: Some(pod.name().to_owned()),
             }),
             StartupState::NeverStartedRecoverable | StartupState::NeverStartedPullFailing(_) => {

@@ -4,6 +4,7 @@
 //! Pure data. Configuration validates the values before a spec is built; nothing here checks them.
 
 use crate::binding::Owner;
+use crate::grace::GracePeriod;
 use std::time::Duration;
 
 /// The default operation deadline (deploy.md § Timeout).
@@ -50,6 +51,9 @@ pub struct DeploySpec {
     /// claim, created or found before the first pod create of this call (with the policy, in
     /// the same step); `None` keeps the emptyDir workspace.
     pub workspace_claim: Option<String>,
+    /// `--grace-period` (deploy.md § Grace periods): the grace period override of this call's
+    /// pod deletes (the replace delete of a started pod among them); `None` keeps each pod's own.
+    pub delete_grace: Option<GracePeriod>,
 }
 
 /// The account a pod runs as when it names none, and the one the ServiceAccount controller

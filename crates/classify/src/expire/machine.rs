@@ -10,6 +10,7 @@ use std::time::Duration;
 use super::decide::{ExpiryDecision, decide_expiry, secrets_after_collection};
 use crate::answer::DeleteAnswer;
 use crate::failure::RequestFailure;
+use crate::grace::GracePeriod;
 use crate::request::{Answer, Listing, Request, Step};
 use crate::verify::SecretDeletion;
 use crate::wait::{Deadline, Disappearance, disappearance};
@@ -27,6 +28,9 @@ pub struct ExpireSpec {
     pub deadline: Duration,
     /// The poll interval of that wait.
     pub poll: Duration,
+    /// `gc --grace-period`: the expired pod's delete grace override; `None` keeps the pod's own
+    /// (deploy.md § Grace periods).
+    pub grace: Option<GracePeriod>,
 }
 
 /// What one step of the expiry collection machine returns.
@@ -215,7 +219,7 @@ impl ExpireMachine {
                 self.phase = Phase::Deleting {
                     uid: deletion.fence().uid().to_owned(),
                 };
-                Step::Request(Request::DeletePod(deletion))
+                Step::Request(Request::DeletePod(deletion.with_grace(self.spec.grace)))
             }
             ExpiryDecision::Absent
             | ExpiryDecision::Foreign

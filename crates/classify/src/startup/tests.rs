@@ -159,7 +159,8 @@ fn settling_secret_exists_recoverable_absent_broken() {
 
 /// deploy.md § Credentials from the cluster: the kubelet's message naming a Secret other than
 /// the pod's own pends on that Secret, marked as a reference; naming the pod's own, or nothing
-/// parseable, pends on the pod's own.
+/// parseable, pends on the pod's own (a missing key settles at once:
+/// `missing_keys_and_config_maps_settle_at_once`).
 #[test]
 fn a_config_error_naming_a_referenced_secret_pends_on_it() {
     let f = facts(waiting(
@@ -176,7 +177,6 @@ fn a_config_error_naming_a_referenced_secret_pends_on_it() {
     let own = f.env_from_secret.clone().unwrap();
     for message in [
         format!("secret \"{own}\" not found"),
-        "couldn't find key TOKEN in Secret agents/team-creds".to_owned(),
         "secret \"\" not found".to_owned(),
     ] {
         let f = facts(waiting(Some("CreateContainerConfigError"), Some(&message)));
@@ -209,4 +209,108 @@ fn missing_secret_named_parses_the_kubelet_message() {
     ] {
         assert_eq!(missing_secret_named(other), None, "{other}");
     }
+}
+
+/// The four upstream forms of a missing reference, as the real kubelet v1.20 writes them
+/// (`../shared/node/README.md`, and the missing-key form of `kubelet_pods.go`), and what is not
+/// one of them.
+#[test]
+fn parse_missing_reads_the_kubelets_four_forms() {
+    let key = parse_missing("couldn't find key NO_SUCH_KEY in Secret agents/creds").expect("key");
+    assert_eq!(
+        key,
+        Missing {
+            kind: RefKind::Secret,
+            name: "creds".into(),
+            key: Some("NO_SUCH_KEY".into()),
+            namespace: Some("agents".into()),
+        }
+    );
+    assert_eq!(
+        key.kubelet_words(),
+        "couldn't find key NO_SUCH_KEY in Secret agents/creds"
+    );
+    assert_eq!(key.object(), "secret creds");
+    let cm = parse_missing("couldn't find key mode in ConfigMap agents/settings").expect("cm key");
+    assert_eq!(
+        (cm.kind, cm.key.as_deref()),
+        (RefKind::ConfigMap, Some("mode"))
+    );
+    assert_eq!(
+        cm.kubelet_words(),
+        "couldn't find key mode in ConfigMap agents/settings"
+    );
+    let gone = parse_missing("configmap \"nocm\" not found").expect("cm");
+    assert_eq!(
+        (gone.kind, gone.name.as_str(), gone.key.as_deref()),
+        (RefKind::ConfigMap, "nocm", None)
+    );
+    assert_eq!(gone.kubelet_words(), "configmap \"nocm\" not found");
+    assert_eq!(gone.object(), "configmap nocm");
+    let secret = parse_missing(" secret \"nope\" not found\n").expect("secret");
+    assert_eq!(secret.kubelet_words(), "secret \"nope\" not found");
+    for other in [
+        "",
+        "couldn't find key  in Secret a/b",
+        "couldn't find key K in Secret b",
+        "couldn't find key K in Pod a/b",
+        "couldn't find key K V in Secret a/b",
+        "secret \"a b\" not found",
+        "failed to sync secret cache: timed out waiting for the condition",
+    ] {
+        assert_eq!(parse_missing(other), None, "{other:?}");
+    }
+}
+
+/// deploy.md § Pull-failure classifier and Secret settling: a missing key of a referenced
+/// Secret, and a missing ConfigMap or key of one, settle at once as a missing reference (no
+/// quorum read: nothing is deleted on it); a missing referenced Secret still asks for its
+/// quorum read, and so does the pod's own.
+#[test]
+fn missing_keys_and_config_maps_settle_at_once() {
+    let own = "apiary-a-0000-1111";
+    for message in [
+        "couldn't find key NO_SUCH_KEY in Secret agents/creds".to_owned(),
+        "configmap \"nocm\" not found".to_owned(),
+        "couldn't find key k in ConfigMap agents/cm".to_owned(),
+    ] {
+        let facts = PodFacts {
+            agent: Some(ContainerState::Waiting {
+                reason: Some("CreateContainerConfigError".into()),
+                message: Some(message.clone()),
+            }),
+            env_from_secret: Some(own.into()),
+            ..PodFacts::default()
+        };
+        assert_eq!(
+            decode(&facts),
+            Decoded::Settled(StartupState::NeverStartedMissingSecret),
+            "{message}"
+        );
+    }
+    let facts = |message: &str| PodFacts {
+        agent: Some(ContainerState::Waiting {
+            reason: Some("CreateContainerConfigError".into()),
+            message: Some(message.into()),
+        }),
+        env_from_secret: Some(own.into()),
+        ..PodFacts::default()
+    };
+    assert_eq!(
+        decode(&facts(&format!(
+            "couldn't find key K in Secret agents/{own}"
+        ))),
+        Decoded::PendingSecretCheck {
+            secret: own.into(),
+            referenced: false
+        },
+        "a key missing from the pod's own Secret is settled by its quorum read"
+    );
+    assert_eq!(
+        decode(&facts("secret \"creds\" not found")),
+        Decoded::PendingSecretCheck {
+            secret: "creds".into(),
+            referenced: true
+        }
+    );
 }

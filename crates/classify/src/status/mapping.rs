@@ -1,6 +1,7 @@
 //! The `status` mapping (deploy.md § status): one observation of the pod name to a state, a
 //! condition and the Secret to look up; also the progress every machine reports. Pure.
 
+use crate::action::missing_config;
 use crate::binding::Owner;
 use crate::condition::condition_text;
 use crate::facts::ObservedPod;
@@ -109,8 +110,17 @@ pub fn pod_status(view: &PodView, image: &str) -> PodStatus {
         };
     };
     let condition = match view {
-        PodView::Settled(settled) if state == StatusState::PullFailing => match settled.startup() {
+        PodView::Settled(settled) if state != StatusState::Deleting => match settled.startup() {
             StartupState::NeverStartedPullFailing(kind) => Some(pull_failure_text(kind, image)),
+            // deploy.md § Credentials from the cluster: what is missing, in the kubelet's words
+            // re-rendered from the names it gave.
+            StartupState::NeverStartedMissingSecret => match missing_config(pod.facts()) {
+                Some(missing) => Some(format!(
+                    "the container is waiting, reason CreateContainerConfigError: {}",
+                    missing.kubelet_words()
+                )),
+                None => condition_text(pod.facts()),
+            },
             _ => condition_text(pod.facts()),
         },
         _ => condition_text(pod.facts()),

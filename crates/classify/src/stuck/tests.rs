@@ -16,6 +16,7 @@ fn pod(uid: &str, grace: i64) -> TerminatingPod {
         finalizers: Vec::new(),
         node: Some("node-1".into()),
         grace_seconds: Some(grace),
+        agent: None,
     }
 }
 
@@ -305,4 +306,48 @@ fn node_refusals_split_on_the_literal_reason() {
     let denied = diagnose(&held, &NodeFacts::refused("Forbidden"), late(61));
     assert!(denied.causes.is_empty());
     assert!(!denied.to_string().contains("its node"), "{denied}");
+}
+
+/// deploy.md § When a pod will not go away: with nothing in the API holding the pod, a running
+/// container at the end of the grace is one that ignored SIGTERM (the kubelet kills it now), and
+/// a waiting one never started; neither reads as a node fault, and the commands stay.
+#[test]
+fn with_no_cause_the_container_state_says_what_the_wait_is() {
+    let mut running = pod("u", 60);
+    running.agent = Some(ContainerState::Running);
+    let d = diagnose(&running, &ready("True", None), late(61));
+    assert_eq!(d.likely, Likely::IgnoredSigterm);
+    assert_eq!(
+        d.to_string(),
+        "pod agents/apiary-bot-1 is still terminating after 61 s (grace period 60 s): its \
+         container did not exit on SIGTERM within the grace period, so the kubelet kills it now \
+         and the pod goes once the kill is confirmed; an agent that exits on SIGTERM stops in \
+         seconds (README.md § Writing an agent image), and --grace-period shortens the wait. \
+         apiary does not force the delete; if it stays, a cluster administrator can look with: \
+         kubectl describe pod -n agents apiary-bot-1 and kubectl get node node-1 -o yaml"
+    );
+    let mut waiting = pod("u", 60);
+    waiting.agent = Some(ContainerState::Waiting {
+        reason: Some("ImagePullBackOff".into()),
+        message: None,
+    });
+    let d = diagnose(&waiting, &ready("True", None), late(61));
+    assert_eq!(d.likely, Likely::NeverStarted);
+    assert!(
+        d.to_string().contains(": its container never started"),
+        "{d}"
+    );
+    // A real cause keeps its diagnosis whatever the container did.
+    let mut held = running.clone();
+    held.finalizers = vec!["example.com/hold".into()];
+    let text = diagnose(&held, &ready("True", None), late(61)).to_string();
+    assert!(
+        text.contains("it has finalizers (example.com/hold)"),
+        "{text}"
+    );
+    assert!(!text.contains("SIGTERM"), "{text}");
+    assert!(
+        text.contains("; a cluster administrator can look with"),
+        "{text}"
+    );
 }

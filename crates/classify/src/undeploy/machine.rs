@@ -16,6 +16,7 @@ use super::decide::{SecretsPlan, UndeployPodStep, undeploy_pod_step, undeploy_se
 use crate::answer::DeleteAnswer;
 use crate::facts::ObservedPod;
 use crate::failure::RequestFailure;
+use crate::grace::GracePeriod;
 use crate::progress::PodWatch;
 use crate::request::{Answer, Request, Step};
 use crate::verify::SecretDeletion;
@@ -37,6 +38,9 @@ pub struct UndeploySpec {
     /// `--delete-workspace`: delete the agent's workspace claim (fenced) once its pod is gone
     /// (deploy.md § Persistent workspace); otherwise it is only reported kept.
     pub delete_workspace: bool,
+    /// `--grace-period`: the delete's grace period override; `None` keeps the pod's own
+    /// (deploy.md § Grace periods).
+    pub grace: Option<GracePeriod>,
 }
 
 /// What undeploy did.
@@ -202,6 +206,7 @@ impl UndeployMachine {
                     UndeployPodStep::Delete(deletion) => {
                         self.report.pod = Some(deletion.name().to_owned());
                         let uid = deletion.fence().uid().to_owned();
+                        let deletion = deletion.with_grace(self.spec.grace);
                         self.go(Phase::Deleting { uid }, Request::DeletePod(deletion))
                     }
                 },

@@ -8,6 +8,7 @@
 //! clock, no I/O.
 
 use apiary_classify::binding::Owner;
+use apiary_classify::grace::GracePeriod;
 use std::time::Duration;
 
 use apiary_classify::answer::DeleteAnswer;
@@ -184,6 +185,7 @@ proptest! {
             dry_run,
             deadline: Duration::from_secs(30),
             poll: Duration::from_secs(2),
+            grace: GracePeriod::from_seconds(u64::from(dry_run) + 4),
         });
         let mut now = Duration::ZERO;
         let mut event = Answer::Start;
@@ -216,6 +218,7 @@ proptest! {
                     }
                 }
                 Step::Request(Request::DeletePod(deletion)) => {
+                    prop_assert_eq!(deletion.grace(), GracePeriod::from_seconds(u64::from(dry_run) + 4), "the delete carries the spec's grace");
                     let listing = last.take().unwrap_or_default();
                     let own = listing
                         .pods

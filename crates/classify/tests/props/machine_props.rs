@@ -8,6 +8,7 @@
 //! requests. Pure: a simulated clock, no I/O.
 
 use apiary_classify::binding::Owner;
+use apiary_classify::grace::GracePeriod;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
@@ -214,7 +215,10 @@ fn run(
         workspace_claim: deadline_secs
             .is_multiple_of(2)
             .then(|| format!("{POD}-workspace")),
+        // deploy.md § Grace periods: every pod delete carries the spec's override, or none.
+        delete_grace: GracePeriod::from_seconds(poll_secs % 4),
     });
+    let delete_grace = GracePeriod::from_seconds(poll_secs % 4);
     let isolate = deadline_secs.is_multiple_of(3);
     let workspace = deadline_secs.is_multiple_of(2);
     let mut c = Choices::new(values);
@@ -442,6 +446,11 @@ fn run(
                 Answer::PodCreated(outcome)
             }
             Step::Request(Request::DeletePod(deletion)) => {
+                prop_assert_eq!(
+                    deletion.grace(),
+                    delete_grace,
+                    "the delete carries the spec's grace"
+                );
                 prop_assert!(!seen.created, "pod delete after this call's own create");
                 prop_assert!(!seen.lost_race, "pod delete on the lost-race path");
                 let observed = seen.last_read.as_ref();

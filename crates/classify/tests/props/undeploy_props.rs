@@ -7,6 +7,7 @@
 //! plan then all run, so no plan is left half-done by the clock). Pure: a simulated clock, no I/O.
 
 use apiary_classify::binding::Owner;
+use apiary_classify::grace::GracePeriod;
 use std::time::Duration;
 
 use apiary_classify::answer::DeleteAnswer;
@@ -73,6 +74,7 @@ fn run(
         deadline,
         poll: Duration::from_secs(2),
         delete_workspace,
+        grace: GracePeriod::from_seconds(deadline_secs % 3),
     });
     let mut c = Choices::new(values);
     let mut policy_removed = false;
@@ -116,6 +118,11 @@ fn run(
                 Answer::PodRead(read)
             }
             Step::Request(Request::DeletePod(deletion)) => {
+                prop_assert_eq!(
+                    deletion.grace(),
+                    GracePeriod::from_seconds(deadline_secs % 3),
+                    "the delete carries the spec's grace"
+                );
                 let observed = last_read.as_ref().expect("a delete follows a read");
                 prop_assert!(
                     verify_pod(observed, &Owner::apiary(AGENT_ID)).is_some(),

@@ -313,8 +313,9 @@ fn given_flags_covers_every_shape_flag() {
         allow_egress: vec!["10.0.0.0/8".into()],
         workspace_size: Some("1Gi".into()),
         storage_class: Some("fast".into()),
+        grace_period: Some("5s".into()),
     };
-    assert_eq!(shape.given_flags().len(), 29);
+    assert_eq!(shape.given_flags().len(), 30);
 }
 
 /// The JSON pre-scan recognises every spelling clap accepts, the last one winning.

@@ -336,6 +336,39 @@ on_both_backends! {
         assert_eq!(doc["kept_secrets"], serde_json::json!([secret]));
     }
 
+    /// deploy.md § Grace periods: `deploy --grace-period` is the pod's termination grace (and a
+    /// change of intent), and `undeploy --grace-period` shortens the one delete it sends.
+    fn grace_period_sets_the_pods_grace_and_one_deletes(fx) {
+        let grace_of = |fx: &Fixture| {
+            fx.pod(POD)
+                .and_then(|p| p.spec)
+                .and_then(|s| s.termination_grace_period_seconds)
+        };
+        assert_eq!(fx.apiary(&["deploy", AGENT, "--image", IMAGE]).code, 0);
+        assert_eq!(grace_of(&fx), Some(60), "the default");
+        let status = fx.apiary(&["status", AGENT, "--image", IMAGE, "--grace-period", "7s"]);
+        assert!(status.stdout.contains("intent: differs"), "{}", status.stdout);
+        let replaced = fx.apiary(&[
+            "deploy", AGENT, "--image", IMAGE, "--grace-period", "7s", "--replace",
+        ]);
+        assert_eq!(replaced.code, 0, "{replaced:?}");
+        assert_eq!(grace_of(&fx), Some(7));
+        fx.clear_requests();
+        let doc = fx
+            .apiary(&["-o", "json", "undeploy", AGENT, "--no-wait", "--grace-period", "3"])
+            .json();
+        assert_eq!(doc["pod_deleted"], true, "{doc}");
+        let deletes: Vec<_> = fx
+            .requests()
+            .into_iter()
+            .filter(|r| r.is(Verb::Delete, Resource::Pods))
+            .filter_map(|r| r.body_json())
+            .collect();
+        assert_eq!(deletes.len(), 1, "{deletes:?}");
+        assert_eq!(deletes[0]["gracePeriodSeconds"], 3, "{}", deletes[0]);
+        assert!(deletes[0]["preconditions"]["uid"].is_string(), "still fenced");
+    }
+
     /// S5: undeploy of a foreign pod is refused (E8) and touches nothing.
     fn s5_undeploy_foreign_pod_is_refused_and_untouched(fx) {
         let attempt = fx.insert_attempt("someone-else", IMAGE, true, false);

@@ -461,3 +461,21 @@ fn pod_option_flags_are_refused_before_contact() {
         refused(&args, needles);
     }
 }
+
+/// deploy.md § Grace periods: `--grace-period` of 0 (a forced delete), over an hour or in
+/// another spelling is refused on `deploy`, `undeploy` and `gc`, naming the flag and the value
+/// as typed, before any request.
+#[test]
+fn bad_grace_periods_are_refused_before_contact() {
+    for value in ["0", "0s", "61m", "5x", "1.5s"] {
+        let quoted = format!("--grace-period {value:?}");
+        refused(
+            &["deploy", "a", "--image", IMAGE, "--grace-period", value],
+            &[&quoted, "from 1s to 60m"],
+        );
+        refused(&["undeploy", "a", "--grace-period", value], &[&quoted]);
+        refused(&["gc", "--all", "--grace-period", value], &[&quoted]);
+    }
+    let run = refused(&["undeploy", "a", "--grace-period", "0"], &[]);
+    assert!(run.stderr.contains("forces the delete"), "{}", run.stderr);
+}

@@ -8,4 +8,5 @@ mod common;
 
 mod day_two;
 mod lifecycle;
+mod paths;
 mod pod_options;

@@ -87,7 +87,7 @@ async fn cronjob_role_is_sufficient_for_gc_all() {
 
     let tap = Tap::new();
     let gc = s.cluster_as(as_gc_account(&s), &tap);
-    let dry = driver::gc_all(&gc, true, EXPIRE_DEADLINE)
+    let dry = driver::gc_all(&gc, true, EXPIRE_DEADLINE, None)
         .await
         .expect("discovery as the account");
     let names: Vec<&str> = dry.agents.iter().map(|a| a.agent.name()).collect();
@@ -104,7 +104,7 @@ async fn cronjob_role_is_sufficient_for_gc_all() {
         .collect();
     assert_eq!(planned, [expired.pod_name()]);
 
-    let done = driver::gc_all(&gc, false, EXPIRE_DEADLINE)
+    let done = driver::gc_all(&gc, false, EXPIRE_DEADLINE, None)
         .await
         .expect("gc --all as the account");
     assert!(done.agents.iter().all(|a| !a.failed()), "{done:?}");

@@ -74,6 +74,7 @@ pub fn spec_for(config: &ValidConfig, options: &DeployOptions) -> DeploySpec {
             .workspace_claim
             .as_ref()
             .map(|_| config.agent().workspace_claim_name()),
+        delete_grace: config.shape().grace_period,
     }
 }
 

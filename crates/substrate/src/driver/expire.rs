@@ -14,6 +14,7 @@ use std::time::Duration;
 use apiary_classify::expire::{ExpireError, ExpireMachine, ExpireReport, ExpireSpec};
 use apiary_classify::failure::RequestFailure;
 use apiary_classify::gc::GcReport;
+use apiary_classify::grace::GracePeriod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use super::gc::gc;
@@ -38,6 +39,7 @@ pub async fn collect_expired<S: Substrate>(
     agent: &AgentIdentity,
     dry_run: bool,
     deadline: Duration,
+    grace: Option<GracePeriod>,
 ) -> Result<ExpireReport, ExpireError> {
     let machine = ExpireMachine::new(ExpireSpec {
         pod_name: agent.pod_name(),
@@ -45,6 +47,7 @@ pub async fn collect_expired<S: Substrate>(
         dry_run,
         deadline,
         poll: DEFAULT_POLL,
+        grace,
     });
     let mut performer = Performer::new(substrate, agent, Operation::Expire);
     let mut on_progress = ignore;
@@ -78,16 +81,18 @@ impl AgentGc {
 }
 
 /// `gc AGENT`: the GC pass (deploy.md § Execution), then the collection of the agent's pod if it
-/// has expired (deploy.md § Expiry). A failed pass skips the collection.
+/// has expired (deploy.md § Expiry), deleted with `grace` when given (deploy.md § Grace periods).
+/// A failed pass skips the collection.
 pub async fn gc_agent<S: Substrate>(
     substrate: &S,
     agent: &AgentIdentity,
     dry_run: bool,
     deadline: Duration,
+    grace: Option<GracePeriod>,
 ) -> AgentGc {
     let pass = gc(substrate, agent, dry_run).await;
     let expired = match &pass {
-        Ok(_) => Some(collect_expired(substrate, agent, dry_run, deadline).await),
+        Ok(_) => Some(collect_expired(substrate, agent, dry_run, deadline, grace).await),
         Err(_) => None,
     };
     AgentGc {
@@ -143,6 +148,7 @@ pub async fn gc_all<S: Substrate>(
     substrate: &S,
     dry_run: bool,
     deadline: Duration,
+    grace: Option<GracePeriod>,
 ) -> Result<GcAll, RequestFailure> {
     let selector = all_agents_selector();
     let pods = substrate.list_pods(&selector).await?;
@@ -172,7 +178,7 @@ pub async fn gc_all<S: Substrate>(
         };
         report
             .agents
-            .push(gc_agent(substrate, &agent, dry_run, deadline).await);
+            .push(gc_agent(substrate, &agent, dry_run, deadline, grace).await);
     }
     Ok(report)
 }

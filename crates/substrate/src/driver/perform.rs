@@ -438,6 +438,7 @@ fn terminating(pod: &Pod, namespace: &str) -> Option<TerminatingPod> {
             .and_then(|s| s.node_name.clone())
             .filter(|n| !n.is_empty()),
         grace_seconds: meta.deletion_grace_period_seconds,
+        agent: crate::observe::pod_facts(pod).agent,
     })
 }
 

@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use apiary_classify::grace::GracePeriod;
 use apiary_classify::undeploy::{UndeployError, UndeployMachine, UndeployReport, UndeploySpec};
 
 use super::perform::{Performer, drive};
@@ -23,6 +24,9 @@ pub struct UndeployOptions {
     /// `--delete-workspace`: delete the agent's workspace claim (fenced) once its pod is gone
     /// (deploy.md § Persistent workspace). Without it the claim is kept and reported.
     pub delete_workspace: bool,
+    /// `--grace-period`: the pod delete's grace period override; `None` keeps the pod's own
+    /// (deploy.md § Grace periods).
+    pub grace: Option<GracePeriod>,
 }
 
 impl Default for UndeployOptions {
@@ -32,6 +36,7 @@ impl Default for UndeployOptions {
             deadline: apiary_classify::deploy::DEFAULT_DEADLINE,
             poll: DEFAULT_POLL,
             delete_workspace: false,
+            grace: None,
         }
     }
 }
@@ -83,6 +88,7 @@ async fn run<S: Substrate>(
         deadline: options.deadline,
         poll: options.poll,
         delete_workspace: options.delete_workspace,
+        grace: options.grace,
     });
     let mut performer = Performer::new(substrate, agent, Operation::Undeploy);
     drive(machine, &mut performer, on_progress).await

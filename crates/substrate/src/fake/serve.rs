@@ -455,7 +455,8 @@ impl Substrate for FakeCluster {
             resource_version: Some(fence.resource_version().to_owned()),
         };
         self.write(step, Operation::DeletePod, &self.object(name), |m| {
-            m.delete_pod(&self.namespace, name, &preconditions, None)
+            let grace = deletion.grace().map(|g| i64::from(g.seconds()));
+            m.delete_pod(&self.namespace, name, &preconditions, grace)
                 .map(|_| ())
         })
     }

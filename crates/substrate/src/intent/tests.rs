@@ -165,7 +165,6 @@ fn f4_constants_count() {
     }
     assert_eq!(TEMPLATE_VERSION, 1);
     assert_eq!(RESTART_POLICY, "Never");
-    assert_eq!(TERMINATION_GRACE_PERIOD_SECONDS, 60);
     assert_eq!(ENV_FROM_SECRET_PLACEHOLDER, "<per-attempt-secret>");
 }
 

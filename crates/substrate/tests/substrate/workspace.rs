@@ -179,7 +179,7 @@ fn failures_gc_and_a_plain_undeploy_keep_the_claim() {
     fake.terminate_pod(POD, 0).unwrap();
     fake.clear_calls();
     run(gc(&fake, &agent(), false)).unwrap();
-    run(gc_all(&fake, false, EXPIRE_DEADLINE)).unwrap();
+    run(gc_all(&fake, false, EXPIRE_DEADLINE, None)).unwrap();
     assert!(
         claim_writes(&fake).is_empty(),
         "{:?}",
@@ -285,7 +285,7 @@ fn expiry_keeps_the_claim() {
     deploy_with(&fake, &config, false).unwrap();
     let claim = fake.workspace_claims()[0].clone();
     fake.clear_calls();
-    run(gc_all(&fake, false, EXPIRE_DEADLINE)).unwrap();
+    run(gc_all(&fake, false, EXPIRE_DEADLINE, None)).unwrap();
     assert!(
         fake.model().get_pod(NS, POD).is_err(),
         "the expired pod is collected"

@@ -3,6 +3,7 @@
 //! `tests/props/machine_props.rs`.
 
 use crate::binding::Owner;
+use crate::startup::Missing;
 use std::time::Duration;
 
 use super::*;
@@ -45,6 +46,7 @@ fn spec() -> DeploySpec {
         referenced_secrets: Vec::new(),
         isolate: false,
         workspace_claim: None,
+        delete_grace: None,
     }
 }
 
@@ -1592,7 +1594,10 @@ fn a_missing_reference_is_refused_before_anything_is_created() {
         e,
         DeployError::ReferencedSecretMissing {
             namespace: "agents".into(),
-            secret: "keys".into(),
+            missing: Missing {
+                name: "keys".into(),
+                ..Missing::default()
+            },
             pod: None
         }
     );
@@ -1607,7 +1612,7 @@ fn a_missing_reference_is_refused_before_anything_is_created() {
     run.step(Answer::Start);
     assert!(matches!(
         error(run.step(Answer::ReferencesChecked(Ok(vec![true])))),
-        DeployError::ReferencedSecretMissing { secret, .. } if secret == "keys"
+        DeployError::ReferencedSecretMissing { missing, .. } if missing.name == "keys"
     ));
     let mut run = referencing(&["creds"]);
     run.step(Answer::Start);
@@ -1646,7 +1651,10 @@ fn a_referenced_secret_gone_after_the_check_is_reported_not_waited_out() {
         e,
         DeployError::ReferencedSecretMissing {
             namespace: "agents".into(),
-            secret: "creds".into(),
+            missing: Missing {
+                name: "creds".into(),
+                ..Missing::default()
+            },
             pod: Some(POD.into())
         }
     );

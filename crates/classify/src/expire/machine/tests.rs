@@ -27,6 +27,7 @@ fn spec(dry_run: bool) -> ExpireSpec {
         dry_run,
         deadline: S(120),
         poll: S(2),
+        grace: None,
     }
 }
 

@@ -21,6 +21,7 @@ fn spec(wait: bool) -> UndeploySpec {
         deadline: S(600),
         poll: S(2),
         delete_workspace: false,
+        grace: None,
     }
 }
 

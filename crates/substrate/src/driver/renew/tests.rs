@@ -102,11 +102,11 @@ fn renew_moves_the_expiry() {
 fn gc_collects_an_expired_agent_pod_then_secret() {
     let fake = fake();
     let agent = deploy_expiring(&fake, "a", 120);
-    let live = block(gc_agent(&fake, &agent, false, EXPIRE_DEADLINE));
+    let live = block(gc_agent(&fake, &agent, false, EXPIRE_DEADLINE, None));
     assert_eq!(live.expired, Some(Ok(ExpireReportOf::default())));
     assert!(fake.pod(&agent.pod_name()).is_some());
     fake.advance(Duration::from_secs(121));
-    let dry = block(gc_agent(&fake, &agent, true, EXPIRE_DEADLINE));
+    let dry = block(gc_agent(&fake, &agent, true, EXPIRE_DEADLINE, None));
     let Some(Ok(planned)) = dry.expired else {
         panic!("dry run plans")
     };
@@ -115,7 +115,7 @@ fn gc_collects_an_expired_agent_pod_then_secret() {
         fake.pod(&agent.pod_name()).is_some(),
         "a dry run deletes nothing"
     );
-    let done = block(gc_agent(&fake, &agent, false, EXPIRE_DEADLINE));
+    let done = block(gc_agent(&fake, &agent, false, EXPIRE_DEADLINE, None));
     assert!(!done.failed());
     let Some(Ok(collected)) = done.expired else {
         panic!("collected")
@@ -135,7 +135,7 @@ fn gc_all_collects_only_expired_agents() {
     let plain = config("plain");
     block(deploy(&fake, &plain, &DeployOptions::for_config(&plain))).expect("deployed");
     fake.advance(Duration::from_secs(61));
-    let all = block(gc_all(&fake, false, EXPIRE_DEADLINE)).expect("listed");
+    let all = block(gc_all(&fake, false, EXPIRE_DEADLINE, None)).expect("listed");
     let names: Vec<&str> = all.agents.iter().map(|a| a.agent.name()).collect();
     assert_eq!(names, ["long", "plain", "short"]);
     assert_eq!(all.skipped, 0);
@@ -165,7 +165,7 @@ fn gc_all_lists_by_the_marker_and_counts_unclaimed_objects() {
         serde_json::json!({"app.kubernetes.io/managed-by": "apiary"}),
     ))
     .expect("inserted");
-    let all = block(gc_all(&fake, false, EXPIRE_DEADLINE)).expect("listed");
+    let all = block(gc_all(&fake, false, EXPIRE_DEADLINE, None)).expect("listed");
     let names: Vec<&str> = all.agents.iter().map(|a| a.agent.name()).collect();
     assert_eq!(names, ["kept"]);
     assert_eq!(all.skipped, 1, "only the marked, unclaimed pod is counted");

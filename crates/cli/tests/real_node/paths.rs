@@ -1,0 +1,97 @@
+//! The paths between the happy ones, on the real node (crates/envtest/README.md § The real
+//! node), where only a real kubelet shows them: a key missing from a referenced Secret reported
+//! at once with the kubelet's words (deploy.md § Credentials from the cluster), and an agent that
+//! ignores SIGTERM undeployed with `--grace-period` (deploy.md § Grace periods).
+//!
+//! Test-only code: it decides nothing about apiary and never prints a credential.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use crate::common::node::{Scene, deploy_args, pod_name, running};
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::{Api, PostParams};
+
+/// `--env-secret VAR=creds/NO_SUCH_KEY` of a Secret that exists: the kubelet's
+/// `CreateContainerConfigError` (`couldn't find key …`) ends the deploy at once, well inside its
+/// timeout, naming the key and quoting the kubelet's words; the pod is kept, `status` shows the
+/// same words, and no value is printed.
+#[test]
+fn a_missing_key_of_a_referenced_secret_fails_at_once() {
+    let Some(scene) = Scene::new("missing-key") else {
+        return;
+    };
+    let value = "sk-node-key-value-77c1";
+    let secret = Secret {
+        metadata: kube::api::ObjectMeta {
+            name: Some("creds".to_owned()),
+            ..Default::default()
+        },
+        string_data: Some(BTreeMap::from([("TOKEN".to_owned(), value.to_owned())])),
+        ..Secret::default()
+    };
+    let secrets: Api<Secret> = Api::namespaced(scene.admin.clone(), &scene.namespace);
+    scene
+        .rt
+        .block_on(secrets.create(&PostParams::default(), &secret))
+        .expect("the team's Secret");
+    let agent = "missing key";
+    let sleeper = "trap 'exit 0' TERM; sleep 3600 & wait";
+    let timeout = Duration::from_secs(120);
+    let run = scene.apiary(&deploy_args(
+        agent,
+        &scene.image(),
+        sleeper,
+        &["--env-secret", "X=creds/NO_SUCH_KEY", "--timeout", "120"],
+    ));
+    assert_eq!(run.code, 1, "{run:?}");
+    let words = format!(
+        "couldn't find key NO_SUCH_KEY in Secret {}/creds",
+        &*scene.namespace
+    );
+    assert!(
+        run.stderr.contains("secret creds has no key NO_SUCH_KEY"),
+        "{run:?}"
+    );
+    assert!(run.stderr.contains(&words), "{run:?}");
+    assert!(run.stderr.contains("The pod is kept"), "{run:?}");
+    assert!(
+        run.took < timeout / 2,
+        "reported from the first read that shows it, not at the deadline: {run:?}"
+    );
+    let status = scene.apiary(&["status", agent]).ok();
+    assert!(status.stdout.contains(&words), "{status:?}");
+    for out in [&run.stdout, &run.stderr, &status.stdout, &status.stderr] {
+        assert!(!out.contains(value), "a value was printed");
+    }
+    assert!(scene.pod(&pod_name(agent)).is_some(), "the pod is kept");
+}
+
+/// An agent whose PID 1 ignores SIGTERM (`sh -c '…; sleep …'`), undeployed with `--grace-period
+/// 5s`: the delete carries the 5 s grace, the kubelet kills the container once it is over, the
+/// undeploy succeeds, and the progress line says the container did not exit on SIGTERM instead
+/// of suggesting a node fault.
+#[test]
+fn a_term_ignoring_agent_goes_within_its_shortened_grace() {
+    let Some(scene) = Scene::new("grace") else {
+        return;
+    };
+    let agent = "ignores term";
+    let ignores = "echo started; sleep 3600";
+    scene
+        .apiary(&deploy_args(agent, &scene.image(), ignores, &[]))
+        .ok();
+    let name = pod_name(agent);
+    assert!(running(scene.pod(&name).as_ref()));
+    let run = scene
+        .apiary(&["undeploy", agent, "--grace-period", "5s"])
+        .ok();
+    assert!(scene.pod(&name).is_none(), "{run:?}");
+    assert!(
+        run.stderr
+            .contains("did not exit on SIGTERM within the grace period"),
+        "{run:?}"
+    );
+    assert!(run.stderr.contains("(grace period 5 s)"), "{run:?}");
+    assert!(!run.stderr.contains("the API shows no reason"), "{run:?}");
+}
