@@ -33,6 +33,7 @@ mod tests {
             pod: "buzz-agent-7e7e9c42a91b".to_owned(),
             intent_matches: false,
             workspace: None,
+            recorded_settings: None,
         }));
         assert_eq!(
             response.to_line().unwrap(),

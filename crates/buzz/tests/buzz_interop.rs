@@ -118,6 +118,7 @@ fn deployed() -> Result<Deployed, DeployError> {
         pod: "buzz-agent-7e7e9c42a91b".to_owned(),
         intent_matches: true,
         workspace: None,
+        recorded_settings: None,
     })
 }
 

@@ -82,6 +82,8 @@ pub struct ObjectMarks {
     pub created_at_unix: Option<i64>,
     /// Annotation `apiary.dev/expires-at` verbatim (pods only; `expiry::expiry_of` parses it).
     pub expires_at: Option<String>,
+    /// Annotation `apiary.dev/intent-settings` verbatim (pods only; `settings` compares it).
+    pub intent_settings: Option<String>,
 }
 
 /// A pod as observed: its marks and its facts.

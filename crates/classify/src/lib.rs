@@ -32,6 +32,7 @@ pub mod pull;
 pub mod reference;
 pub mod renew;
 pub mod request;
+pub mod settings;
 pub mod startup;
 pub mod status;
 pub mod stuck;

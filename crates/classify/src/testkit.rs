@@ -33,6 +33,7 @@ pub fn marks(name: &str, uid: &str, rv: &str) -> ObjectMarks {
         deletion_marked: false,
         created_at_unix: Some(1_000),
         expires_at: None,
+        intent_settings: None,
     }
 }
 
@@ -102,6 +103,7 @@ pub fn own_secret(name: &str, created: Option<i64>) -> ObservedSecret {
             deletion_marked: false,
             created_at_unix: created,
             expires_at: None,
+            intent_settings: None,
         },
     }
 }

@@ -32,6 +32,7 @@ pub struct VerifiedPod {
     fence: Fence,
     deletion_marked: bool,
     recorded_intent: Option<String>,
+    recorded_settings: Option<String>,
     created_at_unix: Option<i64>,
     facts: PodFacts,
 }
@@ -49,6 +50,7 @@ pub fn verify_pod(pod: &ObservedPod, owner: &Owner) -> Option<VerifiedPod> {
         fence: Fence::new(non_empty(&marks.uid)?, non_empty(&marks.resource_version)?),
         deletion_marked: marks.deletion_marked,
         recorded_intent: marks.create_intent.clone(),
+        recorded_settings: marks.intent_settings.clone(),
         created_at_unix: marks.created_at_unix,
         facts: pod.facts.clone(),
     })
@@ -73,6 +75,12 @@ impl VerifiedPod {
     /// The recorded create-intent annotation, verbatim; `None` when absent.
     pub fn recorded_intent(&self) -> Option<&str> {
         self.recorded_intent.as_deref()
+    }
+
+    /// The recorded intent-settings annotation, verbatim; `None` when absent (deploy.md § Naming
+    /// what differs).
+    pub fn recorded_settings(&self) -> Option<&str> {
+        self.recorded_settings.as_deref()
     }
 
     /// Whether the recorded intent equals `desired` (string equality; absent differs).

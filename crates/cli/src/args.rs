@@ -297,8 +297,9 @@ pub struct UndeployArgs {
     /// Do not wait for the pod to finish terminating (its Secret is then kept for `gc`)
     #[arg(long)]
     pub no_wait: bool,
-    /// Also delete the agent's persistent workspace claim (and so its data) once the pod is
-    /// gone; without it the claim is kept
+    /// Also delete the agent's persistent workspace claim once the pod is gone (its volume
+    /// follows its reclaim policy: Delete removes the data, Retain keeps it); without it the
+    /// claim is kept
     #[arg(long, conflicts_with = "no_wait")]
     pub delete_workspace: bool,
     /// Give the agent this long to exit after SIGTERM, instead of its pod's own grace period:

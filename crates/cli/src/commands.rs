@@ -6,6 +6,8 @@
 //! here ever holds one: results carry names and redacted conditions only).
 
 use apiary_classify::grace::GracePeriod;
+use apiary_classify::settings::{SettingsDiff, differing_settings, setting_label};
+use apiary_classify::workspace::{ClaimDifference, ClaimShape, claim_differences};
 use std::time::Duration;
 
 use apiary_classify::workspace::ClaimReport;
@@ -37,16 +39,37 @@ pub async fn deploy_with<S: Substrate>(
     progress.finish();
     let deployed = result.map_err(|e| Failure::deploy(&e, config.namespace()))?;
     if !deployed.intent_matches {
+        let diff = differing_settings(
+            deployed.recorded_settings.as_deref(),
+            &config.intent().settings(),
+        );
         tracing::warn!(
-            "pod {} was already running with a different configuration; it keeps its old \
+            "pod {} was already running with a different configuration ({}); it keeps its old \
              configuration until it exits or is undeployed{}",
             deployed.pod,
+            differs_text(&diff),
             if options.replace {
                 " (a concurrent deploy replaced it first)"
             } else {
                 "; deploy again with --replace to roll the new configuration onto it"
             }
         );
+    }
+    // deploy.md § Persistent workspace: a kept pod's claim is compared with what was asked, and
+    // a difference reported with its fix (claims are never resized), never acted on.
+    if deployed.workspace.is_none()
+        && let Some(wanted) = &config.pod_options().workspace_claim
+        && let Some(found) = driver::read_workspace(substrate, agent).await
+        && found.ours
+    {
+        let wanted = ClaimShape {
+            size: Some(wanted.size.clone()),
+            storage_class: wanted.storage_class.clone(),
+        };
+        let differences = claim_differences(&wanted, &found.shape);
+        if !differences.is_empty() {
+            tracing::warn!("{}", claim_differs_text(&differences, &found.name));
+        }
     }
     let mut report = deploy_report(agent, config.namespace(), &deployed.pod);
     // deploy.md § Persistent workspace: the claim's key only when the deploy prepared one.
@@ -108,6 +131,7 @@ pub fn status_report(agent: &AgentIdentity, namespace: &str, report: &StatusRepo
         "condition": report.condition,
         "secret": secret.unwrap_or(Value::Null),
         "intent_matches": report.intent_matches,
+        "intent_differs": report.intent_differs.as_ref().map(differs_json),
         "environment_differs": report.env_differs,
         "workspace": report.workspace.as_ref().map(|claim| json!({
             "name": claim.name,
@@ -117,6 +141,9 @@ pub fn status_report(agent: &AgentIdentity, namespace: &str, report: &StatusRepo
             "phase": claim.phase,
             "deleting": claim.deleting,
         })),
+        "workspace_differs": report.workspace_differs.as_ref().map(|all| {
+            all.iter().map(ToString::to_string).collect::<Vec<_>>()
+        }),
     });
     let dash = |v: Option<&str>| v.unwrap_or("-").to_owned();
     let text = [
@@ -136,10 +163,11 @@ pub fn status_report(agent: &AgentIdentity, namespace: &str, report: &StatusRepo
         ),
         format!(
             "intent: {}",
-            match report.intent_matches {
-                Some(true) => "matches",
-                Some(false) => "differs",
-                None => "-",
+            match (report.intent_matches, &report.intent_differs) {
+                (Some(true), _) => "matches".to_owned(),
+                (Some(false), Some(diff)) => format!("differs ({})", differs_text(diff)),
+                (Some(false), None) => "differs".to_owned(),
+                (None, _) => "-".to_owned(),
             }
         ),
     ]
@@ -161,9 +189,54 @@ pub fn status_report(agent: &AgentIdentity, namespace: &str, report: &StatusRepo
             .as_ref()
             .map(|claim| format!("workspace: {claim}")),
     )
+    // Claims are never resized: a difference is reported with its fix, never acted on.
+    .chain(
+        report
+            .workspace_differs
+            .as_ref()
+            .filter(|all| !all.is_empty())
+            .zip(report.workspace.as_ref())
+            .map(|(all, claim)| claim_differs_text(all, &claim.name)),
+    )
     .collect::<Vec<_>>()
     .join("\n");
     Report::new(text, doc)
+}
+
+/// The settings that differ, as a person reads them (deploy.md § Naming what differs).
+pub fn differs_text(diff: &SettingsDiff) -> String {
+    match diff {
+        SettingsDiff::Named(names) if !names.is_empty() => names
+            .iter()
+            .map(|name| setting_label(name))
+            .collect::<Vec<_>>()
+            .join(", "),
+        SettingsDiff::Named(_) => "no recorded setting differs".to_owned(),
+        SettingsDiff::Unrecorded => {
+            "the pod records no settings: it was created by an older apiary".to_owned()
+        }
+    }
+}
+
+/// The settings that differ in JSON: their labels, or `null` when the pod records none.
+fn differs_json(diff: &SettingsDiff) -> Value {
+    match diff {
+        SettingsDiff::Named(names) => {
+            json!(names.iter().map(|n| setting_label(n)).collect::<Vec<_>>())
+        }
+        SettingsDiff::Unrecorded => Value::Null,
+    }
+}
+
+/// The line that reports how the agent's claim differs from what was asked, with the fix.
+pub fn claim_differs_text(differences: &[ClaimDifference], claim: &str) -> String {
+    let all: Vec<String> = differences.iter().map(ToString::to_string).collect();
+    format!(
+        "workspace differs: {}; a claim is never resized or recreated by apiary (the running pod \
+         is kept): expand it with `kubectl patch pvc {claim}` where its StorageClass allows \
+         expansion, or `apiary undeploy --delete-workspace` (its data is deleted) and deploy again",
+        all.join(", ")
+    )
 }
 
 /// How `apiary undeploy` runs: its flags.
@@ -255,7 +328,7 @@ pub fn undeploy_report(agent: &AgentIdentity, namespace: &str, report: &Undeploy
         } else {
             format!(
                 "persistentvolumeclaim/{} kept (its data stays; undeploy --delete-workspace \
-                 deletes it)",
+                 deletes the claim, and its volume follows its reclaim policy)",
                 claim.name
             )
         }

@@ -4,6 +4,7 @@
 //! Pure: given a validated configuration and a generation, returns Kubernetes objects; performs
 //! no I/O. Environment values go only into the Secret's `stringData`, never into the pod.
 
+use apiary_classify::settings::ANNOTATION_INTENT_SETTINGS;
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -170,6 +171,14 @@ fn build_base_pod(config: &ValidConfig, generation: Generation) -> Pod {
         binding.annotation_image.to_owned(),
         config.image().as_str().to_owned(),
     );
+    // deploy.md § Naming what differs: one digest per setting, under the bindings that name
+    // flags (the buzz provider's template has no flags and its pod shape stays as specified).
+    if binding.intent_command_args {
+        annotations.insert(
+            ANNOTATION_INTENT_SETTINGS.to_owned(),
+            config.intent().settings(),
+        );
+    }
     // The expiry instant (server clock) when `--ttl` asked for one; outside the fingerprint.
     // Never under a binding without expiry (buzz-provider.md § 6.2).
     if let Some(at) = config.expires_at().filter(|_| binding.expiry_annotation) {

@@ -174,6 +174,74 @@ impl<'a> CreateIntent<'a> {
     pub fn fingerprint(&self) -> String {
         hex(&Sha256::digest(self.to_json().as_bytes()))
     }
+
+    /// The intent settings (deploy.md § Naming what differs): each member of the template (each
+    /// pod option on its own) that is set, named by its flag, with the first 8 hex of the
+    /// SHA-256 of its compact JSON; `name=digest` pairs sorted by name and joined by `,`. An unset
+    /// member (null, false, empty) is left out, so "unset" reads the same whether a pod option
+    /// block is there or not. Holds no value: env keys, never values, are all the template has.
+    #[must_use]
+    pub fn settings(&self) -> String {
+        let Ok(serde_json::Value::Object(members)) = serde_json::to_value(self) else {
+            return String::new();
+        };
+        let mut pairs = std::collections::BTreeMap::new();
+        for (member, value) in &members {
+            match (member.as_str(), value) {
+                ("pod_options", serde_json::Value::Object(options)) => {
+                    for (option, value) in options {
+                        setting(&mut pairs, option, value);
+                    }
+                }
+                (member, value) => setting(&mut pairs, member, value),
+            }
+        }
+        pairs
+            .into_iter()
+            .map(|(name, digest)| format!("{name}={digest}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+}
+
+/// Add the setting of template member `member` with `value`, unless unset.
+fn setting(
+    pairs: &mut std::collections::BTreeMap<String, String>,
+    member: &str,
+    value: &serde_json::Value,
+) {
+    use serde_json::Value;
+    let unset = match value {
+        Value::Null | Value::Bool(false) => true,
+        Value::Array(items) => items.is_empty(),
+        Value::Object(items) => items.is_empty(),
+        Value::String(_) | Value::Number(_) | Value::Bool(true) => false,
+    };
+    if unset {
+        return;
+    }
+    let digest = hex(&Sha256::digest(value.to_string().as_bytes()));
+    pairs.insert(setting_name(member), digest[..8].to_owned());
+}
+
+/// The name of a template member's setting: the flag that sets it, without its dashes.
+fn setting_name(member: &str) -> String {
+    match member {
+        "template_version" => "template".to_owned(),
+        "args" => "arg".to_owned(),
+        "termination_grace_period_seconds" => "grace-period".to_owned(),
+        "env_from_secret" => "env-from-secret-placeholder".to_owned(),
+        "workspace_mount_path" => "workspace".to_owned(),
+        "tolerations" => "toleration".to_owned(),
+        "extended_resources" => "resource".to_owned(),
+        "image_pull_secrets" => "image-pull-secret".to_owned(),
+        "labels" => "label".to_owned(),
+        "annotations" => "annotation".to_owned(),
+        "env_from_secrets" => "env-from-secret".to_owned(),
+        "env_secrets" => "env-secret".to_owned(),
+        "workspace_claim" => "workspace-size".to_owned(),
+        other => other.replace('_', "-"),
+    }
 }
 
 /// Whether a pod's recorded `create-intent` annotation equals the desired fingerprint: string

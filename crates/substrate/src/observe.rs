@@ -7,6 +7,7 @@
 //! live in `apiary-classify`; this module only copies what the objects say. It never reads a
 //! Secret's payload.
 
+use apiary_classify::settings::ANNOTATION_INTENT_SETTINGS;
 use std::collections::BTreeMap;
 
 use apiary_classify::expiry::ANNOTATION_EXPIRES_AT;
@@ -40,6 +41,7 @@ pub fn object_marks(meta: &ObjectMeta, binding: Binding) -> ObjectMarks {
         deletion_marked: meta.deletion_timestamp.is_some(),
         created_at_unix: meta.creation_timestamp.as_ref().map(|t| t.0.as_second()),
         expires_at: annotation(ANNOTATION_EXPIRES_AT),
+        intent_settings: annotation(ANNOTATION_INTENT_SETTINGS),
     }
 }
 

@@ -75,8 +75,14 @@ pub struct PodOptions {
     #[serde(skip_deserializing, skip_serializing_if = "Vec::is_empty")]
     pub allow_egress: Vec<EgressRule>,
     /// `--workspace-size` / `--storage-class`: the workspace is the agent's PersistentVolumeClaim
-    /// instead of an emptyDir (deploy.md § Persistent workspace).
-    #[serde(skip_deserializing, skip_serializing_if = "Option::is_none")]
+    /// instead of an emptyDir (deploy.md § Persistent workspace). The fingerprint records only
+    /// that the pod mounts the claim (`true`): its size and class are the claim's, which a new
+    /// pod would not change (deploy.md § Create-intent fingerprint).
+    #[serde(
+        skip_deserializing,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "claim_mounted"
+    )]
     pub workspace_claim: Option<WorkspaceClaim>,
     /// `--overrides`: an RFC 7386 merge patch applied to the built pod and re-verified against
     /// apiary's invariants ([`overrides`]); in the fingerprint as its canonical JSON text.
@@ -98,6 +104,15 @@ fn canonical_overrides<S: serde::Serializer>(
         Some(patch) => serializer.serialize_str(&patch.canonical()),
         None => serializer.serialize_none(),
     }
+}
+
+/// The fingerprint's form of the workspace claim: that the pod mounts one. The pod names the
+/// claim by the agent's identity alone, so its size and class never change the pod.
+fn claim_mounted<S: serde::Serializer>(
+    claim: &Option<WorkspaceClaim>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.serialize_bool(claim.is_some())
 }
 
 /// One destination an isolated agent may connect to (`--allow-egress CIDR[:PORT]`): every port

@@ -25,6 +25,9 @@ pub struct Deployed {
     /// What this call did about the workspace claim (`--workspace-size`): `None` when it asked
     /// for none, or kept a started pod without needing one.
     pub workspace: Option<ClaimReport>,
+    /// The pod's recorded intent settings (deploy.md § Naming what differs), to name what
+    /// differs when the intent does not match; `None` when it records none.
+    pub recorded_settings: Option<String>,
 }
 
 /// The kind of object a create failed for (E10).
@@ -149,7 +152,7 @@ pub enum DeployError {
         /// The namespace.
         namespace: String,
         /// What is missing: a Secret, or (from the kubelet) a key of one, a ConfigMap or its key.
-        missing: Missing,
+        missing: Box<Missing>,
         /// The pod waiting for it, when one was created.
         pod: Option<String>,
     },
@@ -313,63 +316,9 @@ impl fmt::Display for DeployError {
             ),
             DeployError::ReferencedSecretMissing {
                 namespace,
-                missing: Missing { name: secret, .. },
-                pod: None,
-            } => write!(
-                f,
-                "secret {secret}, which this deploy references (--env-from-secret or \
-                 --env-secret), does not exist in namespace {namespace}; nothing was created: \
-                 create it first, for example `kubectl create secret generic {secret} -n \
-                 {namespace} --from-literal=KEY=VALUE`, then deploy again"
-            ),
-            DeployError::ReferencedSecretMissing {
-                namespace,
-                missing:
-                    missing @ Missing {
-                        key: Some(key),
-                        name,
-                        ..
-                    },
-                pod: Some(pod),
-            } => write!(
-                f,
-                "pod {pod} cannot start: {object} has no key {key}, which the pod references; the \
-                 kubelet reports: {words}. The pod is kept and starts once the key exists: add it \
-                 (`kubectl edit {kind} {name} -n {namespace}`), or deploy again with --replace \
-                 and a key that exists",
-                object = missing.object(),
-                words = missing.kubelet_words(),
-                kind = kind_word(missing.kind),
-            ),
-            DeployError::ReferencedSecretMissing {
-                namespace,
-                missing:
-                    missing @ Missing {
-                        kind: RefKind::ConfigMap,
-                        name,
-                        ..
-                    },
-                pod: Some(pod),
-            } => write!(
-                f,
-                "pod {pod} cannot start: {object}, which it references (through --overrides), \
-                 does not exist in namespace {namespace}; the kubelet reports: {words}. The pod \
-                 is kept and starts once it exists: create it (`kubectl create configmap {name} \
-                 -n {namespace}`), or deploy again with --replace without the reference",
-                object = missing.object(),
-                words = missing.kubelet_words(),
-            ),
-            DeployError::ReferencedSecretMissing {
-                namespace,
-                missing: Missing { name: secret, .. },
-                pod: Some(pod),
-            } => write!(
-                f,
-                "pod {pod} cannot start: secret {secret}, which it references (--env-from-secret \
-                 or --env-secret), no longer exists in namespace {namespace}; the pod is kept \
-                 and starts once the Secret exists again: create it, for example `kubectl \
-                 create secret generic {secret} -n {namespace} --from-literal=KEY=VALUE`"
-            ),
+                missing,
+                pod,
+            } => write_missing(f, namespace, missing, pod.as_deref()),
             DeployError::Policy {
                 namespace,
                 name,
@@ -468,5 +417,48 @@ fn kind_word(kind: RefKind) -> &'static str {
     match kind {
         RefKind::Secret => "secret",
         RefKind::ConfigMap => "configmap",
+    }
+}
+
+/// The E14 sentence for `missing`, referenced by `pod` (`None`: found by the check before
+/// anything was created).
+fn write_missing(
+    f: &mut fmt::Formatter<'_>,
+    namespace: &str,
+    missing: &Missing,
+    pod: Option<&str>,
+) -> fmt::Result {
+    let name = &missing.name;
+    let (object, words) = (missing.object(), missing.kubelet_words());
+    match (pod, &missing.key, missing.kind) {
+        (None, _, _) => write!(
+            f,
+            "secret {name}, which this deploy references (--env-from-secret or --env-secret), \
+             does not exist in namespace {namespace}; nothing was created: create it first, for \
+             example `kubectl create secret generic {name} -n {namespace} \
+             --from-literal=KEY=VALUE`, then deploy again"
+        ),
+        (Some(pod), Some(key), kind) => write!(
+            f,
+            "pod {pod} cannot start: {object} has no key {key}, which the pod references; the \
+             kubelet reports: {words}. The pod is kept and starts once the key exists: add it \
+             (`kubectl edit {} {name} -n {namespace}`), or deploy again with --replace and a key \
+             that exists",
+            kind_word(kind),
+        ),
+        (Some(pod), None, RefKind::ConfigMap) => write!(
+            f,
+            "pod {pod} cannot start: {object}, which it references (through --overrides), does \
+             not exist in namespace {namespace}; the kubelet reports: {words}. The pod is kept \
+             and starts once it exists: create it (`kubectl create configmap {name} -n \
+             {namespace}`), or deploy again with --replace without the reference"
+        ),
+        (Some(pod), None, RefKind::Secret) => write!(
+            f,
+            "pod {pod} cannot start: secret {name}, which it references (--env-from-secret or \
+             --env-secret), no longer exists in namespace {namespace}; the pod is kept and starts \
+             once the Secret exists again: create it, for example `kubectl create secret generic \
+             {name} -n {namespace} --from-literal=KEY=VALUE`"
+        ),
     }
 }

@@ -115,6 +115,9 @@ pub struct DeployMachine {
     pub(super) prepared: bool,
     /// What this call did about the workspace claim, for the success report.
     pub(super) workspace: Option<ClaimReport>,
+    /// The recorded intent settings of the started pod about to be returned (deploy.md § Naming
+    /// what differs).
+    pub(super) kept_settings: Option<String>,
 }
 
 impl DeployMachine {
@@ -133,6 +136,7 @@ impl DeployMachine {
             env_compared: false,
             prepared: false,
             workspace: None,
+            kept_settings: None,
         }
     }
 

@@ -41,10 +41,10 @@ impl DeployMachine {
                     match missing {
                         Some((secret, _)) => fail(DeployError::ReferencedSecretMissing {
                             namespace: self.spec.namespace.clone(),
-                            missing: Missing {
+                            missing: Box::new(Missing {
                                 name: secret.clone(),
                                 ..Missing::default()
-                            },
+                            }),
                             pod: None,
                         }),
                         None => self.preflight(),
@@ -314,6 +314,7 @@ impl DeployMachine {
             action
         };
         if matches!(action, Action::NoOp { .. }) {
+            self.kept_settings = settled.pod().recorded_settings().map(str::to_owned);
             let uid = settled.pod().fence().uid().to_owned();
             if let Some(left) = self.hold_started(now, &uid) {
                 return self.wait_up_to(now, left, Phase::PollWait);
@@ -335,6 +336,7 @@ impl DeployMachine {
                 pod: name,
                 intent_matches,
                 workspace: self.workspace.clone(),
+                recorded_settings: self.kept_settings.take(),
             })),
             Action::Observe { .. } => self.wait(now, Phase::PollWait),
             Action::Report { name, kind } => fail(DeployError::PullFailing {
@@ -345,7 +347,7 @@ impl DeployMachine {
             Action::ReportMissingSecret { name, missing } => {
                 fail(DeployError::ReferencedSecretMissing {
                     namespace: self.spec.namespace.clone(),
-                    missing,
+                    missing: Box::new(missing),
                     pod: Some(name),
                 })
             }

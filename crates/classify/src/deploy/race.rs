@@ -87,6 +87,7 @@ impl DeployMachine {
                     pod: pod.name().to_owned(),
                     intent_matches: pod.intent_matches(&self.spec.desired_intent),
                     workspace: self.workspace.clone(),
+                    recorded_settings: pod.recorded_settings().map(str::to_owned),
                 })),
             },
             _ if pod.deletion_marked() => fail(DeployError::WinnerDeleting {
@@ -97,7 +98,7 @@ impl DeployMachine {
             }
             StartupState::NeverStartedMissingSecret => fail(DeployError::ReferencedSecretMissing {
                 namespace: self.spec.namespace.clone(),
-                missing: missing_config(pod.facts()).unwrap_or_default(),
+                missing: Box::new(missing_config(pod.facts()).unwrap_or_default()),
                 pod: Some(pod.name().to_owned()),
             }),
             StartupState::NeverStartedRecoverable | StartupState::NeverStartedPullFailing(_) => {

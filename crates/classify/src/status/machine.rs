@@ -9,7 +9,9 @@ use super::mapping::{PodStatus, StatusState, pod_status};
 use crate::binding::Owner;
 use crate::failure::RequestFailure;
 use crate::request::{Answer, Request, Step};
+use crate::settings::{SettingsDiff, differing_settings};
 use crate::verify::{PodView, view_pod};
+use crate::workspace::{ClaimDifference, ClaimShape, claim_differences};
 use std::time::Duration;
 
 /// What one status call reports on.
@@ -26,6 +28,12 @@ pub struct StatusSpec {
     /// Whether a configuration was given, so the environment of the pod's own Secret is
     /// compared with it (deploy.md § status).
     pub compare_env: bool,
+    /// The configuration's intent settings (deploy.md § Naming what differs), when one was
+    /// given: they name the settings of a differing intent.
+    pub desired_settings: Option<String>,
+    /// The workspace claim the configuration asks for (`--workspace-size`), compared with the
+    /// one found (deploy.md § Persistent workspace); `None` without a configuration or a claim.
+    pub desired_claim: Option<ClaimShape>,
 }
 
 /// The Secret a verified pod references, and whether a quorum GET found it.
@@ -58,6 +66,11 @@ pub struct StatusReport {
     /// The claim under the agent's workspace name, when one exists (deploy.md § Persistent
     /// workspace).
     pub workspace: Option<crate::workspace::ClaimStatus>,
+    /// When the intent differs: the settings that differ (deploy.md § Naming what differs).
+    pub intent_differs: Option<SettingsDiff>,
+    /// With a configuration asking for a claim and an own claim found: how the claim differs
+    /// from what was asked (reported, never acted on: claims are never resized).
+    pub workspace_differs: Option<Vec<ClaimDifference>>,
 }
 
 /// What one step of the status machine returns.
@@ -158,6 +171,12 @@ impl StatusMachine {
                 Err(failure) => Step::Done(Err(failure)),
             },
             (Phase::ReadingWorkspace(mut report), Answer::WorkspaceRead(claim)) => {
+                report.workspace_differs = match (&self.spec.desired_claim, &claim) {
+                    (Some(wanted), Some(found)) if found.ours => {
+                        Some(claim_differences(wanted, &found.shape))
+                    }
+                    _ => None,
+                };
                 report.workspace = claim;
                 Step::Done(Ok(*report))
             }
@@ -197,6 +216,12 @@ impl StatusMachine {
             .as_deref()
             .zip(verified)
             .map(|(desired, pod)| pod.intent_matches(desired));
+        let intent_differs = match (intent_matches, &self.spec.desired_settings, verified) {
+            (Some(false), Some(desired), Some(pod)) => {
+                Some(differing_settings(pod.recorded_settings(), desired))
+            }
+            _ => None,
+        };
         let compare = secret
             .as_ref()
             .filter(|s| s.exists && self.spec.compare_env)
@@ -209,6 +234,8 @@ impl StatusMachine {
             intent_matches,
             env_differs: None,
             workspace: None,
+            intent_differs,
+            workspace_differs: None,
         });
         match compare {
             Some(secret) => {

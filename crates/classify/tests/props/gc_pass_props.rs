@@ -34,6 +34,7 @@ fn marks(name: &str, uid: String, rv: &str, own: bool, created: Option<i64>) -> 
         deletion_marked: false,
         created_at_unix: created,
         expires_at: None,
+        intent_settings: None,
     }
 }
 

@@ -27,6 +27,7 @@ fn marks(name: String, own: bool, created: Option<i64>) -> ObjectMarks {
         deletion_marked: false,
         created_at_unix: created,
         expires_at: None,
+        intent_settings: None,
     }
 }
 

@@ -82,6 +82,7 @@ fn arbitrary_pod(c: &mut Choices, secrets: &[&str]) -> ObservedPod {
         deletion_marked: c.pick(5) == 0,
         created_at_unix: Some(1_000),
         expires_at: None,
+        intent_settings: None,
     };
     let secret = secrets[usize::from(c.pick(secrets.len() as u16))];
     ObservedPod {
@@ -110,6 +111,7 @@ fn secret(name: &str, agent: &str) -> ObservedSecret {
             deletion_marked: false,
             created_at_unix: Some(1),
             expires_at: None,
+            intent_settings: None,
         },
     }
 }

@@ -43,6 +43,7 @@ fn pod_strategy() -> impl Strategy<Value = Option<ObservedPod>> {
                     deletion_marked: marked,
                     created_at_unix: Some(0),
                     expires_at: None,
+                    intent_settings: None,
                 },
                 facts: PodFacts {
                     phase: Some(if state == 1 { "Failed" } else { "Running" }.into()),
@@ -88,6 +89,8 @@ proptest! {
             image: None,
             desired_intent: desired.map(|i| INTENTS[i].to_owned()),
             compare_env: desired.is_some(),
+            desired_settings: desired.map(|_| "image=11".to_owned()),
+            desired_claim: None,
         });
         let verified = observed.as_ref().and_then(|p| verify_pod(p, &Owner::apiary(AGENT_ID)));
         let mut event = Answer::Start;

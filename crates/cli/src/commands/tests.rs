@@ -51,6 +51,8 @@ fn status_document_and_lines_for_a_started_pod() {
         }),
         intent_matches: Some(true),
         env_differs: None,
+        intent_differs: None,
+        workspace_differs: None,
         workspace: None,
     };
     let r = status_report(&agent(), "agents", &report);
@@ -61,12 +63,14 @@ fn status_document_and_lines_for_a_started_pod() {
             "agent_id",
             "condition",
             "environment_differs",
+            "intent_differs",
             "intent_matches",
             "namespace",
             "pod",
             "secret",
             "state",
-            "workspace"
+            "workspace",
+            "workspace_differs"
         ]
     );
     assert_eq!(r.json["state"], "started");
@@ -90,6 +94,8 @@ fn status_absent_uses_null_and_dashes() {
         secret: None,
         intent_matches: None,
         env_differs: None,
+        intent_differs: None,
+        workspace_differs: None,
         workspace: None,
     };
     let r = status_report(&agent(), "agents", &report);
@@ -117,6 +123,8 @@ fn status_missing_secret_and_differing_intent() {
         }),
         intent_matches: Some(false),
         env_differs: None,
+        intent_differs: None,
+        workspace_differs: None,
         workspace: None,
     };
     let r = status_report(&agent(), "agents", &report);
@@ -142,6 +150,8 @@ fn status_names_the_differing_environment_keys() {
         }),
         intent_matches: Some(true),
         env_differs: Some(vec!["API_KEY".into(), "MODEL".into()]),
+        intent_differs: None,
+        workspace_differs: None,
         workspace: None,
     };
     let r = status_report(&agent(), "agents", &report);
@@ -179,6 +189,8 @@ fn status_prints_every_state() {
             secret: None,
             intent_matches: None,
             env_differs: None,
+            intent_differs: None,
+            workspace_differs: None,
             workspace: None,
         };
         let r = status_report(&agent(), "agents", &report);

@@ -643,3 +643,37 @@ fn bad_timeouts_are_refused_before_contact() {
     }
     fx.assert_no_requests("bad timeouts");
 }
+
+on_both_backends! {
+    /// deploy.md § Naming what differs: `status` with a configuration and the no-op warning of
+    /// `deploy` name the settings that differ by flag (text and JSON), and never a value of the
+    /// environment.
+    fn a_differing_intent_names_its_settings(fx) {
+        assert_eq!(
+            fx.apiary(&["deploy", AGENT, "--image", IMAGE, "--env", "MODE=fast"]).code,
+            0
+        );
+        let run = fx.apiary(&[
+            "status", AGENT, "--image", IMAGE, "--cpu-limit", "3", "--env", "MODE=slow",
+            "--env", "EXTRA=secret-extra-value",
+        ]);
+        assert_eq!(run.code, 0, "{run:?}");
+        assert!(
+            run.stdout.contains(
+                "intent: differs (--cpu-limit, the environment's keys (--env, --env-file))"
+            ),
+            "{}",
+            run.stdout
+        );
+        let doc = fx
+            .apiary(&["-o", "json", "status", AGENT, "--image", IMAGE, "--cpu-limit", "3"])
+            .json();
+        assert_eq!(doc["intent_differs"], serde_json::json!(["--cpu-limit", "the environment's keys (--env, --env-file)"]), "{doc}");
+        let kept = fx.apiary(&["deploy", AGENT, "--image", IMAGE, "--cpu-limit", "3", "--env", "MODE=fast"]);
+        assert_eq!(kept.code, 0, "{kept:?}");
+        assert!(kept.stderr.contains("(--cpu-limit)"), "{}", kept.stderr);
+        for out in [&run.stdout, &run.stderr, &kept.stderr] {
+            assert!(!out.contains("secret-extra-value") && !out.contains("fast"), "{out}");
+        }
+    }
+}

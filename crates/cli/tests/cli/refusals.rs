@@ -479,3 +479,19 @@ fn bad_grace_periods_are_refused_before_contact() {
     let run = refused(&["undeploy", "a", "--grace-period", "0"], &[]);
     assert!(run.stderr.contains("forces the delete"), "{}", run.stderr);
 }
+
+/// `--allow-egress` without `--isolate` quotes the rule as typed, its port included.
+#[test]
+fn allow_egress_without_isolate_quotes_the_rule_as_typed() {
+    refused(
+        &[
+            "deploy",
+            "a",
+            "--image",
+            IMAGE,
+            "--allow-egress",
+            "10.0.0.0/8:443",
+        ],
+        &["10.0.0.0/8:443", "add --isolate"],
+    );
+}

@@ -1,8 +1,10 @@
 //! End-to-end: `deploy --workspace-size` (deploy.md § Persistent workspace) through the built
 //! binary on a real `kube-apiserver` with the fake kubelet (the simulator has no claim kind): the
 //! server holds the claim apiary built and the pod mounts it; `status` and `list` show it; a
-//! `--replace` asking another size uses it as is and says so; a plain undeploy keeps it and
-//! says so; only `undeploy --delete-workspace` deletes it. And the refusals a person meets.
+//! `--replace` asking another size keeps the running pod (a claim is never resized, so a new
+//! pod would change nothing) and says how the claim differs with the fix, as `status` does; a
+//! plain undeploy keeps it and says so; only `undeploy --delete-workspace` deletes it. And the
+//! refusals a person meets.
 //!
 //! Test-only code: it asserts on exit codes, output and the server's objects.
 
@@ -71,8 +73,29 @@ fn a_workspace_claim_is_kept_until_delete_workspace() {
     );
     assert!(list.stdout.contains(&claim_name), "{list:?}");
 
-    // Another size with --replace: a new pod on the same claim, the difference said, the claim
+    // Another size with --replace: the intent is the pod's, which the claim's size does not
+    // change, so the running pod is kept; the difference is said with its fix, the claim
     // neither recreated nor resized.
+    let pod_uid = fx.pod(&pod_name).and_then(|p| p.metadata.uid);
+    let status = fx.apiary(&[
+        "status",
+        AGENT,
+        "--image",
+        IMAGE,
+        "--workspace-size",
+        "2Gi",
+        "--storage-class",
+        "apiary-e2e",
+        "-o",
+        "json",
+    ]);
+    let doc: serde_json::Value = serde_json::from_str(&status.stdout).unwrap();
+    assert_eq!(doc["intent_matches"], true, "{doc}");
+    assert_eq!(
+        doc["workspace_differs"],
+        serde_json::json!(["size 1Gi (asked 2Gi)"]),
+        "{doc}"
+    );
     fx.clear_requests();
     let replaced = fx.apiary(&[
         "deploy",
@@ -87,15 +110,21 @@ fn a_workspace_claim_is_kept_until_delete_workspace() {
     ]);
     assert_eq!(replaced.code, 0, "{replaced:?}");
     assert!(
-        replaced.stderr.contains("size 1Gi (asked 2Gi)"),
+        replaced
+            .stderr
+            .contains("workspace differs: size 1Gi (asked 2Gi)"),
         "{replaced:?}"
     );
+    assert!(replaced.stderr.contains("never resized"), "{replaced:?}");
     assert!(
-        !fx.mutations()
-            .iter()
-            .any(|m| m.starts_with("DELETE") && m.contains("persistentvolumeclaims")),
-        "{:?}",
-        fx.mutations()
+        replaced.stderr.contains("--delete-workspace"),
+        "{replaced:?}"
+    );
+    assert!(fx.mutations().is_empty(), "{:?}", fx.mutations());
+    assert_eq!(
+        fx.pod(&pod_name).and_then(|p| p.metadata.uid),
+        pod_uid,
+        "the running pod is kept"
     );
     assert_eq!(fx.workspace_claims()[0].metadata.uid, claim.metadata.uid);
 

@@ -64,11 +64,15 @@ async fn replace_rolls_a_new_configuration_onto_a_started_pod() {
         .await
         .expect("replaced");
     assert_eq!(
-        deployed,
+        Deployed {
+            recorded_settings: None,
+            ..deployed
+        },
         Deployed {
             pod: POD.to_owned(),
             intent_matches: true,
             workspace: None,
+            recorded_settings: None,
         }
     );
     let deletes = s.of(Verb::Delete, Resource::Pods);

@@ -260,9 +260,10 @@ pub fn r13_config_error_with_present_secret_keeps_observing() -> Row {
             keyword: "",
             generation: 1,
             secret: true,
+            // A transient failure of the kubelet's own Secret cache: nothing is missing.
             settle: Settle::Waiting(
                 "CreateContainerConfigError",
-                "couldn't find key FOO in Secret agents/x",
+                "failed to sync secret cache: timed out waiting for the condition",
             ),
         },
         act: deploy_to_deadline(""),
@@ -278,6 +279,42 @@ pub fn r13_config_error_with_present_secret_keeps_observing() -> Row {
             ..noop(None)
         },
     }
+}
+
+/// R36: a pod waiting `CreateContainerConfigError` because a key of a Secret it references is
+/// missing (the kubelet's `couldn't find key …`) fails the deploy at once with E14, naming the
+/// key and quoting the kubelet's words; the pod is kept and nothing is written.
+pub fn r36_missing_key_of_a_referenced_secret_fails_at_once() -> Row {
+    Row {
+        ids: &["R36"],
+        setup: Setup::Attempt {
+            keyword: "",
+            generation: 1,
+            secret: true,
+            settle: Settle::Waiting(
+                "CreateContainerConfigError",
+                "couldn't find key FOO in Secret agents/team-creds",
+            ),
+        },
+        act: deploy(""),
+        expect: Expect {
+            outcome: failed(
+                referenced_missing,
+                &[
+                    "secret team-creds has no key FOO",
+                    "couldn't find key FOO in Secret agents/team-creds",
+                    "The pod is kept",
+                ],
+            ),
+            timing: Timing::Early,
+            ..noop(None)
+        },
+    }
+}
+
+/// Whether `error` is E14 for [`POD`].
+fn referenced_missing(error: &DeployError) -> bool {
+    matches!(error, DeployError::ReferencedSecretMissing { pod: Some(pod), .. } if pod == POD)
 }
 
 /// R14: a pod waiting `CreateContainerConfigError` whose Secret is confirmed absent is provably
@@ -595,6 +632,8 @@ table! {
     c9_wedge_escape_on_changed_intent on [fake, calm, stormy, real];
     /// R13: `CreateContainerConfigError` with its Secret present: E1, no delete.
     r13_config_error_with_present_secret_keeps_observing on [fake, calm, stormy];
+    /// R36: a key missing from a referenced Secret is E14 at once, the pod kept.
+    r36_missing_key_of_a_referenced_secret_fails_at_once on [fake, calm, stormy];
     /// R14: `CreateContainerConfigError` with its Secret absent: delete and recreate.
     r14_config_error_with_absent_secret_replaced on [fake, calm, stormy, real];
     /// R16: a crashing pod is reported once (E2, exit code) with exactly one Secret created.

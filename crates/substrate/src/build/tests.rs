@@ -209,7 +209,8 @@ fn t8_env_from_only() {
     assert_eq!(secret.optional, Some(false));
 }
 
-/// T9: the pod carries name, namespace, three labels and four annotations.
+/// T9: the pod carries name, namespace, three labels and five annotations (the fifth, the
+/// intent settings of deploy.md § Naming what differs).
 #[test]
 fn t9_pod_metadata() {
     let v = valid(&config());
@@ -222,7 +223,11 @@ fn t9_pod_metadata() {
     assert_eq!(meta.namespace.as_deref(), Some("agents"));
     assert_eq!(meta.labels.as_ref().unwrap(), &agent().labels());
     let annotations = meta.annotations.as_ref().unwrap();
-    assert_eq!(annotations.len(), 4);
+    assert_eq!(annotations.len(), 5);
+    assert_eq!(
+        annotations["apiary.dev/intent-settings"],
+        v.intent().settings()
+    );
     assert_eq!(
         annotations["apiary.dev/agent-id"],
         "72bea12366a35432ab394024ae44c214b8cee51a8e1c04be8797a1dc17805c98"
@@ -404,7 +409,7 @@ fn expiry_annotation_is_outside_the_fingerprint() {
         annotations.get("apiary.dev/expires-at").map(String::as_str),
         Some("2026-08-02T04:00:00Z")
     );
-    assert_eq!(annotations.len(), 5);
+    assert_eq!(annotations.len(), 6);
     assert_eq!(expiring.fingerprint(), plain.fingerprint());
     assert_eq!(
         annotations.get(APIARY.annotation_create_intent),

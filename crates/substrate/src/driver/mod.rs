@@ -34,6 +34,7 @@ pub use expire::{
 };
 pub use gc::gc;
 pub use list::{LIST_PAGE_SIZE, ListOptions, list, list_selector, listed_pod, listed_secret};
+pub use objects::read_workspace;
 pub use renew::{
     RENEW_BACKOFF, RenewOptions, StampError, expiry_patch, renew, server_clock, stamp_expiry,
 };

@@ -274,7 +274,7 @@ pub(super) async fn remove_policy<S: Substrate>(
 
 /// deploy.md § Persistent workspace: the claim under the agent's workspace name, when any. A
 /// failed read only loses the line (an older deployer role may not read claims).
-pub(super) async fn read_workspace<S: Substrate>(
+pub async fn read_workspace<S: Substrate>(
     substrate: &S,
     agent: &AgentIdentity,
 ) -> Option<ClaimStatus> {

@@ -3,6 +3,7 @@
 
 use apiary_classify::failure::RequestFailure;
 use apiary_classify::status::{StatusMachine, StatusReport, StatusSpec};
+use apiary_classify::workspace::ClaimShape;
 
 use super::perform::{Performer, drive};
 use super::shared::{Operation, ignore, in_span};
@@ -27,6 +28,13 @@ pub async fn status<S: Substrate>(
         image: config.map(|c| c.image().as_str().to_owned()),
         desired_intent: config.map(ValidConfig::fingerprint),
         compare_env: config.is_some(),
+        desired_settings: config.map(|c| c.intent().settings()),
+        desired_claim: config
+            .and_then(|c| c.pod_options().workspace_claim.as_ref())
+            .map(|claim| ClaimShape {
+                size: Some(claim.size.clone()),
+                storage_class: claim.storage_class.clone(),
+            }),
     });
     let mut performer = Performer::new(substrate, agent, Operation::Status).configured(config);
     let mut on_progress = ignore;

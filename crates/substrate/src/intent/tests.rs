@@ -381,3 +381,85 @@ fn native_options_are_not_part_of_the_buzz_wire_form() {
         "deny_unknown_fields still refuses it: {read:?}"
     );
 }
+
+/// deploy.md § Create-intent fingerprint, rule 5: the workspace claim enters the template as
+/// `true` (the pod mounts the agent's claim); its size and class, the claim's own, never change
+/// the fingerprint, while mounting a claim or not does.
+#[test]
+fn the_claims_size_and_class_are_not_the_pods_intent() {
+    let with_claim = |size: &str, class: Option<&str>| {
+        let mut config = base();
+        config.pod_options.workspace_claim = Some(crate::pod_options::WorkspaceClaim {
+            size: size.into(),
+            storage_class: class.map(str::to_owned),
+        });
+        config.validate(&agent()).unwrap()
+    };
+    let small = with_claim("1Gi", None);
+    assert!(
+        small.intent().to_json().ends_with(r#""pod_options":{"node_selector":{},"tolerations":[],"workspace_size_limit":null,"ephemeral_storage_request":null,"ephemeral_storage_limit":null,"active_deadline_seconds":null,"setup_pending":false,"workspace_claim":true}}"#),
+        "{}",
+        small.intent().to_json()
+    );
+    assert_eq!(
+        small.fingerprint(),
+        with_claim("2Gi", Some("fast")).fingerprint()
+    );
+    assert_ne!(small.fingerprint(), fingerprint_of(&base()));
+}
+
+/// deploy.md § Naming what differs: changing one setting names exactly that setting, by its
+/// flag; the settings hold no environment value, only a digest of the keys.
+#[test]
+fn each_setting_is_named_by_its_flag() {
+    use apiary_classify::settings::{SettingsDiff, differing_settings};
+    let plain = base().validate(&agent()).unwrap().intent().settings();
+    assert!(plain.starts_with("cpu-limit="), "{plain}");
+    type Edit = (&'static str, fn(&mut DeployConfig));
+    let edits: [Edit; 12] = [
+        ("image", |c| {
+            c.image = format!("registry.example.com/team/agent@sha256:{}", "b".repeat(64))
+        }),
+        ("cpu-limit", |c| c.cpu_limit = "3".into()),
+        ("command", |c| c.command = Some(vec!["agentd".into()])),
+        ("arg", |c| c.args = vec!["--serve".into()]),
+        ("grace-period", |c| {
+            c.grace_period = apiary_classify::grace::GracePeriod::from_seconds(5);
+        }),
+        ("env-keys", |c| {
+            c.env.set("MODE", "fast");
+        }),
+        ("workspace", |c| c.workspace_mount_path = "/work".into()),
+        ("run-as-user", |c| c.run_as_user = 20002),
+        ("node-selector", |c| {
+            drop(
+                c.pod_options
+                    .node_selector
+                    .insert("pool".into(), "gpu".into()),
+            );
+        }),
+        ("toleration", |c| {
+            c.pod_options.tolerations.push(Default::default())
+        }),
+        ("env-from-secret", |c| {
+            c.pod_options.env_from_secrets.push("creds".into())
+        }),
+        ("workspace-size", |c| {
+            c.pod_options.workspace_claim = Some(crate::pod_options::WorkspaceClaim {
+                size: "1Gi".into(),
+                storage_class: None,
+            });
+        }),
+    ];
+    for (name, edit) in edits {
+        let mut config = base();
+        edit(&mut config);
+        let settings = config.validate(&agent()).unwrap().intent().settings();
+        assert_eq!(
+            differing_settings(Some(&plain), &settings),
+            SettingsDiff::Named(vec![name.to_owned()]),
+            "{settings}"
+        );
+        assert!(!settings.contains("fast"), "no value: {settings}");
+    }
+}

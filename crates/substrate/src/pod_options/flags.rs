@@ -377,9 +377,14 @@ impl PodOptions {
         if let Some(first) = self.allow_egress.first()
             && !self.isolate
         {
+            // The rule as typed: the block and, when one was given, its port.
+            let typed = match first.port {
+                Some(port) => format!("{}:{port}", first.cidr),
+                None => first.cidr.clone(),
+            };
             return Err(refuse(
                 Flag::AllowEgress,
-                &first.cidr,
+                &typed,
                 "an allow-list only means something with --isolate; add --isolate",
             ));
         }

@@ -25,9 +25,18 @@ fn options(config: &apiary_substrate::config::ValidConfig) -> DeployOptions {
     DeployOptions::for_config(config)
 }
 
+/// The default deploy's result; the recorded settings are checked once, by
+/// `a_created_pod_records_its_settings`, and left out of every other comparison.
 fn deploy_default(fake: &FakeCluster) -> Result<Deployed, DeployError> {
     let config = config();
-    run(deploy(fake, &config, &options(&config)))
+    unsettled(run(deploy(fake, &config, &options(&config))))
+}
+
+fn unsettled(result: Result<Deployed, DeployError>) -> Result<Deployed, DeployError> {
+    result.map(|d| Deployed {
+        recorded_settings: None,
+        ..d
+    })
 }
 
 fn ok(pod: &str, intent_matches: bool) -> Result<Deployed, DeployError> {
@@ -35,7 +44,21 @@ fn ok(pod: &str, intent_matches: bool) -> Result<Deployed, DeployError> {
         pod: pod.into(),
         intent_matches,
         workspace: None,
+        recorded_settings: None,
     })
+}
+
+/// deploy.md § Naming what differs: the pod a deploy creates records its settings, and a
+/// redeploy returns them, equal to the configuration's own.
+#[test]
+fn a_created_pod_records_its_settings() {
+    let fake = FakeCluster::new(NS);
+    let config = config();
+    run(deploy(&fake, &config, &options(&config))).expect("deployed");
+    let again = run(deploy(&fake, &config, &options(&config))).expect("kept");
+    let settings = config.intent().settings();
+    assert!(settings.contains("image="), "{settings}");
+    assert_eq!(again.recorded_settings.as_deref(), Some(settings.as_str()));
 }
 
 fn deadline() -> Duration {
@@ -73,7 +96,7 @@ fn r7_started_between_read_and_delete_is_preserved() {
         ..spec_for(&config, &options(&config))
     };
     assert_eq!(
-        run(deploy_spec(&fake, &config, spec, &mut |_| {})),
+        unsettled(run(deploy_spec(&fake, &config, spec, &mut |_| {}))),
         ok(POD, true)
     );
     let deletes = fake.pod_deletes();

@@ -102,9 +102,10 @@ fn the_claim_is_created_before_the_secret_and_mounted() {
     assert_eq!(workspace.empty_dir, None);
 }
 
-/// A redeploy keeps the started pod without touching the claim; `--replace` (another size
-/// asked) deletes the old pod, finds the claim, uses it as is and reports the difference; a
-/// crash revival mounts the same claim. The claim is created once and never deleted.
+/// A redeploy keeps the started pod without touching the claim; `--replace` asking another size
+/// and class keeps it too (the claim's size is not the pod's intent: deploy.md § Create-intent
+/// fingerprint, rule 5), deleting nothing; a crash revival mounts the same claim, found and used
+/// as is with the difference reported. The claim is created once and never deleted.
 #[test]
 fn the_claim_outlives_redeploys_replace_and_crash_revival() {
     let fake = FakeCluster::new(NS);
@@ -121,8 +122,14 @@ fn the_claim_outlives_redeploys_replace_and_crash_revival() {
     );
 
     let bigger = with_workspace("2Gi", Some("fast"), false);
+    fake.clear_calls();
     let replaced = deploy_with(&fake, &bigger, true).unwrap();
-    let report = replaced.workspace.expect("found");
+    assert!(replaced.intent_matches, "the pod's intent is the same");
+    assert_eq!(replaced.workspace, None, "the running pod is kept");
+    assert!(fake.pod_deletes().is_empty(), "{:?}", fake.call_summaries());
+    fake.terminate_pod(POD, 1).unwrap();
+    let revived = deploy_with(&fake, &bigger, false).unwrap();
+    let report = revived.workspace.expect("found");
     assert!(!report.created);
     assert_eq!(
         report.differences,
@@ -137,9 +144,6 @@ fn the_claim_outlives_redeploys_replace_and_crash_revival() {
             },
         ]
     );
-    fake.terminate_pod(POD, 1).unwrap();
-    let revived = deploy_with(&fake, &bigger, false).unwrap();
-    assert!(!revived.workspace.unwrap().created);
     assert_eq!(
         fake.workspace_claims()[0].spec,
         build_workspace_claim(&first).unwrap().spec,

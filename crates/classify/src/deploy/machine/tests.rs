@@ -167,6 +167,7 @@ fn ok(pod: &str, intent_matches: bool) -> DeployStep {
         pod: pod.into(),
         intent_matches,
         workspace: None,
+        recorded_settings: None,
     }))
 }
 
@@ -1594,10 +1595,10 @@ fn a_missing_reference_is_refused_before_anything_is_created() {
         e,
         DeployError::ReferencedSecretMissing {
             namespace: "agents".into(),
-            missing: Missing {
+            missing: Box::new(Missing {
                 name: "keys".into(),
                 ..Missing::default()
-            },
+            }),
             pod: None
         }
     );
@@ -1651,10 +1652,10 @@ fn a_referenced_secret_gone_after_the_check_is_reported_not_waited_out() {
         e,
         DeployError::ReferencedSecretMissing {
             namespace: "agents".into(),
-            missing: Missing {
+            missing: Box::new(Missing {
                 name: "creds".into(),
                 ..Missing::default()
-            },
+            }),
             pod: Some(POD.into())
         }
     );
@@ -2051,6 +2052,7 @@ fn a_workspace_is_prepared_with_the_policy_before_the_secret_and_reported() {
                 pod: POD.into(),
                 intent_matches: true,
                 workspace: Some(claim_report(true)),
+                recorded_settings: None,
             }))
         );
     }

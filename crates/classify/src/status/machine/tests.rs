@@ -18,6 +18,8 @@ fn spec(desired_intent: Option<&str>) -> StatusSpec {
         image: None,
         desired_intent: desired_intent.map(str::to_owned),
         compare_env: false,
+        desired_settings: None,
+        desired_claim: None,
     }
 }
 
@@ -223,4 +225,62 @@ fn a_configuration_compares_the_environment_then_the_claim_is_read() {
 
     let (_, next) = start(false);
     assert_eq!(next, Step::Request(Request::ReadWorkspace));
+}
+
+/// deploy.md § Naming what differs and § Persistent workspace: with a configuration, a differing
+/// intent names the settings whose recorded digests differ (or says none are recorded), a
+/// matching one names nothing, and an own claim of another size is reported as a claim
+/// difference, never as the pod's intent.
+#[test]
+fn a_configuration_names_the_differing_settings_and_the_claims_differences() {
+    let run = |recorded_intent: &str, recorded: Option<&str>| {
+        let mut status = StatusMachine::new(StatusSpec {
+            desired_settings: Some("cpu-limit=aa,image=11".into()),
+            desired_claim: Some(ClaimShape {
+                size: Some("2Gi".into()),
+                storage_class: None,
+            }),
+            ..spec(Some(INTENT))
+        });
+        let mut pod = own_pod(running());
+        pod.marks.create_intent = Some(recorded_intent.to_owned());
+        pod.marks.intent_settings = recorded.map(str::to_owned);
+        status.step(Duration::ZERO, Answer::Start);
+        status.step(Duration::ZERO, Answer::PodRead(Ok(Some(pod))));
+        assert_eq!(
+            status.step(Duration::ZERO, Answer::Exists(Ok(true))),
+            Step::Request(Request::ReadWorkspace)
+        );
+        let claim = ClaimStatus {
+            name: format!("{POD}-workspace"),
+            ours: true,
+            shape: ClaimShape {
+                size: Some("1Gi".into()),
+                storage_class: None,
+            },
+            phase: Some("Bound".into()),
+            deleting: false,
+        };
+        report_after(&mut status, Answer::WorkspaceRead(Some(claim)))
+    };
+    let differs = run("other", Some("cpu-limit=bb,image=11"));
+    assert_eq!(differs.intent_matches, Some(false));
+    assert_eq!(
+        differs.intent_differs,
+        Some(SettingsDiff::Named(vec!["cpu-limit".into()]))
+    );
+    assert_eq!(
+        differs.workspace_differs,
+        Some(vec![ClaimDifference::Size {
+            wanted: "2Gi".into(),
+            found: Some("1Gi".into())
+        }])
+    );
+    assert_eq!(
+        run("other", None).intent_differs,
+        Some(SettingsDiff::Unrecorded)
+    );
+    let matches = run(INTENT, Some("cpu-limit=bb"));
+    assert_eq!(matches.intent_matches, Some(true));
+    assert_eq!(matches.intent_differs, None);
 }
