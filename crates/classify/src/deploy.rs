@@ -37,6 +37,6 @@ mod replace;
 mod spec;
 mod stability;
 
-pub use error::{DeployError, Deployed, ObjectKind, SecretFate};
+pub use error::{DeployError, Deployed, Left, ObjectKind, SecretFate};
 pub use machine::DeployMachine;
 pub use spec::{DEFAULT_DEADLINE, DEFAULT_POLL, DEFAULT_SERVICE_ACCOUNT, DeploySpec};

@@ -10,6 +10,7 @@ use apiary_classify::settings::{SettingsDiff, differing_settings, setting_label}
 use apiary_classify::workspace::{ClaimDifference, ClaimShape, claim_differences};
 use std::time::Duration;
 
+use apiary_classify::deploy::Left;
 use apiary_classify::workspace::ClaimReport;
 use apiary_substrate::Substrate;
 use apiary_substrate::config::ValidConfig;
@@ -37,7 +38,13 @@ pub async fn deploy_with<S: Substrate>(
     })
     .await;
     progress.finish();
-    let deployed = result.map_err(|e| Failure::deploy(&e, config.namespace()))?;
+    let deployed = result.map_err(|e| {
+        let failure = Failure::deploy(&e, config.namespace());
+        match e.left() {
+            Some(left) => with_left(failure, &left, agent),
+            None => failure,
+        }
+    })?;
     if !deployed.intent_matches {
         let diff = differing_settings(
             deployed.recorded_settings.as_deref(),
@@ -77,6 +84,55 @@ pub async fn deploy_with<S: Substrate>(
         report.json["workspace"] = workspace_json(claim);
     }
     Ok(report)
+}
+
+/// deploy.md § What a failure leaves: the failure's message ends by naming what it left of the
+/// agent and the command that removes it; the JSON document adds `left`.
+pub fn with_left(mut failure: Failure, left: &Left, agent: &AgentIdentity) -> Failure {
+    let name = shell_word(agent.name());
+    let (sentence, pod, state) = match left {
+        Left::Pod(pod) => (
+            format!(
+                "Left in the cluster: pod {pod} and its Secret, kept for `apiary logs {name}`; \
+                 `apiary undeploy {name}` removes them"
+            ),
+            pod,
+            "kept",
+        ),
+        Left::MaybePod(pod) => (
+            format!(
+                "Pod {pod} and its Secret may be left in the cluster: `apiary status {name}` \
+                 tells, `apiary undeploy {name}` removes them"
+            ),
+            pod,
+            "unknown",
+        ),
+        Left::Terminating(pod) => (
+            format!(
+                "No new pod was created: once pod {pod} is gone nothing of the agent runs; run \
+                 this deploy again to create the new pod (it waits for {pod} to go), or `apiary \
+                 undeploy {name}` to remove the agent"
+            ),
+            pod,
+            "terminating",
+        ),
+    };
+    failure.message = format!("{}. {sentence}", failure.message.trim_end_matches('.'));
+    failure.with_detail("left", json!({ "pod": pod, "state": state }))
+}
+
+/// `text` as one word of a POSIX shell command line: as it is when it holds only characters no
+/// shell treats specially, otherwise in single quotes.
+pub fn shell_word(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text.chars().all(|c| {
+            c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/' | ':' | '@' | '+' | '=')
+        });
+    if plain {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
 }
 
 /// What a deploy did about its workspace claim, in JSON.

@@ -222,7 +222,45 @@ pub enum DeployError {
     },
 }
 
+/// What a failed deploy leaves of the agent in the cluster (deploy.md § What a failure leaves).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Left {
+    /// The agent's pod is there, with its own Secret: kept for `logs`, removed by `undeploy`.
+    Pod(String),
+    /// A pod of the agent was seen, and the last read of it failed: it may still be there.
+    MaybePod(String),
+    /// The old pod of a replace (or a pod being deleted) is still terminating and no new pod was
+    /// created: once it is gone nothing of the agent runs, and the next deploy creates the pod.
+    Terminating(String),
+}
+
 impl DeployError {
+    /// What this failure leaves of the agent, from what the failing call last read; `None` when
+    /// it leaves no pod (a Secret left alone is named by the error itself).
+    pub fn left(&self) -> Option<Left> {
+        let from = |pod: &String, condition: &LatestCondition| match condition {
+            LatestCondition::PodGone => None,
+            LatestCondition::Unreadable(_) => Some(Left::MaybePod(pod.clone())),
+            LatestCondition::Reported(_) | LatestCondition::NoneReported => {
+                Some(Left::Pod(pod.clone()))
+            }
+        };
+        match self {
+            DeployError::DeadlineExceeded { pod, condition, .. }
+            | DeployError::CreatedPodFailed { pod, condition, .. }
+            | DeployError::RaceDeadlineExceeded { pod, condition, .. }
+            | DeployError::WinnerFailed { pod, condition } => from(pod, condition),
+            DeployError::PullFailing { pod, .. }
+            | DeployError::ReferencedSecretMissing { pod: Some(pod), .. } => {
+                Some(Left::Pod(pod.clone()))
+            }
+            DeployError::DisappearanceTimeout { pod, .. } | DeployError::WinnerDeleting { pod } => {
+                Some(Left::Terminating(pod.clone()))
+            }
+            _ => None,
+        }
+    }
+
     /// The failed request behind this error, when one is (E9, E10, E12): its status code lets the
     /// shell add a hint (a 403 names the RBAC role to apply).
     pub fn request_failure(&self) -> Option<&RequestFailure> {
@@ -460,5 +498,64 @@ fn write_missing(
              once the Secret exists again: create it, for example `kubectl create secret generic \
              {name} -n {namespace} --from-literal=KEY=VALUE`"
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! deploy.md § What a failure leaves: what each failure leaves, from its last read.
+
+    use super::*;
+
+    /// A failure whose last read found the pod leaves it; one that found it gone leaves none; an
+    /// unreadable one may; a terminating one says so; a failure before any pod leaves none.
+    #[test]
+    fn each_failure_says_what_it_leaves() {
+        let pod = || "apiary-a-1".to_owned();
+        let deadline = Duration::from_secs(600);
+        let at = |condition| DeployError::DeadlineExceeded {
+            pod: pod(),
+            deadline,
+            condition,
+        };
+        assert_eq!(
+            at(LatestCondition::Reported("x".into())).left(),
+            Some(Left::Pod(pod()))
+        );
+        assert_eq!(
+            at(LatestCondition::NoneReported).left(),
+            Some(Left::Pod(pod()))
+        );
+        assert_eq!(at(LatestCondition::PodGone).left(), None);
+        assert_eq!(
+            at(LatestCondition::Unreadable("reset".into())).left(),
+            Some(Left::MaybePod(pod()))
+        );
+        assert_eq!(
+            DeployError::PullFailing {
+                pod: pod(),
+                image: "i".into(),
+                kind: PullFailure::Unauthorized
+            }
+            .left(),
+            Some(Left::Pod(pod()))
+        );
+        assert_eq!(
+            DeployError::DisappearanceTimeout {
+                pod: pod(),
+                deadline
+            }
+            .left(),
+            Some(Left::Terminating(pod()))
+        );
+        assert_eq!(
+            DeployError::ReferencedSecretMissing {
+                namespace: "agents".into(),
+                missing: Box::default(),
+                pod: None
+            }
+            .left(),
+            None
+        );
     }
 }

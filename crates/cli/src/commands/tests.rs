@@ -282,3 +282,36 @@ fn forbidden_requests_get_the_deployer_rbac_hint() {
     );
     assert!(!Failure::request(&busy, "agents").message.contains("rbac/"));
 }
+
+/// deploy.md § What a failure leaves: each kind of leftover ends the message with what is left
+/// and the command that removes it, the agent quoted for a shell, and JSON `left`.
+#[test]
+fn a_failure_names_what_it_left() {
+    let agent = AgentIdentity::new("Research Bot #1").unwrap();
+    let kept = with_left(
+        Failure::failed("pod p did not start."),
+        &Left::Pod("p".into()),
+        &agent,
+    );
+    assert_eq!(
+        kept.message,
+        "pod p did not start. Left in the cluster: pod p and its Secret, kept for `apiary logs \
+         'Research Bot #1'`; `apiary undeploy 'Research Bot #1'` removes them"
+    );
+    assert_eq!(kept.to_json()["left"], json!({"pod": "p", "state": "kept"}));
+    let gone = with_left(
+        Failure::failed("x"),
+        &Left::Terminating("old".into()),
+        &agent,
+    );
+    assert!(
+        gone.message
+            .contains("No new pod was created: once pod old is gone")
+    );
+    assert!(gone.message.contains("nothing of the agent runs"));
+    assert_eq!(gone.to_json()["left"]["state"], "terminating");
+    let maybe = with_left(Failure::failed("x"), &Left::MaybePod("p".into()), &agent);
+    assert_eq!(maybe.to_json()["left"]["state"], "unknown");
+    assert_eq!(shell_word("bot-1"), "bot-1");
+    assert_eq!(shell_word("it's"), r"'it'\''s'");
+}

@@ -62,6 +62,13 @@ on_both_backends! {
         assert!(run.stdout.is_empty());
         assert!(run.stderr.contains("exited with code 1"), "{}", run.stderr);
         assert!(run.stderr.contains("kubectl logs"), "{}", run.stderr);
+        // deploy.md § What a failure leaves: what is left, and the command that removes it.
+        assert!(
+            run.stderr.contains("Left in the cluster: pod apiary-crasher-"),
+            "{}",
+            run.stderr
+        );
+        assert!(run.stderr.contains("`apiary undeploy crasher` removes them"), "{}", run.stderr);
         assert_eq!(fx.secret_names().len(), 1, "{:?}", fx.secret_names());
         let creates = fx
             .requests()
@@ -87,6 +94,7 @@ on_both_backends! {
             .expect("error string")
             .to_owned();
         assert!(error.contains("exited with code 1"), "{error}");
+        assert_eq!(run.json()["left"]["state"], "kept", "{run:?}");
     }
 
     /// A pull failure that will not heal: exit 1 at once (E3), nothing deleted.
