@@ -1,6 +1,6 @@
 //! Secret references (deploy.md § Losing the create race, step 2; § Plan; § undeploy, step
-//! 4): which Secrets a listed pod's `envFrom` holds on to, and whether this attempt's own Secret
-//! may be dropped.
+//! 4; § Replacing a live agent): which Secrets a listed pod's `envFrom` holds on to, and whether
+//! this attempt's own Secret, or the Secret of the pod a replace deleted, may be dropped.
 //!
 //! Pure. A reference from any listed pod — still pulling, foreign, or running — is load-bearing:
 //! deleting the Secret it names could strand that pod.
@@ -19,7 +19,8 @@ pub fn referenced_secrets(pods: &[ObservedPod]) -> BTreeSet<&str> {
 }
 
 /// The uid-fenced delete of this attempt's own Secret `own`, after a lost race or a refused pod
-/// create: `None` when any listed pod references it, or when it is not listed as a verified
+/// create, or of the Secret of the pod a replacing deploy deleted, once that pod is gone:
+/// `None` when any listed pod references it, or when it is not listed as a verified
 /// Secret with a uid (then nothing proves which object to delete; the age-gated sweep collects
 /// it later).
 pub fn own_secret_deletion(

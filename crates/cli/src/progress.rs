@@ -92,6 +92,13 @@ impl Progress {
         *last = Some(condition.to_owned());
         drop(last);
         match (&self.bar, self.style) {
+            // A pod condition carries the scheduler's or the kubelet's own explanation, often
+            // wider than a terminal: it is also written once as a line above the spinner, so it
+            // is read in full as soon as it is reported (deploy.md § Output rules).
+            (Some(bar), _) if explains(condition) => {
+                bar.println(format!("{}: {condition}", self.label));
+                bar.set_message(condition.to_owned());
+            }
             (Some(bar), _) => bar.set_message(condition.to_owned()),
             (None, Style::Lines) => {
                 let line = format!("{}: {condition}\n", self.label);
@@ -140,6 +147,12 @@ impl Write for LogWriter {
     }
 }
 
+/// Whether a progress text is a pod condition (deploy.md § Redacted condition text, rule 3): the
+/// scheduler's or the kubelet's explanation of why the pod waits, kept as a line on a terminal.
+pub fn explains(condition: &str) -> bool {
+    condition.starts_with("pod condition ")
+}
+
 /// Write one line a person should read whatever the verbosity (a result note, not a log
 /// event) to stderr, around an active spinner. Callers pass names and counts only.
 pub fn notice(line: &str) {
@@ -160,6 +173,20 @@ mod tests {
         assert!(!p.update("the container is waiting, reason ContainerCreating"));
         assert!(p.update("the pod is Running"));
         assert!(p.update("the container is waiting, reason ContainerCreating"));
+    }
+
+    /// A pod condition (the scheduler's or kubelet's explanation) is kept as a line on a
+    /// terminal; a container's waiting reason or a phase only updates the spinner.
+    #[test]
+    fn pod_conditions_are_explanations() {
+        assert!(explains(
+            "pod condition PodScheduled is false: Unschedulable: 0/1 nodes are available: 1 \
+             node(s) had taint {example.com/dedicated: agents}, that the pod didn't tolerate."
+        ));
+        assert!(!explains(
+            "the container is waiting, reason ContainerCreating"
+        ));
+        assert!(!explains("the pod is Pending"));
     }
 
     /// A silent progress never installs a spinner for the log writer.

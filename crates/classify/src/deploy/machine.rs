@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use super::error::{DeployError, Deployed};
-use super::replace::Replace;
+use super::replace::{Replace, Retiring};
 use super::spec::DeploySpec;
 use super::stability::Stability;
 use crate::failure::RequestFailure;
@@ -62,6 +62,12 @@ pub(crate) enum Phase {
     DisappearWait {
         uid: String,
     },
+    /// The pod a replacing call deleted is gone: its Secret's references and uid are listed.
+    RetireList {
+        secret: String,
+    },
+    /// That Secret's uid-fenced delete.
+    RetireDelete,
     PollWait,
     RaceVerify {
         secret: OwnSecret,
@@ -105,6 +111,9 @@ pub struct DeployMachine {
     pub(super) watch: PodWatch,
     /// What `--replace` may still delete (deploy.md § Replacing a live agent).
     pub(super) replace: Replace,
+    /// The Secret of the pod the replace delete removed, dropped once that pod is gone
+    /// (deploy.md § Replacing a live agent).
+    pub(super) retiring: Option<Retiring>,
     /// Since when the pod has been read as started (`--min-running`).
     pub(super) stability: Stability,
     /// Whether a replacing call has compared the environment of the pod it first observed with
@@ -132,6 +141,7 @@ impl DeployMachine {
             account_retried_at_once: false,
             watch: PodWatch::default(),
             replace: Replace::default(),
+            retiring: None,
             stability: Stability::default(),
             env_compared: false,
             prepared: false,
@@ -185,8 +195,8 @@ pub(super) fn phase_name(phase: &Phase) -> &'static str {
         | Phase::RaceWait
         | Phase::AccountWait { .. } => "Waited",
         Phase::AccountRead { .. } => "Exists",
-        Phase::DropList { .. } => "Listed",
-        Phase::DropDelete { .. } => "Deleted",
+        Phase::DropList { .. } | Phase::RetireList { .. } => "Listed",
+        Phase::DropDelete { .. } | Phase::RetireDelete => "Deleted",
         Phase::Done(_) => "nothing",
     }
 }

@@ -9,11 +9,12 @@ use std::time::Duration;
 use super::error::{DeployError, Deployed};
 use super::machine::DeployStep;
 use super::machine::{DeployMachine, Failing, Phase, fail, phase_name, read_secret_failed};
-use super::replace::Replace;
+use super::replace::{Replace, Retiring};
 use crate::action::{Action, classify};
 use crate::answer::DeleteAnswer;
 use crate::facts::ObservedPod;
 use crate::failure::RequestFailure;
+use crate::reference::own_secret_deletion;
 use crate::request::{Answer, NamespaceCheck, NamespaceFailure, Request, Step};
 use crate::startup::Missing;
 use crate::verify::{SettledPod, VerifiedPod, verify_pod};
@@ -109,8 +110,12 @@ impl DeployMachine {
             (Phase::Deleting { uid }, Answer::Deleted(answer)) => match answer {
                 Ok(DeleteAnswer::Accepted | DeleteAnswer::NotFound) => self.disappear_top(now, uid),
                 // The object changed since the observation: discard the action and re-classify
-                // what exists now; never retry with a fresher fence.
-                Ok(DeleteAnswer::PreconditionFailed) => self.wait(now, Phase::PollWait),
+                // what exists now; never retry with a fresher fence. Nothing was deleted, so
+                // nothing is retired.
+                Ok(DeleteAnswer::PreconditionFailed) => {
+                    self.retiring = None;
+                    self.wait(now, Phase::PollWait)
+                }
                 Err(failure) => self.failed("delete pod", failure),
             },
             (Phase::DisappearRead { uid }, Answer::PodRead(read)) => match self.read(read) {
@@ -118,10 +123,24 @@ impl DeployMachine {
                 Ok(pod) => match disappearance(&uid, pod.as_ref()) {
                     Disappearance::Present => self.wait(now, Phase::DisappearWait { uid }),
                     // Gone, or a different object now holds the name: re-classify it.
-                    Disappearance::Gone | Disappearance::Replaced => self.loop_top(now),
+                    Disappearance::Gone | Disappearance::Replaced => self.disappeared(now, &uid),
                 },
             },
             (Phase::DisappearWait { uid }, Answer::Waited) => self.disappear_top(now, uid),
+            (Phase::RetireList { secret }, Answer::Listed(listed)) => {
+                // A failed listing proves nothing about references: the Secret stays for the
+                // age-gated sweep (the driver warns).
+                let deletion = listed.ok().and_then(|listing| {
+                    own_secret_deletion(&secret, &listing.pods, &listing.secrets, &self.spec.owner)
+                });
+                match deletion {
+                    Some(deletion) => self.go(Phase::RetireDelete, Request::DeleteSecret(deletion)),
+                    None => self.loop_top(now),
+                }
+            }
+            // Whatever the delete answered, the deploy goes on: a Secret left behind is litter
+            // for GC, never a reason to fail (the driver warns on a failure).
+            (Phase::RetireDelete, Answer::Deleted(_)) => self.loop_top(now),
             (phase, event) => self.transition_create(phase, now, event),
         }
     }
@@ -165,6 +184,22 @@ impl DeployMachine {
             });
         }
         self.get_pod(Phase::DisappearRead { uid })
+    }
+
+    /// The pod `uid` is gone (or another holds the name). When it is the pod this call's replace
+    /// delete removed, its Secret goes too, before anything is created (deploy.md § Replacing a
+    /// live agent, rule 6): list the agent's pods and Secrets, then delete it fenced by its uid
+    /// unless a listed pod references it. At the deadline nothing is cleaned up (§ Latest
+    /// condition, deadline, zero mutation). Then loop.
+    fn disappeared(&mut self, now: Duration, uid: &str) -> DeployStep {
+        let retiring = self.retiring.take_if(|retiring| retiring.uid == uid);
+        match retiring {
+            Some(Retiring { secret, .. }) if !self.expired(now) => self.go(
+                Phase::RetireList { secret },
+                Request::List { secrets: true },
+            ),
+            _ => self.loop_top(now),
+        }
     }
 
     /// Wait one poll interval, never past the deadline; with no time left, continue at once
@@ -309,7 +344,11 @@ impl DeployMachine {
     /// then act.
     fn decide(&mut self, now: Duration, settled: &SettledPod, action: Action) -> DeployStep {
         let action = if self.spec.replace {
-            self.replace.amend(action, settled)
+            let amended = self.replace.amend(action.clone(), settled);
+            if let Some(retiring) = Retiring::of(&action, &amended, settled) {
+                self.retiring = Some(retiring);
+            }
+            amended
         } else {
             action
         };

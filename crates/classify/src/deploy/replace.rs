@@ -8,10 +8,40 @@
 //! another intent that appeared later (a concurrent deploy's) is left alone: observed until it
 //! starts and then adopted, its differing intent reported. Nothing changes for a pod whose intent
 //! matches, or for terminated and provably broken pods (rows 4 and 5 never run again).
+//!
+//! The pod a replacing call deleted leaves its attempt's Secret behind; [`Retiring`] is what the
+//! machine remembers of it, so that once that pod is gone its Secret is dropped in the same call
+//! (deploy.md § Replacing a live agent, rule 6).
 
 use crate::action::Action;
 use crate::startup::StartupState;
 use crate::verify::SettledPod;
+
+/// The Secret of the pod a replacing call deleted (rule 1): dropped, uid-fenced and only when no
+/// listed pod references it, once the pod `uid` is observed gone.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Retiring {
+    /// The uid of the deleted pod.
+    pub(crate) uid: String,
+    /// The pod's own Secret (its `envFrom`).
+    pub(crate) secret: String,
+}
+
+impl Retiring {
+    /// What to retire when `amended`, the amendment of `action` for `settled`, is the replace
+    /// delete of rule 1 (a kept started pod turned into a delete); `None` for any other action,
+    /// a delete the classification made itself (rows 4, 5, 8) included, and for a pod without
+    /// a Secret of its own.
+    pub(crate) fn of(action: &Action, amended: &Action, settled: &SettledPod) -> Option<Retiring> {
+        let replaced = matches!((action, amended), (Action::NoOp { .. }, Action::Delete(_)));
+        let pod = settled.pod();
+        let secret = pod.facts().env_from_secret.clone().filter(|_| replaced)?;
+        Some(Retiring {
+            uid: pod.fence().uid().to_owned(),
+            secret,
+        })
+    }
+}
 
 /// The replace authorisation of one call: the pod its first read of the name showed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -156,5 +186,39 @@ mod tests {
         assert_eq!(replace, Replace::First("u1".into()), "nothing spent");
         let unread = Replace::default();
         assert!(!unread.allows("u1"));
+    }
+
+    /// Only the replace delete of rule 1 retires the deleted pod's own Secret; a delete the
+    /// classification made itself, a kept pod and a pod without a Secret retire nothing.
+    #[test]
+    fn only_the_replace_delete_retires_the_pods_secret() {
+        let started = other_intent("u1", running());
+        let mut replace = Replace::First("u1".into());
+        let action = classify(Some(&started), INTENT);
+        let amended = replace.amend(action.clone(), &started);
+        let retiring = Retiring::of(&action, &amended, &started).expect("retired");
+        assert_eq!(retiring.uid, "u1");
+        assert_eq!(
+            Some(retiring.secret),
+            started.pod().facts().env_from_secret.clone()
+        );
+        let kept = replace.amend(action.clone(), &started);
+        assert_eq!(Retiring::of(&action, &kept, &started), None, "not deleted");
+        let dead = other_intent("u1", terminated(1, Some("Error")));
+        let mut replace = Replace::First("u1".into());
+        let action = classify(Some(&dead), INTENT);
+        let amended = replace.amend(action.clone(), &dead);
+        assert!(matches!(amended, Action::Delete(_)));
+        assert_eq!(Retiring::of(&action, &amended, &dead), None, "row 4");
+        let mut bare = own_pod(running());
+        bare.marks = marks(crate::testkit::POD, "u1", "7");
+        bare.marks.create_intent = Some(OTHER_INTENT.to_owned());
+        bare.facts.env_from_secret = None;
+        let bare = settled(&bare);
+        let mut replace = Replace::First("u1".into());
+        let action = classify(Some(&bare), INTENT);
+        let amended = replace.amend(action.clone(), &bare);
+        assert!(matches!(amended, Action::Delete(_)));
+        assert_eq!(Retiring::of(&action, &amended, &bare), None, "no Secret");
     }
 }

@@ -3,7 +3,8 @@
 //! safety rules hold — no delete without the fence of the observation that authorised it, no
 //! delete after this call's own create, no mutation of an unverified pod, no second create in
 //! one call except after this call's pod vanished, no deletion of a referenced or foreign
-//! Secret, no delete of a started pod but `--replace`'s one delete of the pod it first observed
+//! Secret (nor of the replaced pod's own Secret before that pod was seen gone, or after this
+//! call's first Secret create), no delete of a started pod but `--replace`'s one delete of the pod it first observed
 //! (never two deletes with one observation's fence), and the machine finishes within the deadline plus one poll and a bounded number of
 //! requests. Pure: a simulated clock, no I/O.
 
@@ -141,6 +142,11 @@ fn note_read(seen: &mut Seen, read: &Result<Option<ObservedPod>, RequestFailure>
     if matches!(read, Ok(None)) && seen.created {
         seen.absent_since_created = true;
     }
+    if let (Some((uid, _)), Ok(pod)) = (&seen.retiring, read)
+        && pod.as_ref().and_then(|p| p.marks.uid.as_ref()) != Some(uid)
+    {
+        seen.retired_gone = true;
+    }
 }
 
 fn delete_answer(c: &mut Choices) -> Result<DeleteAnswer, RequestFailure> {
@@ -185,6 +191,10 @@ struct Seen {
     policy_prepared: bool,
     /// Whether an environment comparison answered "differs".
     env_differs: bool,
+    /// The uid and own Secret of the started pod whose replace delete was accepted.
+    retiring: Option<(String, String)>,
+    /// Whether a read showed that pod gone since.
+    retired_gone: bool,
 }
 
 fn run(
@@ -453,6 +463,7 @@ fn run(
                     delete_grace,
                     "the delete carries the spec's grace"
                 );
+                let mut return_answer = None;
                 prop_assert!(!seen.created, "pod delete after this call's own create");
                 prop_assert!(!seen.lost_race, "pod delete on the lost-race path");
                 let observed = seen.last_read.as_ref();
@@ -491,14 +502,27 @@ fn run(
                     );
                     seen.started_deletes += 1;
                     prop_assert!(seen.started_deletes <= 1, "a second replace delete");
+                    let answer = delete_answer(&mut c);
+                    if let (Ok(DeleteAnswer::Accepted | DeleteAnswer::NotFound), Some(secret)) =
+                        (&answer, &observed.facts.env_from_secret)
+                    {
+                        seen.retiring = Some((deletion.fence().uid().to_owned(), secret.clone()));
+                    }
+                    return_answer = Some(Answer::Deleted(answer));
                 }
-                Answer::Deleted(delete_answer(&mut c))
+                return_answer.unwrap_or_else(|| Answer::Deleted(delete_answer(&mut c)))
             }
             Step::Request(Request::List { secrets: true }) => {
+                // deploy.md § Replacing a live agent: before this call's own Secret exists, the
+                // only listing is the one that retires the replaced pod's Secret.
                 prop_assert!(
-                    seen.own_secret.is_some(),
-                    "a drop listing without an own Secret"
+                    seen.own_secret.is_some() || seen.retired_gone,
+                    "a drop listing without an own Secret or a replaced pod gone"
                 );
+                let own = match (&seen.own_secret, &seen.retiring) {
+                    (None, Some((_, retired))) => retired.clone(),
+                    _ => own.clone(),
+                };
                 if c.pick(6) == 0 {
                     seen.listing_refs.clear();
                     Answer::Listed(Err(RequestFailure::api(
@@ -528,7 +552,17 @@ fn run(
                 }
             }
             Step::Request(Request::DeleteSecret(deletion)) => {
-                prop_assert_eq!(Some(deletion.name()), seen.own_secret.as_deref());
+                match &seen.own_secret {
+                    Some(own) => prop_assert_eq!(deletion.name(), own.as_str()),
+                    None => {
+                        prop_assert!(seen.retired_gone, "a Secret deleted while its pod may live");
+                        prop_assert_eq!(
+                            Some(deletion.name()),
+                            seen.retiring.as_ref().map(|(_, secret)| secret.as_str()),
+                            "only the replaced pod's own Secret is retired"
+                        );
+                    }
+                }
                 prop_assert!(
                     !seen.listing_refs.contains(deletion.name()),
                     "deleted a Secret a listed pod references"

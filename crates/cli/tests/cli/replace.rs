@@ -1,7 +1,7 @@
 //! End-to-end: `apiary deploy --replace` (deploy.md § Replacing a live agent) through the built
 //! binary, on the simulator and (with `KUBEBUILDER_ASSETS`) on a real `kube-apiserver` with the
 //! fake kubelet: a replace rolls a changed configuration onto the started pod (one fenced delete,
-//! then the creates, no warning); with the configuration unchanged it writes nothing; without
+//! the old pod's Secret dropped, then the creates, no warning); with the configuration unchanged it writes nothing; without
 //! `--replace` the warning names it; `--help` documents it.
 //!
 //! Layer: CLI tests over loopback. They decide nothing.
@@ -17,8 +17,8 @@ fn uid(fx: &Fixture) -> Option<String> {
 }
 
 on_both_backends! {
-    /// A replace with a changed configuration: exit 0, the pod name, one pod delete before the
-    /// creates, a new pod, no "old configuration" warning.
+    /// A replace with a changed configuration: exit 0, the pod name, one pod delete and its
+    /// Secret's delete before the creates, a new pod, no "old configuration" warning.
     fn replace_rolls_the_changed_configuration_on(fx) {
         assert_eq!(fx.apiary(&["deploy", AGENT, "--image", IMAGE]).code, 0);
         let old = uid(&fx);
@@ -28,12 +28,14 @@ on_both_backends! {
         assert_eq!(run.stdout, format!("{POD}\n"));
         assert!(!run.stderr.contains("old configuration"), "{}", run.stderr);
         let mutations = fx.mutations();
-        assert_eq!(mutations.len(), 3, "{mutations:?}");
+        assert_eq!(mutations.len(), 4, "{mutations:?}");
         assert!(mutations[0].starts_with("DELETE ") && mutations[0].ends_with(POD), "{mutations:?}");
-        assert!(mutations[1].starts_with("POST ") && mutations[1].ends_with("/secrets"));
-        assert!(mutations[2].starts_with("POST ") && mutations[2].ends_with("/pods"));
+        assert!(mutations[1].starts_with("DELETE ") && mutations[1].contains("/secrets/"));
+        assert!(mutations[2].starts_with("POST ") && mutations[2].ends_with("/secrets"));
+        assert!(mutations[3].starts_with("POST ") && mutations[3].ends_with("/pods"));
         assert_ne!(uid(&fx), old);
         assert_eq!(fx.pod_names(), [POD]);
+        assert_eq!(fx.secret_names().len(), 1, "the old pod's Secret went with it");
     }
 
     /// `--replace` with the configuration unchanged is the usual no-op: nothing written (json
@@ -93,8 +95,9 @@ on_both_backends! {
         let run = fx.apiary(&["deploy", AGENT, "--image", IMAGE, "--env", new, "--replace"]);
         assert_eq!(run.code, 0, "{run:?}");
         let mutations = fx.mutations();
-        assert_eq!(mutations.len(), 3, "{mutations:?}");
+        assert_eq!(mutations.len(), 4, "{mutations:?}");
         assert!(mutations[0].starts_with("DELETE ") && mutations[0].ends_with(POD), "{mutations:?}");
+        assert!(mutations[1].starts_with("DELETE ") && mutations[1].contains("/secrets/"));
         assert_ne!(uid(&fx), before);
         for output in [&kept, &status, &same, &run] {
             for value in ["old-value-7c1e", "new-value-93ad"] {

@@ -165,6 +165,17 @@ fn node_selectors_are_decided_by_the_real_scheduler() {
         stuck.stderr.contains("didn't match"),
         "the scheduler's words: {stuck:?}"
     );
+    // deploy.md § Output rules, rule 5: the scheduler's reason is on a progress line as soon as
+    // the pod condition reports it, before the final error, at the default verbosity.
+    let progress = stuck
+        .stderr
+        .lines()
+        .position(|l| l.starts_with("deploying ") && l.contains("PodScheduled is false"));
+    let error = stuck.stderr.lines().position(|l| l.starts_with("error:"));
+    assert!(
+        progress.is_some() && progress < error,
+        "a progress line with the reason before the error: {stuck:?}"
+    );
     let agent = "placed";
     scene
         .apiary(&deploy_args(

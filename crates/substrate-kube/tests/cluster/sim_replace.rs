@@ -53,8 +53,8 @@ fn intent(s: &Sim) -> String {
 }
 
 /// One replace: a fenced, graceful delete of the old pod with the fence the read observed, the
-/// disappearance awaited, then one Secret and one pod created; the new pod records the new
-/// intent.
+/// disappearance awaited, the old pod's Secret deleted, then one Secret and one pod created; the
+/// new pod records the new intent.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replace_rolls_a_new_configuration_onto_a_started_pod() {
     let (s, old_uid) = running_original().await;
@@ -89,9 +89,15 @@ async fn replace_rolls_a_new_configuration_onto_a_started_pod() {
         order,
         [
             Some((Resource::Pods, Verb::Delete)),
+            Some((Resource::Secrets, Verb::Delete)),
             Some((Resource::Secrets, Verb::Create)),
             Some((Resource::Pods, Verb::Create)),
         ]
+    );
+    assert_eq!(
+        s.secret_names().len(),
+        1,
+        "only the new pod's Secret is left"
     );
     assert_ne!(s.pod().and_then(|p| p.metadata.uid), Some(old_uid));
     assert_eq!(intent(&s), new.fingerprint());

@@ -50,8 +50,8 @@ async fn intent(s: &Stage) -> String {
         .expect("the pod records its intent")
 }
 
-/// One replace: the old pod's fenced delete, then the Secret and pod creates, in that order; the
-/// new pod records the new intent.
+/// One replace: the old pod's fenced delete, its Secret's delete once it is gone, then the Secret
+/// and pod creates, in that order; the new pod records the new intent.
 async fn one_replace(s: &Stage) {
     let old = original(s).await;
     let new = with_cpu(s, "3");
@@ -68,15 +68,18 @@ async fn one_replace(s: &Stage) {
         order,
         [
             Some((Resource::Pods, Verb::Delete)),
+            Some((Resource::Secrets, Verb::Delete)),
             Some((Resource::Secrets, Verb::Create)),
             Some((Resource::Pods, Verb::Create)),
         ]
     );
     assert_eq!(intent(s).await, new.fingerprint());
     assert_eq!(s.pod_names().await, [POD]);
+    assert_eq!(s.secret_names().await.len(), 1, "only the new pod's Secret");
 }
 on_both_backends!(
-    /// A replace deletes the started pod with its fence, awaits it, then creates.
+    /// A replace deletes the started pod with its fence, awaits it, drops its Secret, then
+    /// creates.
     self::one_replace
 );
 

@@ -54,6 +54,41 @@ fn undeploy() -> Act {
     }
 }
 
+/// A `deploy --replace` of the configuration for the image of `keyword`, edited by `edit`.
+fn replace(keyword: &'static str, edit: fn(&mut apiary_substrate::config::DeployConfig)) -> Act {
+    Act {
+        op: Op::Replace,
+        edit,
+        ..deploy(keyword)
+    }
+}
+
+/// Another CPU limit: another create intent for the same image.
+fn more_cpu(config: &mut apiary_substrate::config::DeployConfig) {
+    config.cpu_limit = "3".to_owned();
+}
+
+/// The replaced pod's own Secret was deleted, once, by a uid-fenced delete (its name in the
+/// path, its uid as the precondition, no grace override), and is gone.
+fn replaced_secret_deleted(seen: &row::Seen) {
+    let old = seen
+        .staged_secret
+        .clone()
+        .expect("the replaced pod's Secret");
+    let deletes = seen.answered(Verb::Delete, Resource::Secrets);
+    assert_eq!(deletes.len(), 1, "{:?}", seen.log);
+    assert!(
+        deletes[0].path.ends_with(&format!("/{old}")),
+        "{:?}",
+        deletes[0]
+    );
+    let body = deletes[0].body_json().expect("a delete body");
+    assert!(body["preconditions"]["uid"].is_string(), "{body}");
+    assert!(body.get("gracePeriodSeconds").is_none(), "{body}");
+    assert!(!seen.secrets.contains(&old), "{:?}", seen.secrets);
+    assert!(seen.secrets_before.contains(&old));
+}
+
 /// A deploy that must reach its (short) deadline.
 fn deploy_to_deadline(keyword: &'static str) -> Act {
     Act {
@@ -281,12 +316,12 @@ pub fn r13_config_error_with_present_secret_keeps_observing() -> Row {
     }
 }
 
-/// R36: a pod waiting `CreateContainerConfigError` because a key of a Secret it references is
+/// R38: a pod waiting `CreateContainerConfigError` because a key of a Secret it references is
 /// missing (the kubelet's `couldn't find key …`) fails the deploy at once with E14, naming the
 /// key and quoting the kubelet's words; the pod is kept and nothing is written.
-pub fn r36_missing_key_of_a_referenced_secret_fails_at_once() -> Row {
+pub fn r38_missing_key_of_a_referenced_secret_fails_at_once() -> Row {
     Row {
-        ids: &["R36"],
+        ids: &["R38"],
         setup: Setup::Attempt {
             keyword: "",
             generation: 1,
@@ -479,6 +514,49 @@ pub fn r17_residue_replaced_once_then_e2() -> Row {
     }
 }
 
+/// R36: `deploy --replace` onto a started agent of another configuration: the old pod deleted
+/// with its observed fence, and once it is gone its own Secret deleted (uid-fenced) before the
+/// new Secret and pod are created; the new pod and only its Secret are left.
+pub fn r36_replace_drops_the_replaced_pods_secret() -> Row {
+    Row {
+        ids: &["R36"],
+        setup: Setup::Deployed("", unedited),
+        act: replace("", more_cpu),
+        expect: Expect {
+            writes: Writes::Counted(1, 1, Some(1), Some(1)),
+            order: &[
+                (Verb::Delete, Resource::Pods),
+                (Verb::Delete, Resource::Secrets),
+                (Verb::Create, Resource::Secrets),
+                (Verb::Create, Resource::Pods),
+            ],
+            also: replaced_secret_deleted,
+            ..Expect::default()
+        },
+    }
+}
+
+/// R37: a failed replace (the new pod crashes: E2) leaves no old Secret: it was deleted before
+/// the create, and only the crashed pod's Secret stays as evidence.
+pub fn r37_failed_replace_leaves_no_old_secret() -> Row {
+    Row {
+        ids: &["R37"],
+        setup: Setup::Deployed("", unedited),
+        act: replace("crash", unedited),
+        expect: Expect {
+            outcome: failed(created_pod_failed, &["exited with code 1"]),
+            writes: Writes::Counted(1, 1, Some(1), Some(1)),
+            order: &[
+                (Verb::Delete, Resource::Pods),
+                (Verb::Delete, Resource::Secrets),
+                (Verb::Create, Resource::Secrets),
+            ],
+            also: replaced_secret_deleted,
+            ..Expect::default()
+        },
+    }
+}
+
 /// R8: a pod that cannot be scheduled, with the desired intent, is observed to the deadline: E1
 /// naming `Unschedulable`, nothing written.
 pub fn r8_unschedulable_same_intent_e1_at_deadline_no_delete() -> Row {
@@ -632,8 +710,8 @@ table! {
     c9_wedge_escape_on_changed_intent on [fake, calm, stormy, real];
     /// R13: `CreateContainerConfigError` with its Secret present: E1, no delete.
     r13_config_error_with_present_secret_keeps_observing on [fake, calm, stormy];
-    /// R36: a key missing from a referenced Secret is E14 at once, the pod kept.
-    r36_missing_key_of_a_referenced_secret_fails_at_once on [fake, calm, stormy];
+    /// R38: a key missing from a referenced Secret is E14 at once, the pod kept.
+    r38_missing_key_of_a_referenced_secret_fails_at_once on [fake, calm, stormy];
     /// R14: `CreateContainerConfigError` with its Secret absent: delete and recreate.
     r14_config_error_with_absent_secret_replaced on [fake, calm, stormy, real];
     /// R16: a crashing pod is reported once (E2, exit code) with exactly one Secret created.
@@ -652,6 +730,10 @@ table! {
     r8_unschedulable_same_intent_e1_at_deadline_no_delete on [fake, calm, stormy, real];
     /// R11: a credential in a pull message never reaches the error.
     r11_pull_message_never_echoed on [fake, calm, stormy];
+    /// R36: a replace drops the replaced pod's Secret once that pod is gone.
+    r36_replace_drops_the_replaced_pods_secret on [fake, calm, stormy, real];
+    /// R37: a failed replace leaves no old Secret.
+    r37_failed_replace_leaves_no_old_secret on [fake, calm, stormy, real];
     /// S3: undeploy fence-deletes the started pod, waits, then deletes its Secret.
     s3_undeploy_started_pod on [fake, calm, stormy, real];
     /// S5: undeploy of a foreign pod is E8 with no writes.

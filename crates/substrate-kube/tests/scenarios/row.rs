@@ -56,11 +56,13 @@ pub enum Settle {
 pub enum Op {
     /// Deploy the configuration.
     Deploy,
+    /// Deploy the configuration with `--replace` (deploy.md § Replacing a live agent).
+    Replace,
     /// Undeploy the agent, waiting for its pod to go.
     Undeploy,
 }
 
-/// The act: one deploy or undeploy of the agent.
+/// The act: one deploy (maybe replacing) or undeploy of the agent.
 pub struct Act {
     /// Deploy or undeploy.
     pub op: Op,
@@ -256,6 +258,11 @@ pub async fn run(row: Row, backend: Backend) {
     world.storm();
     let options = world.options(&config, row.act.deadline);
     let (outcome, elapsed) = match row.act.op {
+        Op::Replace => {
+            let options = options.replacing(true);
+            let (outcome, elapsed) = world.deploy(&config, &options).await;
+            (Answer::Deploy(outcome), elapsed)
+        }
         Op::Deploy => {
             let (outcome, elapsed) = world.deploy(&config, &options).await;
             (Answer::Deploy(outcome), elapsed)

@@ -143,8 +143,18 @@ impl<'a, S: Substrate> Performer<'a, S> {
             }
             Request::List { secrets } => {
                 let listed = self.list(secrets).await;
-                if let (Err(error), Some(secret)) = (&listed, &self.own_secret) {
-                    tracing::warn!("secret {secret} left for later collection: {error}");
+                match (&listed, &self.own_secret) {
+                    (Err(error), Some(secret)) => {
+                        tracing::warn!("secret {secret} left for later collection: {error}");
+                    }
+                    // A deploy lists before its first Secret create only to drop the Secret of
+                    // the pod its replace deleted (deploy.md § Replacing a live agent).
+                    (Err(error), None) if self.operation == Operation::Deploy => {
+                        tracing::warn!(
+                            "the replaced pod's secret is left for later collection: {error}"
+                        );
+                    }
+                    _ => {}
                 }
                 Answer::Listed(listed)
             }

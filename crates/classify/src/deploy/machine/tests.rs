@@ -1473,13 +1473,183 @@ fn replace_deletes_the_started_pod_of_another_intent_then_creates() {
     let effect = run.step(read(marked(old)));
     let effect = run.wait(&effect);
     assert_eq!(effect, get(), "the disappearance is awaited");
-    assert_eq!(run.step(absent()), get(), "gone: back to the loop top");
+    assert_eq!(run.step(absent()), list(), "gone: its Secret is looked up");
+    let Step::Request(Request::DeleteSecret(deletion)) =
+        run.step(Answer::Listed(Ok(old_secret_listing())))
+    else {
+        panic!("expected the old Secret's delete");
+    };
+    assert_eq!(deletion.uid(), format!("s-{OLD_SECRET}"));
+    assert_eq!(run.step(Answer::Deleted(Ok(DeleteAnswer::Accepted))), get());
     let after_absent = run.step(absent());
     create(&mut run, after_absent);
     let effect = run.step(Answer::PodCreated(PodCreateOutcome::Created));
     let effect = run.wait(&effect);
     assert_eq!(effect, get());
     assert_eq!(run.step(read(own_pod(running()))), ok(POD, true));
+}
+
+/// The Secret of the pods `own_pod` builds (the replaced pod's own).
+const OLD_SECRET: &str = "apiary-research-bot-1-72bea12366a3-0000abcd";
+
+fn list() -> DeployStep {
+    Step::Request(Request::List { secrets: true })
+}
+
+/// A listing after the replaced pod went: nothing references its Secret.
+fn old_secret_listing() -> Listing {
+    Listing {
+        secrets: vec![own_secret(OLD_SECRET, Some(1))],
+        ..Listing::default()
+    }
+}
+
+/// Drive a replacing call through the replace delete of a started pod `u1` and its
+/// disappearance, up to the listing of the agent's pods and Secrets.
+fn replaced_and_gone() -> Run {
+    let mut run = replacing();
+    run.reach_first_get();
+    assert!(matches!(
+        run.step(read(started_other_intent("u1", "7"))),
+        Step::Request(Request::DeletePod(_))
+    ));
+    assert_eq!(run.step(Answer::Deleted(Ok(DeleteAnswer::Accepted))), get());
+    assert_eq!(run.step(absent()), list(), "gone: its Secret is looked up");
+    run
+}
+
+/// deploy.md § Replacing a live agent, rule 6: once the replaced pod is gone, its own Secret is
+/// deleted fenced by the uid the listing showed, before this call creates anything; a pod that
+/// now holds the name (a concurrent deploy's) references only its own Secret, which is kept.
+#[test]
+fn replace_deletes_the_replaced_pods_secret_once_it_is_gone() {
+    let mut run = replaced_and_gone();
+    let mut newcomer = with_rv(recoverable(), "u2", "9");
+    newcomer.facts.env_from_secret = Some(SECRET.into());
+    let listing = Listing {
+        pods: vec![newcomer],
+        secrets: vec![own_secret(OLD_SECRET, Some(1)), own_secret(SECRET, Some(1))],
+        ..Listing::default()
+    };
+    let Step::Request(Request::DeleteSecret(deletion)) = run.step(Answer::Listed(Ok(listing)))
+    else {
+        panic!("expected the old Secret's delete");
+    };
+    assert_eq!(deletion.name(), OLD_SECRET);
+    assert_eq!(
+        deletion.uid(),
+        format!("s-{OLD_SECRET}"),
+        "fenced by its uid"
+    );
+    assert_eq!(run.step(Answer::Deleted(Ok(DeleteAnswer::Accepted))), get());
+    let effect = run.step(absent());
+    create(&mut run, effect);
+}
+
+/// The replaced pod's Secret is kept while any listed pod references it, when the listing
+/// fails (nothing proves it unreferenced), and when it is not listed as ours with a uid.
+#[test]
+fn replace_keeps_the_replaced_pods_secret_without_proof() {
+    let mut referencing = recoverable();
+    referencing.facts.env_from_secret = Some(OLD_SECRET.into());
+    let mut foreign_secret = own_secret(OLD_SECRET, Some(1));
+    foreign_secret.marks.agent_id = Some(OTHER_AGENT_ID.into());
+    for listed in [
+        Ok(Listing {
+            pods: vec![referencing],
+            ..old_secret_listing()
+        }),
+        Err(boom("list forbidden")),
+        Ok(Listing::default()),
+        Ok(Listing {
+            secrets: vec![foreign_secret],
+            ..Listing::default()
+        }),
+    ] {
+        let mut run = replaced_and_gone();
+        assert_eq!(run.step(Answer::Listed(listed)), get());
+        let effect = run.step(absent());
+        assert_eq!(effect, Step::Request(Request::CreateSecret));
+    }
+}
+
+/// A failed or refused delete of the replaced pod's Secret never fails the deploy: it goes on
+/// to create, and GC collects the Secret later.
+#[test]
+fn replace_goes_on_when_the_old_secrets_delete_fails() {
+    for answer in [
+        Err(boom("delete failed")),
+        Ok(DeleteAnswer::PreconditionFailed),
+        Ok(DeleteAnswer::NotFound),
+    ] {
+        let mut run = replaced_and_gone();
+        assert!(matches!(
+            run.step(Answer::Listed(Ok(old_secret_listing()))),
+            Step::Request(Request::DeleteSecret(_))
+        ));
+        assert_eq!(run.step(Answer::Deleted(answer)), get());
+        let effect = run.step(absent());
+        create(&mut run, effect);
+        let effect = run.step(Answer::PodCreated(PodCreateOutcome::Created));
+        assert_eq!(run.wait(&effect), get());
+        assert_eq!(run.step(read(own_pod(running()))), ok(POD, true));
+    }
+}
+
+/// A failed replace (the new pod create refused) has already dropped the old Secret: its delete
+/// comes before this call's Secret create, and the refusal then drops the new one too.
+#[test]
+fn a_failed_replace_leaves_no_old_secret() {
+    let mut run = replaced_and_gone();
+    assert!(matches!(
+        run.step(Answer::Listed(Ok(old_secret_listing()))),
+        Step::Request(Request::DeleteSecret(_))
+    ));
+    assert_eq!(run.step(Answer::Deleted(Ok(DeleteAnswer::Accepted))), get());
+    let effect = run.step(absent());
+    create(&mut run, effect);
+    let refused = PodCreateOutcome::Refused(RequestFailure::api(403, "Forbidden", "quota"));
+    assert_eq!(run.step(Answer::PodCreated(refused)), list());
+}
+
+/// Only a delete this call made retires a Secret: after a failed precondition the same pod,
+/// seen deleting (another replacer's delete) and then gone, is awaited without a Secret delete;
+/// a plain deploy's delete (row 4) retires nothing; and at the deadline nothing is cleaned up.
+#[test]
+fn only_an_accepted_replace_delete_retires_before_the_deadline() {
+    let mut run = replacing();
+    run.reach_first_get();
+    run.step(read(started_other_intent("u1", "7")));
+    let effect = run.step(Answer::Deleted(Ok(DeleteAnswer::PreconditionFailed)));
+    assert_eq!(run.wait(&effect), get());
+    let effect = run.step(read(marked(started_other_intent("u1", "8"))));
+    assert_eq!(effect, get(), "a deleting pod is awaited");
+    assert_eq!(run.step(absent()), get(), "gone: no Secret lookup");
+
+    let mut run = replacing();
+    run.reach_first_get();
+    let dead = with_rv(own_pod(terminated(1, Some("Error"))), "u1", "7");
+    assert!(matches!(
+        run.step(read(dead)),
+        Step::Request(Request::DeletePod(_))
+    ));
+    assert_eq!(run.step(Answer::Deleted(Ok(DeleteAnswer::Accepted))), get());
+    assert_eq!(run.step(absent()), get(), "row 4: GC's to collect");
+
+    let mut run = replacing();
+    run.reach_first_get();
+    run.step(read(started_other_intent("u1", "7")));
+    assert_eq!(run.step(Answer::Deleted(Ok(DeleteAnswer::Accepted))), get());
+    run.elapsed = DEFAULT_DEADLINE;
+    assert_eq!(
+        run.step(absent()),
+        get(),
+        "the latest condition, nothing deleted"
+    );
+    assert!(matches!(
+        error(run.step(absent())),
+        DeployError::DeadlineExceeded { .. }
+    ));
 }
 
 /// `--replace` is a no-op when the intent and the environment match: one read of the pod's own
@@ -1520,7 +1690,13 @@ fn replace_replaces_a_pod_whose_environment_differs() {
     assert_eq!(deletion.fence().uid(), "u1");
     assert_eq!(deletion.fence().resource_version(), "7");
     assert_eq!(run.step(Answer::Deleted(Ok(DeleteAnswer::Accepted))), get());
-    assert_eq!(run.step(absent()), get(), "gone: back to the loop top");
+    assert_eq!(run.step(absent()), list(), "gone: its Secret is looked up");
+    let effect = run.step(Answer::Listed(Ok(Listing {
+        secrets: vec![own_secret(OLD_SECRET, Some(1))],
+        ..Listing::default()
+    })));
+    assert!(matches!(effect, Step::Request(Request::DeleteSecret(_))));
+    assert_eq!(run.step(Answer::Deleted(Ok(DeleteAnswer::Accepted))), get());
     let effect = run.step(absent());
     create(&mut run, effect);
     let effect = run.step(Answer::PodCreated(PodCreateOutcome::Created));
