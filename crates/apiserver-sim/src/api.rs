@@ -51,6 +51,9 @@ pub(crate) fn serve(
             list(shared, req, query).map(|(s, v)| (s, as_table(shared, req.resource, accept, v)))
         }
         Verb::Watch => return watch::start(shared, req, query),
+        Verb::Create if req.resource == Resource::Pods && query.get("dryRun") == Some("All") => {
+            dry_run_pod(shared, req, &decode_body(body, content_type))
+        }
         Verb::Create => create(shared, req, &decode_body(body, content_type)),
         Verb::Delete => delete(shared, req, query, body),
         Verb::Patch if req.resource == Resource::Pods => {
@@ -212,6 +215,28 @@ fn decode<T: serde::de::DeserializeOwned>(
             "the body of the request was in an unknown format: cannot decode {kind}: {why}"
         ))
     })
+}
+
+/// A pod create with `dryRun=All`: validated and admitted as a create is, under its
+/// `generateName` or name, and answered `201` with the pod, stored nowhere.
+fn dry_run_pod(shared: &Shared, req: &ResourceRequest, body: &CreateBody<'_>) -> Answer {
+    let ns = namespace_of(req);
+    let mut object: Pod = decode("Pod", body)?;
+    // The API server appends five random characters to a `generateName`.
+    if object.metadata.name.is_none() {
+        object.metadata.name = object
+            .metadata
+            .generate_name
+            .as_ref()
+            .map(|prefix| format!("{prefix}dryrn"));
+    }
+    validate_name(NameRule::Subdomain, "Pod", object.metadata.name.as_deref())?;
+    validate_pod(&object)?;
+    shared
+        .model()
+        .check_pod_create(ns, object.clone())
+        .map_err(|e| model_error(&e))?;
+    Ok((StatusCode::CREATED, to_json(&object)))
 }
 
 fn create(shared: &Shared, req: &ResourceRequest, body: &CreateBody<'_>) -> Answer {

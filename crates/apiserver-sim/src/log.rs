@@ -42,14 +42,20 @@ impl LoggedRequest {
         serde_json::from_str(&self.body).ok()
     }
 
-    /// Whether this request was `verb` on `resource`.
+    /// Whether this request was `verb` on `resource`. A server-side dry-run create writes nothing
+    /// and is no `create` here ([`LoggedRequest::is_dry_run`] tells it).
     pub fn is(&self, verb: Verb, resource: Resource) -> bool {
-        self.target == Some((resource, verb))
+        self.target == Some((resource, verb)) && !(verb == Verb::Create && self.is_dry_run())
     }
 
     /// Whether this request could change state (POST, PUT, PATCH or DELETE).
     pub fn is_mutation(&self) -> bool {
-        matches!(self.method.as_str(), "POST" | "PUT" | "PATCH" | "DELETE")
+        matches!(self.method.as_str(), "POST" | "PUT" | "PATCH" | "DELETE") && !self.is_dry_run()
+    }
+
+    /// Whether the request is a server-side dry run (`dryRun=All`), which writes nothing.
+    pub fn is_dry_run(&self) -> bool {
+        self.query_param("dryRun").as_deref() == Some("All")
     }
 }
 

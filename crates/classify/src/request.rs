@@ -94,6 +94,12 @@ pub enum Request {
         /// This attempt's Secret, created before the pod.
         secret: OwnSecret,
     },
+    /// Build the pod this call would create and send its create as a server-side dry run
+    /// (`dryRun=All`, under a generated name so the running pod's name is no conflict): the API
+    /// server validates and admits it (quotas, LimitRanges, webhooks, the ServiceAccount) and
+    /// writes nothing. Sent by a replacing deploy before it deletes the running pod (deploy.md
+    /// § Replacing a live agent). Answered by [`Answer::PodCreateChecked`].
+    CheckPodCreate,
     /// Read the pod `name`. Answered by [`Answer::PodRead`].
     GetPod {
         /// The pod name.
@@ -178,6 +184,8 @@ pub enum Answer {
     SecretCreated(Result<OwnSecret, SecretCreateFailure>),
     /// To [`Request::CreatePod`].
     PodCreated(PodCreateOutcome),
+    /// To [`Request::CheckPodCreate`]: admitted, or the refusal the create would get.
+    PodCreateChecked(Result<(), RequestFailure>),
     /// To [`Request::GetPod`] (`Ok(None)` = confirmed absent).
     PodRead(Result<Option<ObservedPod>, RequestFailure>),
     /// To [`Request::SecretExists`] and [`Request::ServiceAccountExists`].
@@ -212,6 +220,7 @@ impl Answer {
             Answer::EnvCompared(_) => "EnvCompared",
             Answer::SecretCreated(_) => "SecretCreated",
             Answer::PodCreated(_) => "PodCreated",
+            Answer::PodCreateChecked(_) => "PodCreateChecked",
             Answer::PodRead(_) => "PodRead",
             Answer::Exists(_) => "Exists",
             Answer::Listed(_) => "Listed",

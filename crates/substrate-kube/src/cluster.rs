@@ -515,6 +515,24 @@ impl Substrate for Cluster {
         }
     }
 
+    async fn check_pod_create(&self, pod: &Pod) -> Result<(), RequestFailure> {
+        let name = pod.metadata.generate_name.as_deref().unwrap_or_default();
+        let call = Call::new(Operation::CreatePod, self.object(name));
+        let body = encode(pod).map_err(|failure| call.error(failure))?;
+        let dry_run = PostParams {
+            dry_run: true,
+            field_manager: None,
+        };
+        let request = Request::new(self.pods_path()).create(&dry_run, body);
+        // An answered refusal is the one the create would get; a transport failure leaves the
+        // check unknown, and the replacing deploy then deletes nothing.
+        self.exchange(&call, request)
+            .await
+            .result
+            .map(|_| ())
+            .map_err(|failure| call.error(failure))
+    }
+
     async fn delete_pod(&self, deletion: &PodDeletion) -> Result<DeleteAnswer, RequestFailure> {
         let (name, fence) = (deletion.name(), deletion.fence());
         let call = Call::new(Operation::DeletePod, self.object(name));

@@ -118,6 +118,14 @@ pub trait Substrate: Send + Sync {
         pod: &Pod,
     ) -> impl Future<Output = Result<CreateAnswer, RequestFailure>> + Send;
 
+    /// Send `pod`'s create as a server-side dry run (`dryRun=All`): validated and admitted as a
+    /// create would be, nothing written. `pod` carries a `generateName` and no name, so a pod
+    /// holding the name is no conflict (deploy.md § Replacing a live agent).
+    fn check_pod_create(
+        &self,
+        pod: &Pod,
+    ) -> impl Future<Output = Result<(), RequestFailure>> + Send;
+
     /// Delete the pod `deletion` names with `preconditions: {uid, resourceVersion}` from its
     /// fence (the observation that authorised it), and its grace period override when it carries
     /// one (never zero: deploy.md § Grace periods).

@@ -16,7 +16,7 @@ use crate::failure::RequestFailure;
 use crate::policy::PolicyFailure;
 use crate::reference::own_secret_deletion;
 use crate::request::{Answer, OwnSecret, PodCreateOutcome, Prepared, Request};
-use crate::verify::verify_pod;
+use crate::verify::{PodDeletion, verify_pod};
 use crate::workspace::ClaimFailure;
 
 impl DeployMachine {
@@ -24,6 +24,42 @@ impl DeployMachine {
     /// (E16); a NotFound naming the namespace means it is missing (E11). Any other NotFound (an
     /// apiserver that serves neither API, like the simulator) is E15 or E16.
     fn prepared(&mut self, prepared: Prepared) -> DeployStep {
+        match self.prepare_outcome(prepared) {
+            Ok(()) => self.create(),
+            Err(failed) => failed,
+        }
+    }
+
+    /// [`Request::Prepare`]'s answer for a replacing call (deploy.md § Replacing a live agent):
+    /// in place, the new pod's create is checked next; a failure ends the deploy with the
+    /// running pod kept.
+    fn replace_prepared(&mut self, deletion: PodDeletion, prepared: Prepared) -> DeployStep {
+        match self.prepare_outcome(prepared) {
+            Ok(()) => self.go(Phase::ReplaceChecking { deletion }, Request::CheckPodCreate),
+            Err(failed) => failed,
+        }
+    }
+
+    /// The dry run's answer: admitted, the replace delete goes ahead; refused, or not known,
+    /// the deploy fails and the running pod is kept (never less than the user had).
+    fn replace_checked(
+        &mut self,
+        deletion: PodDeletion,
+        checked: Result<(), RequestFailure>,
+    ) -> DeployStep {
+        match checked {
+            Ok(()) => self.delete(deletion),
+            Err(failure) => fail(DeployError::ReplaceRefused {
+                namespace: self.spec.namespace.clone(),
+                pod: deletion.name().to_owned(),
+                failure,
+            }),
+        }
+    }
+
+    /// The outcome of [`Request::Prepare`]: `Ok` once both objects are in place, else the step
+    /// that ends the deploy.
+    fn prepare_outcome(&mut self, prepared: Prepared) -> Result<(), DeployStep> {
         let namespace_missing = |failure: &RequestFailure| {
             failure.reason() == Some("NotFound")
                 && failure
@@ -32,30 +68,30 @@ impl DeployMachine {
         };
         match prepared.policy {
             Err(PolicyFailure::Failed(failure)) if namespace_missing(&failure) => {
-                return self.namespace_missing();
+                return Err(self.namespace_missing());
             }
             Err(failure) => {
-                return fail(DeployError::Policy {
+                return Err(fail(DeployError::Policy {
                     namespace: self.spec.namespace.clone(),
                     name: self.spec.pod_name.clone(),
                     failure,
-                });
+                }));
             }
             Ok(()) => {}
         }
         match prepared.workspace {
             Err(ClaimFailure::Failed(failure)) if namespace_missing(&failure) => {
-                self.namespace_missing()
+                Err(self.namespace_missing())
             }
-            Err(failure) => fail(DeployError::Workspace {
+            Err(failure) => Err(fail(DeployError::Workspace {
                 namespace: self.spec.namespace.clone(),
                 claim: self.spec.workspace_claim.clone().unwrap_or_default(),
                 failure,
-            }),
+            })),
             Ok(report) => {
                 self.prepared = true;
                 self.workspace = report;
-                self.create()
+                Ok(())
             }
         }
     }
@@ -68,6 +104,12 @@ impl DeployMachine {
     ) -> DeployStep {
         match (phase, event) {
             (Phase::Preparing, Answer::Prepared(prepared)) => self.prepared(prepared),
+            (Phase::ReplacePreparing { deletion }, Answer::Prepared(prepared)) => {
+                self.replace_prepared(deletion, prepared)
+            }
+            (Phase::ReplaceChecking { deletion }, Answer::PodCreateChecked(checked)) => {
+                self.replace_checked(deletion, checked)
+            }
             (Phase::CreatingSecret, Answer::SecretCreated(created)) => match created {
                 Ok(secret) => self.go(
                     Phase::CreatingPod {

@@ -156,6 +156,18 @@ pub enum DeployError {
         /// The pod waiting for it, when one was created.
         pod: Option<String>,
     },
+    /// E17: `--replace` checked the new pod's create by a dry run before deleting the running
+    /// pod, and the API server refused it (a quota, a LimitRange, an admission webhook, a
+    /// validation, a missing ServiceAccount) or could not be asked: nothing was deleted or
+    /// created, and the running pod keeps its old configuration.
+    ReplaceRefused {
+        /// The namespace.
+        namespace: String,
+        /// The running pod, kept.
+        pod: String,
+        /// The dry run's failure.
+        failure: RequestFailure,
+    },
     /// E15: the agent's NetworkPolicy (`--isolate`) could not be put in place; nothing else was
     /// created by this call.
     Policy {
@@ -275,7 +287,8 @@ impl DeployError {
                 failure: ClaimFailure::Failed(failure),
                 ..
             }
-            | DeployError::Failed { failure, .. } => Some(failure),
+            | DeployError::Failed { failure, .. }
+            | DeployError::ReplaceRefused { failure, .. } => Some(failure),
             _ => None,
         }
     }
@@ -379,6 +392,11 @@ impl fmt::Display for DeployError {
                 f,
                 "could not put networkpolicy {namespace}/{name} (--isolate) in place: \
                  {failure}; no pod was created"
+            ),
+            DeployError::ReplaceRefused { pod, failure, .. } => write!(
+                f,
+                "the new pod of --replace would not be created: {failure}; nothing was deleted \
+                 or created, and the running pod {pod} keeps its old configuration"
             ),
             DeployError::Workspace {
                 namespace,

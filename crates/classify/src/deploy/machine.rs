@@ -14,7 +14,7 @@ use super::stability::Stability;
 use crate::failure::RequestFailure;
 use crate::progress::PodWatch;
 use crate::request::{Answer, OwnSecret, Step};
-use crate::verify::{SettledPod, VerifiedPod};
+use crate::verify::{PodDeletion, SettledPod, VerifiedPod};
 use crate::wait::Deadline;
 use crate::workspace::ClaimReport;
 
@@ -49,6 +49,15 @@ pub(crate) enum Phase {
     SecretCheck(VerifiedPod),
     EnvCompare(SettledPod),
     Preparing,
+    /// A replacing call puts the agent's other objects in place before it deletes the running
+    /// pod, so a problem with them fails the deploy with that pod kept.
+    ReplacePreparing {
+        deletion: PodDeletion,
+    },
+    /// A replacing call's dry-run create of the new pod, before the delete.
+    ReplaceChecking {
+        deletion: PodDeletion,
+    },
     CreatingSecret,
     CreatingPod {
         secret: OwnSecret,
@@ -179,7 +188,8 @@ pub(super) fn phase_name(phase: &Phase) -> &'static str {
         Phase::Start => "Start",
         Phase::References => "ReferencesChecked",
         Phase::EnvCompare(_) => "EnvCompared",
-        Phase::Preparing => "Prepared",
+        Phase::Preparing | Phase::ReplacePreparing { .. } => "Prepared",
+        Phase::ReplaceChecking { .. } => "PodCreateChecked",
         Phase::Preflight => "Preflighted",
         Phase::Observe
         | Phase::DisappearRead { .. }

@@ -17,7 +17,7 @@ use crate::failure::RequestFailure;
 use crate::reference::own_secret_deletion;
 use crate::request::{Answer, NamespaceCheck, NamespaceFailure, Request, Step};
 use crate::startup::Missing;
-use crate::verify::{SettledPod, VerifiedPod, verify_pod};
+use crate::verify::{PodDeletion, SettledPod, VerifiedPod, verify_pod};
 use crate::wait::{Disappearance, disappearance};
 
 impl DeployMachine {
@@ -348,6 +348,12 @@ impl DeployMachine {
             if let Some(retiring) = Retiring::of(&action, &amended, settled) {
                 self.retiring = Some(retiring);
             }
+            // deploy.md § Replacing a live agent: before the running pod is deleted, the new
+            // pod's objects are put in place and its create is checked by a dry run.
+            if let (Action::NoOp { .. }, Action::Delete(deletion)) = (&action, &amended) {
+                self.stability.interrupted();
+                return self.check_replace(deletion.clone());
+            }
             amended
         } else {
             action
@@ -396,16 +402,35 @@ impl DeployMachine {
             Action::Delete(_) if self.created_this_call => {
                 self.latest_condition(Failing::CreatedPodFailed)
             }
-            Action::Delete(deletion) => {
-                let uid = deletion.fence().uid().to_owned();
-                let deletion = deletion.with_grace(self.spec.delete_grace);
-                self.go(Phase::Deleting { uid }, Request::DeletePod(deletion))
-            }
+            Action::Delete(deletion) => self.delete(deletion),
         }
     }
 
     /// deploy.md § Create, after § Egress control and § Persistent workspace: the agent's
     /// policy and claim first (once per call, when asked for), then this attempt's Secret.
+    /// A fenced pod delete, with this call's grace override (deploy.md § Grace periods).
+    pub(super) fn delete(&mut self, deletion: PodDeletion) -> DeployStep {
+        let uid = deletion.fence().uid().to_owned();
+        let deletion = deletion.with_grace(self.spec.delete_grace);
+        self.go(Phase::Deleting { uid }, Request::DeletePod(deletion))
+    }
+
+    /// A replacing call's checks before it deletes the running pod `deletion` names: the
+    /// agent's other objects in place (once per call), then a dry-run create of the new pod.
+    fn check_replace(&mut self, deletion: PodDeletion) -> DeployStep {
+        let workspace = self.spec.workspace_claim.is_some();
+        if (self.spec.isolate || workspace) && !self.prepared {
+            return self.go(
+                Phase::ReplacePreparing { deletion },
+                Request::Prepare {
+                    policy: self.spec.isolate,
+                    workspace,
+                },
+            );
+        }
+        self.go(Phase::ReplaceChecking { deletion }, Request::CheckPodCreate)
+    }
+
     pub(super) fn create(&mut self) -> DeployStep {
         let workspace = self.spec.workspace_claim.is_some();
         if (self.spec.isolate || workspace) && !self.prepared {

@@ -162,6 +162,8 @@ fn delete_answer(c: &mut Choices) -> Result<DeleteAnswer, RequestFailure> {
 /// What the invariant checker remembers of the run so far.
 #[derive(Default)]
 struct Seen {
+    /// A replace's dry-run create was admitted since the last read.
+    create_checked: bool,
     last_read: Option<ObservedPod>,
     created: bool,
     absent_since_created: bool,
@@ -500,6 +502,12 @@ fn run(
                         observed.marks.create_intent.as_deref() != Some(INTENT) || seen.env_differs,
                         "a replace delete of a pod whose intent and environment match"
                     );
+                    // deploy.md § Replacing a live agent, rule 1a: only after the new pod's create
+                    // was admitted by a dry run.
+                    prop_assert!(
+                        std::mem::take(&mut seen.create_checked),
+                        "a replace delete without an admitted dry run"
+                    );
                     seen.started_deletes += 1;
                     prop_assert!(seen.started_deletes <= 1, "a second replace delete");
                     let answer = delete_answer(&mut c);
@@ -569,6 +577,17 @@ fn run(
                 );
                 prop_assert_eq!(deletion.uid(), format!("s-{}", deletion.name()));
                 Answer::Deleted(delete_answer(&mut c))
+            }
+            Step::Request(Request::CheckPodCreate) => {
+                prop_assert!(replace, "a dry-run create without --replace");
+                prop_assert!(seen.own_secret.is_none(), "a dry run after a Secret create");
+                let admitted = c.pick(4) != 0;
+                seen.create_checked = admitted;
+                Answer::PodCreateChecked(if admitted {
+                    Ok(())
+                } else {
+                    Err(RequestFailure::api(403, "Forbidden", "exceeded quota: q"))
+                })
             }
             Step::Request(Request::ServiceAccountExists { name }) => {
                 prop_assert!(seen.awaiting_account, "account read without a refusal");

@@ -36,6 +36,37 @@ on_both_backends! {
         assert_ne!(uid(&fx), old);
         assert_eq!(fx.pod_names(), [POD]);
         assert_eq!(fx.secret_names().len(), 1, "the old pod's Secret went with it");
+        // deploy.md § Replacing a live agent, rule 1a: the new pod's create was checked by a dry
+        // run, under a generated name, before the running pod was deleted.
+        let requests = fx.requests();
+        let dry_run = requests.iter().position(|r| r.is_dry_run());
+        let delete = requests.iter().position(|r| r.method == "DELETE");
+        assert!(dry_run.is_some() && dry_run < delete, "{requests:?}");
+        let checked = requests[dry_run.unwrap()].body_json().expect("a pod");
+        assert_eq!(checked["metadata"]["generateName"], format!("{POD}-"));
+        assert!(checked["metadata"]["name"].is_null());
+    }
+
+    /// deploy.md § Replacing a live agent, rule 1a: a replace whose new pod the API server
+    /// refuses to create (here: the caller may no longer create pods) fails with E17 at the dry
+    /// run, before anything is deleted: the running pod keeps running, nothing is written.
+    fn a_replace_the_api_server_would_refuse_keeps_the_running_pod(mut fx) {
+        assert_eq!(fx.apiary(&["deploy", AGENT, "--image", IMAGE]).code, 0);
+        let old = uid(&fx);
+        fx.deny(Verb::Create, Some(Resource::Pods));
+        fx.clear_requests();
+        let run = fx.apiary(&["deploy", AGENT, "--image", IMAGE, "--cpu-limit", "3", "--replace"]);
+        assert_eq!(run.code, 1, "{run:?}");
+        assert!(run.stderr.contains("the new pod of --replace would not be created"), "{}", run.stderr);
+        assert!(run.stderr.contains("403"), "{}", run.stderr);
+        assert!(
+            run.stderr.contains(&format!("the running pod {POD} keeps its old configuration")),
+            "{}",
+            run.stderr
+        );
+        assert!(fx.mutations().is_empty(), "{:?}", fx.mutations());
+        assert!(fx.requests().iter().any(|r| r.is_dry_run()), "{:?}", fx.requests());
+        assert_eq!(uid(&fx), old, "the running pod is kept");
     }
 
     /// `--replace` with the configuration unchanged is the usual no-op: nothing written (json

@@ -95,3 +95,30 @@ fn a_term_ignoring_agent_goes_within_its_shortened_grace() {
     assert!(run.stderr.contains("(grace period 5 s)"), "{run:?}");
     assert!(!run.stderr.contains("the API shows no reason"), "{run:?}");
 }
+
+/// deploy.md § Grace periods, on the real kubelet v1.20: an undeploy of a pod whose image pull
+/// is backing off lingers until the kubelet's periodic sandbox cleanup (22 to 70 s measured),
+/// whatever the grace. The undeploy waits it out and succeeds, and once the pod outlives its
+/// (here 5 s) grace the progress says its container never started, not a node fault.
+#[test]
+fn an_image_pull_back_off_undeploy_says_what_it_waits_for() {
+    let Some(scene) = Scene::new("pull-back-off") else {
+        return;
+    };
+    let agent = "never pulls";
+    let missing = scene.node.info().images.missing.clone();
+    let failed = scene.apiary(&deploy_args(agent, &missing, "sleep 3600", &[]));
+    assert_eq!(failed.code, 1, "{failed:?}");
+    assert!(failed.stderr.contains("has no image at"), "{failed:?}");
+    let name = pod_name(agent);
+    assert!(scene.pod(&name).is_some(), "the pod is kept for logs");
+    let run = scene
+        .apiary(&["undeploy", agent, "--grace-period", "5s"])
+        .ok();
+    assert!(scene.pod(&name).is_none(), "{run:?}");
+    assert!(
+        run.stderr.contains("its container never started"),
+        "the lingering explained: {run:?}"
+    );
+    assert!(!run.stderr.contains("the API shows no reason"), "{run:?}");
+}

@@ -64,6 +64,29 @@ impl ClusterModel {
         Ok(pod)
     }
 
+    /// Check a pod create without writing it: the dry run of `dryRun=All`. The checks of
+    /// [`ClusterModel::create_pod`] (namespace, ServiceAccount admission, classes, validation)
+    /// under the pod's `generateName` (or name), and no store, kubelet or event.
+    ///
+    /// # Errors
+    /// As [`ClusterModel::create_pod`], but never `AlreadyExists`.
+    pub fn check_pod_create(&self, namespace: &str, mut pod: Pod) -> Result<(), ModelError> {
+        validation::decode_quantities(&pod)?;
+        validation::default_requests(&mut pod);
+        add_default_tolerations(&mut pod);
+        // The API server appends five random characters to a `generateName`.
+        let name = match (&pod.metadata.name, &pod.metadata.generate_name) {
+            (Some(name), _) => name.clone(),
+            (None, Some(prefix)) => format!("{prefix}dryrn"),
+            (None, None) => String::new(),
+        };
+        let invalid = validation::validate(&name, &pod);
+        self.require_namespace(namespace)?;
+        self.accounts.admit(namespace, &name, &pod)?;
+        validation::admit_classes(&name, &pod)?;
+        invalid
+    }
+
     /// Insert a pod directly (a test hook: a foreign pod, a race winner, residue with a chosen
     /// age). Unlike a create it keeps what the pod carries — `status`, `spec.nodeName`, labels,
     /// `uid`, `creationTimestamp`, even a `deletionTimestamp` (honoured: the pod is removed once

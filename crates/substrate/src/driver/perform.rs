@@ -136,6 +136,7 @@ impl<'a, S: Substrate> Performer<'a, S> {
                 Answer::SecretCreated(created)
             }
             Request::CreatePod { secret } => Answer::PodCreated(self.create_pod(&secret).await),
+            Request::CheckPodCreate => Answer::PodCreateChecked(self.check_pod_create().await),
             Request::GetPod { name } => Answer::PodRead(self.read_pod(&name).await),
             Request::SecretExists { name } => Answer::Exists(substrate.secret_exists(&name).await),
             Request::ServiceAccountExists { name } => {
@@ -359,6 +360,22 @@ impl<'a, S: Substrate> Performer<'a, S> {
     /// decides whether to wait for a missing account (deploy.md § Namespace ensure, item 4); this
     /// only passes the answer on. A generation this shell did not mint cannot be built: the
     /// create is then refused unsent, and the machine drops the Secret and reports it (E10).
+    /// The dry run of the pod this call would create (deploy.md § Replacing a live agent): the
+    /// pod of a placeholder generation (no Secret is created for it; a dry run does not read
+    /// one), under a `generateName` of its name, so the running pod's name is no conflict.
+    async fn check_pod_create(&self) -> Result<(), RequestFailure> {
+        let Some(config) = self.config else {
+            return Err(unconfigured());
+        };
+        let mut pod = build_pod(config, Generation::from_u32(0));
+        pod.metadata.generate_name = pod.metadata.name.take().map(|name| format!("{name}-"));
+        let checked = self.substrate.check_pod_create(&pod).await;
+        if let Err(failure) = &checked {
+            tracing::info!("the new pod's dry-run create was refused: {failure}");
+        }
+        checked
+    }
+
     async fn create_pod(&self, secret: &OwnSecret) -> PodCreateOutcome {
         let Some(config) = self.config else {
             return PodCreateOutcome::Refused(unconfigured());

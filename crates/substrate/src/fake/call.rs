@@ -59,6 +59,11 @@ pub enum Call {
         /// The pod.
         pod: Pod,
     },
+    /// `check_pod_create(pod)`: a dry-run create (deploy.md § Replacing a live agent).
+    CheckPodCreate {
+        /// The pod, under its generated name.
+        pod: Pod,
+    },
     /// `delete_pod(name, fence)`.
     DeletePod {
         /// The pod name.
@@ -146,7 +151,7 @@ impl Call {
             Self::SecretExists { .. } | Self::ReadSecretValues { .. } => Operation::GetSecret,
             Self::ServiceAccountExists { .. } => Operation::GetServiceAccount,
             Self::CreateSecret { .. } => Operation::CreateSecret,
-            Self::CreatePod { .. } => Operation::CreatePod,
+            Self::CreatePod { .. } | Self::CheckPodCreate { .. } => Operation::CreatePod,
             Self::DeletePod { .. } => Operation::DeletePod,
             Self::DeleteSecret { .. } => Operation::DeleteSecret,
             Self::GetNode { .. } => Operation::GetNode,
@@ -163,7 +168,9 @@ impl Call {
 
     /// Whether this call writes (namespace ensure, creates, deletes).
     pub fn is_mutation(&self) -> bool {
-        self.op().is_some_and(Operation::is_mutation)
+        // A dry-run create writes nothing (deploy.md § Replacing a live agent).
+        !matches!(self, Self::CheckPodCreate { .. })
+            && self.op().is_some_and(Operation::is_mutation)
     }
 
     /// A one-line, value-free summary for assertions: `ensure_namespace agents`,
@@ -200,6 +207,10 @@ impl Call {
             Self::CreatePod { pod } => {
                 format!("create_pod {}", pod.metadata.name.as_deref().unwrap_or(""))
             }
+            Self::CheckPodCreate { pod } => format!(
+                "check_pod_create {}",
+                pod.metadata.generate_name.as_deref().unwrap_or("")
+            ),
             Self::DeletePod { name, fence } => format!(
                 "delete_pod {name} uid={} rv={}",
                 fence.uid(),

@@ -444,6 +444,16 @@ impl Substrate for FakeCluster {
         })
     }
 
+    async fn check_pod_create(&self, pod: &Pod) -> Result<(), RequestFailure> {
+        let step = self.begin(Call::CheckPodCreate { pod: pod.clone() });
+        let object = self.object(pod.metadata.generate_name.as_deref().unwrap_or(""));
+        let checked: Result<CreateAnswer, RequestFailure> =
+            self.write(step, Operation::CreatePod, &object, |m| {
+                m.check_pod_create(&self.namespace, pod.clone())
+            });
+        checked.map(|_| ())
+    }
+
     async fn delete_pod(&self, deletion: &PodDeletion) -> Result<DeleteAnswer, RequestFailure> {
         let (name, fence) = (deletion.name(), deletion.fence());
         let step = self.begin(Call::DeletePod {

@@ -83,7 +83,8 @@ fn the_policy_is_created_before_the_secret() {
 
 /// The same deploy again keeps the started pod and never touches the policy; `--replace` with
 /// another allow-list replaces the policy (one fenced update, the read's uid and
-/// resourceVersion) before the new Secret, and a policy that already says it is kept as is.
+/// resourceVersion) before the running pod is deleted (deploy.md § Replacing a live agent, rule
+/// 1a) and so before the new Secret, and a policy that already says it is kept as is.
 #[test]
 fn a_changed_allow_list_is_rolled_on_with_a_fenced_update() {
     let fake = FakeCluster::new(NS);
@@ -113,7 +114,9 @@ fn a_changed_allow_list_is_rolled_on_with_a_fenced_update() {
         .iter()
         .position(|w| *w == update)
         .expect("a fenced update");
-    assert!(writes[at + 1].starts_with("create_secret "), "{writes:?}");
+    assert!(writes[at + 1].starts_with("delete_pod "), "{writes:?}");
+    let secret = writes.iter().position(|w| w.starts_with("create_secret "));
+    assert!(secret > Some(at), "{writes:?}");
     assert_eq!(
         fake.network_policies()[0].spec,
         build_network_policy(&second).unwrap().spec

@@ -70,6 +70,9 @@ struct Run {
     /// The machine waits for the preflight's answer: the next pod read answers it, with the
     /// namespace present.
     preflight: bool,
+    /// A replace's dry-run create check is answered "admitted" at once (the tests of the check
+    /// itself turn this off and answer it).
+    admit_checks: bool,
 }
 
 impl Run {
@@ -82,6 +85,7 @@ impl Run {
             machine: DeployMachine::new(spec),
             elapsed: Duration::ZERO,
             preflight: false,
+            admit_checks: true,
         }
     }
 
@@ -93,7 +97,12 @@ impl Run {
             },
             other => other,
         };
-        self.machine.step(self.elapsed, event)
+        match self.machine.step(self.elapsed, event) {
+            Step::Request(Request::CheckPodCreate) if self.admit_checks => self
+                .machine
+                .step(self.elapsed, Answer::PodCreateChecked(Ok(()))),
+            step => step,
+        }
     }
 
     /// Start: the preflight (namespace ensure, GC, first read) is asked for; the next pod read
@@ -2361,5 +2370,99 @@ fn a_pod_create_answer_becomes_its_outcome() {
     assert_eq!(
         PodCreateOutcome::of(Err(lost.clone())),
         PodCreateOutcome::TransportFailed(lost)
+    );
+}
+
+/// deploy.md § Replacing a live agent, rule 1a: before a replacing call deletes the running pod,
+/// the new pod's create is checked by a dry run; refused, the deploy fails with E17 and nothing
+/// is deleted or created (the running pod keeps its old configuration); admitted, the fenced
+/// delete follows.
+#[test]
+fn replace_checks_the_new_pods_create_before_deleting_the_running_pod() {
+    let quota = RequestFailure::api(
+        403,
+        "Forbidden",
+        "pods \"x\" is forbidden: exceeded quota: tight, requested: limits.memory=128Mi, used: \
+         limits.memory=0, limited: limits.memory=100Mi",
+    );
+    let mut run = replacing();
+    run.admit_checks = false;
+    run.reach_first_get();
+    assert_eq!(
+        run.step(read(started_other_intent("u1", "7"))),
+        Step::Request(Request::CheckPodCreate)
+    );
+    let e = error(run.step(Answer::PodCreateChecked(Err(quota.clone()))));
+    assert_eq!(
+        e,
+        DeployError::ReplaceRefused {
+            namespace: "agents".into(),
+            pod: POD.into(),
+            failure: quota,
+        }
+    );
+    assert_eq!(e.left(), None, "the running pod is not a leftover: it runs");
+    assert!(e.to_string().contains("keeps its old configuration"), "{e}");
+
+    let mut run = replacing();
+    run.admit_checks = false;
+    run.reach_first_get();
+    run.step(read(started_other_intent("u1", "7")));
+    let effect = run.step(Answer::PodCreateChecked(Ok(())));
+    assert!(
+        matches!(&effect, Step::Request(Request::DeletePod(d)) if d.fence().uid() == "u1"),
+        "{effect:?}"
+    );
+}
+
+/// The agent's other objects come first for a replacing call (once): a claim or policy problem
+/// fails the deploy with the running pod kept; in place, the check and the delete follow, and
+/// the create after the old pod is gone prepares nothing again.
+#[test]
+fn replace_prepares_the_agents_objects_before_deleting() {
+    let with_claim = || {
+        let mut run = Run::with(DeploySpec {
+            replace: true,
+            workspace_claim: Some(format!("{POD}-workspace")),
+            ..spec()
+        });
+        run.admit_checks = false;
+        run.reach_first_get();
+        assert_eq!(
+            run.step(read(started_other_intent("u1", "7"))),
+            Step::Request(Request::Prepare {
+                policy: false,
+                workspace: true
+            })
+        );
+        run
+    };
+    let mut run = with_claim();
+    let e = error(run.step(Answer::Prepared(Prepared {
+        policy: Ok(()),
+        workspace: Err(ClaimFailure::Problem(ClaimProblem::Foreign)),
+    })));
+    assert!(matches!(e, DeployError::Workspace { .. }), "{e:?}");
+
+    let mut run = with_claim();
+    assert_eq!(
+        run.step(Answer::Prepared(Prepared {
+            policy: Ok(()),
+            workspace: Ok(Some(claim_report(false))),
+        })),
+        Step::Request(Request::CheckPodCreate)
+    );
+    let effect = run.step(Answer::PodCreateChecked(Ok(())));
+    assert!(
+        matches!(effect, Step::Request(Request::DeletePod(_))),
+        "{effect:?}"
+    );
+    assert_eq!(run.step(Answer::Deleted(Ok(DeleteAnswer::Accepted))), get());
+    assert_eq!(run.step(absent()), list(), "gone: its Secret is looked up");
+    run.step(Answer::Listed(Ok(Listing::default())));
+    assert_eq!(
+        run.step(absent()),
+        Step::Request(Request::CreateSecret),
+        "prepared once per call"
     );
 }
