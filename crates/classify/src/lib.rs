@@ -30,6 +30,7 @@ pub mod policy;
 mod progress;
 pub mod pull;
 pub mod reference;
+pub mod refusal;
 pub mod renew;
 pub mod request;
 pub mod settings;

@@ -310,7 +310,12 @@ mod tests {
     #[test]
     fn forbidden_adds_the_rbac_hint_only_for_403() {
         let forbidden = SeedsError::Client(kube::Error::Api(Box::new(
-            kube::core::Status::failure("pods is forbidden", "Forbidden").with_code(403),
+            kube::core::Status::failure(
+                "pods is forbidden: User \"u\" cannot list resource \"pods\" in API group \"\" in \
+                 the namespace \"ring\"",
+                "Forbidden",
+            )
+            .with_code(403),
         )));
         let f = failure(&forbidden, "ring");
         assert_eq!(f.exit, Exit::Failed);

@@ -10,8 +10,10 @@ Run under the node wrapper (root, the node's packages, kubectl on PATH):
 For each run, in a fresh namespace: `apiary deploy` of a container that traps SIGTERM against
 `kubectl run` + `kubectl wait --for=condition=Ready` of the same container (wall, CPU of the
 client, and kubectl's requests from its `-v=6` lines; apiary logs no line per request), then
-`apiary undeploy` against `kubectl delete pod --wait`. Prints medians and the ratios. Talks
-only to the node's loopback apiserver.
+`apiary undeploy` against `kubectl delete pod --wait`; then, of a container that ignores SIGTERM
+(`sh` as PID 1), `apiary undeploy --grace-period 5s` against `kubectl delete pod --grace-period=5
+--wait` (docs/deploy.md § Grace periods). Prints medians and the ratios. Talks only to the
+node's loopback apiserver.
 """
 import json, os, resource, statistics, subprocess, sys, tempfile, time
 
@@ -21,6 +23,7 @@ apiary = sys.argv[1]
 runs = int(sys.argv[2]) if len(sys.argv) > 2 else 5
 token = open(os.path.join(node, "certs/admin.token")).read().strip()
 SLEEPER = "trap 'exit 0' TERM; sleep 3600 & wait"
+IGNORER = "echo started; sleep 3600"
 image = info["images"]["agent"]
 
 
@@ -67,7 +70,8 @@ def timed(cmds, env):
 admin = kubeconfig("default")
 env = dict(os.environ, KUBECONFIG=admin)
 env.pop("RUST_LOG", None)
-rows = {k: [] for k in ["apiary deploy", "kubectl run+wait", "apiary undeploy", "kubectl delete --wait"]}
+rows = {k: [] for k in ["apiary deploy", "kubectl run+wait", "apiary undeploy", "kubectl delete --wait",
+                        "apiary undeploy --grace-period 5s", "kubectl delete --grace-period=5"]}
 for i in range(runs):
     # Alternate who goes first, so neither always pays the node's first pull or a cold cache.
     for tool in (["apiary", "kubectl"] if i % 2 == 0 else ["kubectl", "apiary"]):
@@ -81,6 +85,10 @@ for i in range(runs):
             rows["apiary deploy"].append(timed([[apiary, "-vvv", "deploy", "bench", "--image", image, "--command", "sh",
                                                   "--arg=-c", "--arg", SLEEPER, *sizes]], cfg))
             rows["apiary undeploy"].append(timed([[apiary, "-vvv", "undeploy", "bench"]], cfg))
+            timed([[apiary, "deploy", "ignorer", "--image", image, "--command", "sh", "--arg=-c",
+                    "--arg", IGNORER, *sizes]], cfg)
+            rows["apiary undeploy --grace-period 5s"].append(
+                timed([[apiary, "-vvv", "undeploy", "ignorer", "--grace-period", "5s"]], cfg))
         else:
             rows["kubectl run+wait"].append(timed([
                 ["kubectl", "-v=6", "run", "bench", f"--image={image}", "--restart=Never",
@@ -90,6 +98,14 @@ for i in range(runs):
                                    "limits": {"cpu": "200m", "memory": "64Mi"}}}]}})],
                 ["kubectl", "-v=6", "wait", "--for=condition=Ready", "pod/bench", "--timeout=120s"]], cfg))
             rows["kubectl delete --wait"].append(timed([["kubectl", "-v=6", "delete", "pod", "bench", "--wait"]], cfg))
+            timed([["kubectl", "run", "ignorer", f"--image={image}", "--restart=Never",
+                    "--overrides", json.dumps({"spec": {"containers": [{
+                        "name": "ignorer", "image": image, "command": ["sh", "-c", IGNORER],
+                        "resources": {"requests": {"cpu": "10m", "memory": "16Mi"},
+                                      "limits": {"cpu": "200m", "memory": "64Mi"}}}]}})],
+                   ["kubectl", "wait", "--for=condition=Ready", "pod/ignorer", "--timeout=120s"]], cfg)
+            rows["kubectl delete --grace-period=5"].append(timed(
+                [["kubectl", "-v=6", "delete", "pod", "ignorer", "--grace-period=5", "--wait"]], cfg))
         subprocess.run(["kubectl", "delete", "namespace", ns, "--wait=false"], env=env, capture_output=True)
 
 
@@ -104,3 +120,6 @@ print(f"deploy   wall ratio apiary/kubectl {med('apiary deploy', 0) / med('kubec
       f"cpu ratio {med('apiary deploy', 1) / med('kubectl run+wait', 1):.2f}")
 print(f"undeploy wall ratio apiary/kubectl {med('apiary undeploy', 0) / med('kubectl delete --wait', 0):.2f}, "
       f"cpu ratio {med('apiary undeploy', 1) / med('kubectl delete --wait', 1):.2f}")
+print(f"grace 5s wall ratio apiary/kubectl "
+      f"{med('apiary undeploy --grace-period 5s', 0) / med('kubectl delete --grace-period=5', 0):.2f}, "
+      f"cpu ratio {med('apiary undeploy --grace-period 5s', 1) / med('kubectl delete --grace-period=5', 1):.2f}")

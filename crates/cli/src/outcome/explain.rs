@@ -9,6 +9,8 @@
 //! [`connect`](crate::connect) recorded. Must not: format a library error with `{:?}`, prefix a
 //! text that already says what failed, or print an env value (no input here holds one).
 
+use apiary_classify::refusal::{Refusal, read_refusal};
+use apiary_classify::workspace::quantity_value;
 use std::sync::OnceLock;
 
 use apiary_classify::deploy::{DeployError, ObjectKind};
@@ -318,10 +320,15 @@ fn fix(failure: &RequestFailure, namespace: &str, grant: Grant) -> Option<String
                 .to_owned(),
         ),
         // A refusal the machine already explained (a missing named service account) keeps its
-        // own fix; RBAC is not the cause there.
+        // own fix; RBAC is not the cause there. Otherwise the server's words say who refused
+        // (deploy.md § Who refused it): only RBAC's refusal is a missing role.
         Some(403) if failure.hint().is_none() => {
             let operation = failure.operation()?;
-            Some(rbac_fix(operation, namespace, grant))
+            let refusal = read_refusal(failure.server_message().unwrap_or_default());
+            Some(match refusal {
+                Refusal::Rbac { .. } => rbac_fix(operation, namespace, grant),
+                other => admission_fix(&other, namespace),
+            })
         }
         // A 5xx is the server's own failure (or a proxy's in front of it), not the request's.
         Some(500..=599) => Some(
@@ -331,6 +338,114 @@ fn fix(failure: &RequestFailure, namespace: &str, grant: Grant) -> Option<String
         ),
         _ => None,
     }
+}
+
+/// What to do about a refusal that is not RBAC's: name the authority and its figures, and the
+/// deploy flag that sets what it limits; never the grant hint.
+fn admission_fix(refusal: &Refusal, namespace: &str) -> String {
+    match refusal {
+        Refusal::Quota {
+            name,
+            requested,
+            limited,
+            ..
+        } => {
+            let flags: Vec<String> = requested
+                .iter()
+                .filter_map(|f| quota_flag(&f.resource))
+                .map(str::to_owned)
+                .collect();
+            let too_big = requested.iter().any(|r| {
+                limited.iter().any(|l| {
+                    l.resource == r.resource
+                        && matches!(
+                            (quantity_value(&r.quantity), quantity_value(&l.quantity)),
+                            (Some(r), Some(l)) if r > l
+                        )
+                })
+            });
+            // The figures are in the server's words above; the fix says what they mean.
+            let why = if too_big {
+                "the pod asks more than it allows at all"
+            } else {
+                "the pod does not fit beside the namespace's other pods (it fits once they use \
+                 less)"
+            };
+            let lower = if flags.is_empty() {
+                String::new()
+            } else {
+                format!("lower {}, or ", flags.join(", "))
+            };
+            format!(
+                "refused by ResourceQuota {name}, not a missing role: {why}; {lower}ask an \
+                 administrator of namespace {namespace} to raise the quota"
+            )
+        }
+        Refusal::LimitRange { bounds } => {
+            let flags: Vec<&str> = bounds.iter().filter_map(|b| limit_flag(b)).collect();
+            let set = if flags.is_empty() {
+                String::new()
+            } else {
+                format!(": set {} within it", flags.join(", "))
+            };
+            format!(
+                "refused by a LimitRange of namespace {namespace}, not by a missing role: {}{set}",
+                bounds.join("; ")
+            )
+        }
+        Refusal::Webhook { name, message } => format!(
+            "refused by the admission webhook {name}, not by a missing role: it said \
+             \"{message}\"; change what it asks for (a --label, --annotation or pod option), or \
+             ask whoever runs that policy"
+        ),
+        Refusal::PodSecurity {
+            level,
+            version,
+            detail,
+        } => format!(
+            "refused by the namespace's PodSecurity level {level} ({version}), not by a missing \
+             role: {detail}; use a namespace whose level allows the pod, or change what it \
+             names"
+        ),
+        Refusal::Transient => "an admission check of the API server could not complete (its own \
+             lookup failed, for example while the API server restarts): retry"
+            .to_owned(),
+        Refusal::Rbac { .. } | Refusal::Other => "the API server refused it for the reason it \
+             gives; no missing role of apiary's explains it"
+            .to_owned(),
+    }
+}
+
+/// The deploy flag that sets a quota resource (`limits.memory` → `--memory-limit`).
+fn quota_flag(resource: &str) -> Option<&'static str> {
+    Some(match resource {
+        "limits.memory" => "--memory-limit",
+        "limits.cpu" => "--cpu-limit",
+        "requests.memory" | "memory" => "--memory-request",
+        "requests.cpu" | "cpu" => "--cpu-request",
+        "requests.ephemeral-storage" | "ephemeral-storage" => "--ephemeral-storage-request",
+        "limits.ephemeral-storage" => "--ephemeral-storage-limit",
+        "requests.storage" | "persistentvolumeclaims" => "--workspace-size",
+        _ if resource.starts_with("requests.") || resource.contains('/') => "--resource",
+        _ => return None,
+    })
+}
+
+/// The deploy flag that sets the value a LimitRange bound judges.
+fn limit_flag(bound: &str) -> Option<&'static str> {
+    let cpu = bound.contains(" cpu ") || bound.starts_with("cpu ");
+    let memory = bound.contains(" memory ") || bound.starts_with("memory ");
+    let storage = bound.contains("ephemeral-storage");
+    let limit = bound.contains("but limit is") || bound.contains("ratio");
+    Some(match (cpu, memory, storage, limit) {
+        (true, _, _, true) => "--cpu-limit",
+        (true, _, _, false) => "--cpu-request",
+        (_, true, _, true) => "--memory-limit",
+        (_, true, _, false) => "--memory-request",
+        (_, _, true, true) => "--ephemeral-storage-limit",
+        (_, _, true, false) => "--ephemeral-storage-request",
+        _ => return None,
+    })
 }
 
 /// The verb and resource refused, and the manifest and binding that grant them.
@@ -385,6 +500,14 @@ fn fields(failure: &RequestFailure) -> Map<String, Value> {
     }
     if let Some(cause) = failure.transport_cause() {
         fields.insert("cause".into(), json!(cause.to_string()));
+    }
+    // deploy.md § Who refused it: a 403 says who refused, and for admission which plugin.
+    if failure.code() == Some(403) && failure.hint().is_none() {
+        let refusal = read_refusal(failure.server_message().unwrap_or_default());
+        fields.insert("refused_by".into(), json!(refusal.refused_by()));
+        if let Some(plugin) = refusal.plugin() {
+            fields.insert("plugin".into(), json!(plugin.as_str()));
+        }
     }
     fields
 }

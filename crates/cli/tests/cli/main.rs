@@ -20,6 +20,7 @@ mod messages;
 mod pod_options;
 mod redaction;
 mod refusals;
+mod refused;
 mod replace;
 mod seeds;
 mod staying_up;

@@ -437,6 +437,39 @@ impl Fixture {
         self.real().network_policies(&self.runtime)
     }
 
+    /// Create `object` in the fixture's namespace as the admin (the real backend only): a
+    /// ResourceQuota, a LimitRange.
+    ///
+    /// # Panics
+    /// On the simulator.
+    pub fn create_namespaced_object<K>(&self, object: &K)
+    where
+        K: kube::Resource<DynamicType = (), Scope = kube::core::NamespaceResourceScope>
+            + Clone
+            + k8s_openapi::serde::Serialize
+            + for<'de> k8s_openapi::serde::Deserialize<'de>
+            + std::fmt::Debug,
+    {
+        self.real().create_namespaced_object(&self.runtime, object);
+    }
+
+    /// Merge `status` into the status of the object `name` of the fixture's namespace, as a
+    /// controller would (the real backend only; the tier runs no controller manager, so a
+    /// ResourceQuota's `status.hard` and `status.used` are written here).
+    ///
+    /// # Panics
+    /// On the simulator.
+    pub fn patch_namespaced_status<K>(&self, name: &str, status: serde_json::Value)
+    where
+        K: kube::Resource<DynamicType = (), Scope = kube::core::NamespaceResourceScope>
+            + Clone
+            + for<'de> k8s_openapi::serde::Deserialize<'de>
+            + std::fmt::Debug,
+    {
+        self.real()
+            .patch_namespaced_status::<K>(&self.runtime, name, status);
+    }
+
     /// Create the cluster-scoped `object` as the admin (the real backend only).
     ///
     /// # Panics

@@ -188,6 +188,38 @@ impl Real {
     }
 
     /// Create the cluster-scoped `object` as the admin (a RuntimeClass, ...).
+    pub fn create_namespaced_object<K>(&self, runtime: &tokio::runtime::Runtime, object: &K)
+    where
+        K: kube::Resource<DynamicType = (), Scope = kube::core::NamespaceResourceScope>
+            + Clone
+            + k8s_openapi::serde::Serialize
+            + for<'de> k8s_openapi::serde::Deserialize<'de>
+            + std::fmt::Debug,
+    {
+        let api: Api<K> = Api::namespaced(self.admin.clone(), &self.namespace);
+        runtime
+            .block_on(api.create(&PostParams::default(), object))
+            .expect("create an object in the namespace");
+    }
+
+    pub fn patch_namespaced_status<K>(
+        &self,
+        runtime: &tokio::runtime::Runtime,
+        name: &str,
+        status: serde_json::Value,
+    ) where
+        K: kube::Resource<DynamicType = (), Scope = kube::core::NamespaceResourceScope>
+            + Clone
+            + for<'de> k8s_openapi::serde::Deserialize<'de>
+            + std::fmt::Debug,
+    {
+        let api: Api<K> = Api::namespaced(self.admin.clone(), &self.namespace);
+        let patch = kube::api::Patch::Merge(serde_json::json!({ "status": status }));
+        runtime
+            .block_on(api.patch_status(name, &kube::api::PatchParams::default(), &patch))
+            .expect("patch the object's status");
+    }
+
     pub fn create_cluster_object<K>(&self, runtime: &tokio::runtime::Runtime, object: &K)
     where
         K: kube::Resource<DynamicType = (), Scope = kube::core::ClusterResourceScope>

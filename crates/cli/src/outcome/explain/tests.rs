@@ -125,7 +125,7 @@ fn json_fields_carry_the_parts() {
     .fields;
     assert_eq!(
         Value::Object(fields),
-        json!({"operation": "create_pod", "object": "agents/p", "code": 403, "reason": "Forbidden"})
+        json!({"operation": "create_pod", "object": "agents/p", "code": 403, "reason": "Forbidden", "refused_by": "rbac"})
     );
     let lost = RequestFailure::lost(
         Operation::GetPod,
@@ -190,7 +190,11 @@ fn long_messages_are_cut_before_the_fix() {
         "agents/p",
         403,
         "Forbidden",
-        format!("admission webhook said:\n{}", "no ".repeat(400)),
+        format!(
+            "pods \"p\" is forbidden: User \"u\" cannot create resource \"pods\" in API group \
+             \"\" in the namespace \"agents\": RBAC:\n{}",
+            "no ".repeat(400)
+        ),
     );
     let text = request(&failure, "agents", Grant::Deployer, None).message;
     assert!(text.chars().count() <= MAX_MESSAGE, "{}", text.len());
@@ -208,4 +212,108 @@ fn other_deploy_errors_keep_their_text() {
     let explained = deploy(&error, "agents", None);
     assert_eq!(explained.message, error.to_string());
     assert!(explained.fields.is_empty());
+}
+
+/// deploy.md § Who refused it: a 403 is explained by what refused it. A quota, a LimitRange, a
+/// webhook and PodSecurity name themselves, their figures and the flag, never the grant hint; a
+/// failed admission lookup says retry; anything else is the server's words with no guess. JSON
+/// says who refused, and the plugin.
+#[test]
+fn a_refusal_that_is_not_rbac_names_what_refused_it() {
+    let refused = |message: &str| {
+        let failure = RequestFailure::answered(
+            Operation::CreatePod,
+            "agents/p",
+            403,
+            "Forbidden",
+            message.to_owned(),
+        );
+        request(&failure, "agents", Grant::Deployer, None)
+    };
+    let quota = refused(
+        "pods \"p\" is forbidden: exceeded quota: tight, requested: limits.memory=128Mi, used: \
+         limits.memory=0, limited: limits.memory=100Mi",
+    );
+    assert!(
+        quota
+            .message
+            .contains("refused by ResourceQuota tight, not a missing role"),
+        "{}",
+        quota.message
+    );
+    assert!(
+        quota
+            .message
+            .contains("the pod asks more than it allows at all"),
+        "{}",
+        quota.message
+    );
+    assert!(
+        quota.message.contains("lower --memory-limit"),
+        "{}",
+        quota.message
+    );
+    assert!(!quota.message.contains("rbac/"), "{}", quota.message);
+    assert_eq!(quota.fields["refused_by"], "admission");
+    assert_eq!(quota.fields["plugin"], "ResourceQuota");
+    let full = refused(
+        "pods \"p\" is forbidden: exceeded quota: q, requested: pods=1, used: pods=10, limited: \
+         pods=10",
+    );
+    assert!(
+        full.message.contains("fits once they use less"),
+        "{}",
+        full.message
+    );
+    let range = refused(
+        "pods \"p\" is forbidden: maximum cpu usage per Container is 200m, but limit is 500m",
+    );
+    assert!(
+        range.message.contains("refused by a LimitRange"),
+        "{}",
+        range.message
+    );
+    assert!(
+        range.message.contains("set --cpu-limit within it"),
+        "{}",
+        range.message
+    );
+    assert_eq!(range.fields["plugin"], "LimitRanger");
+    let hook = refused(
+        "admission webhook \"require-team.example.com\" denied the request: [require-team-label] \
+         you must provide labels: {\"team\"}",
+    );
+    assert!(
+        hook.message
+            .contains("admission webhook require-team.example.com"),
+        "{}",
+        hook.message
+    );
+    assert!(!hook.message.contains("rbac/"), "{}", hook.message);
+    assert_eq!(hook.fields["plugin"], "webhook");
+    let pss = refused(
+        "pods \"p\" is forbidden: violates PodSecurity \"restricted:latest\": runAsNonRoot != true",
+    );
+    assert!(
+        pss.message
+            .contains("PodSecurity level restricted (latest)"),
+        "{}",
+        pss.message
+    );
+    let lookup = refused(
+        "pods \"p\" is forbidden: Get \"https://127.0.0.1:16443/api/v1/namespaces/a/limitranges\": \
+         dial tcp 127.0.0.1:16443: connect: connection refused",
+    );
+    assert!(lookup.message.contains("retry"), "{}", lookup.message);
+    assert!(!lookup.message.contains("rbac/"), "{}", lookup.message);
+    let other = refused("pods \"p\" is forbidden: something else entirely");
+    assert!(
+        other
+            .message
+            .contains("no missing role of apiary's explains it"),
+        "{}",
+        other.message
+    );
+    assert_eq!(other.fields["refused_by"], "apiserver");
+    assert!(other.fields.get("plugin").is_none());
 }

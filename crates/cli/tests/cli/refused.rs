@@ -1,0 +1,146 @@
+//! deploy.md § Who refused it, on the real `kube-apiserver` (the simulator has no admission
+//! plugins): a ResourceQuota and a LimitRange refuse the pod with their own words, the error
+//! names them and the flag, never the RBAC grant; JSON says who refused and the plugin; and
+//! nothing is left behind (the attempt's Secret is dropped). A real RBAC denial keeps the grant.
+//!
+//! Layer: CLI tests over loopback; real server only.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{
+    LimitRange, LimitRangeItem, LimitRangeSpec, ResourceQuota, ResourceQuotaSpec,
+};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+use crate::common::{Fixture, IMAGE};
+use apiary_apiserver_sim::{Resource, Verb};
+
+fn quantities(pairs: &[(&str, &str)]) -> BTreeMap<String, Quantity> {
+    pairs
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), Quantity((*v).to_owned())))
+        .collect()
+}
+
+fn meta(name: &str) -> ObjectMeta {
+    ObjectMeta {
+        name: Some(name.to_owned()),
+        ..ObjectMeta::default()
+    }
+}
+
+/// A deploy asking more memory than the namespace's ResourceQuota allows: exit 1, the quota's
+/// words and name, the flag, no grant hint; `refused_by` and `plugin`; no pod, no Secret.
+#[test]
+fn a_resource_quota_refusal_names_the_quota_not_a_role() {
+    let Some(fx) = Fixture::on_real("quota") else {
+        return;
+    };
+    fx.create_namespaced_object(&ResourceQuota {
+        metadata: meta("tight"),
+        spec: Some(ResourceQuotaSpec {
+            hard: Some(quantities(&[("limits.memory", "100Mi")])),
+            ..ResourceQuotaSpec::default()
+        }),
+        ..ResourceQuota::default()
+    });
+    // The quota controller's part (the tier has no controller manager): what is used so far.
+    fx.patch_namespaced_status::<ResourceQuota>(
+        "tight",
+        serde_json::json!({"hard": {"limits.memory": "100Mi"}, "used": {"limits.memory": "0"}}),
+    );
+    let args = [
+        "deploy",
+        "quota bot",
+        "--image",
+        IMAGE,
+        "--memory-request",
+        "64Mi",
+        "--memory-limit",
+        "128Mi",
+    ];
+    let run = fx.apiary(&args);
+    assert_eq!(run.code, 1, "{run:?}");
+    let first = run
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("error:"))
+        .unwrap_or_default();
+    assert!(first.contains("exceeded quota: tight"), "{first}");
+    assert!(
+        first.contains("refused by ResourceQuota tight, not a missing role"),
+        "{first}"
+    );
+    assert!(first.contains("lower --memory-limit"), "{first}");
+    assert!(!run.stderr.contains("rbac/"), "{run:?}");
+    let mut json_args = vec!["-o", "json"];
+    json_args.extend(args);
+    let doc = fx.apiary(&json_args).json();
+    assert_eq!(doc["refused_by"], "admission", "{doc}");
+    assert_eq!(doc["plugin"], "ResourceQuota", "{doc}");
+    assert!(fx.pod_names().is_empty());
+    assert!(fx.secret_names().is_empty(), "{:?}", fx.secret_names());
+}
+
+/// A CPU limit above the namespace's LimitRange maximum: the bound and the flag, no grant
+/// hint, nothing left.
+#[test]
+fn a_limit_range_refusal_names_the_bound_and_the_flag() {
+    let Some(fx) = Fixture::on_real("limitrange") else {
+        return;
+    };
+    fx.create_namespaced_object(&LimitRange {
+        metadata: meta("small"),
+        spec: Some(LimitRangeSpec {
+            limits: vec![LimitRangeItem {
+                type_: "Container".to_owned(),
+                max: Some(quantities(&[("cpu", "200m")])),
+                ..LimitRangeItem::default()
+            }],
+        }),
+    });
+    let run = fx.apiary(&[
+        "deploy",
+        "range bot",
+        "--image",
+        IMAGE,
+        "--cpu-limit",
+        "500m",
+    ]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let first = run
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("error:"))
+        .unwrap_or_default();
+    assert!(
+        first.contains("maximum cpu usage per Container is 200m, but limit is 500m"),
+        "{first}"
+    );
+    assert!(first.contains("refused by a LimitRange"), "{first}");
+    assert!(first.contains("--cpu-limit"), "{first}");
+    assert!(!run.stderr.contains("rbac/"), "{run:?}");
+    assert!(fx.pod_names().is_empty());
+    assert!(fx.secret_names().is_empty(), "{:?}", fx.secret_names());
+}
+
+/// A real RBAC denial (the caller may not create pods) keeps the grant hint and says `rbac`.
+#[test]
+fn a_real_rbac_denial_keeps_the_grant() {
+    let Some(mut fx) = Fixture::on_real("rbac-refused") else {
+        return;
+    };
+    fx.deny(Verb::Create, Some(Resource::Pods));
+    let run = fx.apiary(&["-o", "json", "deploy", "denied bot", "--image", IMAGE]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let doc = run.json();
+    assert_eq!(doc["refused_by"], "rbac", "{doc}");
+    assert!(
+        doc["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("rbac/apiary-deployer.yaml")
+    );
+    assert!(fx.pod_names().is_empty());
+}
