@@ -108,6 +108,8 @@ impl fmt::Display for Verb {
 pub enum Route {
     /// `GET /version`.
     Version,
+    /// `GET /readyz`: always ready (the simulator has no start-up to wait for).
+    Readyz,
     /// `GET /api`.
     CoreVersions,
     /// `GET /api/v1`.
@@ -148,6 +150,7 @@ pub fn route(method: &http::Method, path: &str, query: &Query) -> Route {
     let get = method == http::Method::GET;
     match segments.as_slice() {
         ["version"] if get => Route::Version,
+        ["readyz"] if get => Route::Readyz,
         ["api"] if get => Route::CoreVersions,
         ["api", "v1"] if get => Route::CoreResources,
         ["apis"] if get => Route::Groups,

@@ -311,6 +311,7 @@ async fn handle(
         ) => fault_response(&action, &routed),
         Some(FaultAction::Delay(_)) | None => match routed {
             Route::Version => json_response(StatusCode::OK, &discovery::version()),
+            Route::Readyz => json_response(StatusCode::OK, &serde_json::json!("ok")),
             Route::CoreVersions => json_response(
                 StatusCode::OK,
                 &discovery::core_versions(&shared.addr.to_string()),

@@ -17,7 +17,7 @@ pub(crate) use apiary_seeds_kube::exchange::{
 };
 
 use crate::cluster::mapping::{self, Failure, TransportKind};
-use crate::cluster::retry::{RetryPolicy, Window};
+use crate::cluster::retry::{Readiness, RetryPolicy, Window, needs_ready_server};
 
 /// A miss in the vocabulary of the pure mapping and retry decisions.
 pub(crate) fn failure_of(miss: Miss) -> Failure {
@@ -89,6 +89,10 @@ pub(crate) async fn retrying(
     let started = Instant::now();
     let mut retry = 0u32;
     let mut last: Option<Failure> = None;
+    // deploy.md § Who refused it: whether `/readyz` has shown the server ready in this exchange
+    // (then an RBAC 403 is final), and whether the wait for it was said.
+    let mut seen_ready = false;
+    let mut said_starting = false;
     loop {
         let failure = match window.attempt_limit(policy, started.elapsed()) {
             // The budget ran out while waiting: the last real failure says more.
@@ -105,7 +109,26 @@ pub(crate) async fn retrying(
                 Err(miss) => failure_of(miss),
             },
         };
-        let delay = window.next_delay(policy, retry, &failure, started.elapsed(), jitter());
+        let not_ready = !seen_ready
+            && needs_ready_server(&failure)
+            && match readiness(client, policy, &window, started).await {
+                Readiness::Ready | Readiness::Unknown => {
+                    seen_ready = true;
+                    false
+                }
+                Readiness::NotReady => true,
+            };
+        if not_ready && !std::mem::replace(&mut said_starting, true) {
+            tracing::warn!(
+                "the API server refused {operation} {object} while it is not ready (it may be \
+                 starting): retrying until it is"
+            );
+        }
+        let delay = if not_ready {
+            window.not_ready_delay(policy, retry, started.elapsed(), jitter())
+        } else {
+            window.next_delay(policy, retry, &failure, started.elapsed(), jitter())
+        };
         let Some(delay) = delay else {
             return Exchanged {
                 result: Err(failure),
@@ -123,6 +146,27 @@ pub(crate) async fn retrying(
         tokio::time::sleep(delay).await;
         last = Some(failure);
         retry += 1;
+    }
+}
+
+/// One `GET /readyz` (every user may read it, through `system:public-info-viewer`), bounded like
+/// an attempt: whether the server that answered a 403 was ready.
+async fn readiness(
+    client: &kube::Client,
+    policy: &RetryPolicy,
+    window: &Window,
+    started: Instant,
+) -> Readiness {
+    let Some(limit) = window.attempt_limit(policy, started.elapsed()) else {
+        return Readiness::Unknown;
+    };
+    let Ok(request) = http::Request::get("/readyz").body(Vec::new()) else {
+        return Readiness::Unknown;
+    };
+    match fetch(client, &request, limit).await {
+        Ok(_) => Readiness::Ready,
+        Err(Miss::Refused { refusal, .. }) => Readiness::of(Some(refusal.code)),
+        Err(_) => Readiness::of(None),
     }
 }
 

@@ -7,6 +7,8 @@
 
 use std::time::Duration;
 
+use apiary_classify::refusal::{Refusal as AdmissionRefusal, read_refusal};
+
 use super::mapping::{Failure, TransportKind};
 
 /// Bounds of one request's retries. Every attempt and every wait happens inside `budget`; an
@@ -49,16 +51,54 @@ impl RetryPolicy {
     }
 }
 
-/// Whether a failure may succeed when tried again: a 5xx or 429 answer, a dropped or refused
+/// Whether a failure may succeed when tried again: a 5xx or 429 answer, a 403 whose message
+/// shows an admission plugin's own lookup failing (deploy.md § Who refused it: it says nothing
+/// about the request, for example while the API server restarts), a dropped or refused
 /// connection, or a timeout. Everything else is final: a 4xx is the apiserver's decision, an
 /// undecodable body would decode no better, and a client-side failure would recur.
 pub fn is_transient(failure: &Failure) -> bool {
     match failure {
         Failure::Refused { refusal, .. } => {
-            refusal.code == 429 || (500..=599).contains(&refusal.code)
+            refusal.code == 429
+                || (500..=599).contains(&refusal.code)
+                || (refusal.code == 403
+                    && read_refusal(&refusal.message) == AdmissionRefusal::Transient)
         }
         Failure::Transport { kind, .. } => {
             matches!(kind, TransportKind::Connection | TransportKind::Timeout)
+        }
+    }
+}
+
+/// Whether a failure is a refusal by RBAC (`User "…" cannot …`), which a restarting API server
+/// can give before its authorization caches have loaded: such a 403 counts only from a ready
+/// server (deploy.md § Who refused it).
+pub fn needs_ready_server(failure: &Failure) -> bool {
+    matches!(failure, Failure::Refused { refusal, .. }
+        if refusal.code == 403
+            && matches!(read_refusal(&refusal.message), AdmissionRefusal::Rbac { .. }))
+}
+
+/// What `GET /readyz` said of the server that gave a 403.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Readiness {
+    /// 200: ready; the 403 is the server's answer.
+    Ready,
+    /// A 5xx, no answer, or a timeout: not ready (starting, or stopping); the 403 is transient.
+    NotReady,
+    /// Refused (401, 403) or not served (404, an older server or the simulator): nothing to
+    /// tell, so the 403 is believed.
+    Unknown,
+}
+
+impl Readiness {
+    /// The readiness an answer to `GET /readyz` shows: its status code, or `None` without an
+    /// answer.
+    pub fn of(code: Option<u16>) -> Readiness {
+        match code {
+            Some(200..=299) => Readiness::Ready,
+            Some(500..=599) | None => Readiness::NotReady,
+            Some(_) => Readiness::Unknown,
         }
     }
 }
@@ -142,6 +182,19 @@ impl Window {
     pub fn attempt_limit(&self, policy: &RetryPolicy, elapsed: Duration) -> Option<Duration> {
         let remaining = self.ends_by.checked_sub(elapsed)?;
         (!remaining.is_zero()).then(|| remaining.min(policy.attempt_timeout))
+    }
+
+    /// The backoff before retrying a failure that is not transient by itself but came from a
+    /// server that was not ready (deploy.md § Who refused it), when it ends inside the window.
+    pub fn not_ready_delay(
+        &self,
+        policy: &RetryPolicy,
+        retry: u32,
+        elapsed: Duration,
+        jitter: u64,
+    ) -> Option<Duration> {
+        let delay = backoff(policy, retry, jitter);
+        (elapsed + delay < policy.budget.min(self.retries_until)).then_some(delay)
     }
 
     /// [`next_delay`], and only when the wait ends before the deadline.

@@ -237,3 +237,53 @@ async fn retries_resend_the_same_request() {
     assert_eq!(requests[0].uri, requests[1].uri);
     assert_eq!(requests[0].body, requests[1].body);
 }
+
+/// An RBAC-shaped 403, as the authorizer words it.
+fn rbac_403() -> Answer {
+    Answer::Respond {
+        status: 403,
+        headers: vec![],
+        body: serde_json::json!({
+            "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "reason": "Forbidden", "code": 403,
+            "message": "pods \"agent-x\" is forbidden: User \"limited\" cannot get resource \
+                        \"pods\" in API group \"\" in the namespace \"agents\"",
+        })
+        .to_string()
+        .into_bytes(),
+    }
+}
+
+/// deploy.md § Who refused it: an RBAC 403 from a server whose `/readyz` is not ok (a restart,
+/// its authorization caches not loaded) is retried until the server is ready and answers.
+#[tokio::test(start_paused = true)]
+async fn an_rbac_403_from_a_server_that_is_not_ready_is_retried() {
+    let (cluster, log) = cluster(vec![
+        rbac_403(),
+        status(500, "InternalError"),
+        ok(pod_json("agent-x", "u1", "7")),
+    ]);
+    let pod = cluster.get_pod("agent-x").await.expect("read once ready");
+    assert!(pod.is_some());
+    let paths: Vec<String> = log.all().iter().map(|c| c.path().to_owned()).collect();
+    assert_eq!(paths.len(), 3, "{paths:?}");
+    assert_eq!(paths[1], "/readyz");
+}
+
+/// A genuine denial on a ready server is reported at once, with one extra request (the
+/// `/readyz` read); a 403 that is not RBAC's asks nothing more.
+#[tokio::test(start_paused = true)]
+async fn a_genuine_denial_on_a_ready_server_is_final_after_one_readyz() {
+    let (cluster, log) = cluster(vec![rbac_403(), ok(serde_json::json!("ok"))]);
+    let failure = cluster.get_pod("agent-x").await.expect_err("denied");
+    assert_eq!(failure.code(), Some(403));
+    assert_eq!(log.count(), 2);
+    assert_eq!(log.all()[1].path(), "/readyz");
+    let (cluster, log) = crate::mock::cluster(vec![status(403, "Forbidden")]);
+    cluster.get_pod("agent-x").await.expect_err("denied");
+    assert_eq!(
+        log.count(),
+        1,
+        "no readiness read for a 403 that is not RBAC's"
+    );
+}

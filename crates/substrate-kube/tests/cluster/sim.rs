@@ -325,7 +325,8 @@ async fn retried_creates_after_lost_answers() {
     );
 }
 
-/// A non-transient refusal (403) is not retried.
+/// A non-transient refusal (403) is not retried: RBAC's words from a ready server (one
+/// `/readyz` read says so: deploy.md § Who refused it) are the answer.
 #[tokio::test]
 async fn forbidden_is_not_retried() {
     let h = harness(true).await;
@@ -336,7 +337,9 @@ async fn forbidden_is_not_retried() {
         .await
         .expect_err("forbidden");
     assert_eq!(error.reason(), Some("Forbidden"));
-    assert_eq!(h.sim.requests().len(), 1);
+    let paths: Vec<String> = h.sim.requests().iter().map(|r| r.path.clone()).collect();
+    assert_eq!(paths.len(), 2, "{paths:?}");
+    assert_eq!(paths[1], "/readyz");
 }
 
 /// Waiting for a change returns as soon as the kubelet starts the container, well before

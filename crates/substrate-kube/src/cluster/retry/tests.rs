@@ -46,6 +46,31 @@ fn transient_answers_are_5xx_and_429() {
     }
 }
 
+/// deploy.md § Who refused it: a 403 showing an admission plugin's own lookup failing is
+/// transient (retried within the window); an RBAC or quota 403 stays final.
+#[test]
+fn a_403_of_a_failed_admission_lookup_is_transient() {
+    let forbidden = |message: &str| Failure::Refused {
+        refusal: Refusal {
+            code: 403,
+            reason: "Forbidden".into(),
+            message: message.into(),
+        },
+        retry_after: None,
+    };
+    assert!(is_transient(&forbidden(
+        "pods \"p\" is forbidden: Get \"https://127.0.0.1:16443/api/v1/namespaces/a/limitranges\": \
+         dial tcp 127.0.0.1:16443: connect: connection refused"
+    )));
+    assert!(!is_transient(&forbidden(
+        "pods \"p\" is forbidden: User \"limited\" cannot create resource \"pods\" in API group \
+         \"\" in the namespace \"a\""
+    )));
+    assert!(!is_transient(&forbidden(
+        "pods \"p\" is forbidden: exceeded quota: q, requested: pods=1, used: pods=1, limited: pods=1"
+    )));
+}
+
 /// Dropped connections and timeouts are transient; undecodable bodies and client-side
 /// failures are not.
 #[test]
@@ -292,5 +317,41 @@ fn the_budget_still_bounds_a_window() {
     assert_eq!(
         window.attempt_limit(&short, Duration::ZERO),
         Some(MS(3_000))
+    );
+}
+
+/// deploy.md § Who refused it: `/readyz` answering 2xx is ready, a 5xx or no answer is not
+/// (the 403 is retried), and a refusal or an unserved path tells nothing (the 403 stands); only
+/// an RBAC-shaped 403 asks.
+#[test]
+fn readiness_of_readyz_answers() {
+    assert_eq!(Readiness::of(Some(200)), Readiness::Ready);
+    for code in [Some(500), Some(503), None] {
+        assert_eq!(Readiness::of(code), Readiness::NotReady, "{code:?}");
+    }
+    for code in [401, 403, 404] {
+        assert_eq!(Readiness::of(Some(code)), Readiness::Unknown, "{code}");
+    }
+    let forbidden = |message: &str| Failure::Refused {
+        refusal: Refusal {
+            code: 403,
+            reason: "Forbidden".into(),
+            message: message.into(),
+        },
+        retry_after: None,
+    };
+    assert!(needs_ready_server(&forbidden(
+        "secrets is forbidden: User \"limited\" cannot create resource \"secrets\" in API group \
+         \"\" in the namespace \"a\""
+    )));
+    assert!(!needs_ready_server(&forbidden(
+        "exceeded quota: q, requested: pods=1, used: pods=1, limited: pods=1"
+    )));
+    assert!(!needs_ready_server(&refused(500, None)));
+    let window = Window::budget(&policy());
+    assert!(window.not_ready_delay(&policy(), 0, MS(0), 0).is_some());
+    assert_eq!(
+        window.not_ready_delay(&policy(), 0, Duration::from_secs(30), 0),
+        None
     );
 }
