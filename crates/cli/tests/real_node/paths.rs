@@ -11,6 +11,7 @@ use std::time::Duration;
 use crate::common::node::{Scene, deploy_args, pod_name, running};
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, PostParams};
+use k8s_openapi::serde::Deserialize;
 
 /// `--env-secret VAR=creds/NO_SUCH_KEY` of a Secret that exists: the kubelet's
 /// `CreateContainerConfigError` (`couldn't find key …`) ends the deploy at once, well inside its
@@ -121,4 +122,104 @@ fn an_image_pull_back_off_undeploy_says_what_it_waits_for() {
         "the lingering explained: {run:?}"
     );
     assert!(!run.stderr.contains("the API shows no reason"), "{run:?}");
+}
+
+/// deploy.md § Who refused it, on the real node: 16 concurrent deploys of one agent **as a user
+/// bound to rbac/apiary-deployer.yaml's ClusterRole** (not `system:masters`), while the only API
+/// server they talk to (a second apiserver of this test's own, on the node's etcd) stops and
+/// starts again early in the race. A restarted server refuses with RBAC's words until its
+/// authorization caches have loaded; those refusals come from a server that is not ready, and
+/// are waited out. Every deploy exits 0 with the one pod's name; one pod, one Secret.
+#[test]
+fn concurrent_deploys_as_the_deployer_survive_an_apiserver_restart() {
+    let Some(scene) = Scene::new("restart-deployer") else {
+        return;
+    };
+    bind_the_deployer(&scene, "limited");
+    let apiserver = scene.node.private_apiserver();
+    let token = std::fs::read_to_string(scene.node.info().dir.join("certs/limited.token"))
+        .expect("the limited user's token");
+    let yaml = scene
+        .node
+        .info()
+        .kubeconfig_yaml(token.trim(), &scene.namespace)
+        .replace(&scene.node.info().server_url, apiserver.url());
+    let kubeconfig = scene.home.path().join("kubeconfig-limited");
+    std::fs::write(&kubeconfig, yaml).expect("kubeconfig written");
+    let agent = "restarted twice";
+    let image = scene.image();
+    let children: Vec<_> = (0..16)
+        .map(|_| scene.spawn_with(&kubeconfig, &deploy_args(agent, &image, SLEEPER_TRAP, &[])))
+        .collect();
+    std::thread::sleep(Duration::from_millis(200));
+    apiserver.stop();
+    apiserver.start();
+    let runs: Vec<_> = children
+        .into_iter()
+        .map(|(child, began)| crate::common::node::finish(child, began))
+        .collect();
+    let name = pod_name(agent);
+    for run in &runs {
+        assert_eq!(run.code, 0, "{run:?}");
+        assert_eq!(run.stdout, format!("{name}\n"), "{run:?}");
+    }
+    let pods = scene.pods();
+    assert_eq!(pods.len(), 1, "{pods:?}");
+    assert!(running(Some(&pods[0])));
+    let containers = pods[0].spec.as_ref().map_or(0, |s| s.containers.len());
+    assert_eq!(containers, 1);
+    let secrets: Api<Secret> = Api::namespaced(scene.admin.clone(), &scene.namespace);
+    let left = scene
+        .rt
+        .block_on(secrets.list(&kube::api::ListParams::default()))
+        .expect("list Secrets")
+        .items;
+    let own: Vec<_> = left
+        .iter()
+        .filter_map(|s| s.metadata.name.clone())
+        .filter(|n| n.starts_with(&name))
+        .collect();
+    assert_eq!(own.len(), 1, "one Secret, none left by a loser: {own:?}");
+    eprintln!(
+        "figures: 16 deploys as the deployer across an apiserver restart, slowest {:?}",
+        runs.iter().map(|r| r.took).max()
+    );
+}
+
+/// A container that exits on SIGTERM (so the scene's cleanup is quick).
+const SLEEPER_TRAP: &str = "trap 'exit 0' TERM; sleep 3600 & wait";
+
+/// Bind `user` in the scene's namespace to `rbac/apiary-deployer.yaml`'s ClusterRole, created
+/// from the shipped manifest when the cluster does not have it yet.
+fn bind_the_deployer(scene: &Scene, user: &str) {
+    use k8s_openapi::api::rbac::v1::{ClusterRole, RoleBinding};
+    let manifest = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../rbac/apiary-deployer.yaml"),
+    )
+    .expect("rbac/apiary-deployer.yaml");
+    let role: ClusterRole = serde_yaml::Deserializer::from_str(&manifest)
+        .filter_map(|doc| serde_yaml::Value::deserialize(doc).ok())
+        .filter(|doc| doc["kind"] == "ClusterRole" && doc["metadata"]["name"] == "apiary-deployer")
+        .find_map(|doc| serde_yaml::from_value(doc).ok())
+        .expect("the deployer ClusterRole");
+    let roles: Api<ClusterRole> = Api::all(scene.admin.clone());
+    match scene
+        .rt
+        .block_on(roles.create(&PostParams::default(), &role))
+    {
+        Ok(_) => {}
+        Err(kube::Error::Api(status)) if status.reason == "AlreadyExists" => {}
+        Err(error) => panic!("create the deployer ClusterRole: {error}"),
+    }
+    let binding: RoleBinding = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": format!("apiary-{user}")},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "apiary-deployer"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}],
+    }))
+    .expect("a RoleBinding");
+    let bindings: Api<RoleBinding> = Api::namespaced(scene.admin.clone(), &scene.namespace);
+    scene
+        .rt
+        .block_on(bindings.create(&PostParams::default(), &binding))
+        .expect("bind the deployer");
 }
