@@ -17,7 +17,10 @@ pub(crate) use apiary_seeds_kube::exchange::{
 };
 
 use crate::cluster::mapping::{self, Failure, TransportKind};
-use crate::cluster::retry::{Readiness, RetryPolicy, Window, needs_ready_server};
+use crate::cluster::retry::{
+    AFTER_OUTAGE, Readiness, RetryPolicy, Window, needs_ready_server, rbac_refusal_is_transient,
+    shows_an_outage,
+};
 
 /// A miss in the vocabulary of the pure mapping and retry decisions.
 pub(crate) fn failure_of(miss: Miss) -> Failure {
@@ -109,19 +112,27 @@ pub(crate) async fn retrying(
                 Err(miss) => failure_of(miss),
             },
         };
-        let not_ready = !seen_ready
-            && needs_ready_server(&failure)
-            && match readiness(client, policy, &window, started).await {
-                Readiness::Ready | Readiness::Unknown => {
-                    seen_ready = true;
-                    false
+        if shows_an_outage(&failure) {
+            saw_an_outage();
+        }
+        let not_ready = needs_ready_server(&failure)
+            && if recent_outage() {
+                rbac_refusal_is_transient(true, Readiness::Unknown)
+            } else if seen_ready {
+                false
+            } else {
+                let now = readiness(client, policy, &window, started).await;
+                seen_ready = now != Readiness::NotReady;
+                if now == Readiness::NotReady {
+                    saw_an_outage();
                 }
-                Readiness::NotReady => true,
+                rbac_refusal_is_transient(false, now)
             };
         if not_ready && !std::mem::replace(&mut said_starting, true) {
             tracing::warn!(
-                "the API server refused {operation} {object} while it is not ready (it may be \
-                 starting): retrying until it is"
+                "the API server refused {operation} {object} with RBAC's words while it is \
+                 starting (it was down or not ready moments ago, and may not have loaded its \
+                 authorization yet): retrying"
             );
         }
         let delay = if not_ready {
@@ -147,6 +158,24 @@ pub(crate) async fn retrying(
         last = Some(failure);
         retry += 1;
     }
+}
+
+/// When this process last saw the API server down or not ready (deploy.md § Who refused it).
+/// Process-wide, as the server is: every exchange of the operation learns from every other.
+static LAST_OUTAGE: std::sync::Mutex<Option<Instant>> = std::sync::Mutex::new(None);
+
+fn saw_an_outage() {
+    if let Ok(mut last) = LAST_OUTAGE.lock() {
+        *last = Some(Instant::now());
+    }
+}
+
+fn recent_outage() -> bool {
+    LAST_OUTAGE
+        .lock()
+        .ok()
+        .and_then(|last| *last)
+        .is_some_and(|at| at.elapsed() < AFTER_OUTAGE)
 }
 
 /// One `GET /readyz` (every user may read it, through `system:public-info-viewer`), bounded like

@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use crate::common::node::{Scene, deploy_args, pod_name, running};
 use k8s_openapi::api::core::v1::Secret;
-use kube::api::{Api, PostParams};
 use k8s_openapi::serde::Deserialize;
+use kube::api::{Api, PostParams};
 
 /// `--env-secret VAR=creds/NO_SUCH_KEY` of a Secret that exists: the kubelet's
 /// `CreateContainerConfigError` (`couldn't find key …`) ends the deploy at once, well inside its

@@ -103,6 +103,29 @@ impl Readiness {
     }
 }
 
+/// How long after this process last saw the API server down or not ready an RBAC 403 is still
+/// taken for a server whose authorization caches have not loaded yet (deploy.md § Who refused
+/// it: on kube-apiserver v1.20 they can still refuse after `/readyz` is ok).
+pub const AFTER_OUTAGE: Duration = Duration::from_secs(60);
+
+/// Whether an RBAC 403 is transient: the server was seen down or not ready within
+/// [`AFTER_OUTAGE`] (`recent_outage`), or `/readyz` says it is not ready now. A genuine denial
+/// on a server that stayed up is final.
+pub fn rbac_refusal_is_transient(recent_outage: bool, readiness: Readiness) -> bool {
+    recent_outage || readiness == Readiness::NotReady
+}
+
+/// Whether a failure shows the server down or not ready (a refused or dropped connection, a
+/// timeout, a 503): the mark [`AFTER_OUTAGE`] counts from.
+pub fn shows_an_outage(failure: &Failure) -> bool {
+    match failure {
+        Failure::Refused { refusal, .. } => refusal.code == 503,
+        Failure::Transport { kind, .. } => {
+            matches!(kind, TransportKind::Connection | TransportKind::Timeout)
+        }
+    }
+}
+
 /// The backoff before retry number `retry` (0 for the first retry): the ceiling is
 /// `base × 2^retry`, capped at `cap`; the wait is drawn from the upper half of the ceiling by
 /// `jitter`, so contending clients spread out but never hammer.
