@@ -24,6 +24,7 @@ pub mod proxy;
 mod service_accounts;
 pub mod skip;
 pub mod tap;
+pub mod webhook;
 
 use std::io::Write as _;
 use std::path::Path;

@@ -1,11 +1,13 @@
 //! deploy.md § Who refused it, on the real `kube-apiserver` (the simulator has no admission
 //! plugins): a ResourceQuota and a LimitRange refuse the pod with their own words, the error
 //! names them and the flag, never the RBAC grant; JSON says who refused and the plugin; and
-//! nothing is left behind (the attempt's Secret is dropped). A real RBAC denial keeps the grant.
+//! nothing is left behind (the attempt's Secret is dropped). A validating webhook served on
+//! loopback is named as the webhook, in its own words. A real RBAC denial keeps the grant.
 //!
 //! Layer: CLI tests over loopback; real server only.
 
 use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::{
     LimitRange, LimitRangeItem, LimitRangeSpec, ResourceQuota, ResourceQuotaSpec,
@@ -123,6 +125,58 @@ fn a_limit_range_refusal_names_the_bound_and_the_flag() {
     assert!(!run.stderr.contains("rbac/"), "{run:?}");
     assert!(fx.pod_names().is_empty());
     assert!(fx.secret_names().is_empty(), "{:?}", fx.secret_names());
+}
+
+/// A validating webhook refusing the pod (it lacks the label `team`): exit 1, the webhook's
+/// name and words, not a role; `refused_by` admission and plugin `webhook`; nothing left; and
+/// the same deploy with the label goes through.
+#[test]
+fn a_webhook_refusal_names_the_webhook_not_a_role() {
+    let Some(fx) = Fixture::on_real("webhook") else {
+        return;
+    };
+    let _webhook = fx.require_label_webhook("require-team.example.com", "team");
+    let args = ["deploy", "webhook bot", "--image", IMAGE];
+    // The apiserver picks a new configuration up from its informer, within a moment.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let run = loop {
+        let run = fx.apiary(&args);
+        if run.stderr.contains("admission webhook") || Instant::now() > deadline {
+            break run;
+        }
+        assert_eq!(run.code, 0, "{run:?}");
+        // Not refused yet: the deploy went through, so take its pod away and try again.
+        assert_eq!(fx.apiary(&["undeploy", "webhook bot"]).code, 0);
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    assert_eq!(run.code, 1, "{run:?}");
+    let first = run
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("error:"))
+        .unwrap_or_default();
+    assert!(
+        first.contains("admission webhook \"require-team.example.com\" denied the request"),
+        "{first}"
+    );
+    assert!(
+        first.contains("refused by the admission webhook require-team.example.com"),
+        "{first}"
+    );
+    assert!(first.contains("you must provide labels"), "{first}");
+    assert!(!run.stderr.contains("rbac/"), "{run:?}");
+    let mut json_args = vec!["-o", "json"];
+    json_args.extend(args);
+    let doc = fx.apiary(&json_args).json();
+    assert_eq!(doc["refused_by"], "admission", "{doc}");
+    assert_eq!(doc["plugin"], "webhook", "{doc}");
+    assert!(fx.pod_names().is_empty());
+    assert!(fx.secret_names().is_empty(), "{:?}", fx.secret_names());
+
+    let mut labelled = args.to_vec();
+    labelled.extend(["--label", "team=ml"]);
+    let run = fx.apiary(&labelled);
+    assert_eq!(run.code, 0, "{run:?}");
 }
 
 /// A real RBAC denial (the caller may not create pods) keeps the grant hint and says `rbac`.

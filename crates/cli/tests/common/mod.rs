@@ -485,6 +485,23 @@ impl Fixture {
         self.real().create_cluster_object(&self.runtime, object);
     }
 
+    /// Serve a validating webhook denying pods without the label `required` and register it
+    /// as `name` for this fixture's namespace only (the real backend only). The configuration
+    /// is deleted when the returned guard drops, on a panic too.
+    ///
+    /// # Panics
+    /// On the simulator.
+    pub fn require_label_webhook(&self, name: &str, required: &str) -> RegisteredWebhook<'_> {
+        let webhook = self
+            .real()
+            .register_label_webhook(&self.runtime, name, required);
+        RegisteredWebhook {
+            fixture: self,
+            name: name.to_owned(),
+            webhook: Some(webhook),
+        }
+    }
+
     /// The PersistentVolumeClaims of the fixture's namespace (the real backend only).
     ///
     /// # Panics
@@ -675,6 +692,30 @@ impl Fixture {
                 .insert_inert_pod(&self.runtime, pod, status, deleting),
         }
         self.clear_requests();
+    }
+}
+
+/// A webhook registered by [`Fixture::require_label_webhook`]: dropped, its configuration is
+/// deleted (so no later pod of the namespace reaches a server that is gone) and it stops.
+pub struct RegisteredWebhook<'a> {
+    fixture: &'a Fixture,
+    name: String,
+    webhook: Option<apiary_envtest::webhook::LabelWebhook>,
+}
+
+impl Drop for RegisteredWebhook<'_> {
+    fn drop(&mut self) {
+        let deleted = self.fixture.real().delete_cluster_object::<
+            k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration,
+        >(&self.fixture.runtime, &self.name);
+        // A second panic while unwinding would abort the test process and hide the first.
+        if let Err(error) = deleted
+            && !std::thread::panicking()
+        {
+            panic!("delete the webhook configuration {}: {error}", self.name);
+        }
+        let _guard = self.fixture.runtime.enter();
+        drop(self.webhook.take());
     }
 }
 

@@ -12,10 +12,12 @@ use std::time::Duration;
 use apiary_apiserver_sim::{LoggedRequest, Resource, Verb};
 use apiary_envtest::kubelet::{self, Kubelet};
 use apiary_envtest::proxy::FaultProxy;
+use apiary_envtest::webhook::LabelWebhook;
 use apiary_envtest::{ControlPlane, Identity, TestNamespace};
+use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
 use k8s_openapi::api::core::v1::{Namespace, Pod, PodStatus, Secret};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, RoleBinding};
-use kube::api::{Api, DeleteParams, ListParams, PostParams};
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 
 /// Model seconds per real second for the fake kubelet: a 60 s grace period passes in 0.6 s.
 pub const KUBELET_TIME_SCALE: f64 = 100.0;
@@ -25,6 +27,9 @@ pub const NOBODYS_NODE: &str = "apiary-cli-test-nobodys-node";
 
 /// A finalizer that keeps a deletion-marked pod in place (nothing removes it).
 pub const KEEP_FINALIZER: &str = "apiary.test/keep";
+
+/// The namespace label a test's webhook configuration selects (see [`Real::register_label_webhook`]).
+const WEBHOOK_LABEL: &str = "apiary-test-webhook";
 
 /// Every verb the RBAC rules of [`Real::deny`] grant (minus the denied one).
 const VERBS: [Verb; 7] = [
@@ -232,6 +237,80 @@ impl Real {
         runtime
             .block_on(api.create(&PostParams::default(), object))
             .expect("create a cluster-scoped object");
+    }
+
+    /// Serves a webhook denying pods without the label `required` and registers it as the
+    /// ValidatingWebhookConfiguration `name` for pod creation in this test's namespace only:
+    /// the namespace gets the label `apiary-test-webhook: <namespace>` and the configuration
+    /// selects it (`kubernetes.io/metadata.name` is not set by a 1.20 server), so tests sharing
+    /// the control plane are never refused. The caller deletes the configuration.
+    pub fn register_label_webhook(
+        &self,
+        runtime: &tokio::runtime::Runtime,
+        name: &str,
+        required: &str,
+    ) -> LabelWebhook {
+        let webhook = runtime
+            .block_on(LabelWebhook::start(required))
+            .expect("the webhook starts");
+        let namespaces: Api<Namespace> = Api::all(self.admin.clone());
+        let label = serde_json::json!({"metadata": {"labels": {WEBHOOK_LABEL: self.namespace.to_string()}}});
+        runtime
+            .block_on(namespaces.patch(
+                &self.namespace,
+                &PatchParams::default(),
+                &Patch::Merge(&label),
+            ))
+            .expect("label the test namespace");
+        let configuration: ValidatingWebhookConfiguration =
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": name},
+                "webhooks": [{
+                    "name": name,
+                    "clientConfig": {
+                        "url": webhook.url(),
+                        "caBundle": super::base64(webhook.ca_pem().as_bytes()),
+                    },
+                    "rules": [{
+                        "apiGroups": [""],
+                        "apiVersions": ["v1"],
+                        "operations": ["CREATE"],
+                        "resources": ["pods"],
+                        "scope": "Namespaced",
+                    }],
+                    "namespaceSelector": {"matchLabels": {WEBHOOK_LABEL: self.namespace.to_string()}},
+                    "sideEffects": "None",
+                    "admissionReviewVersions": ["v1"],
+                    "failurePolicy": "Fail",
+                    "timeoutSeconds": 5,
+                }],
+            }))
+            .expect("a webhook configuration");
+        self.create_cluster_object(runtime, &configuration);
+        webhook
+    }
+
+    /// Delete the cluster-scoped object `name` of kind `K` as the admin; already gone is fine.
+    ///
+    /// # Errors
+    /// The kube error of any other failure (the caller may be unwinding and must not panic).
+    pub fn delete_cluster_object<K>(
+        &self,
+        runtime: &tokio::runtime::Runtime,
+        name: &str,
+    ) -> Result<(), kube::Error>
+    where
+        K: kube::Resource<DynamicType = (), Scope = kube::core::ClusterResourceScope>
+            + Clone
+            + for<'de> k8s_openapi::serde::Deserialize<'de>
+            + std::fmt::Debug,
+    {
+        let api: Api<K> = Api::all(self.admin.clone());
+        match runtime.block_on(api.delete(name, &DeleteParams::default())) {
+            Ok(_) => Ok(()),
+            Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
+            Err(error) => Err(error),
+        }
     }
 
     /// Create `secret` (a user's, not apiary's).
