@@ -345,8 +345,9 @@ impl DeployMachine {
     fn decide(&mut self, now: Duration, settled: &SettledPod, action: Action) -> DeployStep {
         let action = if self.spec.replace {
             let amended = self.replace.amend(action.clone(), settled);
-            if let Some(retiring) = Retiring::of(&action, &amended, settled) {
-                self.retiring = Some(retiring);
+            if self.retiring.is_none() {
+                let replaced = matches!(action, Action::NoOp { .. });
+                self.retiring = Retiring::of(&amended, replaced, settled);
             }
             // deploy.md § Replacing a live agent: before the running pod is deleted, the new
             // pod's objects are put in place and its create is checked by a dry run.
@@ -358,6 +359,11 @@ impl DeployMachine {
         } else {
             action
         };
+        // deploy.md § Replacing a live agent, rule 6: the own Secret of a pod this call deletes
+        // or waits for goes once that pod is gone.
+        if self.retiring.is_none() {
+            self.retiring = Retiring::of(&action, false, settled);
+        }
         if matches!(action, Action::NoOp { .. }) {
             self.kept_settings = settled.pod().recorded_settings().map(str::to_owned);
             let uid = settled.pod().fence().uid().to_owned();

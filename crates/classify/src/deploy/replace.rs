@@ -28,14 +28,20 @@ pub(crate) struct Retiring {
 }
 
 impl Retiring {
-    /// What to retire when `amended`, the amendment of `action` for `settled`, is the replace
-    /// delete of rule 1 (a kept started pod turned into a delete); `None` for any other action,
-    /// a delete the classification made itself (rows 4, 5, 8) included, and for a pod without
-    /// a Secret of its own.
-    pub(crate) fn of(action: &Action, amended: &Action, settled: &SettledPod) -> Option<Retiring> {
-        let replaced = matches!((action, amended), (Action::NoOp { .. }, Action::Delete(_)));
+    /// What to retire when `action` is the replace delete of rule 1 (`replaced`: a kept started
+    /// pod turned into a delete) or waits for a pod already being deleted (row 2: the old pod of
+    /// a replace that ended before it was gone, say); `None` for any other action (the deletes
+    /// of rows 4, 5 and 8 leave theirs to the GC pass, which collects a terminated pod's Secret
+    /// with it) and for a pod without a Secret of its own. Every attempt has a Secret of its own,
+    /// so once its pod is gone no pod of any deploy can come to reference it.
+    pub(crate) fn of(action: &Action, replaced: bool, settled: &SettledPod) -> Option<Retiring> {
+        let goes = match action {
+            Action::Delete(_) => replaced,
+            Action::AwaitDisappearance { .. } => true,
+            _ => false,
+        };
         let pod = settled.pod();
-        let secret = pod.facts().env_from_secret.clone().filter(|_| replaced)?;
+        let secret = pod.facts().env_from_secret.clone().filter(|_| goes)?;
         Some(Retiring {
             uid: pod.fence().uid().to_owned(),
             secret,
@@ -188,28 +194,42 @@ mod tests {
         assert!(!unread.allows("u1"));
     }
 
-    /// Only the replace delete of rule 1 retires the deleted pod's own Secret; a delete the
-    /// classification made itself, a kept pod and a pod without a Secret retire nothing.
+    /// Rule 6: the own Secret of a pod this call's replace deletes, or that it waits for (row 2,
+    /// a pod being deleted), is retired; a kept pod, a delete of row 4 (the GC pass collects a
+    /// terminated pod's Secret) and a pod without a Secret retire nothing.
     #[test]
-    fn only_the_replace_delete_retires_the_pods_secret() {
+    fn a_deleted_or_deleting_pods_secret_is_retired() {
         let started = other_intent("u1", running());
         let mut replace = Replace::First("u1".into());
         let action = classify(Some(&started), INTENT);
         let amended = replace.amend(action.clone(), &started);
-        let retiring = Retiring::of(&action, &amended, &started).expect("retired");
+        let retiring = Retiring::of(&amended, true, &started).expect("retired");
         assert_eq!(retiring.uid, "u1");
         assert_eq!(
             Some(retiring.secret),
             started.pod().facts().env_from_secret.clone()
         );
         let kept = replace.amend(action.clone(), &started);
-        assert_eq!(Retiring::of(&action, &kept, &started), None, "not deleted");
+        assert_eq!(Retiring::of(&kept, true, &started), None, "not deleted");
         let dead = other_intent("u1", terminated(1, Some("Error")));
-        let mut replace = Replace::First("u1".into());
         let action = classify(Some(&dead), INTENT);
-        let amended = replace.amend(action.clone(), &dead);
-        assert!(matches!(amended, Action::Delete(_)));
-        assert_eq!(Retiring::of(&action, &amended, &dead), None, "row 4");
+        assert!(matches!(action, Action::Delete(_)));
+        assert_eq!(
+            Retiring::of(&action, false, &dead),
+            None,
+            "row 4: the GC pass's"
+        );
+        let mut deleting = own_pod(running());
+        deleting.marks = marks(crate::testkit::POD, "u2", "9");
+        deleting.marks.deletion_marked = true;
+        let deleting = settled(&deleting);
+        let action = classify(Some(&deleting), INTENT);
+        assert!(matches!(action, Action::AwaitDisappearance { .. }));
+        assert_eq!(
+            Retiring::of(&action, false, &deleting).map(|r| r.uid),
+            Some("u2".into()),
+            "row 2"
+        );
         let mut bare = own_pod(running());
         bare.marks = marks(crate::testkit::POD, "u1", "7");
         bare.marks.create_intent = Some(OTHER_INTENT.to_owned());
@@ -219,6 +239,6 @@ mod tests {
         let action = classify(Some(&bare), INTENT);
         let amended = replace.amend(action.clone(), &bare);
         assert!(matches!(amended, Action::Delete(_)));
-        assert_eq!(Retiring::of(&action, &amended, &bare), None, "no Secret");
+        assert_eq!(Retiring::of(&amended, true, &bare), None, "no Secret");
     }
 }

@@ -147,6 +147,26 @@ fn note_read(seen: &mut Seen, read: &Result<Option<ObservedPod>, RequestFailure>
     {
         seen.retired_gone = true;
     }
+    if let Ok(pod) = read {
+        let now = pod.as_ref().and_then(|p| p.marks.uid.clone());
+        for (uid, secret) in &seen.deleting {
+            if now.as_ref() != Some(uid) {
+                seen.gone_secrets.insert(secret.clone());
+            }
+        }
+        if let Some(pod) = pod
+            && pod.marks.deletion_marked
+            && verify_pod(pod, &Owner::apiary(AGENT_ID)).is_some()
+            && let (Some(uid), Some(secret)) = (&pod.marks.uid, &pod.facts.env_from_secret)
+        {
+            seen.deleting.push((uid.clone(), secret.clone()));
+        }
+    }
+    if seen.retired_gone
+        && let Some((_, secret)) = &seen.retiring
+    {
+        seen.gone_secrets.insert(secret.clone());
+    }
 }
 
 fn delete_answer(c: &mut Choices) -> Result<DeleteAnswer, RequestFailure> {
@@ -197,6 +217,11 @@ struct Seen {
     retiring: Option<(String, String)>,
     /// Whether a read showed that pod gone since.
     retired_gone: bool,
+    /// The uid and own Secret of every verified pod seen being deleted (deploy.md § Replacing a
+    /// live agent, rule 6: its Secret may go once it is gone).
+    deleting: Vec<(String, String)>,
+    /// The own Secrets of those pods that a later read showed gone (absent, or another uid).
+    gone_secrets: std::collections::BTreeSet<String>,
 }
 
 fn run(
@@ -524,11 +549,11 @@ fn run(
                 // deploy.md § Replacing a live agent: before this call's own Secret exists, the
                 // only listing is the one that retires the replaced pod's Secret.
                 prop_assert!(
-                    seen.own_secret.is_some() || seen.retired_gone,
-                    "a drop listing without an own Secret or a replaced pod gone"
+                    seen.own_secret.is_some() || !seen.gone_secrets.is_empty(),
+                    "a drop listing without an own Secret or a deleted pod gone"
                 );
-                let own = match (&seen.own_secret, &seen.retiring) {
-                    (None, Some((_, retired))) => retired.clone(),
+                let own = match (&seen.own_secret, seen.gone_secrets.iter().next()) {
+                    (None, Some(retired)) => retired.clone(),
                     _ => own.clone(),
                 };
                 if c.pick(6) == 0 {
@@ -563,11 +588,12 @@ fn run(
                 match &seen.own_secret {
                     Some(own) => prop_assert_eq!(deletion.name(), own.as_str()),
                     None => {
-                        prop_assert!(seen.retired_gone, "a Secret deleted while its pod may live");
-                        prop_assert_eq!(
-                            Some(deletion.name()),
-                            seen.retiring.as_ref().map(|(_, secret)| secret.as_str()),
-                            "only the replaced pod's own Secret is retired"
+                        // Only the own Secret of a pod this call deleted or saw being deleted,
+                        // and only once a read showed that pod gone.
+                        prop_assert!(
+                            seen.gone_secrets.contains(deletion.name()),
+                            "a Secret deleted while its pod may live: {}",
+                            deletion.name()
                         );
                     }
                 }

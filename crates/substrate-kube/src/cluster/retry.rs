@@ -9,6 +9,8 @@ use std::time::Duration;
 
 use apiary_classify::refusal::{Refusal as AdmissionRefusal, read_refusal};
 
+use apiary_classify::failure::TransportCause;
+
 use super::mapping::{Failure, TransportKind};
 
 /// Bounds of one request's retries. Every attempt and every wait happens inside `budget`; an
@@ -115,15 +117,18 @@ pub fn rbac_refusal_is_transient(recent_outage: bool, readiness: Readiness) -> b
     recent_outage || readiness == Readiness::NotReady
 }
 
-/// Whether a failure shows the server down or not ready (a refused or dropped connection, a
-/// timeout, a 503): the mark [`AFTER_OUTAGE`] counts from.
+/// Whether a failure shows the server down: a refused connection, which is what a stopped API
+/// server answers (the mark [`AFTER_OUTAGE`] counts from). A dropped connection, a timeout or a
+/// 503 is a flaky network's or a busy server's too, and marks nothing: after them a genuine
+/// denial is still reported at once.
 pub fn shows_an_outage(failure: &Failure) -> bool {
-    match failure {
-        Failure::Refused { refusal, .. } => refusal.code == 503,
-        Failure::Transport { kind, .. } => {
-            matches!(kind, TransportKind::Connection | TransportKind::Timeout)
+    matches!(
+        failure,
+        Failure::Transport {
+            cause: TransportCause::ConnectionRefused,
+            ..
         }
-    }
+    )
 }
 
 /// The backoff before retry number `retry` (0 for the first retry): the ceiling is

@@ -448,7 +448,9 @@ fn r10_r11_pull_failure_reports_e3_at_once() {
     assert_eq!(run.elapsed, Duration::ZERO);
 }
 
-/// R12/C4: a deletion-marked running pod is awaited (no delete), then recreated.
+/// R12/C4: a deletion-marked running pod is awaited (no delete); once it is gone its own Secret
+/// goes (uid-fenced, unreferenced: deploy.md § Replacing a live agent, rule 6), then the pod is
+/// recreated.
 #[test]
 fn r12_deletion_marked_awaited_without_delete() {
     let mut run = Run::new();
@@ -458,7 +460,14 @@ fn r12_deletion_marked_awaited_without_delete() {
     let effect = run.step(read(dying));
     expect_wait(&effect, DEFAULT_POLL);
     assert_eq!(run.wait(&effect), get());
-    assert_eq!(run.step(absent()), get());
+    assert_eq!(run.step(absent()), list(), "gone: its Secret is looked up");
+    let Step::Request(Request::DeleteSecret(deletion)) =
+        run.step(Answer::Listed(Ok(old_secret_listing())))
+    else {
+        panic!("expected the gone pod's Secret's delete");
+    };
+    assert_eq!(deletion.name(), OLD_SECRET);
+    assert_eq!(run.step(Answer::Deleted(Ok(DeleteAnswer::Accepted))), get());
     let effect = run.step(absent());
     create(&mut run, effect);
 }
@@ -471,7 +480,17 @@ fn disappearance_ends_on_a_new_uid() {
     run.reach_first_get();
     assert_eq!(run.step(read(marked(own_pod(running())))), get());
     let successor = with_rv(own_pod(running()), "u2", "300");
-    assert_eq!(run.step(read(successor.clone())), get());
+    assert_eq!(
+        run.step(read(successor.clone())),
+        list(),
+        "the old pod's Secret looked up"
+    );
+    // The successor references that Secret here, so it is kept.
+    let listing = Listing {
+        pods: vec![successor.clone()],
+        ..old_secret_listing()
+    };
+    assert_eq!(run.step(Answer::Listed(Ok(listing))), get());
     assert_eq!(run.step(read(successor)), ok(POD, true));
 }
 
@@ -1621,9 +1640,10 @@ fn a_failed_replace_leaves_no_old_secret() {
     assert_eq!(run.step(Answer::PodCreated(refused)), list());
 }
 
-/// Only a delete this call made retires a Secret: after a failed precondition the same pod,
-/// seen deleting (another replacer's delete) and then gone, is awaited without a Secret delete;
-/// a plain deploy's delete (row 4) retires nothing; and at the deadline nothing is cleaned up.
+/// What retires a Secret: after a failed precondition the same pod, seen deleting (another
+/// replacer's delete) and then gone, has its Secret looked up too (rule 6: a pod awaited until
+/// gone); a plain deploy's delete (row 4) retires nothing (the GC pass collects a terminated
+/// pod's Secret); and at the deadline nothing is cleaned up.
 #[test]
 fn only_an_accepted_replace_delete_retires_before_the_deadline() {
     let mut run = replacing();
@@ -1633,7 +1653,7 @@ fn only_an_accepted_replace_delete_retires_before_the_deadline() {
     assert_eq!(run.wait(&effect), get());
     let effect = run.step(read(marked(started_other_intent("u1", "8"))));
     assert_eq!(effect, get(), "a deleting pod is awaited");
-    assert_eq!(run.step(absent()), get(), "gone: no Secret lookup");
+    assert_eq!(run.step(absent()), list(), "gone: its Secret is looked up");
 
     let mut run = replacing();
     run.reach_first_get();

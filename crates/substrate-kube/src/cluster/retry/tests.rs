@@ -358,17 +358,23 @@ fn readiness_of_readyz_answers() {
 
 /// deploy.md § Who refused it: an RBAC 403 is transient shortly after an outage this process
 /// saw (kube-apiserver v1.20 can refuse after `/readyz` is ok), or while `/readyz` says not
-/// ready; otherwise final. Refused connections, timeouts and 503s mark an outage; a 500 or a
-/// 403 does not.
+/// ready; otherwise final. A refused connection marks an outage; a dropped one, a timeout, a 503,
+/// a 500 or a 403 does not.
 #[test]
 fn an_rbac_403_is_transient_only_near_an_outage() {
     assert!(rbac_refusal_is_transient(true, Readiness::Ready));
     assert!(rbac_refusal_is_transient(false, Readiness::NotReady));
     assert!(!rbac_refusal_is_transient(false, Readiness::Ready));
     assert!(!rbac_refusal_is_transient(false, Readiness::Unknown));
-    assert!(shows_an_outage(&transport(TransportKind::Connection)));
-    assert!(shows_an_outage(&transport(TransportKind::Timeout)));
-    assert!(shows_an_outage(&refused(503, None)));
+    let refused_connection = Failure::Transport {
+        kind: TransportKind::Connection,
+        cause: TransportCause::ConnectionRefused,
+        message: String::new(),
+    };
+    assert!(shows_an_outage(&refused_connection));
+    assert!(!shows_an_outage(&transport(TransportKind::Connection)));
+    assert!(!shows_an_outage(&transport(TransportKind::Timeout)));
+    assert!(!shows_an_outage(&refused(503, None)));
     assert!(!shows_an_outage(&refused(500, None)));
     assert!(!shows_an_outage(&refused(403, None)));
     assert_eq!(AFTER_OUTAGE, Duration::from_secs(60));
