@@ -5,6 +5,8 @@
 //!
 //! Pure: text in, a value out. Nothing here decides what to do; the shell words the fix.
 
+use crate::workspace::quantity_value;
+
 /// The admission plugin a refusal names, where known.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Plugin {
@@ -93,6 +95,27 @@ pub enum Refusal {
 }
 
 impl Refusal {
+    /// For a quota refusal, whether the request alone asks more than the quota allows for some
+    /// resource (it can never fit), as against not fitting beside what is already used (it fits
+    /// once that is freed); `false` for any other refusal (deploy.md § Who refused it).
+    pub fn exceeds_quota(&self) -> bool {
+        let Refusal::Quota {
+            requested, limited, ..
+        } = self
+        else {
+            return false;
+        };
+        requested.iter().any(|r| {
+            limited.iter().any(|l| {
+                l.resource == r.resource
+                    && matches!(
+                        (quantity_value(&r.quantity), quantity_value(&l.quantity)),
+                        (Some(r), Some(l)) if r > l
+                    )
+            })
+        })
+    }
+
     /// Who refused: `rbac`, `admission`, or `apiserver` for the rest (the `-o json` field).
     pub fn refused_by(&self) -> &'static str {
         match self {

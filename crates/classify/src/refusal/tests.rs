@@ -166,3 +166,20 @@ fn a_failed_lookup_is_transient_and_the_rest_is_no_guess() {
         assert_eq!(refusal.refused_by(), "apiserver");
     }
 }
+
+/// A request larger than the quota's limit alone can never fit; one that only does not fit
+/// beside what is used may later (quantities compared by value: 1Gi is 1024Mi).
+#[test]
+fn a_quota_refusal_says_whether_the_request_alone_exceeds_it() {
+    let alone = read_refusal(
+        "pods \"p\" is forbidden: exceeded quota: q, requested: limits.memory=128Mi, used: \
+         limits.memory=0, limited: limits.memory=100Mi",
+    );
+    assert!(alone.exceeds_quota());
+    let beside = read_refusal(
+        "pods \"p\" is forbidden: exceeded quota: q, requested: limits.memory=1Gi, used: \
+         limits.memory=8Gi, limited: limits.memory=8192Mi",
+    );
+    assert!(!beside.exceeds_quota());
+    assert!(!Refusal::Other.exceeds_quota());
+}

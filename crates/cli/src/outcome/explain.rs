@@ -10,7 +10,6 @@
 //! text that already says what failed, or print an env value (no input here holds one).
 
 use apiary_classify::refusal::{Refusal, read_refusal};
-use apiary_classify::workspace::quantity_value;
 use std::sync::OnceLock;
 
 use apiary_classify::deploy::{DeployError, ObjectKind};
@@ -345,27 +344,15 @@ fn fix(failure: &RequestFailure, namespace: &str, grant: Grant) -> Option<String
 fn admission_fix(refusal: &Refusal, namespace: &str) -> String {
     match refusal {
         Refusal::Quota {
-            name,
-            requested,
-            limited,
-            ..
+            name, requested, ..
         } => {
             let flags: Vec<String> = requested
                 .iter()
                 .filter_map(|f| quota_flag(&f.resource))
                 .map(str::to_owned)
                 .collect();
-            let too_big = requested.iter().any(|r| {
-                limited.iter().any(|l| {
-                    l.resource == r.resource
-                        && matches!(
-                            (quantity_value(&r.quantity), quantity_value(&l.quantity)),
-                            (Some(r), Some(l)) if r > l
-                        )
-                })
-            });
             // The figures are in the server's words above; the fix says what they mean.
-            let why = if too_big {
+            let why = if refusal.exceeds_quota() {
                 "the pod asks more than it allows at all"
             } else {
                 "the pod does not fit beside the namespace's other pods (it fits once they use \
