@@ -94,8 +94,8 @@ pub enum Cause {
 /// waiting for, from its container's state (deploy.md § When a pod will not go away).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Likely {
-    /// Its container was running at the end of the grace: it did not exit on SIGTERM, and the
-    /// kubelet kills it now.
+    /// Its container was running at the end of the grace, or was just killed (exit code 137):
+    /// it did not exit on SIGTERM, and the kubelet kills it.
     IgnoredSigterm,
     /// Its container never started (waiting, an image pull backing off): the kubelet v1.20
     /// removes such a pod only after its periodic (once a minute) sandbox cleanup, whatever the
@@ -165,7 +165,11 @@ pub fn diagnose(pod: &TerminatingPod, node: &NodeFacts, overdue: Overdue) -> Dia
         commands.push(format!("kubectl get node {name} -o yaml"));
     }
     let likely = match &pod.agent {
-        Some(ContainerState::Running) => Likely::IgnoredSigterm,
+        // Still running at the end of the grace, or already killed by the kubelet (137: SIGKILL)
+        // when this read came a moment after the kill.
+        Some(ContainerState::Running | ContainerState::Terminated { exit_code: 137, .. }) => {
+            Likely::IgnoredSigterm
+        }
         Some(ContainerState::Waiting { .. }) => Likely::NeverStarted,
         Some(ContainerState::Terminated { .. } | ContainerState::Empty) | None => Likely::Unknown,
     };

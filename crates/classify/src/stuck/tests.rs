@@ -326,6 +326,25 @@ fn with_no_cause_the_container_state_says_what_the_wait_is() {
          apiary does not force the delete; if it stays, a cluster administrator can look with: \
          kubectl describe pod -n agents apiary-bot-1 and kubectl get node node-1 -o yaml"
     );
+    // Read a moment after the kubelet's SIGKILL (seen on the real node): the same diagnosis.
+    let mut killed = pod("u", 60);
+    killed.agent = Some(ContainerState::Terminated {
+        exit_code: 137,
+        reason: Some("Error".into()),
+    });
+    assert_eq!(
+        diagnose(&killed, &ready("True", None), late(61)).likely,
+        Likely::IgnoredSigterm
+    );
+    let mut ended = pod("u", 60);
+    ended.agent = Some(ContainerState::Terminated {
+        exit_code: 0,
+        reason: Some("Completed".into()),
+    });
+    assert_eq!(
+        diagnose(&ended, &ready("True", None), late(61)).likely,
+        Likely::Unknown
+    );
     let mut waiting = pod("u", 60);
     waiting.agent = Some(ContainerState::Waiting {
         reason: Some("ImagePullBackOff".into()),
