@@ -4,6 +4,7 @@
 //! Pure. The messages are the driver's own (deploy.md § Errors), which never hold an
 //! environment value or the nsec; must not add any field beyond the two of each shape.
 
+use apiary_classify::refusal::read_refusal;
 use apiary_substrate::driver::{DeployError, Deployed};
 
 use crate::wire::Response;
@@ -16,7 +17,20 @@ pub fn deploy_response(result: Result<Deployed, DeployError>) -> Response {
         Ok(deployed) => Response::Deployed {
             agent_id: deployed.pod,
         },
-        Err(error) => Response::error(error.to_string()),
+        Err(error) => Response::error(in_words(&error)),
+    }
+}
+
+/// The driver's message, and for a `403 Forbidden` who refused it (deploy.md § Who refused it):
+/// the wire has no field for it, and a quota or a webhook is not a missing role.
+fn in_words(error: &DeployError) -> String {
+    let refused = error
+        .request_failure()
+        .filter(|failure| failure.code() == Some(403) && failure.hint().is_none())
+        .map(|failure| read_refusal(failure.server_message().unwrap_or_default()));
+    match refused {
+        Some(refusal) => format!("{error} (refused by {})", refusal.authority()),
+        None => error.to_string(),
     }
 }
 
@@ -57,6 +71,50 @@ mod tests {
                 .as_str()
                 .unwrap()
                 .contains("buzz-agent-7e7e9c42a91b")
+        );
+    }
+
+    /// deploy.md § Who refused it: a 403 names who refused, in the `error` text (the wire has
+    /// no field for it): a quota is the quota, not a missing role; RBAC is a missing role.
+    #[test]
+    fn a_refusal_names_who_refused() {
+        use apiary_classify::deploy::{ObjectKind, SecretFate};
+        use apiary_classify::failure::{Operation, RequestFailure};
+        let refused = |message: &str| {
+            let response = deploy_response(Err(DeployError::CreateFailed {
+                kind: ObjectKind::Pod,
+                name: "buzz-agent-7e7e9c42a91b".to_owned(),
+                failure: RequestFailure::answered(
+                    Operation::CreatePod,
+                    "agents/buzz-agent-7e7e9c42a91b",
+                    403,
+                    "Forbidden",
+                    message,
+                ),
+                secret: SecretFate::Removed("buzz-agent-7e7e9c42a91b-0".to_owned()),
+            }));
+            let value: serde_json::Value =
+                serde_json::from_str(&response.to_line().unwrap()).unwrap();
+            assert_eq!(value.as_object().unwrap().len(), 2);
+            value["error"].as_str().unwrap().to_owned()
+        };
+        let quota = refused(
+            "pods \"p\" is forbidden: exceeded quota: tight, requested: limits.memory=128Mi, \
+             used: limits.memory=0, limited: limits.memory=100Mi",
+        );
+        assert!(quota.contains("exceeded quota: tight"), "{quota}");
+        assert!(
+            quota.ends_with("(refused by the ResourceQuota \"tight\")"),
+            "{quota}"
+        );
+        assert!(!quota.contains("RBAC"), "{quota}");
+        let rbac = refused(
+            "pods is forbidden: User \"limited\" cannot create resource \"pods\" in API group \
+             \"\" in the namespace \"agents\"",
+        );
+        assert!(
+            rbac.ends_with("(refused by a missing role (RBAC))"),
+            "{rbac}"
         );
     }
 }

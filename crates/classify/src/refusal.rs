@@ -129,6 +129,28 @@ impl Refusal {
         }
     }
 
+    /// Who refused, in words for an answer that has no fields for it (the buzz provider's
+    /// `error`): `a missing role (RBAC)`, `the ResourceQuota "tight"`, `the LimitRanger`,
+    /// `the admission webhook "<name>"`, `PodSecurity "<level>:<version>"`, `an admission
+    /// plugin whose own lookup failed (transient)`, or `the API server`.
+    pub fn authority(&self) -> String {
+        match self {
+            Refusal::Rbac { .. } => "a missing role (RBAC)".to_owned(),
+            Refusal::Quota { name, .. } => format!("the ResourceQuota \"{name}\""),
+            Refusal::LimitRange { .. } => {
+                "the LimitRanger (a LimitRange of the namespace)".to_owned()
+            }
+            Refusal::Webhook { name, .. } => format!("the admission webhook \"{name}\""),
+            Refusal::PodSecurity { level, version, .. } => {
+                format!("PodSecurity \"{level}:{version}\"")
+            }
+            Refusal::Transient => {
+                "an admission plugin whose own lookup failed (transient)".to_owned()
+            }
+            Refusal::Other => "the API server".to_owned(),
+        }
+    }
+
     /// The admission plugin, where known.
     pub fn plugin(&self) -> Option<Plugin> {
         match self {

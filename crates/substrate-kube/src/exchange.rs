@@ -83,7 +83,7 @@ pub(crate) struct Exchanged {
 pub(crate) async fn retrying(
     client: &kube::Client,
     policy: &RetryPolicy,
-    window: Window,
+    mut window: Window,
     jitter: impl Fn() -> u64,
     request: &http::Request<Vec<u8>>,
     operation: Operation,
@@ -128,6 +128,9 @@ pub(crate) async fn retrying(
                 }
                 rbac_refusal_is_transient(false, now)
             };
+        if not_ready {
+            window = window.while_starting(policy);
+        }
         if not_ready && !std::mem::replace(&mut said_starting, true) {
             tracing::warn!(
                 "the API server refused {operation} {object} with RBAC's words while it is \
@@ -202,7 +205,7 @@ async fn readiness(
 /// The failure reported when the window closed before an attempt could start: the operation's
 /// deadline had passed by more than one request, or the budget ran out while waiting.
 fn window_closed(policy: &RetryPolicy, window: &Window) -> Failure {
-    if window.ends_by < policy.budget {
+    if window.ends_by != policy.budget {
         return Failure::Transport {
             kind: TransportKind::Timeout,
             cause: TransportCause::Other,

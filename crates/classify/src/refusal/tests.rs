@@ -183,3 +183,42 @@ fn a_quota_refusal_says_whether_the_request_alone_exceeds_it() {
     assert!(!beside.exceeds_quota());
     assert!(!Refusal::Other.exceeds_quota());
 }
+
+/// Who refused, in words (the buzz provider's `error` has no field for it): each authority
+/// named, RBAC the only one called a missing role.
+#[test]
+fn each_authority_is_named_in_words() {
+    let cases = [
+        (
+            "secrets is forbidden: User \"limited\" cannot create resource \"secrets\" in API \
+             group \"\" in the namespace \"a\"",
+            "a missing role (RBAC)",
+        ),
+        (
+            "pods \"p\" is forbidden: exceeded quota: tight, requested: limits.memory=128Mi, \
+             used: limits.memory=0, limited: limits.memory=100Mi",
+            "the ResourceQuota \"tight\"",
+        ),
+        (
+            "pods \"p\" is forbidden: maximum cpu usage per Container is 200m, but limit is 500m",
+            "the LimitRanger (a LimitRange of the namespace)",
+        ),
+        (
+            "admission webhook \"require-team.example.com\" denied the request: no team",
+            "the admission webhook \"require-team.example.com\"",
+        ),
+        (
+            "pods \"p\" is forbidden: violates PodSecurity \"restricted:latest\": runAsNonRoot != true",
+            "PodSecurity \"restricted:latest\"",
+        ),
+        (
+            "pods \"p\" is forbidden: Get \"https://127.0.0.1:1/api/v1/namespaces/a/limitranges\": \
+             dial tcp 127.0.0.1:1: connect: connection refused",
+            "an admission plugin whose own lookup failed (transient)",
+        ),
+        ("forbidden", "the API server"),
+    ];
+    for (message, authority) in cases {
+        assert_eq!(read_refusal(message).authority(), authority, "{message}");
+    }
+}

@@ -181,6 +181,10 @@ pub struct Window {
     pub retries_until: Duration,
     /// No attempt may still run at this.
     pub ends_by: Duration,
+    /// What was left of the operation's deadline when the exchange started, not bounded by the
+    /// budget (`None` without a deadline): how long a starting API server is waited for
+    /// ([`Window::while_starting`]).
+    pub deadline: Option<Duration>,
 }
 
 impl Window {
@@ -189,6 +193,7 @@ impl Window {
         Self {
             retries_until: policy.budget,
             ends_by: policy.budget,
+            deadline: None,
         }
     }
 
@@ -196,12 +201,29 @@ impl Window {
     /// `overdue` after it (at most one of the two is non-zero): retries stop at the deadline,
     /// attempts one attempt limit after it, and neither later than the budget.
     pub fn before_deadline(policy: &RetryPolicy, left: Duration, overdue: Duration) -> Self {
-        let one_request = policy.attempt_timeout.min(policy.budget);
         Self {
             retries_until: left.min(policy.budget),
-            ends_by: (left + one_request)
+            ends_by: (left + one_request(policy))
                 .saturating_sub(overdue)
                 .min(policy.budget),
+            deadline: Some(left),
+        }
+    }
+
+    /// This window once the server that answered has shown it is starting (deploy.md § Who
+    /// refused it): its refusals are retried until the operation's deadline, not only for the
+    /// request's budget, since a restart on a loaded machine can outlast the budget. The
+    /// deadline still bounds the overrun to one request; without a deadline the window is
+    /// unchanged.
+    #[must_use]
+    pub fn while_starting(self, policy: &RetryPolicy) -> Self {
+        match self.deadline {
+            Some(left) if left > self.retries_until => Self {
+                retries_until: left,
+                ends_by: left + one_request(policy),
+                deadline: self.deadline,
+            },
+            _ => self,
         }
     }
 
@@ -222,10 +244,11 @@ impl Window {
         jitter: u64,
     ) -> Option<Duration> {
         let delay = backoff(policy, retry, jitter);
-        (elapsed + delay < policy.budget.min(self.retries_until)).then_some(delay)
+        (elapsed + delay < self.retries_until).then_some(delay)
     }
 
-    /// [`next_delay`], and only when the wait ends before the deadline.
+    /// [`next_delay`], with the window's end in place of the budget (the same, or earlier,
+    /// unless the window is [`Window::while_starting`]).
     pub fn next_delay(
         &self,
         policy: &RetryPolicy,
@@ -234,9 +257,17 @@ impl Window {
         elapsed: Duration,
         jitter: u64,
     ) -> Option<Duration> {
-        next_delay(policy, retry, failure, elapsed, jitter)
-            .filter(|delay| elapsed + *delay < self.retries_until)
+        let widened = RetryPolicy {
+            budget: self.retries_until,
+            ..*policy
+        };
+        next_delay(&widened, retry, failure, elapsed, jitter)
     }
+}
+
+/// One attempt's longest run: the attempt timeout, within the budget.
+fn one_request(policy: &RetryPolicy) -> Duration {
+    policy.attempt_timeout.min(policy.budget)
 }
 
 /// Milliseconds of a duration, saturating.

@@ -309,7 +309,10 @@ fn after_the_deadline_one_attempt_and_no_retry() {
 fn the_budget_still_bounds_a_window() {
     let p = policy();
     let far = Window::before_deadline(&p, Duration::from_secs(500), Duration::ZERO);
-    assert_eq!(far, Window::budget(&p));
+    assert_eq!(
+        (far.retries_until, far.ends_by),
+        (Window::budget(&p).retries_until, Window::budget(&p).ends_by)
+    );
     let short = policy().with_budget(Duration::from_secs(3));
     let window = Window::before_deadline(&short, MS(2_000), Duration::ZERO);
     assert_eq!(window.retries_until, MS(2_000));
@@ -378,4 +381,40 @@ fn an_rbac_403_is_transient_only_near_an_outage() {
     assert!(!shows_an_outage(&refused(500, None)));
     assert!(!shows_an_outage(&refused(403, None)));
     assert_eq!(AFTER_OUTAGE, Duration::from_secs(60));
+}
+
+/// deploy.md § Who refused it: once the server has shown it is starting, its refusals are
+/// retried until the operation's deadline (here 500 s away), not for the 30 s budget, and the
+/// last attempt still ends within one attempt limit after the deadline. Without a deadline, or
+/// with one inside the budget, the window does not change.
+#[test]
+fn a_starting_server_is_waited_for_until_the_deadline() {
+    let p = policy();
+    let starting =
+        Window::before_deadline(&p, Duration::from_secs(500), Duration::ZERO).while_starting(&p);
+    assert_eq!(starting.retries_until, Duration::from_secs(500));
+    assert_eq!(starting.ends_by, Duration::from_secs(510));
+    let refused_connection = transport(TransportKind::Connection);
+    assert_eq!(
+        starting.not_ready_delay(&p, 0, Duration::from_secs(100), 0),
+        Some(MS(100))
+    );
+    assert_eq!(
+        starting.next_delay(&p, 0, &refused_connection, Duration::from_secs(100), 0),
+        Some(MS(100))
+    );
+    assert_eq!(
+        starting.next_delay(&p, 0, &refused_connection, MS(499_900), 0),
+        None
+    );
+    assert_eq!(
+        starting.attempt_limit(&p, Duration::from_secs(505)),
+        Some(Duration::from_secs(5))
+    );
+    assert_eq!(starting.attempt_limit(&p, Duration::from_secs(510)), None);
+    assert_eq!(Window::budget(&p).while_starting(&p), Window::budget(&p));
+    let near = Window::before_deadline(&p, Duration::from_secs(3), Duration::ZERO);
+    assert_eq!(near.while_starting(&p), near);
+    let late = Window::before_deadline(&p, Duration::ZERO, MS(4_000));
+    assert_eq!(late.while_starting(&p), late);
 }
