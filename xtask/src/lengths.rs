@@ -1,9 +1,10 @@
 //! The file-length rule of `cargo xtask tidy`: no non-test source file is longer than [`MAX_LINES`]
 //! lines, so each file can be read as one idea. Reads files; changes nothing.
 //!
-//! A source file is any `.rs` file under a `src` directory. Test files are exempt: a file named
-//! `tests.rs`, anything under a `tests` directory, and a module declared only for tests (its
-//! parent declares it under `#[cfg(test)]`, or it begins with `#![cfg(test)]`). The whole file is
+//! A source file is any `.rs` file under a `src` or an `examples` directory. Test files are
+//! exempt: a file named `tests.rs`, anything under a `tests` directory, and a module declared
+//! only for tests (its parent declares it under `#[cfg(test)]`, or it begins with
+//! `#![cfg(test)]`). The whole file is
 //! counted, inline `#[cfg(test)]` modules included: a long test module belongs in its own
 //! `tests.rs` (STYLE.md § Tests).
 //!
@@ -81,8 +82,9 @@ fn shown(root: &Path, file: &Path) -> String {
         .join("/")
 }
 
-/// Whether the workspace-relative `path` is a source file the rule applies to: under a `src`
-/// directory, not under a `tests` directory, not named `tests.rs`.
+/// Whether the workspace-relative `path` is a source file the rule applies to: under a `src` or
+/// an `examples` directory (an example is code a reader copies), not under a `tests` directory,
+/// not named `tests.rs`.
 fn is_source(path: &str) -> bool {
     let parts: Vec<&str> = path.split('/').collect();
     let Some((name, dirs)) = parts.split_last() else {
@@ -90,7 +92,7 @@ fn is_source(path: &str) -> bool {
     };
     name.ends_with(".rs")
         && *name != "tests.rs"
-        && dirs.contains(&"src")
+        && (dirs.contains(&"src") || dirs.contains(&"examples"))
         && !dirs.contains(&"tests")
 }
 
@@ -207,7 +209,7 @@ mod tests {
         assert!(stale[1].starts_with("crates/a/src/gone.rs: allowed"));
     }
 
-    /// Only files under `src` count, and test files there do not.
+    /// Only files under `src` or `examples` count, and test files there do not.
     #[test]
     fn test_files_are_not_source_files() {
         assert!(is_source("crates/a/src/lib.rs"));
@@ -217,7 +219,8 @@ mod tests {
         assert!(!is_source("crates/a/src/model/tests/watch.rs"));
         assert!(!is_source("crates/a/tests/suite.rs"));
         assert!(!is_source("tests/downstream/user/src/main.rs"));
-        assert!(!is_source("crates/a/examples/demo.rs"));
+        assert!(is_source("crates/a/examples/demo.rs"));
+        assert!(is_source("crates/a/examples/demo/report.rs"));
         assert!(!is_source("crates/a/src/notes.md"));
     }
 

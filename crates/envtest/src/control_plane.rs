@@ -21,6 +21,8 @@ mod lifecycle;
 mod logs;
 mod options;
 mod process;
+mod sharing;
+mod users;
 mod wire;
 
 pub use access::TestNamespace;
@@ -31,6 +33,8 @@ pub(crate) use logs::log_tail;
 pub use options::{Identity, Options, StartError};
 pub(crate) use process::Supervised;
 pub use process::is_running;
+pub use users::PLANE_VAR;
+pub(crate) use users::plane_dir;
 
 #[cfg(test)]
 mod tests;

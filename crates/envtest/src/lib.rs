@@ -32,19 +32,41 @@ use std::sync::{Once, OnceLock};
 
 // One path per item: the control plane's items are reached through the crate root only.
 pub use control_plane::{
-    ControlPlane, Identity, LogGuard, Options, StartError, TestNamespace, is_running,
+    ControlPlane, Identity, LogGuard, Options, PLANE_VAR, StartError, TestNamespace, is_running,
 };
 pub use service_accounts::DefaultServiceAccounts;
 
-/// The control plane shared by every test of this process, started on first use with
-/// [`Options::default`]. `None` means the tier is skipped (the reason went to stderr once).
-/// Under `cargo nextest` each test is its own process, so each gets its own (measured: 4–4.4
-/// CPU-seconds of apiserver start-up with the default options).
+/// The control plane shared by the tests: the one the test run's wrapper started and names in
+/// [`PLANE_VAR`] (`ControlPlane::attach`: shared by every test process of the run, each in
+/// namespaces of its own and with an unprivileged user of its own), or else [`private`]'s.
+/// `None` means the tier is skipped (the reason went to stderr once).
+///
+/// # Panics
+/// As for [`private`], and when the wrapper's plane cannot be attached to.
+pub fn shared() -> Option<&'static ControlPlane> {
+    static ATTACHED: OnceLock<Result<ControlPlane, String>> = OnceLock::new();
+    let Some(dir) = control_plane::plane_dir() else {
+        return private();
+    };
+    match ATTACHED.get_or_init(|| ControlPlane::attach(&dir).map_err(|e| e.to_string())) {
+        Ok(plane) => Some(plane),
+        Err(error) => panic!(
+            "cannot attach to the shared control plane in {}: {error}",
+            dir.display()
+        ),
+    }
+}
+
+/// The control plane of this process, started on first use with [`Options::default`], for tests
+/// that need a plane no other process uses (a compaction of etcd, a fake kubelet of every
+/// namespace, the fixture's own tests). `None` means the tier is skipped (the reason went to
+/// stderr once). Under `cargo nextest` each test is its own process, so each gets its own
+/// (measured: 4–4.4 CPU-seconds of apiserver start-up with the default options).
 ///
 /// # Panics
 /// When `APIARY_ENVTEST_REQUIRED=1` and the binaries are missing, or when the binaries are
 /// there but the control plane fails to start (then every test using it fails with the reason).
-pub fn shared() -> Option<&'static ControlPlane> {
+pub fn private() -> Option<&'static ControlPlane> {
     static SHARED: OnceLock<Result<ControlPlane, String>> = OnceLock::new();
     let assets = assets()?;
     let plane = SHARED.get_or_init(|| {

@@ -47,7 +47,7 @@ fn pod(name: &str) -> Pod {
 /// The apiserver behind the shared plane answers `/readyz` with `ok` to the admin.
 #[tokio::test]
 async fn starts_and_answers_readyz() {
-    let Some(plane) = apiary_envtest::shared() else {
+    let Some(plane) = apiary_envtest::private() else {
         return;
     };
     assert!(plane.is_ready());
@@ -65,7 +65,7 @@ async fn starts_and_answers_readyz() {
 /// The admin identity can create a namespace through its `kube::Client`.
 #[tokio::test]
 async fn admin_creates_a_namespace() {
-    let Some(plane) = apiary_envtest::shared() else {
+    let Some(plane) = apiary_envtest::private() else {
         return;
     };
     let namespaces = Api::<Namespace>::all(plane.client(Identity::Admin));
@@ -90,7 +90,7 @@ async fn admin_creates_a_namespace() {
 /// `plane.namespace` makes a distinct, existing namespace each time.
 #[tokio::test]
 async fn test_namespaces_are_unique_and_exist() {
-    let Some(plane) = apiary_envtest::shared() else {
+    let Some(plane) = apiary_envtest::private() else {
         return;
     };
     let first = plane.namespace("unique");
@@ -106,7 +106,7 @@ async fn test_namespaces_are_unique_and_exist() {
 /// The unprivileged user gets the apiserver's own RBAC 403 for listing pods.
 #[tokio::test]
 async fn unprivileged_user_is_forbidden_to_list_pods() {
-    let Some(plane) = apiary_envtest::shared() else {
+    let Some(plane) = apiary_envtest::private() else {
         return;
     };
     let namespace = plane.namespace("forbidden");
@@ -118,9 +118,10 @@ async fn unprivileged_user_is_forbidden_to_list_pods() {
     assert_eq!(status.code, 403);
     assert_eq!(status.reason, "Forbidden");
     assert!(
-        status.message.contains(
-            "User \"apiary-user\" cannot list resource \"pods\" in API group \"\" in the namespace"
-        ),
+        status.message.contains(&format!(
+            "User \"{}\" cannot list resource \"pods\" in API group \"\" in the namespace",
+            Identity::User.user_name()
+        )),
         "{}",
         status.message
     );
@@ -150,7 +151,7 @@ fn kubectl(args: &[&str]) -> Option<Output> {
 /// is the one asked for, and the user is refused pods with the apiserver's 403.
 #[test]
 fn kubeconfig_files_work_with_kubectl() {
-    let Some(plane) = apiary_envtest::shared() else {
+    let Some(plane) = apiary_envtest::private() else {
         return;
     };
     let namespace = plane.namespace("kubectl");
@@ -187,7 +188,11 @@ fn kubeconfig_files_work_with_kubectl() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!output.status.success());
     assert!(
-        stderr.contains("Forbidden") && stderr.contains("User \"apiary-user\" cannot list"),
+        stderr.contains("Forbidden")
+            && stderr.contains(&format!(
+                "User \"{}\" cannot list",
+                Identity::User.user_name()
+            )),
         "{stderr}"
     );
 }
@@ -195,7 +200,7 @@ fn kubeconfig_files_work_with_kubectl() {
 /// A kubeconfig names the server, embeds the CA and carries the identity's token.
 #[test]
 fn kubeconfig_embeds_server_ca_and_token() {
-    let Some(plane) = apiary_envtest::shared() else {
+    let Some(plane) = apiary_envtest::private() else {
         return;
     };
     let yaml = plane.kubeconfig_yaml(Identity::User, "agents");
@@ -256,7 +261,7 @@ async fn restart_keeps_the_port_and_the_data() {
 /// Neither `Debug` of the control plane nor of its kube config shows a token.
 #[test]
 fn debug_output_shows_no_token() {
-    let Some(plane) = apiary_envtest::shared() else {
+    let Some(plane) = apiary_envtest::private() else {
         return;
     };
     for identity in [Identity::Admin, Identity::User] {
@@ -266,13 +271,13 @@ fn debug_output_shows_no_token() {
     }
 }
 
-/// `shared()` starts one control plane per process and hands the same one to every caller.
+/// `private()` starts one control plane per process and hands the same one to every caller.
 #[test]
-fn shared_is_one_control_plane_per_process() {
-    let Some(first) = apiary_envtest::shared() else {
+fn private_is_one_control_plane_per_process() {
+    let Some(first) = apiary_envtest::private() else {
         return;
     };
-    let second = apiary_envtest::shared().unwrap();
+    let second = apiary_envtest::private().unwrap();
     assert!(std::ptr::eq(first, second));
     assert_eq!(first.apiserver_pid(), second.apiserver_pid());
 }
@@ -280,7 +285,7 @@ fn shared_is_one_control_plane_per_process() {
 /// After `compact_etcd`, a watch from an older resourceVersion gets a real 410 from etcd.
 #[tokio::test]
 async fn compaction_turns_an_old_watch_into_410() {
-    let Some(plane) = apiary_envtest::shared() else {
+    let Some(plane) = apiary_envtest::private() else {
         return;
     };
     let namespace = plane.namespace("compact");
@@ -318,7 +323,7 @@ async fn compaction_turns_an_old_watch_into_410() {
 /// After `compact_etcd`, continuing a paginated list begun before it gets a real 410.
 #[tokio::test]
 async fn compaction_expires_a_paused_listing() {
-    let Some(plane) = apiary_envtest::shared() else {
+    let Some(plane) = apiary_envtest::private() else {
         return;
     };
     let namespace = plane.namespace("paused-list");
@@ -396,7 +401,7 @@ async fn service_account_admission_refuses_until_the_default_account_exists() {
 /// works at once, with no `default` account.
 #[tokio::test]
 async fn by_default_pods_need_no_service_account() {
-    let Some(plane) = apiary_envtest::shared() else {
+    let Some(plane) = apiary_envtest::private() else {
         return;
     };
     let namespace = plane.namespace("no-sa");
@@ -422,7 +427,8 @@ fn run_helper(mode: &str, env: &[(&str, Option<&str>)]) -> Output {
     let mut command = Command::new(std::env::current_exe().unwrap());
     command
         .args([HELPER, "--exact", "--nocapture", "--test-threads=1"])
-        .env(HELPER_MODE, mode);
+        .env(HELPER_MODE, mode)
+        .env_remove(apiary_envtest::PLANE_VAR);
     for (key, value) in env {
         match value {
             Some(value) => command.env(key, value),
@@ -440,7 +446,7 @@ fn helper_process() {
     };
     match mode.as_str() {
         "start-and-abort" => {
-            let plane = apiary_envtest::shared().expect("the parent checked the assets");
+            let plane = apiary_envtest::private().expect("the parent checked the assets");
             println!(
                 "pids etcd={} apiserver={} dir={}",
                 plane.etcd_pid().unwrap(),
@@ -450,11 +456,29 @@ fn helper_process() {
             std::process::abort();
         }
         "fail-with-namespace" => {
-            let plane = apiary_envtest::shared().expect("the parent checked the assets");
+            let plane = apiary_envtest::private().expect("the parent checked the assets");
             let _namespace = plane.namespace("failing");
             panic!("this test fails on purpose");
         }
-        "shared" => match apiary_envtest::shared() {
+        "attach" => {
+            let plane = apiary_envtest::shared().expect("the parent started the shared plane");
+            let namespace = plane.namespace("attached");
+            let user = Identity::User.user_name();
+            let runtime = tokio::runtime::Runtime::new().unwrap();
+            let listed = runtime.block_on(async {
+                let pods: Api<Pod> = Api::namespaced(plane.client(Identity::User), &namespace);
+                pods.list(&ListParams::default()).await
+            });
+            let refused = match listed {
+                Err(kube::Error::Api(status)) => status.message,
+                other => panic!("the unbound user listed pods: {other:?}"),
+            };
+            println!(
+                "attached user={user} refused={}",
+                refused.contains(&format!("\"{user}\""))
+            );
+        }
+        "shared" => match apiary_envtest::private() {
             Some(_) => println!("helper: ran"),
             None => println!("helper: skipped"),
         },
@@ -462,11 +486,46 @@ fn helper_process() {
     }
 }
 
+/// A plane started to be shared (`ControlPlane::start_shared`, as the suite's wrapper does) is
+/// attached to by each process that names it in `APIARY_PLANE`: each gets a namespace and an
+/// unprivileged user of its own, whose token the apiserver authenticates as that user (its 403
+/// names it), so a role one test binds cluster-wide never reaches another's user.
+#[test]
+fn processes_attached_to_a_shared_plane_have_users_of_their_own() {
+    let Some(assets) = std::env::var_os("KUBEBUILDER_ASSETS").filter(|v| !v.is_empty()) else {
+        return;
+    };
+    let plane = ControlPlane::start_shared(std::path::Path::new(&assets)).expect("it starts");
+    let dir = plane.dir().to_str().unwrap().to_owned();
+    let users: Vec<String> = (0..2)
+        .map(|_| {
+            let output = run_helper("attach", &[(apiary_envtest::PLANE_VAR, Some(&dir))]);
+            let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+            assert!(
+                output.status.success(),
+                "{stdout}{}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+            let line = stdout
+                .lines()
+                .find_map(|line| line.find("attached ").map(|at| line[at..].to_owned()))
+                .unwrap_or_else(|| panic!("no attached line in {stdout}"));
+            assert!(line.ends_with("refused=true"), "{line}");
+            line
+        })
+        .collect();
+    assert_ne!(users[0], users[1]);
+    assert!(
+        users.iter().all(|u| u.contains("user=apiary-user-")),
+        "{users:?}"
+    );
+}
+
 /// Both children die with a test process that aborts (no unwinding, no Drop), and the
 /// fixture's directory is removed.
 #[test]
 fn children_die_with_an_aborted_test_process() {
-    if apiary_envtest::shared().is_none() {
+    if apiary_envtest::private().is_none() {
         return;
     }
     let output = run_helper("start-and-abort", &[]);
@@ -507,7 +566,7 @@ fn children_die_with_an_aborted_test_process() {
 /// A failing test that holds a namespace prints the end of both logs.
 #[test]
 fn a_failing_test_prints_the_control_plane_logs() {
-    if apiary_envtest::shared().is_none() {
+    if apiary_envtest::private().is_none() {
         return;
     }
     let output = run_helper("fail-with-namespace", &[]);

@@ -183,7 +183,7 @@ async fn create(api: &Api<Pod>, pod: &Pod) -> Pod {
 /// runs with a sandbox IP from the pod CIDR and a containerd container ID.
 #[tokio::test]
 async fn normal_image_runs_with_a_pod_ip_on_a_ready_node() {
-    let Some(plane) = apiary_envtest::shared() else {
+    let Some(plane) = apiary_envtest::private() else {
         return;
     };
     let ns = plane.namespace("kubelet-run");
@@ -233,7 +233,7 @@ async fn normal_image_runs_with_a_pod_ip_on_a_ready_node() {
 /// Two pods get two different sandbox addresses.
 #[tokio::test]
 async fn pod_ips_are_unique() {
-    let Some(plane) = apiary_envtest::shared() else {
+    let Some(plane) = apiary_envtest::private() else {
         return;
     };
     let ns = plane.namespace("kubelet-ips");
@@ -250,7 +250,7 @@ async fn pod_ips_are_unique() {
 /// `crash`: straight from ContainerCreating to terminated with exit code 1, phase Failed.
 #[tokio::test]
 async fn crash_terminates_with_exit_code_1() {
-    let Some(plane) = apiary_envtest::shared() else {
+    let Some(plane) = apiary_envtest::private() else {
         return;
     };
     let ns = plane.namespace("kubelet-crash");
@@ -279,7 +279,7 @@ async fn crash_terminates_with_exit_code_1() {
 /// ErrImagePull again — for a 401, a missing manifest and a platform mismatch.
 #[tokio::test]
 async fn pull_failures_loop_with_containerd_messages() {
-    let Some(plane) = apiary_envtest::shared() else {
+    let Some(plane) = apiary_envtest::private() else {
         return;
     };
     let ns = plane.namespace("kubelet-pull");
@@ -343,7 +343,7 @@ async fn pull_failures_loop_with_containerd_messages() {
 /// already assigned); creating the Secret lets it run.
 #[tokio::test]
 async fn missing_env_secret_is_a_config_error_until_it_is_created() {
-    let Some(plane) = apiary_envtest::shared() else {
+    let Some(plane) = apiary_envtest::private() else {
         return;
     };
     let ns = plane.namespace("kubelet-secret");
@@ -388,7 +388,7 @@ async fn missing_env_secret_is_a_config_error_until_it_is_created() {
 /// has run (due work runs in due order), and the first one never got past waiting.
 #[tokio::test]
 async fn never_starts_stays_waiting() {
-    let Some(plane) = apiary_envtest::shared() else {
+    let Some(plane) = apiary_envtest::private() else {
         return;
     };
     let ns = plane.namespace("kubelet-never");
@@ -421,7 +421,7 @@ async fn never_starts_stays_waiting() {
 /// `unschedulable`: never bound; `PodScheduled=False`, reason Unschedulable.
 #[tokio::test]
 async fn unschedulable_is_never_bound() {
-    let Some(plane) = apiary_envtest::shared() else {
+    let Some(plane) = apiary_envtest::private() else {
         return;
     };
     let ns = plane.namespace("kubelet-unsched");
@@ -455,7 +455,7 @@ async fn unschedulable_is_never_bound() {
 /// `vanish`: bound, then removed by the kubelet's uid-fenced delete (as after an eviction).
 #[tokio::test]
 async fn vanish_is_removed_with_a_uid_precondition() {
-    let Some(plane) = apiary_envtest::shared() else {
+    let Some(plane) = apiary_envtest::private() else {
         return;
     };
     let ns = plane.namespace("kubelet-vanish");
@@ -488,7 +488,7 @@ async fn vanish_is_removed_with_a_uid_precondition() {
 /// `gracePeriodSeconds: 0` and the pod's uid.
 #[tokio::test]
 async fn graceful_delete_is_finished_after_the_grace_period() {
-    let Some(plane) = apiary_envtest::shared() else {
+    let Some(plane) = apiary_envtest::private() else {
         return;
     };
     let ns = plane.namespace("kubelet-delete");
@@ -536,7 +536,7 @@ async fn graceful_delete_is_finished_after_the_grace_period() {
 /// the new pod survives — and then runs.
 #[tokio::test]
 async fn final_delete_never_removes_a_recreated_pod() {
-    let Some(plane) = apiary_envtest::shared() else {
+    let Some(plane) = apiary_envtest::private() else {
         return;
     };
     let ns = plane.namespace("kubelet-fence");
@@ -591,7 +591,7 @@ async fn final_delete_never_removes_a_recreated_pod() {
 /// pod and writes again, and the pod still reaches Running (the change made meanwhile kept).
 #[tokio::test]
 async fn stale_status_write_is_reread_and_retried() {
-    let Some(plane) = apiary_envtest::shared() else {
+    let Some(plane) = apiary_envtest::private() else {
         return;
     };
     let ns = plane.namespace("kubelet-conflict");
@@ -634,7 +634,7 @@ async fn stale_status_write_is_reread_and_retried() {
 /// thread and runtime, and dropping it joins that thread.
 #[test]
 fn starts_and_stops_from_a_sync_test() {
-    let Some(plane) = apiary_envtest::shared() else {
+    let Some(plane) = apiary_envtest::private() else {
         return;
     };
     let ns = plane.namespace("kubelet-sync");
@@ -722,7 +722,7 @@ fn simulated_shape(namespace: &str, pod: &Pod, done: impl Fn(&Pod) -> bool) -> s
 /// starting.
 #[tokio::test]
 async fn status_shapes_agree_with_the_simulator() {
-    let Some(plane) = apiary_envtest::shared() else {
+    let Some(plane) = apiary_envtest::private() else {
         return;
     };
     let ns = plane.namespace("kubelet-shapes");
@@ -780,7 +780,7 @@ async fn status_shapes_agree_with_the_simulator() {
 /// names and status summaries only.
 #[tokio::test]
 async fn environment_values_stay_out_of_the_kubelet_log() {
-    let Some(plane) = apiary_envtest::shared() else {
+    let Some(plane) = apiary_envtest::private() else {
         return;
     };
     let ns = plane.namespace("kubelet-redact");

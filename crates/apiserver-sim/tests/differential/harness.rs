@@ -483,7 +483,7 @@ pub(crate) fn phase_is(phase: &'static str) -> impl Fn(&Value) -> bool {
 /// Runs `sequence` on the simulator and, unless the tier is skipped, on the real server, and
 /// asserts the transcripts agree step by step.
 pub(crate) async fn differential(prefix: &str, kubelet: bool, sequence: Sequence) {
-    let plane = tokio::task::block_in_place(apiary_envtest::shared);
+    let plane = tokio::task::block_in_place(apiary_envtest::private);
     let real = plane.map(|plane| {
         let namespace = tokio::task::block_in_place(|| plane.namespace(prefix));
         Side::real(plane, namespace, kubelet)

@@ -45,6 +45,9 @@ pub struct ControlPlane {
     pub(super) janitor: Option<Janitor>,
     pub(super) namespaces_made: AtomicU64,
     pub(super) started_in: Duration,
+    /// The tokens of the users `apiary-user-<i>` of a plane shared between processes
+    /// (`sharing`), one per process; empty otherwise.
+    pub(super) shared_users: Vec<String>,
 }
 
 impl fmt::Debug for ControlPlane {
@@ -82,6 +85,15 @@ impl ControlPlane {
     /// # Errors
     /// As for [`Self::start`].
     pub fn start_with_assets(assets: &Path, options: Options) -> Result<Self, StartError> {
+        Self::start_knowing(assets, options, Vec::new())
+    }
+
+    /// [`Self::start_with_assets`], with the users of `shared_users` (tokens) known too.
+    pub(super) fn start_knowing(
+        assets: &Path,
+        options: Options,
+        shared_users: Vec<String>,
+    ) -> Result<Self, StartError> {
         let began = Instant::now();
         let dir = tempfile::Builder::new()
             .prefix("apiary-envtest-")
@@ -112,6 +124,7 @@ impl ControlPlane {
             janitor: Some(janitor),
             namespaces_made: AtomicU64::new(0),
             started_in: Duration::ZERO,
+            shared_users,
         };
         plane.write_files()?;
         plane.start_etcd_on_free_ports()?;
@@ -134,10 +147,14 @@ impl ControlPlane {
         let certs = &self.certs;
         let admin = Identity::Admin.user_name();
         let user = Identity::User.user_name();
-        let tokens = format!(
+        let mut tokens = format!(
             "{},{admin},{admin},\"system:masters\"\n{},{user},{user}\n",
             self.admin_token, self.user_token
         );
+        for (index, token) in self.shared_users.iter().enumerate() {
+            let name = super::users::shared_user_name(index);
+            tokens.push_str(&format!("{token},{name},{name}\n"));
+        }
         for (name, content) in [
             ("ca.crt", certs.ca_pem.as_str()),
             ("apiserver.crt", certs.serving_cert_pem.as_str()),

@@ -14,17 +14,20 @@ pub(super) const PORT_ATTEMPTS: usize = 5;
 pub enum Identity {
     /// User `apiary-admin` in group `system:masters`: allowed everything.
     Admin,
-    /// User `apiary-user` with no groups beyond `system:authenticated`: RBAC denies it
+    /// User `apiary-user` (on a plane shared between processes, `apiary-user-<i>`, a user of
+    /// this process alone) with no groups beyond `system:authenticated`: RBAC denies it
     /// everything a binding does not grant, with real `403 Forbidden` answers.
     User,
 }
 
 impl Identity {
     /// The user name the apiserver authenticates this identity as (the subject to bind roles to).
+    /// The unprivileged user's name is this process's: tests bind roles to it cluster-wide, so
+    /// processes sharing a control plane must not share it (`users::process_user`).
     pub fn user_name(self) -> &'static str {
         match self {
             Self::Admin => "apiary-admin",
-            Self::User => "apiary-user",
+            Self::User => super::users::process_user().name.as_str(),
         }
     }
 }

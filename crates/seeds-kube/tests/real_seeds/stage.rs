@@ -1,5 +1,5 @@
-//! The stage of the real seeds tests: a namespace of the shared real control plane
-//! (`apiary_envtest::shared`), its admin client for staging pods, and the client-side request
+//! The stage of the real seeds tests: a namespace of the process's own real control plane
+//! (`apiary_envtest::private`), its admin client for staging pods, and the client-side request
 //! tap (`apiary_envtest::tap`) that `PodSeeds`' clients are built with. No kubelet runs: the tests
 //! bind pods by `spec.nodeName` and write their status themselves.
 //!
@@ -24,9 +24,11 @@ pub struct Stage {
     pub tap: Tap,
 }
 
-/// A stage on the real server with no kubelet; `None` when the real tier is skipped.
+/// A stage on the real server with no kubelet, on a control plane of this process's own (its rows
+/// compact etcd, which would turn other processes' watches into `410 Gone`); `None` when the real
+/// tier is skipped.
 pub async fn real_stage() -> Option<Stage> {
-    let plane = apiary_envtest::shared()?;
+    let plane = apiary_envtest::private()?;
     let namespace = tokio::task::block_in_place(|| plane.namespace("real"));
     Some(Stage {
         plane,

@@ -11,7 +11,7 @@
 //!   apiary's message (the E11 `kubectl create namespace` hint for the namespace rules); a verb
 //!   whose removal breaks nothing is asserted as such and listed by the test's output.
 //!
-//! The sufficiency test binds the fixture's own unprivileged user (`apiary-user`). The
+//! The sufficiency test binds the fixture's own unprivileged user (`Identity::User`). The
 //! minimality cases run in parallel in one control plane, so each impersonates a user of its
 //! own (the admin's `Impersonate-User`), RBAC-authorized exactly like a token user; ClusterRoles
 //! are renamed per case so the cases cannot see each other's grants.
