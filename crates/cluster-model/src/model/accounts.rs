@@ -80,6 +80,23 @@ impl Accounts {
         self.pending.remove(namespace);
     }
 
+    /// What the admission plugin writes before it checks: a pod that names no account runs as
+    /// `default`, set in `spec.serviceAccountName` (the real server answers it so; without the
+    /// plugin the field stays unset, as it does there).
+    pub(crate) fn default_account(&self, pod: &mut Pod) {
+        if !self.admission {
+            return;
+        }
+        let spec = pod.spec.get_or_insert_with(Default::default);
+        if spec
+            .service_account_name
+            .as_deref()
+            .is_none_or(str::is_empty)
+        {
+            spec.service_account_name = Some(DEFAULT_SERVICE_ACCOUNT.to_owned());
+        }
+    }
+
     /// ServiceAccount admission for a create of `pod` (named `pod_name`) in `namespace`.
     ///
     /// # Errors

@@ -53,6 +53,7 @@ impl ClusterModel {
         // refusal is answered after admission, as the apiserver validates after admitting.
         let invalid = validation::validate(&name, &pod);
         validation::canonicalize_quantities(&mut pod);
+        self.accounts.default_account(&mut pod);
         let pod = self.create_object(Some(namespace), pod, |model, pod: &Pod| {
             model.accounts.admit(namespace, &name, pod)?;
             validation::admit_classes(&name, pod)?;

@@ -36,9 +36,9 @@ struct Description {
 }
 
 impl ControlPlane {
-    /// Starts a control plane with [`Options::default`] for the test processes to share: it knows
-    /// [`SHARED_USERS`] unprivileged users and describes itself in its directory, which the
-    /// caller names in [`PLANE_VAR`] to the processes. Dropped, it stops.
+    /// Starts a control plane with [`Options::default`] for the test processes to share: it
+    /// knows 1,024 unprivileged users (`apiary-user-<i>`) and describes itself in its directory,
+    /// which the caller names in [`PLANE_VAR`] to the processes. Dropped, it stops.
     ///
     /// # Errors
     /// As for [`ControlPlane::start_with_assets`].

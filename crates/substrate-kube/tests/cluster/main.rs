@@ -49,8 +49,6 @@ mod sim;
 mod sim_concurrency;
 mod sim_deploy;
 mod sim_latency;
-mod sim_namespace;
-mod sim_replace;
 mod sim_staying_up;
 
 // The shipped manifests.

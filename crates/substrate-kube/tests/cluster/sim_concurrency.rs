@@ -1,8 +1,8 @@
 //! Concurrent deploys of one agent through the real driver and real `Cluster`s (one `kube::Client`
 //! each) against the loopback apiserver simulator (deploy.md § Losing the create race and § Age
 //! gate): 16 deploys at once converge to exactly one pod, all return its name, and after the next
-//! deploy's GC at most one Secret remains — on a calm apiserver and under injected transient
-//! faults.
+//! deploy's GC at most one Secret remains — under injected transient faults (the calm run is the
+//! scenario of `real_server/cluster.rs`, written once for the simulator and the real server).
 //!
 //! Layer: integration test over real HTTP on 127.0.0.1. Decides nothing; never contacts a real
 //! cluster. The simulator runs 200× faster than real time and every deploy's deadline is 5 s
@@ -102,13 +102,11 @@ async fn sixteen_concurrent_deploys_one_pod(weather: Weather) {
     }
 }
 
-/// R15/R22 at scale: 16 concurrent deploys → one pod, 16 × its name, ≤ 1 Secret after GC.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn r15_sixteen_concurrent_deploys_one_pod_calm() {
-    sixteen_concurrent_deploys_one_pod(Weather::Calm).await;
-}
-
-/// The same under injected transient faults (500, 503, 429 with `Retry-After`, drops).
+/// R15/R22 under injected transient faults (500, 503, 429 with `Retry-After`, drops): one pod,
+/// 16 × its name, ≤ 1 Secret after the age gate's GC. On a calm day the scenario is
+/// `real_server/cluster.rs`'s `r15_sixteen_concurrent_deploys_one_pod`, on the simulator and the
+/// real server; a storm can leak a loser's Secret to the age gate and retry a pod create into its
+/// own `409`, so its counts here are bounds, not that scenario's exact figures.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn r15_sixteen_concurrent_deploys_one_pod_stormy() {
     sixteen_concurrent_deploys_one_pod(Weather::Stormy).await;

@@ -1,144 +1,100 @@
-//! deploy.md § Namespace ensure, item 4, against a real `kube-apiserver` with the ServiceAccount
-//! admission plugin on: the two scenarios of `cluster/sim_namespace.rs`, through `apiary-envtest`.
-//! A deploy into a namespace it creates, whose `default` ServiceAccount the controller stand-in
-//! creates 2 s later, is refused with the real server's `403 Forbidden … serviceaccount "default"
-//! not found` until then, waits, and succeeds with exactly one Secret; with `--service-account
-//! missing` it fails at once with the `kubectl create serviceaccount` fix. Pods are run by the
-//! envtest fake kubelet.
+//! deploy.md § Namespace ensure, item 4, with the ServiceAccount admission plugin on: each
+//! scenario written once and run twice, `<scenario>::sim` against the loopback simulator (its
+//! model's admission and controller) and `<scenario>::real` against an upstream `kube-apiserver`
+//! of its own with the plugin and the controller's stand-in (`apiary-envtest`), pods run by the
+//! fake kubelet (`Stage::admitting`). A deploy into a namespace it creates, whose `default`
+//! ServiceAccount appears a moment later, is refused with the server's `403 Forbidden …
+//! serviceaccount "default" not found` until then, reads the account (quorum GETs), and creates
+//! the pod again with the same, only Secret; with `--service-account missing` it fails at once
+//! with the `kubectl create serviceaccount` fix.
 //!
-//! Layer: integration tests over loopback TLS. Without `KUBEBUILDER_ASSETS` every test returns at
-//! once after one stderr line (`APIARY_ENVTEST_REQUIRED=1` turns that into a failure).
-//! Assertions are on outcomes and on what the real server holds, never on timings.
+//! Layer: integration tests over loopback. They decide nothing. The real runs skip (one stderr
+//! line) without `KUBEBUILDER_ASSETS` and fail with `APIARY_ENVTEST_REQUIRED=1`. Assertions are
+//! on the request log and on what the server holds, never on timings.
 
 use std::time::Duration;
 
-use apiary_envtest::kubelet::{Kubelet, Options as KubeletOptions};
-use apiary_envtest::{ControlPlane, Identity, Options};
+use apiary_apiserver_sim::{Resource, Verb};
 use apiary_substrate::Substrate;
-use apiary_substrate::config::{DeployConfig, ValidConfig};
-use apiary_substrate::driver::{self, DeployError, DeployOptions};
-use apiary_substrate_kube::{ClientOptions, Cluster, ConfigSource, connect_with};
-use k8s_openapi::api::core::v1::{Pod, Secret, ServiceAccount};
-use kube::api::{Api, ListParams};
+use apiary_substrate::config::DeployConfig;
+use apiary_substrate::driver::{self, DeployError};
 
-use crate::real_support::fixtures::{agent, image};
+use crate::real_support::{POD, Stage, agent, image, options, secret_ref};
 
-/// The controller stand-in's delay before `default` appears in a new namespace.
-const ACCOUNT_DELAY: Duration = Duration::from_secs(2);
 /// Far beyond what either scenario needs; only turns a hang into a failure.
-const DEADLINE: Duration = Duration::from_secs(120);
+const DEADLINE: Duration = Duration::from_secs(60);
 
-/// A control plane with ServiceAccount admission and the 2 s stand-in; `None` = tier skipped.
-fn plane() -> Option<ControlPlane> {
-    apiary_envtest::fresh(Options::with_service_accounts(ACCOUNT_DELAY))
-}
-
-/// A namespace name nobody created yet (the deploy creates it: the race starts there).
-fn fresh_name(prefix: &str) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    format!("{prefix}-{nanos:x}")
-}
-
-fn config(namespace: &str, service_account: Option<&str>) -> ValidConfig {
-    // The default image: the fake kubelet starts it after its start delay.
-    let mut config = DeployConfig::new(namespace, image(""));
-    config.service_account = service_account.map(str::to_owned);
-    config.validate(&agent()).expect("valid configuration")
-}
-
-fn options() -> DeployOptions {
-    DeployOptions {
-        deadline: DEADLINE,
-        poll: Duration::from_millis(200),
-        replace: false,
-        min_running: Duration::ZERO,
-    }
-}
-
-/// apiary's own `Cluster` for `namespace`, built from the admin kubeconfig as the CLI builds it.
-async fn cluster(plane: &ControlPlane, namespace: &str) -> Cluster {
-    apiary_substrate_kube::install_crypto_provider();
-    let connection = connect_with(
-        &ClientOptions::default(),
-        ConfigSource::Kubeconfig {
-            paths: vec![plane.kubeconfig(Identity::Admin, namespace)],
-        },
-    )
-    .await
-    .expect("client from the envtest kubeconfig");
-    Cluster::new(connection.client, namespace)
-}
-
-/// The fresh-namespace race on the real server: refused with 403 first, then created with the
-/// same (only) Secret once `default` exists; the pod runs as `default`.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn fresh_namespace_deploy_waits_for_the_default_account() {
-    let Some(plane) = plane() else { return };
-    let _logs = plane.log_guard();
-    let namespace = fresh_name("sa-race");
-    let _kubelet = Kubelet::start(
-        plane.config(Identity::Admin),
-        KubeletOptions::in_namespace(&namespace),
-    )
-    .expect("the fake kubelet starts");
-    let cluster = cluster(&plane, &namespace).await;
-    let deployed = driver::deploy(&cluster, &config(&namespace, None), &options())
+/// The fresh-namespace race: the first pod create is refused with 403 `Forbidden`, apiary reads
+/// the account (quorum GETs) until it exists, then creates the pod again with the same Secret;
+/// one Secret, one pod running as `default`, nothing deleted.
+async fn fresh_namespace_deploy_waits_for_the_default_account(s: &Stage) {
+    let cluster = s.cluster();
+    let deployed = driver::deploy(&cluster, &s.config(&image("")), &options(DEADLINE))
         .await
         .expect("deployed once the account exists");
-    let client = plane.client(Identity::Admin);
-    let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), &namespace);
-    let account = accounts
-        .get_opt("default")
-        .await
-        .expect("read")
-        .expect("the controller stand-in created default");
-    let pods: Api<Pod> = Api::namespaced(client.clone(), &namespace);
-    let pod = pods.get(&deployed.pod).await.expect("the deployed pod");
-    let secrets: Api<Secret> = Api::namespaced(client, &namespace);
-    let listed = secrets
-        .list(&ListParams::default().labels("app.kubernetes.io/managed-by=apiary"))
-        .await
-        .expect("secrets");
-    assert_eq!(listed.items.len(), 1, "exactly one Secret");
-    let secret = listed.items[0].metadata.name.clone();
-    let referenced = pod.spec.as_ref().and_then(|s| {
-        s.containers[0]
-            .env_from
-            .as_ref()?
-            .iter()
-            .find_map(|e| e.secret_ref.as_ref().map(|r| r.name.clone()))
-    });
-    assert_eq!(referenced, secret);
-    // Order, not duration: the one Secret predates the account (whole seconds apart, given the
-    // 2 s delay), so the pod create that succeeded came after the account and reused it.
-    let created = |meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta| {
-        meta.creation_timestamp
-            .clone()
-            .expect("creationTimestamp")
-            .0
+    assert_eq!(deployed.pod, POD);
+    let creates = s.of(Verb::Create, Resource::Pods);
+    assert!(
+        creates.iter().any(|r| r.status == Some(403)),
+        "the first create was refused: {creates:?}"
+    );
+    assert_eq!(s.succeeded(Verb::Create, Resource::Pods).len(), 1);
+    assert_eq!(creates.last().and_then(|r| r.status), Some(201));
+    let referenced: Vec<_> = creates
+        .iter()
+        .map(|r| r.body_json().expect("pod body")["spec"]["containers"][0]["envFrom"].clone())
+        .collect();
+    assert!(
+        referenced.windows(2).all(|w| w[0] == w[1]),
+        "every attempt carried the same Secret: {referenced:?}"
+    );
+    assert_eq!(s.succeeded(Verb::Create, Resource::Secrets).len(), 1);
+    let reads = s.of(Verb::Get, Resource::ServiceAccounts);
+    assert!(!reads.is_empty());
+    for read in &reads {
+        assert_eq!(
+            read.path,
+            format!(
+                "/api/v1/namespaces/{}/serviceaccounts/default",
+                s.namespace()
+            )
+        );
+        assert_eq!(read.query_param("resourceVersion"), None, "a quorum read");
+    }
+    // The account was read after the refusal and before the create that succeeded.
+    let log = s.requests();
+    let position = |wanted: &dyn Fn(&apiary_apiserver_sim::LoggedRequest) -> bool| {
+        log.iter().position(wanted).expect("in the log")
     };
-    assert!(created(&listed.items[0].metadata) < created(&account.metadata));
-    assert!(created(&account.metadata) <= created(&pod.metadata));
-    // The real server's own account for the pod, and apiary's quorum read of it answers yes.
+    let refused = position(&|r| r.is(Verb::Create, Resource::Pods));
+    let read = position(&|r| r.is(Verb::Get, Resource::ServiceAccounts));
+    let created = position(&|r| r.is(Verb::Create, Resource::Pods) && r.status == Some(201));
+    assert!(refused < read && read < created, "{log:?}");
+    assert!(log.iter().all(|r| r.method != "DELETE"), "nothing deleted");
+    let pod = s.pod().await.expect("the pod");
+    assert_eq!(s.secret_names().await, [secret_ref(&pod).expect("envFrom")]);
     assert_eq!(
-        pod.spec.and_then(|s| s.service_account_name).as_deref(),
+        pod.spec
+            .and_then(|spec| spec.service_account_name)
+            .as_deref(),
         Some("default")
     );
     assert_eq!(cluster.service_account_exists("default").await, Ok(true));
     assert_eq!(cluster.service_account_exists("nobody").await, Ok(false));
 }
+on_both_backends!(
+    /// A fresh namespace's deploy waits for its `default` account, with one Secret.
+    admitting: self::fresh_namespace_deploy_waits_for_the_default_account
+);
 
-/// A pod naming a missing account fails at once on the real server: E10 with the real 403, the
-/// fix, and the attempt's Secret removed; no pod exists.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn named_missing_account_fails_at_once_with_the_fix() {
-    let Some(plane) = plane() else { return };
-    let _logs = plane.log_guard();
-    let namespace = fresh_name("sa-named");
-    let cluster = cluster(&plane, &namespace).await;
-    let error = driver::deploy(&cluster, &config(&namespace, Some("missing")), &options())
+/// A pod naming a missing account fails at once: E10 with the server's 403 and the fix, the
+/// attempt's Secret deleted (uid-fenced), no wait for the account and no second create; nothing
+/// left.
+async fn named_missing_account_fails_at_once_with_the_fix(s: &Stage) {
+    let mut config = DeployConfig::new(s.namespace(), image(""));
+    config.service_account = Some("missing".to_owned());
+    let config = config.validate(&agent()).expect("valid configuration");
+    let error = driver::deploy(&s.cluster(), &config, &options(DEADLINE))
         .await
         .expect_err("refused");
     let text = error.to_string();
@@ -147,27 +103,20 @@ async fn named_missing_account_fails_at_once_with_the_fix() {
         "403 Forbidden",
         "error looking up service account",
         "serviceaccount \"missing\" not found",
-        &format!("kubectl create serviceaccount missing -n {namespace}"),
+        &format!("kubectl create serviceaccount missing -n {}", s.namespace()),
         "was removed",
     ] {
         assert!(text.contains(needle), "{text} lacks {needle}");
     }
-    let client = plane.client(Identity::Admin);
-    let secrets: Api<Secret> = Api::namespaced(client.clone(), &namespace);
-    assert!(
-        secrets
-            .list(&ListParams::default().labels("app.kubernetes.io/managed-by=apiary"))
-            .await
-            .expect("secrets")
-            .items
-            .is_empty()
-    );
-    let pods: Api<Pod> = Api::namespaced(client, &namespace);
-    assert!(
-        pods.list(&ListParams::default())
-            .await
-            .expect("pods")
-            .items
-            .is_empty()
-    );
+    assert_eq!(s.of(Verb::Create, Resource::Pods).len(), 1);
+    assert!(s.of(Verb::Get, Resource::ServiceAccounts).is_empty());
+    let deletes = s.succeeded(Verb::Delete, Resource::Secrets);
+    assert_eq!(deletes.len(), 1);
+    assert!(deletes[0].body_json().expect("body")["preconditions"]["uid"].is_string());
+    assert!(s.secret_names().await.is_empty());
+    assert!(s.pod_names().await.is_empty());
 }
+on_both_backends!(
+    /// A named missing account is E10 at once with the `kubectl create serviceaccount` fix.
+    admitting: self::named_missing_account_fails_at_once_with_the_fix
+);

@@ -1,9 +1,9 @@
 //! `deploy --replace` (deploy.md § Replacing a live agent) through the real driver and the real
 //! `Cluster`, each scenario run twice: `<scenario>::sim` against the loopback simulator and
 //! `<scenario>::real` against an upstream `kube-apiserver` + etcd with the fake kubelet
-//! (`apiary-envtest`): one replace, and concurrent replaces with one and with two configurations
-//! whose pod deletes are all held until every contender has sent its own, so each of them really
-//! observed the old pod first.
+//! (`apiary-envtest`): one replace, a replace that changes nothing, replaces one after the other,
+//! and concurrent replaces with one and with two configurations whose pod deletes are all held
+//! until every contender has sent its own, so each of them really observed the old pod first.
 //!
 //! Layer: integration tests over real HTTP on 127.0.0.1. They decide nothing. The real runs skip
 //! (one stderr line) without `KUBEBUILDER_ASSETS` and fail with `APIARY_ENVTEST_REQUIRED=1`.
@@ -81,6 +81,45 @@ on_both_backends!(
     /// A replace deletes the started pod with its fence, awaits it, drops its Secret, then
     /// creates.
     self::one_replace
+);
+
+/// A replace with the intent unchanged is a no-op: reads only, nothing written, the pod kept.
+async fn replace_with_the_same_intent_writes_nothing(s: &Stage) {
+    let old = original(s).await;
+    let deployed = driver::deploy(&s.cluster(), &s.config(&image("")), &replacing())
+        .await
+        .expect("no-op");
+    assert!(deployed.intent_matches);
+    assert!(
+        s.mutations().is_empty(),
+        "zero mutation: {:?}",
+        s.mutations()
+    );
+    assert_eq!(s.pod().await.and_then(|p| p.metadata.uid), Some(old));
+}
+on_both_backends!(
+    /// `--replace` with the running configuration writes nothing.
+    self::replace_with_the_same_intent_writes_nothing
+);
+
+/// The last writer wins: replaces one after the other each roll their configuration on, one pod
+/// delete each.
+async fn sequential_replaces_the_last_one_wins(s: &Stage) {
+    original(s).await;
+    for cpu in ["3", "5", "3"] {
+        let desired = with_cpu(s, cpu);
+        let deployed = driver::deploy(&s.cluster(), &desired, &replacing())
+            .await
+            .expect("replaced");
+        assert!(deployed.intent_matches);
+        assert_eq!(intent(s).await, desired.fingerprint());
+    }
+    assert_eq!(s.succeeded(Verb::Delete, Resource::Pods).len(), 3);
+    assert_eq!(s.pod_names().await, [POD]);
+}
+on_both_backends!(
+    /// Replaces one after the other: each rolls its configuration on.
+    self::sequential_replaces_the_last_one_wins
 );
 
 /// `CONTENDERS` replaces at once, the `i`th with `configs[i % len]`, their pod deletes held until

@@ -69,12 +69,28 @@ pub enum Backend {
 /// What keeps a stage's apiserver (and kubelet) alive.
 enum Keep {
     Sim(Simulator),
+    // Fields drop in order: the kubelet stops before a plane of the stage's own does.
     Real {
-        plane: &'static ControlPlane,
-        _namespace: TestNamespace,
         kubelet: Option<Kubelet>,
+        _namespace: Option<TestNamespace>,
+        plane: Plane,
     },
 }
+
+/// A real stage's control plane: the run's shared one, or one of the stage's own (other start
+/// options), stopped with the stage.
+enum Plane {
+    Shared(&'static ControlPlane),
+    Own(Box<ControlPlane>),
+}
+
+/// How long after a namespace appears its `default` ServiceAccount does on an admitting stage
+/// ([`Stage::admitting`]): real time on the real server; model time on the simulator, where it
+/// is 0.2 s of real time at [`SIM_SCALE`] (long after a deploy's first pod create, a handful of
+/// loopback requests).
+pub const ACCOUNT_DELAY_REAL: Duration = Duration::from_secs(2);
+/// The same delay in the simulator's model time.
+pub const ACCOUNT_DELAY_MODEL: Duration = Duration::from_secs(200);
 
 /// One scenario's apiserver, namespace, kubelet and request tap.
 pub struct Stage {
@@ -130,13 +146,59 @@ impl Stage {
                     config: apiary_config(plane.config(Identity::Admin)),
                     tap: Tap::new(),
                     keep: Keep::Real {
-                        plane,
-                        _namespace: namespace,
+                        plane: Plane::Shared(plane),
+                        _namespace: Some(namespace),
                         kubelet,
                     },
                 })
             }
         }
+    }
+
+    /// A stage whose namespace does not exist yet (the act creates it), with the ServiceAccount
+    /// admission plugin on and the controller's stand-in creating `default` in each new namespace
+    /// after [`ACCOUNT_DELAY_REAL`] ([`ACCOUNT_DELAY_MODEL`] on the simulator): deploy.md §
+    /// Namespace ensure, item 4. The real one is a control plane of the stage's own (the shared
+    /// one runs without the plugin); `None` when the real tier is skipped.
+    pub async fn admitting(backend: Backend) -> Option<Stage> {
+        apiary_substrate_kube::install_crypto_provider();
+        if backend == Backend::Sim {
+            let stage = Self::start_sim(SIM_NAMESPACE, false).await;
+            stage.sim().expect("a simulator stage").with_model(|m| {
+                m.set_service_account_admission(true);
+                m.set_service_account_controller(Some(ACCOUNT_DELAY_MODEL));
+            });
+            return Some(stage);
+        }
+        let plane = tokio::task::block_in_place(|| {
+            apiary_envtest::fresh(apiary_envtest::Options::with_service_accounts(
+                ACCOUNT_DELAY_REAL,
+            ))
+        })?;
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let namespace = format!("admitting-{nanos:x}");
+        let options = kubelet::Options {
+            scope: kubelet::Scope::Namespaces(vec![namespace.clone()]),
+            time_scale: KUBELET_SCALE,
+            ..kubelet::Options::default()
+        };
+        let config = plane.config(Identity::Admin);
+        let kubelet = tokio::task::block_in_place(|| Kubelet::start(config, options))
+            .expect("the fake kubelet registers its node");
+        Some(Stage {
+            backend,
+            namespace,
+            admin: plane.client(Identity::Admin),
+            config: apiary_config(plane.config(Identity::Admin)),
+            tap: Tap::new(),
+            keep: Keep::Real {
+                plane: Plane::Own(Box::new(plane)),
+                _namespace: None,
+                kubelet: Some(kubelet),
+            },
+        })
     }
 
     /// A simulator stage in `namespace`, which exists when `with_namespace`.
@@ -170,9 +232,16 @@ impl Stage {
     }
 
     /// The real control plane, on a real stage.
-    pub fn plane(&self) -> Option<&'static ControlPlane> {
+    pub fn plane(&self) -> Option<&ControlPlane> {
         match &self.keep {
-            Keep::Real { plane, .. } => Some(plane),
+            Keep::Real {
+                plane: Plane::Shared(plane),
+                ..
+            } => Some(plane),
+            Keep::Real {
+                plane: Plane::Own(plane),
+                ..
+            } => Some(plane),
             Keep::Sim(_) => None,
         }
     }
@@ -426,24 +495,30 @@ pub fn phase(pod: &Pod) -> Option<&str> {
 
 /// Generate the two tests of a scenario `async fn name(stage: &Stage)`: `name::sim` and
 /// `name::real` (the real one skips without `KUBEBUILDER_ASSETS`). `name` is a scenario of
-/// [`scenarios`]; `self::name` is one of the test file that invokes the macro.
+/// [`scenarios`]; `self::name` is one of the test file that invokes the macro. The stage is
+/// [`Stage::start`]'s, or with `admitting:` first [`Stage::admitting`]'s.
 #[macro_export]
 macro_rules! on_both_backends {
+    ($(#[doc = $doc:literal])* admitting: self::$scenario:ident) => {
+        $crate::on_both_backends!(
+            @tests [super::$scenario] [admitting] $(#[doc = $doc])* $scenario
+        );
+    };
     ($(#[doc = $doc:literal])* self::$scenario:ident) => {
-        $crate::on_both_backends!(@tests [super::$scenario] $(#[doc = $doc])* $scenario);
+        $crate::on_both_backends!(@tests [super::$scenario] [start] $(#[doc = $doc])* $scenario);
     };
     ($(#[doc = $doc:literal])* $scenario:ident) => {
         $crate::on_both_backends!(
-            @tests [$crate::real_support::scenarios::$scenario] $(#[doc = $doc])* $scenario
+            @tests [$crate::real_support::scenarios::$scenario] [start] $(#[doc = $doc])* $scenario
         );
     };
-    (@tests [$($run:tt)*] $(#[doc = $doc:literal])* $scenario:ident) => {
+    (@tests [$($run:tt)*] [$stage:ident] $(#[doc = $doc:literal])* $scenario:ident) => {
         mod $scenario {
             $(#[doc = $doc])*
             /// (Against the simulator.)
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn sim() {
-                let stage = $crate::real_support::Stage::start($crate::real_support::Backend::Sim)
+                let stage = $crate::real_support::Stage::$stage($crate::real_support::Backend::Sim)
                     .await
                     .expect("a simulator stage always starts");
                 $($run)*(&stage).await;
@@ -453,7 +528,7 @@ macro_rules! on_both_backends {
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn real() {
                 let Some(stage) =
-                    $crate::real_support::Stage::start($crate::real_support::Backend::Real).await
+                    $crate::real_support::Stage::$stage($crate::real_support::Backend::Real).await
                 else {
                     return;
                 };

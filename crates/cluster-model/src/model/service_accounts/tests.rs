@@ -116,6 +116,30 @@ fn a_pod_without_its_account_is_refused_as_the_real_server_does() {
     );
 }
 
+/// With the plugin on, a pod that names no account is stored running as `default`, as the real
+/// server stores it; a named account is kept; without the plugin the field stays unset.
+#[test]
+fn admission_sets_the_default_account_as_the_real_server_does() {
+    let mut m = admitting();
+    m.advance(secs(2));
+    m.create_service_account(NS, account("runner")).unwrap();
+    let created = m.create_pod(NS, pod("p", None)).unwrap();
+    let named = m.create_pod(NS, pod("q", Some("runner"))).unwrap();
+    let account_of = |p: &Pod| p.spec.as_ref().and_then(|s| s.service_account_name.clone());
+    assert_eq!(account_of(&created).as_deref(), Some("default"));
+    assert_eq!(
+        account_of(&m.get_pod(NS, "p").unwrap()).as_deref(),
+        Some("default")
+    );
+    assert_eq!(account_of(&named).as_deref(), Some("runner"));
+    let mut off = ClusterModel::default();
+    off.ensure_namespace(NS);
+    assert_eq!(
+        account_of(&off.create_pod(NS, pod("p", None)).unwrap()),
+        None
+    );
+}
+
 /// The controller creates `default` after its delay on the model clock, not before; then pods
 /// running as `default` are admitted, and a named account still has to be created by hand.
 #[test]
