@@ -269,7 +269,7 @@ fn limit_bounds(body: &str) -> Vec<String> {
         if !(bound.contains(" per Container is ") || bound.contains(" per Pod is ")) {
             break;
         }
-        bounds.push(bound.trim().to_owned());
+        bounds.push(bound.to_owned());
         rest = &after[end..];
     }
     bounds

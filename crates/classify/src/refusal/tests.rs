@@ -145,6 +145,36 @@ fn a_pod_security_refusal_names_the_level() {
     );
 }
 
+/// The plugins' names as the API server's configuration spells them (the JSON `plugin` field).
+#[test]
+fn plugins_are_named_as_the_server_configures_them() {
+    let names = [
+        Plugin::ResourceQuota,
+        Plugin::LimitRanger,
+        Plugin::Webhook,
+        Plugin::PodSecurity,
+    ]
+    .map(Plugin::as_str);
+    assert_eq!(
+        names,
+        ["ResourceQuota", "LimitRanger", "webhook", "PodSecurity"]
+    );
+}
+
+/// A transient refusal needs both: a plugin's own lookup (`Get "…"`, a webhook call) and a
+/// network failure. A lookup that failed otherwise, or a network word in another message, is
+/// the server's decision.
+#[test]
+fn a_lookup_is_transient_only_when_the_network_failed() {
+    for message in [
+        "pods \"p\" is forbidden: Get \"https://127.0.0.1:1/api/v1/namespaces/a/limitranges\": \
+         x509: certificate signed by unknown authority",
+        "pods \"p\" is forbidden: the agent's image says connection refused",
+    ] {
+        assert_eq!(read_refusal(message), Refusal::Other, "{message}");
+    }
+}
+
 /// An admission plugin's own lookup failing is transient; anything else is the server's words.
 #[test]
 fn a_failed_lookup_is_transient_and_the_rest_is_no_guess() {
