@@ -79,13 +79,17 @@ impl DeployMachine {
                     self.transition(Phase::Observe, now, Answer::PodRead(Ok(pod)))
                 }
                 Ok(None) => {
+                    self.replace.observe(None);
                     self.stability.interrupted();
                     self.act(now, Action::Create)
                 }
-                Ok(Some(pod)) => match verify_pod(&pod, &self.spec.owner) {
-                    None => self.foreign(),
-                    Some(verified) => self.settle_main(now, verified, None),
-                },
+                Ok(Some(pod)) => {
+                    self.replace.observe(pod.marks.uid.as_deref());
+                    match verify_pod(&pod, &self.spec.owner) {
+                        None => self.foreign(),
+                        Some(verified) => self.settle_main(now, verified, None),
+                    }
+                }
             },
             (Phase::SecretCheck(pod), Answer::Exists(answer)) => match answer {
                 Ok(exists) => self.settle_main(now, pod, Some(exists)),

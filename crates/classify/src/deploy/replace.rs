@@ -62,10 +62,16 @@ pub(crate) enum Replace {
 }
 
 impl Replace {
-    /// Record a read of the name (its uid, `None` = confirmed absent); only the first counts.
+    /// Record a read of the name (its uid, `None` = confirmed absent). The first read names the
+    /// pod a replace may delete; a later read that shows the name absent or under another uid
+    /// shows that pod gone for good (a uid never comes back), so nothing is authorised any more.
     pub(crate) fn observe(&mut self, uid: Option<&str>) {
-        if *self == Replace::Unread {
-            *self = uid.map_or(Replace::Spent, |uid| Replace::First(uid.to_owned()));
+        match self {
+            Replace::Unread => {
+                *self = uid.map_or(Replace::Spent, |uid| Replace::First(uid.to_owned()));
+            }
+            Replace::First(first) if uid != Some(first.as_str()) => *self = Replace::Spent,
+            Replace::First(_) | Replace::Spent => {}
         }
     }
 
@@ -123,12 +129,30 @@ mod tests {
         replace.amend(classify(Some(pod), INTENT), pod)
     }
 
+    /// Once a read shows the first observed pod gone (the name absent, or another uid under it),
+    /// no later read authorises a delete, even one that shows that uid again (which a real
+    /// server never does, but arbitrary answers may).
+    #[test]
+    fn a_first_pod_read_gone_authorises_nothing_more() {
+        for later in [None, Some("u9")] {
+            let mut replace = Replace::default();
+            replace.observe(Some("u1"));
+            assert!(replace.allows("u1"));
+            replace.observe(Some("u1"));
+            assert!(replace.allows("u1"), "the same pod again");
+            replace.observe(later);
+            assert_eq!(replace, Replace::Spent, "{later:?}");
+            replace.observe(Some("u1"));
+            assert!(!replace.allows("u1"), "a uid read again after {later:?}");
+        }
+    }
+
     /// The first observed started pod of another intent is deleted with its own fence, once.
     #[test]
     fn the_first_observed_started_pod_of_another_intent_is_deleted_once() {
         let mut replace = Replace::default();
         replace.observe(Some("u1"));
-        replace.observe(Some("u2"));
+        replace.observe(Some("u1"));
         let pod = other_intent("u1", running());
         match amend(&mut replace, &pod) {
             Action::Delete(deletion) => {

@@ -585,18 +585,16 @@ fn run(
                 }
             }
             Step::Request(Request::DeleteSecret(deletion)) => {
-                match &seen.own_secret {
-                    Some(own) => prop_assert_eq!(deletion.name(), own.as_str()),
-                    None => {
-                        // Only the own Secret of a pod this call deleted or saw being deleted,
-                        // and only once a read showed that pod gone.
-                        prop_assert!(
-                            seen.gone_secrets.contains(deletion.name()),
-                            "a Secret deleted while its pod may live: {}",
-                            deletion.name()
-                        );
-                    }
-                }
+                // This call's own Secret, or the own Secret of a pod this call deleted or saw
+                // being deleted, once a read showed that pod gone: also after this call created
+                // its own (a create that met the old pod terminating waits for it to go, then
+                // retires its Secret; deploy.md § Replacing a live agent).
+                let own = seen.own_secret.as_deref() == Some(deletion.name());
+                prop_assert!(
+                    own || seen.gone_secrets.contains(deletion.name()),
+                    "a Secret deleted while its pod may live: {}",
+                    deletion.name()
+                );
                 prop_assert!(
                     !seen.listing_refs.contains(deletion.name()),
                     "deleted a Secret a listed pod references"
