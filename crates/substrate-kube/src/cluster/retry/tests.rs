@@ -399,6 +399,12 @@ fn a_starting_server_is_waited_for_until_the_deadline() {
         starting.not_ready_delay(&p, 0, Duration::from_secs(100), 0),
         Some(MS(100))
     );
+    // A wait that would end at the deadline is not started.
+    assert_eq!(
+        starting.not_ready_delay(&p, 0, MS(499_899), 0),
+        Some(MS(100))
+    );
+    assert_eq!(starting.not_ready_delay(&p, 0, MS(499_900), 0), None);
     assert_eq!(
         starting.next_delay(&p, 0, &refused_connection, Duration::from_secs(100), 0),
         Some(MS(100))
