@@ -9,7 +9,7 @@ use std::time::Duration;
 use super::error::{DeployError, Deployed};
 use super::machine::DeployStep;
 use super::machine::{DeployMachine, Failing, Phase, fail, phase_name, read_secret_failed};
-use super::replace::{Replace, Retiring};
+use super::replace::Retiring;
 use crate::action::{Action, classify};
 use crate::answer::DeleteAnswer;
 use crate::facts::ObservedPod;
@@ -71,13 +71,10 @@ impl DeployMachine {
                 }
             },
             (Phase::PollWait, Answer::Waited) => self.loop_top(now),
+            // Every read tells the replace rule what is under the name (its first read names
+            // the pod a replace may delete; a later one may show that pod gone).
             (Phase::Observe, Answer::PodRead(read)) => match self.read(read) {
                 Err(effect) => effect,
-                Ok(pod) if self.replace == Replace::Unread => {
-                    self.replace
-                        .observe(pod.as_ref().and_then(|p| p.marks.uid.as_deref()));
-                    self.transition(Phase::Observe, now, Answer::PodRead(Ok(pod)))
-                }
                 Ok(None) => {
                     self.replace.observe(None);
                     self.stability.interrupted();

@@ -256,6 +256,7 @@ fn parse_missing_reads_the_kubelets_four_forms() {
         "couldn't find key K in Pod a/b",
         "couldn't find key K V in Secret a/b",
         "secret \"a b\" not found",
+        "secret \"a\u{1b}b\" not found",
         "failed to sync secret cache: timed out waiting for the condition",
     ] {
         assert_eq!(parse_missing(other), None, "{other:?}");
