@@ -21,7 +21,7 @@ const SCALE: f64 = 200.0;
 /// Concurrent deploys.
 const CONTENDERS: usize = 16;
 
-async fn sixteen_concurrent_deploys_one_pod(weather: Weather) {
+async fn sixteen_concurrent_deploys_one_pod() {
     let s = start(SCALE, true).await;
     // Hold the first Secret creates a moment, so every contender has read the pod name as free
     // before the first pod create lands: a real 16-way create race, not a queue.
@@ -30,7 +30,7 @@ async fn sixteen_concurrent_deploys_one_pod(weather: Weather) {
         Matcher::verb(Verb::Create, Resource::Secrets),
         FaultAction::Delay(Duration::from_millis(300)),
     ));
-    s.set_weather(weather);
+    s.set_weather(Weather::Stormy);
     let desired = config(&image(""));
     let opts = options(Duration::from_secs(5), Duration::from_millis(200));
     let mut clusters = Vec::new();
@@ -87,19 +87,17 @@ async fn sixteen_concurrent_deploys_one_pod(weather: Weather) {
     assert_eq!(remaining, [winner_secret], "the winner's Secret is kept");
     assert_eq!(s.pod_names(), [POD]);
     println!(
-        "{weather:?}: {CONTENDERS} deploys, {created} Secrets created, {lost} lost pod creates, \
+        "stormy: {CONTENDERS} deploys, {created} Secrets created, {lost} lost pod creates, \
          {after_race} Secrets left after the race, {} after the next deploy's GC; {} requests, \
          {} faults injected",
         remaining.len(),
         s.sim.requests().len(),
         s.sim.faults().injected()
     );
-    if weather == Weather::Stormy {
-        assert!(
-            s.sim.faults().injected() > CONTENDERS as u64,
-            "transient faults beyond the delays"
-        );
-    }
+    assert!(
+        s.sim.faults().injected() > CONTENDERS as u64,
+        "transient faults beyond the delays"
+    );
 }
 
 /// R15/R22 under injected transient faults (500, 503, 429 with `Retry-After`, drops): one pod,
@@ -109,5 +107,5 @@ async fn sixteen_concurrent_deploys_one_pod(weather: Weather) {
 /// own `409`, so its counts here are bounds, not that scenario's exact figures.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn r15_sixteen_concurrent_deploys_one_pod_stormy() {
-    sixteen_concurrent_deploys_one_pod(Weather::Stormy).await;
+    sixteen_concurrent_deploys_one_pod().await;
 }
