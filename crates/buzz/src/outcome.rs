@@ -4,7 +4,6 @@
 //! Pure. The messages are the driver's own (deploy.md § Errors), which never hold an
 //! environment value or the nsec; must not add any field beyond the two of each shape.
 
-use apiary_classify::refusal::read_refusal;
 use apiary_substrate::driver::{DeployError, Deployed};
 
 use crate::wire::Response;
@@ -24,11 +23,10 @@ pub fn deploy_response(result: Result<Deployed, DeployError>) -> Response {
 /// The driver's message, and for a `403 Forbidden` who refused it (deploy.md § Who refused it):
 /// the wire has no field for it, and a quota or a webhook is not a missing role.
 fn in_words(error: &DeployError) -> String {
-    let refused = error
+    match error
         .request_failure()
-        .filter(|failure| failure.code() == Some(403) && failure.hint().is_none())
-        .map(|failure| read_refusal(failure.server_message().unwrap_or_default()));
-    match refused {
+        .and_then(|failure| failure.refusal())
+    {
         Some(refusal) => format!("{error} (refused by {})", refusal.authority()),
         None => error.to_string(),
     }

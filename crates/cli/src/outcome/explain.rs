@@ -9,7 +9,7 @@
 //! [`connect`](crate::connect) recorded. Must not: format a library error with `{:?}`, prefix a
 //! text that already says what failed, or print an env value (no input here holds one).
 
-use apiary_classify::refusal::{Refusal, read_refusal};
+use apiary_classify::refusal::Refusal;
 use std::sync::OnceLock;
 
 use apiary_classify::deploy::{DeployError, ObjectKind};
@@ -312,23 +312,22 @@ fn fix(failure: &RequestFailure, namespace: &str, grant: Grant) -> Option<String
                 .to_owned(),
         });
     }
+    // A 403 the machine already explained (a missing named service account) keeps its own fix;
+    // RBAC is not the cause there. Otherwise the server's words say who refused (deploy.md §
+    // Who refused it): only RBAC's refusal is a missing role.
+    if let Some(refusal) = failure.refusal() {
+        let operation = failure.operation()?;
+        return Some(match refusal {
+            Refusal::Rbac { .. } => rbac_fix(operation, namespace, grant),
+            other => admission_fix(&other, namespace),
+        });
+    }
     match failure.code() {
         Some(401) => Some(
             "the credentials of the kubeconfig context were not accepted: log in again or \
              refresh them, then retry"
                 .to_owned(),
         ),
-        // A refusal the machine already explained (a missing named service account) keeps its
-        // own fix; RBAC is not the cause there. Otherwise the server's words say who refused
-        // (deploy.md § Who refused it): only RBAC's refusal is a missing role.
-        Some(403) if failure.hint().is_none() => {
-            let operation = failure.operation()?;
-            let refusal = read_refusal(failure.server_message().unwrap_or_default());
-            Some(match refusal {
-                Refusal::Rbac { .. } => rbac_fix(operation, namespace, grant),
-                other => admission_fix(&other, namespace),
-            })
-        }
         // A 5xx is the server's own failure (or a proxy's in front of it), not the request's.
         Some(500..=599) => Some(
             "the API server (or a proxy in front of it) failed, not the request: retry, and if \
@@ -489,8 +488,7 @@ fn fields(failure: &RequestFailure) -> Map<String, Value> {
         fields.insert("cause".into(), json!(cause.to_string()));
     }
     // deploy.md § Who refused it: a 403 says who refused, and for admission which plugin.
-    if failure.code() == Some(403) && failure.hint().is_none() {
-        let refusal = read_refusal(failure.server_message().unwrap_or_default());
+    if let Some(refusal) = failure.refusal() {
         fields.insert("refused_by".into(), json!(refusal.refused_by()));
         if let Some(plugin) = refusal.plugin() {
             fields.insert("plugin".into(), json!(plugin.as_str()));
