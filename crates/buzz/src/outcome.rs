@@ -4,6 +4,7 @@
 //! Pure. The messages are the driver's own (deploy.md § Errors), which never hold an
 //! environment value or the nsec; must not add any field beyond the two of each shape.
 
+use apiary_classify::refusal::refusal_of;
 use apiary_substrate::driver::{DeployError, Deployed};
 
 use crate::wire::Response;
@@ -23,10 +24,7 @@ pub fn deploy_response(result: Result<Deployed, DeployError>) -> Response {
 /// The driver's message, and for a `403 Forbidden` who refused it (deploy.md § Who refused it):
 /// the wire has no field for it, and a quota or a webhook is not a missing role.
 fn in_words(error: &DeployError) -> String {
-    match error
-        .request_failure()
-        .and_then(|failure| failure.refusal())
-    {
+    match error.request_failure().and_then(refusal_of) {
         Some(refusal) => format!("{error} (refused by {})", refusal.authority()),
         None => error.to_string(),
     }

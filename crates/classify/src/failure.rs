@@ -443,14 +443,6 @@ impl RequestFailure {
         }
     }
 
-    /// What refused this request, read from the server's words (deploy.md § Who refused it):
-    /// for a `403 Forbidden` that no machine explained already (a missing named service account
-    /// carries its own hint); `None` for any other failure.
-    pub fn refusal(&self) -> Option<crate::refusal::Refusal> {
-        (self.code() == Some(403) && self.hint().is_none())
-            .then(|| crate::refusal::read_refusal(self.server_message().unwrap_or_default()))
-    }
-
     /// The transport cause, when no usable answer came back.
     pub fn transport_cause(&self) -> Option<TransportCause> {
         match &self.0.cause {

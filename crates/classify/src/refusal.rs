@@ -5,6 +5,7 @@
 //!
 //! Pure: text in, a value out. Nothing here decides what to do; the shell words the fix.
 
+use crate::failure::RequestFailure;
 use crate::workspace::quantity_value;
 
 /// The admission plugin a refusal names, where known.
@@ -161,6 +162,14 @@ impl Refusal {
             Refusal::Rbac { .. } | Refusal::Transient | Refusal::Other => None,
         }
     }
+}
+
+/// What refused `failure`, read from the server's words: for a `403 Forbidden` that no machine
+/// explained already (a missing named service account carries its own hint); `None` for any
+/// other failure.
+pub fn refusal_of(failure: &RequestFailure) -> Option<Refusal> {
+    (failure.code() == Some(403) && failure.hint().is_none())
+        .then(|| read_refusal(failure.server_message().unwrap_or_default()))
 }
 
 /// Read a `403 Forbidden`'s message (the `Status.message`, which usually starts `<kind> "<name>"

@@ -333,18 +333,3 @@ fn every_other_failure_names_no_missing_account() {
         assert_eq!(failure.missing_service_account(), None, "{failure:?}");
     }
 }
-
-/// deploy.md § Who refused it: a 403 no machine explained is read for who refused; a 403 with a
-/// machine's hint, another code and a transport failure are not.
-#[test]
-fn only_an_unexplained_403_is_read_for_who_refused() {
-    let quota = "exceeded quota: q, requested: pods=1, used: pods=1, limited: pods=1";
-    let refused = RequestFailure::api(403, "Forbidden", quota);
-    assert_eq!(refused.refusal(), Some(crate::refusal::read_refusal(quota)));
-    assert_eq!(refused.with_hint("create it").refusal(), None);
-    assert_eq!(RequestFailure::api(409, "Conflict", quota).refusal(), None);
-    assert_eq!(
-        RequestFailure::transport("connection refused").refusal(),
-        None
-    );
-}

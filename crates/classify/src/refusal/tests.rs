@@ -252,3 +252,21 @@ fn each_authority_is_named_in_words() {
         assert_eq!(read_refusal(message).authority(), authority, "{message}");
     }
 }
+
+/// deploy.md § Who refused it: a 403 no machine explained is read for who refused; a 403 with a
+/// machine's hint, another code and a transport failure are not.
+#[test]
+fn only_an_unexplained_403_is_read_for_who_refused() {
+    let quota = "exceeded quota: q, requested: pods=1, used: pods=1, limited: pods=1";
+    let refused = RequestFailure::api(403, "Forbidden", quota);
+    assert_eq!(refusal_of(&refused), Some(read_refusal(quota)));
+    assert_eq!(refusal_of(&refused.with_hint("create it")), None);
+    assert_eq!(
+        refusal_of(&RequestFailure::api(409, "Conflict", quota)),
+        None
+    );
+    assert_eq!(
+        refusal_of(&RequestFailure::transport("connection refused")),
+        None
+    );
+}

@@ -9,7 +9,7 @@
 //! [`connect`](crate::connect) recorded. Must not: format a library error with `{:?}`, prefix a
 //! text that already says what failed, or print an env value (no input here holds one).
 
-use apiary_classify::refusal::Refusal;
+use apiary_classify::refusal::{Refusal, refusal_of};
 use std::sync::OnceLock;
 
 use apiary_classify::deploy::{DeployError, ObjectKind};
@@ -315,7 +315,7 @@ fn fix(failure: &RequestFailure, namespace: &str, grant: Grant) -> Option<String
     // A 403 the machine already explained (a missing named service account) keeps its own fix;
     // RBAC is not the cause there. Otherwise the server's words say who refused (deploy.md §
     // Who refused it): only RBAC's refusal is a missing role.
-    if let Some(refusal) = failure.refusal() {
+    if let Some(refusal) = refusal_of(failure) {
         let operation = failure.operation()?;
         return Some(match refusal {
             Refusal::Rbac { .. } => rbac_fix(operation, namespace, grant),
@@ -488,7 +488,7 @@ fn fields(failure: &RequestFailure) -> Map<String, Value> {
         fields.insert("cause".into(), json!(cause.to_string()));
     }
     // deploy.md § Who refused it: a 403 says who refused, and for admission which plugin.
-    if let Some(refusal) = failure.refusal() {
+    if let Some(refusal) = refusal_of(failure) {
         fields.insert("refused_by".into(), json!(refusal.refused_by()));
         if let Some(plugin) = refusal.plugin() {
             fields.insert("plugin".into(), json!(plugin.as_str()));
