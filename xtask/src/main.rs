@@ -76,12 +76,10 @@ fn ci(root: &Path) -> Result<(), String> {
         ],
         &[],
     )?;
-    for features in &FEATURE_COMBINATIONS[..1] {
-        let mut args = vec!["clippy", "--all-targets"];
-        args.extend_from_slice(features);
-        args.extend_from_slice(&["--", "-D", "warnings"]);
-        cargo(root, &args, &[])?;
-    }
+    let mut args = vec!["clippy", "--all-targets"];
+    args.extend_from_slice(CLI_WITHOUT_DEMO);
+    args.extend_from_slice(&["--", "-D", "warnings"]);
+    cargo(root, &args, &[])?;
     tidy::check(root).map_err(|problems| problems.join("\n"))?;
     cargo(root, &["test", "--doc", "--workspace"], &[])?;
     // Broken intra-doc links (and every other rustdoc warning) fail CI.
@@ -113,11 +111,6 @@ fn ci(root: &Path) -> Result<(), String> {
         "xtask: {} s: the downstream crates",
         started.elapsed().as_secs()
     );
-    for (features, filter) in TEST_COMBINATIONS {
-        let mut args = vec!["nextest", "run", "--no-tests=pass", "-E", filter];
-        args.extend_from_slice(features);
-        cargo(root, &args, &[])?;
-    }
     say_if_real_tier_skipped();
     // The whole suite runs under one real node (crates/envtest/README.md § The real node): the
     // wrapper starts it, runs nextest with `APIARY_NODE` naming it, and stops it by PID after
@@ -144,10 +137,6 @@ fn under_node(root: &Path, args: &[&str]) -> Result<(), String> {
     cargo_untimed(root, &all, &[])
 }
 
-/// The nextest filter that leaves out the real-server tier: the `real_*` test binaries and the
-/// CLI scenarios' `::real` instances.
-const NOT_REAL_TIER: &str = "not (binary(/^real_/) | test(/::real$/))";
-
 /// nextest hides the output of passing tests, so the tier's own skip line is not shown: say it
 /// here, once, when `KUBEBUILDER_ASSETS` is unset (crates/envtest/README.md).
 fn say_if_real_tier_skipped() {
@@ -160,40 +149,15 @@ fn say_if_real_tier_skipped() {
     }
 }
 
-/// Feature combinations beyond the default build that CI compiles and tests (seeds.md § Cargo
-/// feature `tellus`: a feature that is never compiled rots unnoticed).
-/// The default workspace build has neither library feature; these add each one and both, and
-/// take the CLI's default `demo` feature away. Clippy lints the first alone and the others in
-/// its one `--all-features` pass over the workspace (each was a separate pass of 5 to 23 s).
-const FEATURE_COMBINATIONS: &[&[&str]] = &[
-    // The CLI without the simulator (`cargo install --no-default-features`).
-    &["-p", "apiary", "--no-default-features"],
-    &["-p", "apiary-seeds", "--features", "serde"],
-    &["-p", "apiary-seeds-kube", "--features", "tellus"],
-    // Both features, plus tellus's dev transport for the three-node cluster test.
-    &[
-        "-p",
-        "apiary-seeds-kube",
-        "--features",
-        "tellus-cluster-test,apiary-seeds/serde",
-    ],
-];
-
-/// The combinations whose tests run: every lint combination but `tellus` alone, whose tests all
-/// run again in the `tellus-cluster-test` combination (it enables `tellus`), so building
-/// seeds-kube's test binaries a third time bought nothing but CI minutes.
-///
-/// Each runs with a test filter. The real-server tier does not depend on these features and runs
-/// in the workspace run; each of its tests starts a control plane, so it is never repeated per
-/// combination. The CLI without `demo` runs only its binary's own unit tests: the feature takes
-/// away the `demo` subcommand and the simulator, and nothing else the integration suite drives
-/// differs (it ran whole in this combination before, 212 tests for about 70 s, and is built and
-/// linted here by clippy all the same).
-const TEST_COMBINATIONS: &[(&[&str], &str)] = &[
-    (FEATURE_COMBINATIONS[0], "kind(bin)"),
-    (FEATURE_COMBINATIONS[1], NOT_REAL_TIER),
-    (FEATURE_COMBINATIONS[3], NOT_REAL_TIER),
-];
+/// The one feature combination linted on its own: the CLI without the simulator (`cargo install
+/// --no-default-features`), the one combination that takes code away. Every library feature is
+/// on in the workspace's one `--all-features` clippy pass and in its test build (the seeds
+/// crates' features through `apiary-envtest`'s dev-dependencies), so each is linted and tested
+/// once (seeds.md § Cargo feature tellus). Without them the seeds crates are built by the CLI's
+/// build and by the downstream crates. The CLI's unit tests are not run again without `demo`:
+/// one of them differs (the completion script lists `demo` only with it), and the two-pass cost
+/// was 31 s of every CI run.
+const CLI_WITHOUT_DEMO: &[&str] = &["-p", "apiary", "--no-default-features"];
 
 /// The property tests with many more cases than the default run.
 fn props(root: &Path) -> Result<(), String> {
@@ -284,39 +248,45 @@ mod tests {
         }
     }
 
-    /// Every lint combination whose tests are not run is covered by one that is: the same
-    /// package, and every feature it names is named (or implied, `tellus` by
-    /// `tellus-cluster-test`) by the tested one.
+    /// Every library feature of the seeds crates is on in the workspace's test build: enabled by
+    /// `apiary-envtest`'s dev-dependencies (or implied, `tellus` by `tellus-cluster-test`), so
+    /// the one `cargo nextest run --workspace` tests each feature's code.
     #[test]
-    fn every_untested_combination_is_covered_by_a_tested_one() {
-        fn package_and_features(combo: &[&str]) -> (String, Vec<String>) {
-            let package = combo[combo.iter().position(|a| *a == "-p").expect("-p") + 1];
-            let features = combo
-                .iter()
-                .position(|a| *a == "--features")
-                .map(|i| combo[i + 1].split(',').map(str::to_owned).collect())
-                .unwrap_or_default();
-            (package.to_owned(), features)
-        }
-        let implied = |feature: &str| -> Vec<String> {
-            match feature {
-                "tellus-cluster-test" => vec!["tellus-cluster-test".into(), "tellus".into()],
-                other => vec![other.to_owned()],
-            }
+    fn the_workspace_test_build_enables_every_seeds_feature() {
+        let root = workspace_root();
+        let read = |path: &str| {
+            std::fs::read_to_string(root.join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
         };
-        for combo in FEATURE_COMBINATIONS {
-            if TEST_COMBINATIONS.iter().any(|(tested, _)| tested == combo) {
-                continue;
+        let envtest = read("crates/envtest/Cargo.toml");
+        let dev = &envtest[envtest
+            .find("[dev-dependencies]")
+            .expect("dev-dependencies")..];
+        for (manifest, package) in [
+            ("crates/seeds/Cargo.toml", "apiary-seeds"),
+            ("crates/seeds-kube/Cargo.toml", "apiary-seeds-kube"),
+        ] {
+            let text = read(manifest);
+            let table = &text[text.find("[features]").expect("features")..];
+            let features: Vec<&str> = table
+                .lines()
+                .skip(1)
+                .take_while(|l| !l.starts_with('['))
+                .filter_map(|l| l.split_once(" = ").map(|(k, _)| k.trim()))
+                .filter(|k| !k.starts_with('#'))
+                .collect();
+            assert!(!features.is_empty(), "{manifest}");
+            let line = dev
+                .lines()
+                .find(|l| l.starts_with(&format!("{package} = ")))
+                .unwrap_or_else(|| panic!("apiary-envtest has no dev-dependency on {package}"));
+            for feature in features {
+                let implied = feature == "tellus" && line.contains("\"tellus-cluster-test\"");
+                assert!(
+                    implied || line.contains(&format!("\"{feature}\"")),
+                    "{package}'s feature {feature} is not on in the workspace's test build: \
+                     add it to apiary-envtest's dev-dependency on {package}"
+                );
             }
-            let (package, features) = package_and_features(combo);
-            let covered = TEST_COMBINATIONS.iter().any(|(tested, _)| {
-                let (tested_package, tested_features) = package_and_features(tested);
-                let enabled: Vec<String> =
-                    tested_features.iter().flat_map(|f| implied(f)).collect();
-                tested_package == package && features.iter().all(|f| enabled.contains(f))
-            });
-            assert!(covered, "{combo:?} is linted but its tests never run");
         }
-        assert!(TEST_COMBINATIONS.len() < FEATURE_COMBINATIONS.len());
     }
 }
