@@ -117,3 +117,238 @@ pub fn false_condition(kind: &str, reason: &str, message: &str) -> ConditionFact
         message: Some(message.to_owned()),
     }
 }
+
+/// Scripts: a machine's step sequence as data, answers in and requests out
+/// (`crate::request::Machine`). A [`Beat`] feeds one answer, optionally after moving the fake
+/// elapsed clock, and checks the step it returns; [`play`] runs the beats in order and says
+/// which beat failed. Test-only; drives a machine, decides nothing.
+#[allow(dead_code, reason = "in use as the machines' tests become scripts")]
+pub mod script {
+    use std::fmt::Debug;
+    use std::time::Duration;
+
+    use crate::request::{Answer, Machine, Request, Step};
+
+    /// What the machine returned, for a check.
+    type Seen<M> = Step<<M as Machine>::Output>;
+    /// A check of one returned step of a machine with output `O`: `Err` says what was wrong.
+    pub type Check<O> = Box<dyn FnOnce(&Step<O>) -> Result<(), String>>;
+    /// An answer the runner gives itself to a request the script does not mention.
+    type Auto = Box<dyn Fn(&Request) -> Option<Answer>>;
+
+    /// How the fake elapsed clock moves before a beat's answer.
+    #[derive(Clone, Copy, Debug)]
+    pub enum Clock {
+        /// It stays.
+        Keep,
+        /// It moves on by this much.
+        By(Duration),
+        /// It reads this.
+        At(Duration),
+        /// It moves on by the previous step's `Wait { max }` or `Sleep`: the wait ran out.
+        WaitOut,
+    }
+
+    /// Something a line of data cannot say, run on the play in progress.
+    type Custom<M> = Box<dyn FnOnce(&mut Play<M>)>;
+
+    /// One line of a script.
+    #[allow(
+        clippy::large_enum_variant,
+        reason = "a script is a short list; boxing answers would only burden every line"
+    )]
+    pub enum Beat<M: Machine> {
+        /// Move the clock, feed the answer, check the step.
+        Feed(Clock, Answer, Check<M::Output>),
+        /// Anything a line of data cannot say (a loop, a look at the machine).
+        Run(Custom<M>),
+    }
+
+    impl<M: Machine> Beat<M> {
+        /// The same beat with the clock moved on by `by` first.
+        pub fn after(self, by: Duration) -> Beat<M> {
+            self.clock(Clock::By(by))
+        }
+
+        /// The same beat with the clock reading `at` first.
+        pub fn at(self, at: Duration) -> Beat<M> {
+            self.clock(Clock::At(at))
+        }
+
+        fn clock(self, clock: Clock) -> Beat<M> {
+            match self {
+                Beat::Feed(_, answer, check) => Beat::Feed(clock, answer, check),
+                Beat::Run(_) => panic!("only a fed beat moves the clock"),
+            }
+        }
+    }
+
+    /// Feed `answer` and check the step with `check`.
+    pub fn feed<M: Machine>(answer: Answer, check: Check<M::Output>) -> Beat<M> {
+        Beat::Feed(Clock::Keep, answer, check)
+    }
+
+    /// Answer the previous `Wait`/`Sleep` by letting it run out, and check the step.
+    pub fn wait_out<M: Machine>(check: Check<M::Output>) -> Beat<M> {
+        Beat::Feed(Clock::WaitOut, Answer::Waited, check)
+    }
+
+    /// Run `f` on the play in progress.
+    pub fn run<M: Machine>(f: impl FnOnce(&mut Play<M>) + 'static) -> Beat<M> {
+        Beat::Run(Box::new(f))
+    }
+
+    /// Exactly this step.
+    pub fn is<O: PartialEq + Debug + 'static>(expected: Step<O>) -> Check<O> {
+        Box::new(move |seen| {
+            if *seen == expected {
+                Ok(())
+            } else {
+                Err(format!("expected {expected:?}\n     got {seen:?}"))
+            }
+        })
+    }
+
+    /// Exactly this request.
+    pub fn ask<O: PartialEq + Debug + 'static>(request: Request) -> Check<O> {
+        is(Step::Request(request))
+    }
+
+    /// A request `test` accepts (`what` names it in the failure).
+    pub fn asks<O: Debug>(
+        what: &'static str,
+        test: impl FnOnce(&Request) -> bool + 'static,
+    ) -> Check<O> {
+        that(
+            what,
+            move |seen| matches!(seen, Step::Request(r) if test(r)),
+        )
+    }
+
+    /// Exactly this end.
+    pub fn done<O: PartialEq + Debug + 'static>(output: O) -> Check<O> {
+        is(Step::Done(output))
+    }
+
+    /// An end `test` accepts (`what` names it in the failure).
+    pub fn ends<O: Debug>(what: &'static str, test: impl FnOnce(&O) -> bool + 'static) -> Check<O> {
+        that(what, move |seen| matches!(seen, Step::Done(o) if test(o)))
+    }
+
+    /// A step `test` accepts (`what` names it in the failure).
+    pub fn that<O: Debug>(
+        what: &'static str,
+        test: impl FnOnce(&Step<O>) -> bool + 'static,
+    ) -> Check<O> {
+        Box::new(move |seen| {
+            if test(seen) {
+                Ok(())
+            } else {
+                Err(format!("expected {what}\n     got {seen:?}"))
+            }
+        })
+    }
+
+    /// Any step (its value is looked at later, or not at all).
+    pub fn any<O>() -> Check<O> {
+        Box::new(|_| Ok(()))
+    }
+
+    /// A machine being driven: its fake clock and the last step it returned.
+    pub struct Play<M: Machine> {
+        /// The machine.
+        pub machine: M,
+        /// The fake elapsed clock.
+        pub now: Duration,
+        last: Option<Seen<M>>,
+        auto: Option<Auto>,
+    }
+
+    /// Run `beats` on `machine` from a clock at zero.
+    #[track_caller]
+    pub fn play<M: Machine>(machine: M, beats: impl IntoIterator<Item = Beat<M>>) -> Play<M>
+    where
+        M::Output: Debug,
+    {
+        Play::new(machine).then(beats)
+    }
+
+    impl<M: Machine> Play<M>
+    where
+        M::Output: Debug,
+    {
+        /// `machine` at zero, nothing fed yet.
+        pub fn new(machine: M) -> Play<M> {
+            Play {
+                machine,
+                now: Duration::ZERO,
+                last: None,
+                auto: None,
+            }
+        }
+
+        /// Let the runner answer the requests `auto` answers itself, unseen by the script.
+        pub fn answering(mut self, auto: impl Fn(&Request) -> Option<Answer> + 'static) -> Self {
+            self.auto = Some(Box::new(auto));
+            self
+        }
+
+        /// Run `beats` in order; a failed check panics naming the beat (counted from 1).
+        #[track_caller]
+        pub fn then(mut self, beats: impl IntoIterator<Item = Beat<M>>) -> Self {
+            for (n, beat) in beats.into_iter().enumerate() {
+                match beat {
+                    Beat::Feed(clock, answer, check) => {
+                        self.tick(clock);
+                        let seen = self.feed(answer);
+                        if let Err(why) = check(seen) {
+                            panic!("beat {} at {:?}: {why}", n + 1, self.now);
+                        }
+                    }
+                    Beat::Run(f) => f(&mut self),
+                }
+            }
+            self
+        }
+
+        /// Move the clock.
+        pub fn tick(&mut self, clock: Clock) {
+            match clock {
+                Clock::Keep => {}
+                Clock::By(by) => self.now += by,
+                Clock::At(at) => self.now = at,
+                Clock::WaitOut => match self.last() {
+                    Step::Request(Request::Wait { max, .. } | Request::Sleep(max)) => {
+                        self.now += *max;
+                    }
+                    other => panic!("expected a wait to run out, got {other:?}"),
+                },
+            }
+        }
+
+        /// Feed one answer at the current clock (answering what the runner answers itself).
+        pub fn feed(&mut self, answer: Answer) -> &Seen<M> {
+            let mut step = self.machine.step(self.now, answer);
+            while let Some(answer) = match (&step, &self.auto) {
+                (Step::Request(request), Some(auto)) => auto(request),
+                _ => None,
+            } {
+                step = self.machine.step(self.now, answer);
+            }
+            self.last.insert(step)
+        }
+
+        /// The last step returned.
+        pub fn last(&self) -> &Seen<M> {
+            self.last.as_ref().expect("a step was fed")
+        }
+
+        /// The last step, which must be an end.
+        pub fn output(&self) -> &M::Output {
+            match self.last() {
+                Step::Done(output) => output,
+                other => panic!("expected the end, got {other:?}"),
+            }
+        }
+    }
+}

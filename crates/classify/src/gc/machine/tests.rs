@@ -1,12 +1,14 @@
 //! Tests of the GC pass machine (deploy.md § Execution; scenarios S8, S9 as far as they are
 //! pure): the order of effects, the re-read fence, and what aborts the pass and what does not.
+//! Each test is a script (`crate::testkit::script`): answers in, requests out.
 
 use super::*;
 use crate::binding::Owner;
 use crate::facts::ObservedPod;
-use crate::request::Machine as _;
+use crate::testkit::script::{Beat, Check, ask, asks, done, ends, feed, play};
 use crate::testkit::{AGENT_ID, POD, marks, own_pod, own_secret, running, terminated};
-use std::time::Duration;
+
+type GcOutput = Result<GcReport, RequestFailure>;
 
 fn spec(dry_run: bool) -> GcSpec {
     GcSpec {
@@ -33,101 +35,138 @@ fn listing(server_now: Option<i64>) -> Answer {
     }))
 }
 
+/// A listing of no pod and these old Secrets, with a server clock.
+fn orphans(secrets: &[&str]) -> Answer {
+    Answer::Listed(Ok(Listing {
+        pods: Vec::new(),
+        secrets: secrets.iter().map(|s| own_secret(s, Some(0))).collect(),
+        server_now: Some(5_000),
+    }))
+}
+
 fn boom() -> RequestFailure {
     RequestFailure::api(500, "InternalError", "boom")
 }
 
-fn finished(effect: GcStep) -> GcReport {
-    match effect {
-        Step::Done(Ok(report)) => report,
-        other => panic!("expected a report, got {other:?}"),
-    }
+fn deleted(answer: DeleteAnswer) -> Answer {
+    Answer::Deleted(Ok(answer))
+}
+
+fn reread(pod: Option<ObservedPod>) -> Answer {
+    Answer::PodRead(Ok(pod))
+}
+
+fn list() -> Check<GcOutput> {
+    ask(Request::List { secrets: true })
+}
+
+fn get() -> Check<GcOutput> {
+    ask(Request::GetPod { name: POD.into() })
+}
+
+fn delete_pod() -> Check<GcOutput> {
+    asks("a pod delete", |r| matches!(r, Request::DeletePod(_)))
+}
+
+/// A Secret delete, of `name` when given.
+fn delete_secret(name: Option<&'static str>) -> Check<GcOutput> {
+    asks(
+        "a Secret delete",
+        move |r| matches!(r, Request::DeleteSecret(d) if name.is_none_or(|n| d.name() == n)),
+    )
+}
+
+/// A report `test` accepts.
+fn reports(what: &'static str, test: impl FnOnce(&GcReport) -> bool + 'static) -> Check<GcOutput> {
+    ends(what, move |o: &GcOutput| o.as_ref().is_ok_and(test))
+}
+
+/// Start, the listing of one dead pod and two Secrets (no clock), and its re-read asked.
+fn to_reread() -> Vec<Beat<GcMachine>> {
+    vec![feed(Answer::Start, list()), feed(listing(None), get())]
 }
 
 /// The full pass: list, re-read, delete with the **re-read** fence, then the planned Secrets
 /// (the doomed pod's and, with a server clock, the old orphan).
 #[test]
 fn list_reread_delete_with_the_reread_fence_then_secrets() {
-    let mut gc = GcMachine::new(spec(false));
-    assert_eq!(
-        gc.step(Duration::ZERO, Answer::Start),
-        Step::Request(Request::List { secrets: true })
+    let fenced = asks(
+        "the delete fenced by rv 205",
+        |r| matches!(r, Request::DeletePod(d) if d.fence().resource_version() == "205"),
     );
-    assert_eq!(
-        gc.step(Duration::ZERO, listing(Some(5_000))),
-        Step::Request(Request::GetPod { name: POD.into() })
+    let own = asks(
+        "the doomed pod's Secret",
+        |r| matches!(r, Request::DeleteSecret(d) if d.name().ends_with("0000abcd")),
     );
-    match gc.step(Duration::ZERO, Answer::PodRead(Ok(Some(dead("205"))))) {
-        Step::Request(Request::DeletePod(d)) => assert_eq!(d.fence().resource_version(), "205"),
-        other => panic!("{other:?}"),
-    }
-    let first = gc.step(Duration::ZERO, Answer::Deleted(Ok(DeleteAnswer::Accepted)));
-    assert!(
-        matches!(first, Step::Request(Request::DeleteSecret(ref d)) if d.name().ends_with("0000abcd"))
+    let report = reports("the full report", |r| {
+        r.pods == [POD]
+            && r.secrets == [format!("{POD}-0000abcd")]
+            && r.orphan_sweep == Some(OrphanSweep::Ran)
+            && r.failures.is_empty()
+            && !r.dry_run
+    });
+    play(
+        GcMachine::new(spec(false)),
+        [
+            feed(Answer::Start, list()),
+            feed(listing(Some(5_000)), get()),
+            feed(reread(Some(dead("205"))), fenced),
+            feed(deleted(DeleteAnswer::Accepted), own),
+            feed(
+                deleted(DeleteAnswer::Accepted),
+                delete_secret(Some("orphan")),
+            ),
+            feed(deleted(DeleteAnswer::NotFound), report),
+        ],
     );
-    let second = gc.step(Duration::ZERO, Answer::Deleted(Ok(DeleteAnswer::Accepted)));
-    assert!(matches!(second, Step::Request(Request::DeleteSecret(ref d)) if d.name() == "orphan"));
-    let report = finished(gc.step(Duration::ZERO, Answer::Deleted(Ok(DeleteAnswer::NotFound))));
-    assert_eq!(report.pods, [POD]);
-    assert_eq!(report.secrets, [format!("{POD}-0000abcd")]);
-    assert_eq!(report.orphan_sweep, Some(OrphanSweep::Ran));
-    assert!(report.failures.is_empty() && !report.dry_run);
 }
 
 /// S8: a dry run ends after the list with the plan, no re-read and no delete.
 #[test]
 fn s8_dry_run_reports_the_plan() {
-    let mut gc = GcMachine::new(spec(true));
-    gc.step(Duration::ZERO, Answer::Start);
-    let report = finished(gc.step(Duration::ZERO, listing(None)));
-    assert!(report.dry_run);
-    assert_eq!(report.pods, [POD]);
-    assert_eq!(report.secrets, [format!("{POD}-0000abcd")]);
-    assert_eq!(report.orphan_sweep, Some(OrphanSweep::Skipped));
+    let plan = reports("the plan", |r| {
+        r.dry_run
+            && r.pods == [POD]
+            && r.secrets == [format!("{POD}-0000abcd")]
+            && r.orphan_sweep == Some(OrphanSweep::Skipped)
+    });
+    play(
+        GcMachine::new(spec(true)),
+        [feed(Answer::Start, list()), feed(listing(None), plan)],
+    );
 }
 
 /// A pod started since the listing is skipped at re-read; its Secret is still deleted.
 #[test]
 fn a_pod_no_longer_terminated_is_skipped() {
-    let mut gc = GcMachine::new(spec(false));
-    gc.step(Duration::ZERO, Answer::Start);
-    gc.step(Duration::ZERO, listing(None));
-    let next = gc.step(
-        Duration::ZERO,
-        Answer::PodRead(Ok(Some(own_pod(running())))),
-    );
-    assert!(
-        matches!(next, Step::Request(Request::DeleteSecret(_))),
-        "{next:?}"
-    );
-    let next = gc.step(
-        Duration::ZERO,
-        Answer::Deleted(Ok(DeleteAnswer::PreconditionFailed)),
-    );
-    let report = finished(next);
-    assert!(report.pods.is_empty() && report.secrets.is_empty());
+    let nothing = reports("nothing deleted", |r| {
+        r.pods.is_empty() && r.secrets.is_empty()
+    });
+    play(GcMachine::new(spec(false)), to_reread()).then([
+        feed(reread(Some(own_pod(running()))), delete_secret(None)),
+        feed(deleted(DeleteAnswer::PreconditionFailed), nothing),
+    ]);
 }
 
 /// Delete failures are collected and every other deletion still attempted; a silent
 /// PreconditionFailed or NotFound on the pod is no failure.
 #[test]
 fn delete_failures_are_collected() {
-    let mut gc = GcMachine::new(spec(false));
-    gc.step(Duration::ZERO, Answer::Start);
-    gc.step(Duration::ZERO, listing(None));
-    gc.step(Duration::ZERO, Answer::PodRead(Ok(Some(dead("100")))));
-    let next = gc.step(Duration::ZERO, Answer::Deleted(Err(boom())));
-    assert!(matches!(next, Step::Request(Request::DeleteSecret(_))));
-    let report = finished(gc.step(Duration::ZERO, Answer::Deleted(Err(boom()))));
-    assert_eq!(report.failures, [boom(), boom()]);
+    let both = reports("both failures", |r| r.failures == [boom(), boom()]);
+    play(GcMachine::new(spec(false)), to_reread()).then([
+        feed(reread(Some(dead("100"))), delete_pod()),
+        feed(Answer::Deleted(Err(boom())), delete_secret(None)),
+        feed(Answer::Deleted(Err(boom())), both),
+    ]);
     for answer in [DeleteAnswer::NotFound, DeleteAnswer::PreconditionFailed] {
-        let mut gc = GcMachine::new(spec(false));
-        gc.step(Duration::ZERO, Answer::Start);
-        gc.step(Duration::ZERO, listing(None));
-        gc.step(Duration::ZERO, Answer::PodRead(Ok(Some(dead("100")))));
-        gc.step(Duration::ZERO, Answer::Deleted(Ok(answer)));
-        let report = finished(gc.step(Duration::ZERO, Answer::Deleted(Ok(DeleteAnswer::Accepted))));
-        assert!(report.pods.is_empty() && report.failures.is_empty());
+        let silent = reports("no pod, no failure", |r| {
+            r.pods.is_empty() && r.failures.is_empty()
+        });
+        play(GcMachine::new(spec(false)), to_reread()).then([
+            feed(reread(Some(dead("100"))), delete_pod()),
+            feed(deleted(answer), delete_secret(None)),
+            feed(deleted(DeleteAnswer::Accepted), silent),
+        ]);
     }
 }
 
@@ -135,40 +174,26 @@ fn delete_failures_are_collected() {
 /// finished pass repeats its result.
 #[test]
 fn list_and_reread_failures_abort() {
-    let mut gc = GcMachine::new(spec(false));
-    gc.step(Duration::ZERO, Answer::Start);
-    assert_eq!(
-        gc.step(Duration::ZERO, Answer::Listed(Err(boom()))),
-        Step::Done(Err(boom()))
+    play(
+        GcMachine::new(spec(false)),
+        [
+            feed(Answer::Start, list()),
+            feed(Answer::Listed(Err(boom())), done(Err(boom()))),
+            feed(Answer::Start, done(Err(boom()))),
+        ],
     );
-    assert_eq!(
-        gc.step(Duration::ZERO, Answer::Start),
-        Step::Done(Err(boom()))
-    );
-    let mut gc = GcMachine::new(spec(false));
-    gc.step(Duration::ZERO, Answer::Start);
-    gc.step(Duration::ZERO, listing(None));
-    assert_eq!(
-        gc.step(Duration::ZERO, Answer::PodRead(Err(boom()))),
-        Step::Done(Err(boom()))
-    );
-    let mut gc = GcMachine::new(spec(false));
-    match gc.step(Duration::ZERO, Answer::PodRead(Ok(None))) {
-        Step::Done(Err(failure)) => assert!(failure.message().contains("internal")),
-        other => panic!("{other:?}"),
-    }
+    play(GcMachine::new(spec(false)), to_reread())
+        .then([feed(Answer::PodRead(Err(boom())), done(Err(boom())))]);
+    let internal = ends("an internal error", |o: &GcOutput| {
+        o.as_ref().is_err_and(|f| f.message().contains("internal"))
+    });
+    play(GcMachine::new(spec(false)), [feed(reread(None), internal)]);
 }
 
 /// A pod gone at re-read is skipped (G18) and the pass goes on.
 #[test]
 fn a_pod_gone_at_reread_is_skipped() {
-    let mut gc = GcMachine::new(spec(false));
-    gc.step(Duration::ZERO, Answer::Start);
-    gc.step(Duration::ZERO, listing(None));
-    assert!(matches!(
-        gc.step(Duration::ZERO, Answer::PodRead(Ok(None))),
-        Step::Request(Request::DeleteSecret(_))
-    ));
+    play(GcMachine::new(spec(false)), to_reread()).then([feed(reread(None), delete_secret(None))]);
 }
 
 /// deploy.md § Egress control: a pass empties the agent only when its listing showed no pod
@@ -176,62 +201,51 @@ fn a_pod_gone_at_reread_is_skipped() {
 /// delete, or a dry run never does.
 #[test]
 fn an_emptying_pass_is_one_without_pods_whose_secrets_all_went() {
-    let orphans = |secrets: &[&str]| {
-        Answer::Listed(Ok(Listing {
-            pods: Vec::new(),
-            secrets: secrets.iter().map(|s| own_secret(s, Some(0))).collect(),
-            server_now: Some(5_000),
-        }))
-    };
-    let run = |answers: &[Result<DeleteAnswer, RequestFailure>]| {
-        let mut gc = GcMachine::new(spec(false));
-        gc.step(Duration::ZERO, Answer::Start);
-        let mut effect = gc.step(Duration::ZERO, orphans(&["a", "b"][..answers.len()]));
-        for answer in answers {
-            assert!(
-                matches!(effect, Step::Request(Request::DeleteSecret(_))),
-                "{effect:?}"
-            );
-            effect = gc.step(Duration::ZERO, Answer::Deleted(answer.clone()));
-        }
-        finished(effect).agent_emptied
-    };
-    assert!(run(&[
-        Ok(DeleteAnswer::Accepted),
-        Ok(DeleteAnswer::Accepted)
-    ]));
-    assert!(!run(&[
-        Ok(DeleteAnswer::Accepted),
-        Ok(DeleteAnswer::NotFound)
-    ]));
-    assert!(!run(&[
-        Ok(DeleteAnswer::PreconditionFailed),
-        Ok(DeleteAnswer::Accepted)
-    ]));
-    assert!(!run(&[Ok(DeleteAnswer::Accepted), Err(boom())]));
-    let mut gc = GcMachine::new(spec(false));
-    gc.step(Duration::ZERO, Answer::Start);
-    assert!(
-        finished(gc.step(Duration::ZERO, orphans(&[]))).agent_emptied,
-        "nothing listed: empty"
-    );
-    let mut gc = GcMachine::new(spec(true));
-    gc.step(Duration::ZERO, Answer::Start);
-    assert!(
-        !finished(gc.step(Duration::ZERO, orphans(&[]))).agent_emptied,
-        "never in a dry run"
-    );
+    let emptied = |yes: bool| reports("whether emptied", move |r| r.agent_emptied == yes);
+    let accepted = || Ok(DeleteAnswer::Accepted);
+    for (answers, empty) in [
+        ([accepted(), accepted()], true),
+        ([accepted(), Ok(DeleteAnswer::NotFound)], false),
+        ([Ok(DeleteAnswer::PreconditionFailed), accepted()], false),
+        ([accepted(), Err(boom())], false),
+    ] {
+        let [first, second] = answers;
+        play(
+            GcMachine::new(spec(false)),
+            [
+                feed(Answer::Start, list()),
+                feed(orphans(&["a", "b"]), delete_secret(Some("a"))),
+                feed(Answer::Deleted(first), delete_secret(Some("b"))),
+                feed(Answer::Deleted(second), emptied(empty)),
+            ],
+        );
+    }
+    // Nothing listed: empty, but never in a dry run.
+    for (dry_run, empty) in [(false, true), (true, false)] {
+        play(
+            GcMachine::new(spec(dry_run)),
+            [
+                feed(Answer::Start, list()),
+                feed(orphans(&[]), emptied(empty)),
+            ],
+        );
+    }
     // A listed pod, even one the pass deletes, keeps the agent non-empty (it may still be
     // terminating).
-    let mut gc = GcMachine::new(spec(false));
-    gc.step(Duration::ZERO, Answer::Start);
-    gc.step(Duration::ZERO, listing(Some(5_000)));
-    gc.step(Duration::ZERO, Answer::PodRead(Ok(Some(dead("205")))));
-    let mut effect = gc.step(Duration::ZERO, Answer::Deleted(Ok(DeleteAnswer::Accepted)));
-    while let Step::Request(Request::DeleteSecret(_)) = effect {
-        effect = gc.step(Duration::ZERO, Answer::Deleted(Ok(DeleteAnswer::Accepted)));
-    }
-    assert!(!finished(effect).agent_emptied);
+    play(
+        GcMachine::new(spec(false)),
+        [
+            feed(Answer::Start, list()),
+            feed(listing(Some(5_000)), get()),
+            feed(reread(Some(dead("205"))), delete_pod()),
+            feed(deleted(DeleteAnswer::Accepted), delete_secret(None)),
+            feed(
+                deleted(DeleteAnswer::Accepted),
+                delete_secret(Some("orphan")),
+            ),
+            feed(deleted(DeleteAnswer::Accepted), emptied(false)),
+        ],
+    );
 }
 
 /// deploy.md § Egress control: a pass that empties the agent removes its policy when asked to
@@ -239,39 +253,41 @@ fn an_emptying_pass_is_one_without_pods_whose_secrets_all_went() {
 /// something, or the deploy's preflight pass, never asks.
 #[test]
 fn an_emptying_pass_removes_the_policy_when_asked() {
-    let now = Duration::ZERO;
-    let emptied = |remove_policy| {
-        let mut m = GcMachine::new(GcSpec {
-            remove_policy,
-            ..spec(false)
-        });
-        m.step(now, Answer::Start);
-        let listing = Listing {
+    let emptied = |remove_policy, then: Check<GcOutput>| {
+        let listing = Answer::Listed(Ok(Listing {
             secrets: vec![own_secret("orphan", Some(0))],
             server_now: Some(1_000_000),
             ..Listing::default()
+        }));
+        let spec = GcSpec {
+            remove_policy,
+            ..spec(false)
         };
-        let next = m.step(now, Answer::Listed(Ok(listing)));
-        assert!(
-            matches!(next, Step::Request(Request::DeleteSecret(_))),
-            "{next:?}"
-        );
-        let next = m.step(now, Answer::Deleted(Ok(DeleteAnswer::Accepted)));
-        (m, next)
+        play(
+            GcMachine::new(spec),
+            [
+                feed(Answer::Start, list()),
+                feed(listing, delete_secret(None)),
+                feed(deleted(DeleteAnswer::Accepted), then),
+            ],
+        )
     };
-    let (_, next) = emptied(false);
-    assert!(matches!(&next, Step::Done(Ok(r)) if r.agent_emptied && r.network_policy.is_none()));
-    let (mut m, next) = emptied(true);
-    assert_eq!(next, Step::Request(Request::RemovePolicy));
-    let Step::Done(Ok(report)) = m.step(now, Answer::PolicyRemoved(Ok(Some(POD.into())))) else {
-        panic!("the pass ends");
-    };
-    assert_eq!(report.network_policy.as_deref(), Some(POD));
-    let (mut m, _) = emptied(true);
-    let boom = RequestFailure::api(500, "InternalError", "boom");
-    let Step::Done(Ok(report)) = m.step(now, Answer::PolicyRemoved(Err(boom.clone()))) else {
-        panic!("the pass ends");
-    };
-    assert_eq!(report.failures, [boom]);
-    assert_eq!(report.network_policy, None);
+    emptied(
+        false,
+        reports("emptied, no policy", |r| {
+            r.agent_emptied && r.network_policy.is_none()
+        }),
+    );
+    emptied(true, ask(Request::RemovePolicy)).then([feed(
+        Answer::PolicyRemoved(Ok(Some(POD.into()))),
+        reports("the policy named", |r| {
+            r.network_policy.as_deref() == Some(POD)
+        }),
+    )]);
+    emptied(true, ask(Request::RemovePolicy)).then([feed(
+        Answer::PolicyRemoved(Err(boom())),
+        reports("the failure", |r| {
+            r.failures == [boom()] && r.network_policy.is_none()
+        }),
+    )]);
 }
