@@ -1,15 +1,18 @@
 //! Tests of the status machine (deploy.md § status; S1, S2): the reads it makes and the report.
+//! Each test is a script (`crate::testkit::script`): answers in, requests out.
 
 use super::*;
 use crate::binding::Owner;
-use crate::request::Machine as _;
+use crate::facts::ObservedPod;
+use crate::testkit::script::{Beat, Check, Play, ask, done, ends, feed};
 use crate::testkit::{
     AGENT_ID, INTENT, OTHER_AGENT_ID, OTHER_INTENT, POD, own_pod, running, waiting,
 };
 use crate::workspace::{ClaimShape, ClaimStatus};
-use std::time::Duration;
 
 const SECRET: &str = "apiary-research-bot-1-72bea12366a3-0000abcd";
+
+type StatusOutput = Result<StatusReport, RequestFailure>;
 
 fn spec(desired_intent: Option<&str>) -> StatusSpec {
     StatusSpec {
@@ -23,19 +26,52 @@ fn spec(desired_intent: Option<&str>) -> StatusSpec {
     }
 }
 
-/// The report a status ends with after `answer`.
-fn report_after(status: &mut StatusMachine, answer: Answer) -> StatusReport {
-    let step = status.step(Duration::ZERO, answer);
-    report(status, step)
+/// `beats` on a status of `spec`, the workspace read it asks for last answered with no claim.
+#[track_caller]
+fn play(spec: StatusSpec, beats: Vec<Beat<StatusMachine>>) {
+    Play::new(StatusMachine::new(spec))
+        .answering(|r| (*r == Request::ReadWorkspace).then_some(Answer::WorkspaceRead(None)))
+        .then(beats);
 }
 
-/// The report a status ends with after `step`, the workspace read it asks for last answered
-/// with no claim.
-fn report(status: &mut StatusMachine, step: StatusStep) -> StatusReport {
-    match step {
-        Step::Request(Request::ReadWorkspace) => report_after(status, Answer::WorkspaceRead(None)),
-        Step::Done(Ok(report)) => report,
-        other => panic!("expected a report, got {other:?}"),
+/// `beats` on a status of `spec`, which answer the workspace read themselves.
+#[track_caller]
+fn play_reading(spec: StatusSpec, beats: Vec<Beat<StatusMachine>>) {
+    Play::new(StatusMachine::new(spec)).then(beats);
+}
+
+/// Start, and the read of `pod` asking for the check of its own Secret.
+fn to_secret_check(pod: ObservedPod) -> Vec<Beat<StatusMachine>> {
+    vec![
+        feed(Answer::Start, get()),
+        feed(Answer::PodRead(Ok(Some(pod))), secret_exists()),
+    ]
+}
+
+fn secret_exists() -> Check<StatusOutput> {
+    ask(Request::SecretExists {
+        name: SECRET.into(),
+    })
+}
+
+/// A report `test` accepts.
+fn reports(
+    what: &'static str,
+    test: impl FnOnce(&StatusReport) -> bool + 'static,
+) -> Check<StatusOutput> {
+    ends(what, move |o: &StatusOutput| o.as_ref().is_ok_and(test))
+}
+
+fn claim() -> ClaimStatus {
+    ClaimStatus {
+        name: format!("{POD}-workspace"),
+        ours: true,
+        shape: ClaimShape {
+            size: Some("1Gi".into()),
+            storage_class: None,
+        },
+        phase: Some("Bound".into()),
+        deleting: false,
     }
 }
 
@@ -48,71 +84,63 @@ fn s1_s2_started_pod_reads_its_secret_and_compares_intent() {
         (Some(OTHER_INTENT), Some(false)),
         (None, None),
     ] {
-        let mut status = StatusMachine::new(spec(desired));
-        assert_eq!(
-            status.step(Duration::ZERO, Answer::Start),
-            Step::Request(Request::GetPod { name: POD.into() })
-        );
-        assert_eq!(
-            status.step(
-                Duration::ZERO,
-                Answer::PodRead(Ok(Some(own_pod(running()))))
-            ),
-            Step::Request(Request::SecretExists {
-                name: SECRET.into()
-            })
-        );
-        let done = report_after(&mut status, Answer::Exists(Ok(true)));
-        assert_eq!(done.state, StatusState::Started);
-        assert_eq!(
-            done.secret,
-            Some(SecretStatus {
-                name: SECRET.into(),
-                exists: true
-            })
-        );
-        assert_eq!(done.intent_matches, matches);
+        let started = reports("started, its Secret present", move |r| {
+            r.state == StatusState::Started
+                && r.secret
+                    == Some(SecretStatus {
+                        name: SECRET.into(),
+                        exists: true,
+                    })
+                && r.intent_matches == matches
+        });
+        let mut beats = to_secret_check(own_pod(running()));
+        beats.push(feed(Answer::Exists(Ok(true)), started));
+        play(spec(desired), beats);
     }
 }
 
 /// Absent and foreign: one read, no Secret, nothing of a foreign pod reported.
 #[test]
 fn s1_absent_and_foreign_read_nothing_more() {
-    let mut status = StatusMachine::new(spec(Some(INTENT)));
-    status.step(Duration::ZERO, Answer::Start);
-    let done = report_after(&mut status, Answer::PodRead(Ok(None)));
-    assert_eq!(
-        (done.state, done.secret, done.intent_matches),
-        (StatusState::Absent, None, None)
+    let absent = reports("absent", |r| {
+        (r.state, &r.secret, r.intent_matches) == (StatusState::Absent, &None, None)
+    });
+    play(
+        spec(Some(INTENT)),
+        vec![
+            feed(Answer::Start, get()),
+            feed(Answer::PodRead(Ok(None)), absent),
+        ],
     );
-    let mut status = StatusMachine::new(spec(Some(INTENT)));
-    status.step(Duration::ZERO, Answer::Start);
     let mut foreign = own_pod(running());
     foreign.marks.agent_id = Some(OTHER_AGENT_ID.into());
-    let done = report_after(&mut status, Answer::PodRead(Ok(Some(foreign))));
-    assert_eq!(done.state, StatusState::Foreign);
-    assert_eq!(
-        (done.condition, done.secret, done.intent_matches),
-        (None, None, None)
+    let nothing = reports("foreign, nothing of it", |r| {
+        r.state == StatusState::Foreign
+            && (&r.condition, &r.secret, r.intent_matches) == (&None, &None, None)
+    });
+    play(
+        spec(Some(INTENT)),
+        vec![
+            feed(Answer::Start, get()),
+            feed(Answer::PodRead(Ok(Some(foreign))), nothing),
+        ],
     );
+}
+
+fn get() -> Check<StatusOutput> {
+    ask(Request::GetPod { name: POD.into() })
 }
 
 /// A pod pending its Secret check is settled by the one check, which is also the report's
 /// Secret: a missing Secret settles as broken.
 #[test]
 fn a_pending_pod_is_settled_by_one_check() {
-    let mut status = StatusMachine::new(spec(None));
-    status.step(Duration::ZERO, Answer::Start);
-    let pending = own_pod(waiting(Some("CreateContainerConfigError"), None));
-    assert_eq!(
-        status.step(Duration::ZERO, Answer::PodRead(Ok(Some(pending)))),
-        Step::Request(Request::SecretExists {
-            name: SECRET.into()
-        })
-    );
-    let done = report_after(&mut status, Answer::Exists(Ok(false)));
-    assert_eq!(done.state, StatusState::Broken);
-    assert_eq!(done.secret.map(|s| s.exists), Some(false));
+    let broken = reports("broken, its Secret missing", |r| {
+        r.state == StatusState::Broken && r.secret.as_ref().map(|s| s.exists) == Some(false)
+    });
+    let mut beats = to_secret_check(own_pod(waiting(Some("CreateContainerConfigError"), None)));
+    beats.push(feed(Answer::Exists(Ok(false)), broken));
+    play(spec(None), beats);
 }
 
 /// Pull-failure text names the configured image, else the pod's own.
@@ -122,22 +150,18 @@ fn pull_failure_names_the_image() {
         (Some("registry.example.com/x:1"), "registry.example.com/x:1"),
         (None, crate::testkit::IMAGE),
     ] {
-        let mut status = StatusMachine::new(StatusSpec {
+        let pulling = own_pod(waiting(Some("ErrImagePull"), Some("manifest unknown")));
+        let named = reports("pull failing, naming the image", move |r| {
+            r.state == StatusState::PullFailing
+                && r.condition.as_deref().is_some_and(|c| c.contains(expected))
+        });
+        let mut beats = to_secret_check(pulling);
+        beats.push(feed(Answer::Exists(Ok(true)), named));
+        let spec = StatusSpec {
             image: configured.map(str::to_owned),
             ..spec(None)
-        });
-        status.step(Duration::ZERO, Answer::Start);
-        let pulling = own_pod(waiting(Some("ErrImagePull"), Some("manifest unknown")));
-        status.step(Duration::ZERO, Answer::PodRead(Ok(Some(pulling))));
-        let done = report_after(&mut status, Answer::Exists(Ok(true)));
-        assert_eq!(done.state, StatusState::PullFailing);
-        assert!(
-            done.condition
-                .as_deref()
-                .is_some_and(|c| c.contains(expected)),
-            "{:?}",
-            done.condition
-        );
+        };
+        play(spec, beats);
     }
 }
 
@@ -145,31 +169,22 @@ fn pull_failure_names_the_image() {
 #[test]
 fn failures_and_unasked_answers() {
     let failure = RequestFailure::api(403, "Forbidden", "no");
-    let mut status = StatusMachine::new(spec(None));
-    status.step(Duration::ZERO, Answer::Start);
-    assert_eq!(
-        status.step(Duration::ZERO, Answer::PodRead(Err(failure.clone()))),
-        Step::Done(Err(failure.clone()))
+    let failed = || done(Err(failure.clone()));
+    play(
+        spec(None),
+        vec![
+            feed(Answer::Start, get()),
+            feed(Answer::PodRead(Err(failure.clone())), failed()),
+            feed(Answer::Start, failed()),
+        ],
     );
-    assert_eq!(
-        status.step(Duration::ZERO, Answer::Start),
-        Step::Done(Err(failure.clone()))
-    );
-    let mut status = StatusMachine::new(spec(None));
-    status.step(Duration::ZERO, Answer::Start);
-    status.step(
-        Duration::ZERO,
-        Answer::PodRead(Ok(Some(own_pod(running())))),
-    );
-    assert_eq!(
-        status.step(Duration::ZERO, Answer::Exists(Err(failure.clone()))),
-        Step::Done(Err(failure))
-    );
-    let mut status = StatusMachine::new(spec(None));
-    assert!(matches!(
-        status.step(Duration::ZERO, Answer::Exists(Ok(true))),
-        Step::Done(Err(f)) if f.message().contains("internal")
-    ));
+    let mut beats = to_secret_check(own_pod(running()));
+    beats.push(feed(Answer::Exists(Err(failure.clone())), failed()));
+    play(spec(None), beats);
+    let internal = ends("an internal error", |o: &StatusOutput| {
+        o.as_ref().is_err_and(|f| f.message().contains("internal"))
+    });
+    play(spec(None), vec![feed(Answer::Exists(Ok(true)), internal)]);
 }
 
 /// deploy.md § status: with a configuration and the pod's own Secret present, its environment
@@ -177,54 +192,47 @@ fn failures_and_unasked_answers() {
 /// status; without a configuration only the claim is read.
 #[test]
 fn a_configuration_compares_the_environment_then_the_claim_is_read() {
-    let start = |compare_env| {
-        let mut status = StatusMachine::new(StatusSpec {
+    let comparing = |compare_env, then: Vec<Beat<StatusMachine>>| {
+        let spec = StatusSpec {
             compare_env,
             ..spec(Some(INTENT))
-        });
-        status.step(Duration::ZERO, Answer::Start);
-        status.step(
-            Duration::ZERO,
-            Answer::PodRead(Ok(Some(own_pod(running())))),
-        );
-        let next = status.step(Duration::ZERO, Answer::Exists(Ok(true)));
-        (status, next)
+        };
+        let mut beats = to_secret_check(own_pod(running()));
+        beats.extend(then);
+        play_reading(spec, beats);
     };
-    let (mut status, next) = start(true);
-    assert_eq!(
-        next,
-        Step::Request(Request::CompareEnv {
-            secret: SECRET.into()
+    let compare = || {
+        ask(Request::CompareEnv {
+            secret: SECRET.into(),
         })
-    );
-    let next = status.step(
-        Duration::ZERO,
-        Answer::EnvCompared(Ok(Some(vec!["TOKEN".into()]))),
-    );
-    assert_eq!(next, Step::Request(Request::ReadWorkspace));
-    let claim = ClaimStatus {
-        name: format!("{POD}-workspace"),
-        ours: true,
-        shape: ClaimShape {
-            size: Some("1Gi".into()),
-            storage_class: None,
-        },
-        phase: Some("Bound".into()),
-        deleting: false,
     };
-    let done = report_after(&mut status, Answer::WorkspaceRead(Some(claim.clone())));
-    assert_eq!(done.env_differs, Some(vec!["TOKEN".to_owned()]));
-    assert_eq!(done.workspace, Some(claim));
-
-    let (mut status, _) = start(true);
-    let failure = RequestFailure::api(500, "InternalError", "boom");
-    assert_eq!(
-        status.step(Duration::ZERO, Answer::EnvCompared(Err(failure.clone()))),
-        Step::Done(Err(failure))
+    let differs = Answer::EnvCompared(Ok(Some(vec!["TOKEN".into()])));
+    let both = reports("the keys and the claim", |r| {
+        r.env_differs == Some(vec!["TOKEN".to_owned()]) && r.workspace == Some(claim())
+    });
+    comparing(
+        true,
+        vec![
+            feed(Answer::Exists(Ok(true)), compare()),
+            feed(differs, ask(Request::ReadWorkspace)),
+            feed(Answer::WorkspaceRead(Some(claim())), both),
+        ],
     );
-
-    let (_, next) = start(false);
-    assert_eq!(next, Step::Request(Request::ReadWorkspace));
+    let failure = RequestFailure::api(500, "InternalError", "boom");
+    comparing(
+        true,
+        vec![
+            feed(Answer::Exists(Ok(true)), compare()),
+            feed(
+                Answer::EnvCompared(Err(failure.clone())),
+                done(Err(failure)),
+            ),
+        ],
+    );
+    comparing(
+        false,
+        vec![feed(Answer::Exists(Ok(true)), ask(Request::ReadWorkspace))],
+    );
 }
 
 /// deploy.md § Naming what differs and § Persistent workspace: with a configuration, a differing
@@ -233,54 +241,50 @@ fn a_configuration_compares_the_environment_then_the_claim_is_read() {
 /// difference, never as the pod's intent.
 #[test]
 fn a_configuration_names_the_differing_settings_and_the_claims_differences() {
-    let run = |recorded_intent: &str, recorded: Option<&str>| {
-        let mut status = StatusMachine::new(StatusSpec {
+    let run = |recorded_intent: &str, recorded: Option<&str>, check: Check<StatusOutput>| {
+        let spec = StatusSpec {
             desired_settings: Some("cpu-limit=aa,image=11".into()),
             desired_claim: Some(ClaimShape {
                 size: Some("2Gi".into()),
                 storage_class: None,
             }),
             ..spec(Some(INTENT))
-        });
+        };
         let mut pod = own_pod(running());
         pod.marks.create_intent = Some(recorded_intent.to_owned());
         pod.marks.intent_settings = recorded.map(str::to_owned);
-        status.step(Duration::ZERO, Answer::Start);
-        status.step(Duration::ZERO, Answer::PodRead(Ok(Some(pod))));
-        assert_eq!(
-            status.step(Duration::ZERO, Answer::Exists(Ok(true))),
-            Step::Request(Request::ReadWorkspace)
-        );
-        let claim = ClaimStatus {
-            name: format!("{POD}-workspace"),
-            ours: true,
-            shape: ClaimShape {
-                size: Some("1Gi".into()),
-                storage_class: None,
-            },
-            phase: Some("Bound".into()),
-            deleting: false,
-        };
-        report_after(&mut status, Answer::WorkspaceRead(Some(claim)))
+        let mut beats = to_secret_check(pod);
+        beats.extend([
+            feed(Answer::Exists(Ok(true)), ask(Request::ReadWorkspace)),
+            feed(Answer::WorkspaceRead(Some(claim())), check),
+        ]);
+        play_reading(spec, beats);
     };
-    let differs = run("other", Some("cpu-limit=bb,image=11"));
-    assert_eq!(differs.intent_matches, Some(false));
-    assert_eq!(
-        differs.intent_differs,
-        Some(SettingsDiff::Named(vec!["cpu-limit".into()]))
+    let size = ClaimDifference::Size {
+        wanted: "2Gi".into(),
+        found: Some("1Gi".into()),
+    };
+    run(
+        "other",
+        Some("cpu-limit=bb,image=11"),
+        reports("cpu-limit and the size differ", move |r| {
+            r.intent_matches == Some(false)
+                && r.intent_differs == Some(SettingsDiff::Named(vec!["cpu-limit".into()]))
+                && r.workspace_differs == Some(vec![size])
+        }),
     );
-    assert_eq!(
-        differs.workspace_differs,
-        Some(vec![ClaimDifference::Size {
-            wanted: "2Gi".into(),
-            found: Some("1Gi".into())
-        }])
+    run(
+        "other",
+        None,
+        reports("unrecorded", |r| {
+            r.intent_differs == Some(SettingsDiff::Unrecorded)
+        }),
     );
-    assert_eq!(
-        run("other", None).intent_differs,
-        Some(SettingsDiff::Unrecorded)
+    run(
+        INTENT,
+        Some("cpu-limit=bb"),
+        reports("matching, nothing named", |r| {
+            r.intent_matches == Some(true) && r.intent_differs.is_none()
+        }),
     );
-    let matches = run(INTENT, Some("cpu-limit=bb"));
-    assert_eq!(matches.intent_matches, Some(true));
-    assert_eq!(matches.intent_differs, None);
 }
