@@ -99,21 +99,59 @@ pub const DOWNSTREAM: &[Downstream] = &[
     },
 ];
 
-/// Build and exercise every downstream crate with `--locked` in the workspace's own `target`
-/// directory (a crate with the same version and features as the workspace's is then built once,
-/// not once more per downstream crate: on 2 cores that is minutes), print its normal
-/// `cargo tree`, and check the tree against its rules.
-pub fn check_all(root: &Path) -> Result<(), String> {
-    let target = root.join("target");
+/// Where a check's output goes: the terminal, or a log file (cargo's own stderr included) when
+/// the check runs beside the test run.
+pub enum Output {
+    /// Inherit the terminal.
+    Terminal,
+    /// Everything into this file.
+    File(std::fs::File),
+}
+
+impl Output {
+    fn stderr(&self) -> Result<std::process::Stdio, String> {
+        match self {
+            Output::Terminal => Ok(std::process::Stdio::inherit()),
+            Output::File(file) => file
+                .try_clone()
+                .map(std::process::Stdio::from)
+                .map_err(|e| format!("could not share the downstream log: {e}")),
+        }
+    }
+
+    fn say(&mut self, text: &str) {
+        use std::io::Write as _;
+        match self {
+            Output::Terminal => eprintln!("{text}"),
+            // A log line lost to a full disk is not worth failing the check for.
+            Output::File(file) => drop(writeln!(file, "{text}")),
+        }
+    }
+}
+
+/// Build and exercise every downstream crate with `--locked` in `target/downstream`, print its
+/// normal `cargo tree`, and check the tree against its rules. `nice`: at the lowest CPU priority
+/// (`cargo xtask ci` runs it beside the test run, which leaves a core idle for much of its time
+/// but must not be slowed by it). Its own target directory: the test run's `cargo` invocations
+/// must never wait on its build lock, and it shares little with the workspace's build anyway
+/// (its own lock files and k8s-openapi version features).
+pub fn check_all(root: &Path, nice: bool, mut output: Output) -> Result<(), String> {
+    let target = root.join("target").join("downstream");
     for downstream in DOWNSTREAM {
         let manifest = root
             .join("tests")
             .join("downstream")
             .join(downstream.name)
             .join("Cargo.toml");
-        let cargo = |args: &[&str]| -> Result<String, String> {
-            let mut command =
-                Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()));
+        let mut cargo = |args: &[&str]| -> Result<String, String> {
+            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+            let mut command = if nice {
+                let mut command = Command::new("nice");
+                command.args(["-n", "19"]).arg(cargo);
+                command
+            } else {
+                Command::new(cargo)
+            };
             command
                 .args(args)
                 .arg("--manifest-path")
@@ -121,30 +159,30 @@ pub fn check_all(root: &Path) -> Result<(), String> {
                 .arg("--locked")
                 .env("CARGO_TARGET_DIR", &target)
                 .current_dir(root);
-            eprintln!("xtask: {command:?}");
-            let output = command
-                .stderr(std::process::Stdio::inherit())
+            output.say(&format!("xtask: {command:?}"));
+            let finished = command
+                .stderr(output.stderr()?)
                 .output()
                 .map_err(|e| format!("could not run cargo {}: {e}", args.join(" ")))?;
-            let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-            if output.status.success() {
+            let stdout = String::from_utf8_lossy(&finished.stdout).into_owned();
+            if finished.status.success() {
                 Ok(stdout)
             } else {
                 Err(format!(
                     "downstream {}: `cargo {}` failed ({})\n{stdout}",
                     downstream.name,
                     args.join(" "),
-                    output.status
+                    finished.status
                 ))
             }
         };
         let exercised = cargo(&[downstream.exercise])?;
-        print!("{exercised}");
         let tree = cargo(&["tree", "-e", "normal"])?;
-        println!(
+        output.say(exercised.trim_end());
+        output.say(&format!(
             "xtask: cargo tree -e normal of tests/downstream/{}:\n{tree}",
             downstream.name
-        );
+        ));
         let problems = tree_problems(downstream, &tree);
         if !problems.is_empty() {
             return Err(format!(

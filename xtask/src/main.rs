@@ -35,7 +35,7 @@ fn main() -> ExitCode {
         Some("bench") => bench(&root),
         Some("bench-real") => bench_real(&root, &args[1..]),
         Some("e2e") => e2e(&root),
-        Some("downstream") => downstream::check_all(&root),
+        Some("downstream") => downstream::check_all(&root, false, downstream::Output::Terminal),
         Some("architecture") => {
             tidy::metadata(&root).and_then(|json| architecture::write(&root, &json))
         }
@@ -55,8 +55,8 @@ const USAGE: &str = "usage: cargo xtask <ci | tidy | mutants [PACKAGE...] | prop
 
 /// What CI runs: formatting, lints on every target and feature combination (the CLI without its
 /// `demo` feature included), tidy, doctests, the API docs with warnings denied, packaging of
-/// every publishable crate, the downstream crates, then the whole test suite with nextest as the
-/// last step.
+/// every publishable crate, then the whole test suite with nextest as the last step, with the
+/// downstream crates built beside it (`downstream_beside`).
 fn ci(root: &Path) -> Result<(), String> {
     ensure_tool(root, "nextest", "cargo-nextest")?;
     cargo(root, &["fmt", "--all", "--check"], &[])?;
@@ -105,18 +105,47 @@ fn ci(root: &Path) -> Result<(), String> {
         ],
         &[],
     )?;
-    let started = std::time::Instant::now();
-    downstream::check_all(root)?;
-    eprintln!(
-        "xtask: {} s: the downstream crates",
-        started.elapsed().as_secs()
-    );
+    let downstream = downstream_beside(root)?;
     say_if_real_tier_skipped();
     // The whole suite runs under one real node (crates/envtest/README.md § The real node): the
     // wrapper starts it, runs nextest with `APIARY_NODE` naming it, and stops it by PID after
     // nextest's summary. Without root or the node's packages it says so in one line and the
     // node tier skips (fails under APIARY_NODE_REQUIRED=1, as `.ci/run` sets).
-    under_node(root, &["nextest", "run", "--workspace"])
+    let tests = under_node(root, &["nextest", "run", "--workspace"]);
+    let downstream = downstream
+        .join()
+        .map_err(|_| "the downstream check panicked".to_owned())?;
+    tests.and(downstream)
+}
+
+/// The downstream crates' check, started beside the last step at the lowest CPU priority: the
+/// test run leaves about a core idle on a 2-core machine (it mostly waits on the node and the
+/// control plane), and the check, about 130 s of compiling when it ran alone, fits in it. Its
+/// output goes to `target/downstream.log`, so the run still ends with nextest's summary; one line
+/// says when it is done, and a failure names the log.
+fn downstream_beside(root: &Path) -> Result<std::thread::JoinHandle<Result<(), String>>, String> {
+    let path = root.join("target").join("downstream.log");
+    std::fs::create_dir_all(root.join("target")).map_err(|e| format!("target: {e}"))?;
+    let log = std::fs::File::create(&path)
+        .map_err(|e| format!("could not create {}: {e}", path.display()))?;
+    eprintln!(
+        "xtask: the downstream crates build beside the tests (log: {})",
+        path.display()
+    );
+    let root = root.to_owned();
+    Ok(std::thread::spawn(move || {
+        let started = std::time::Instant::now();
+        let result = downstream::check_all(&root, true, downstream::Output::File(log));
+        let seconds = started.elapsed().as_secs();
+        match &result {
+            Ok(()) => eprintln!("xtask: {seconds} s: the downstream crates, beside the tests"),
+            Err(_) => eprintln!(
+                "xtask: {seconds} s: the downstream crates FAILED (log: {})",
+                path.display()
+            ),
+        }
+        result
+    }))
 }
 
 /// `cargo <args>` under one real node: the `apiary_node` wrapper starts it, runs the command with
