@@ -1,23 +1,34 @@
 //! The expiry decision and the collection machine: fence of the listing, the wait for
-//! disappearance, the Secret only afterwards.
+//! disappearance, the Secret only afterwards. The machine's tests are scripts
+//! (`crate::testkit::script`): answers in, requests out.
 
 use crate::binding::Owner;
 use std::time::Duration;
 
 use super::*;
 use crate::facts::{ObservedPod, ObservedSecret};
-use crate::request::Machine as _;
+use crate::testkit::script::{Beat, Check, ask, asks, done, ends, feed, play};
 use crate::testkit::{AGENT_ID, OTHER_AGENT_ID, POD, own_pod, own_secret, running, terminated};
 
 const S: fn(u64) -> Duration = Duration::from_secs;
 const EXPIRY: &str = "2026-08-02T04:00:00Z";
 const AT: i64 = 1_785_643_200;
 
+type ExpireOutput = Result<ExpireReport, ExpireError>;
+
 fn expiring(rv: &str) -> ObservedPod {
     let mut pod = own_pod(running());
     pod.marks.resource_version = Some(rv.to_owned());
     pod.marks.expires_at = Some(EXPIRY.to_owned());
     pod
+}
+
+/// The Secret the expiring pod references.
+fn its_secret() -> String {
+    expiring("100")
+        .facts
+        .env_from_secret
+        .expect("references one")
 }
 
 fn spec(dry_run: bool) -> ExpireSpec {
@@ -39,30 +50,86 @@ fn listed(pods: Vec<ObservedPod>, secrets: Vec<ObservedSecret>, now: Option<i64>
     }))
 }
 
+/// The listing of the expiring pod at `rv`, expired on the server clock.
+fn expired(rv: &str) -> Answer {
+    listed(vec![expiring(rv)], vec![], Some(AT))
+}
+
+/// The listing of no pod and the expiring pod's Secret.
+fn its_secret_listed() -> Answer {
+    listed(vec![], vec![own_secret(&its_secret(), Some(1))], Some(AT))
+}
+
+fn deleted(answer: DeleteAnswer) -> Answer {
+    Answer::Deleted(Ok(answer))
+}
+
+fn list(secrets: bool) -> Check<ExpireOutput> {
+    ask(Request::List { secrets })
+}
+
+fn get() -> Check<ExpireOutput> {
+    ask(Request::GetPod { name: POD.into() })
+}
+
+fn wait(resource_version: Option<&str>) -> Check<ExpireOutput> {
+    ask(Request::Wait {
+        pod: POD.into(),
+        resource_version: resource_version.map(str::to_owned),
+        max: S(2),
+    })
+}
+
+fn delete_pod() -> Check<ExpireOutput> {
+    asks("the pod delete fenced by the listing", |r| {
+        matches!(r, Request::DeletePod(d)
+            if d.fence().uid() == "u1" && d.fence().resource_version() == "100")
+    })
+}
+
+/// A report `test` accepts.
+fn reports(
+    what: &'static str,
+    test: impl FnOnce(&ExpireReport) -> bool + 'static,
+) -> Check<ExpireOutput> {
+    ends(what, move |o: &ExpireOutput| o.as_ref().is_ok_and(test))
+}
+
+/// Start, and the expiring pod listed and deleted with the listing's fence.
+fn to_delete() -> Vec<Beat<ExpireMachine>> {
+    vec![
+        feed(Answer::Start, list(false)),
+        feed(expired("100"), delete_pod()),
+    ]
+}
+
 /// Expired exactly at the instant on the server clock; alive one second before; a missing
 /// clock, a missing or malformed annotation, a foreign pod decide nothing.
 #[test]
 fn expiry_is_decided_on_the_server_clock_only() {
-    let pod = expiring("100");
-    assert_eq!(
+    let decide = |pod: &ObservedPod, now| {
         decide_expiry(
-            std::slice::from_ref(&pod),
+            std::slice::from_ref(pod),
             POD,
             &Owner::apiary(AGENT_ID),
-            Some(AT - 1)
-        ),
+            now,
+        )
+    };
+    let pod = expiring("100");
+    let change = |f: fn(&mut ObservedPod)| {
+        let mut pod = pod.clone();
+        f(&mut pod);
+        pod
+    };
+    assert_eq!(
+        decide(&pod, Some(AT - 1)),
         ExpiryDecision::Alive { expires_at: AT }
     );
     let ExpiryDecision::Collect {
         deletion,
         secret,
         expires_at,
-    } = decide_expiry(
-        std::slice::from_ref(&pod),
-        POD,
-        &Owner::apiary(AGENT_ID),
-        Some(AT),
-    )
+    } = decide(&pod, Some(AT))
     else {
         panic!("collectable at the instant")
     };
@@ -70,50 +137,35 @@ fn expiry_is_decided_on_the_server_clock_only() {
     assert_eq!(secret, pod.facts.env_from_secret);
     assert_eq!(expires_at, AT);
     assert_eq!(
-        decide_expiry(
-            std::slice::from_ref(&pod),
-            POD,
-            &Owner::apiary(AGENT_ID),
-            None
-        ),
+        decide(&pod, None),
         ExpiryDecision::NoClock { expires_at: AT }
-    );
-    let mut malformed = pod.clone();
-    malformed.marks.expires_at = Some("soon".into());
-    assert_eq!(
-        decide_expiry(&[malformed], POD, &Owner::apiary(AGENT_ID), Some(AT * 2)),
-        ExpiryDecision::NoExpiry
-    );
-    assert_eq!(
-        decide_expiry(
-            &[own_pod(running())],
-            POD,
-            &Owner::apiary(AGENT_ID),
-            Some(AT * 2)
-        ),
-        ExpiryDecision::NoExpiry
-    );
-    let mut foreign = pod.clone();
-    foreign.marks.agent_id = Some(OTHER_AGENT_ID.into());
-    assert_eq!(
-        decide_expiry(&[foreign], POD, &Owner::apiary(AGENT_ID), Some(AT * 2)),
-        ExpiryDecision::Foreign
-    );
-    assert_eq!(
-        decide_expiry(&[], POD, &Owner::apiary(AGENT_ID), Some(AT)),
-        ExpiryDecision::Absent
-    );
-    let mut deleting = pod.clone();
-    deleting.marks.deletion_marked = true;
-    assert_eq!(
-        decide_expiry(&[deleting], POD, &Owner::apiary(AGENT_ID), Some(AT)),
-        ExpiryDecision::Deleting
     );
     let mut dead = own_pod(terminated(1, Some("Error")));
     dead.marks.expires_at = Some(EXPIRY.into());
+    for (pod, now, decision) in [
+        (
+            change(|p| p.marks.expires_at = Some("soon".into())),
+            AT * 2,
+            ExpiryDecision::NoExpiry,
+        ),
+        (own_pod(running()), AT * 2, ExpiryDecision::NoExpiry),
+        (
+            change(|p| p.marks.agent_id = Some(OTHER_AGENT_ID.into())),
+            AT * 2,
+            ExpiryDecision::Foreign,
+        ),
+        (
+            change(|p| p.marks.deletion_marked = true),
+            AT,
+            ExpiryDecision::Deleting,
+        ),
+        (dead, AT, ExpiryDecision::Terminated),
+    ] {
+        assert_eq!(decide(&pod, Some(now)), decision, "{pod:?}");
+    }
     assert_eq!(
-        decide_expiry(&[dead], POD, &Owner::apiary(AGENT_ID), Some(AT)),
-        ExpiryDecision::Terminated
+        decide_expiry(&[], POD, &Owner::apiary(AGENT_ID), Some(AT)),
+        ExpiryDecision::Absent
     );
 }
 
@@ -121,83 +173,40 @@ fn expiry_is_decided_on_the_server_clock_only() {
 /// then the Secret, uid-fenced, only after the pod is gone.
 #[test]
 fn collects_pod_then_waits_then_its_secret() {
-    let pod = expiring("100");
-    let secret_name = pod.facts.env_from_secret.clone().expect("references one");
-    let mut m = ExpireMachine::new(spec(false));
-    assert_eq!(
-        m.step(S(0), Answer::Start),
-        Step::Request(Request::List { secrets: false })
-    );
-    let Step::Request(Request::DeletePod(deletion)) =
-        m.step(S(0), listed(vec![pod.clone()], vec![], Some(AT)))
-    else {
-        panic!("delete")
-    };
-    assert_eq!(deletion.fence().uid(), "u1");
-    assert_eq!(deletion.fence().resource_version(), "100");
-    assert_eq!(
-        m.step(S(1), Answer::Deleted(Ok(DeleteAnswer::Accepted))),
-        Step::Request(Request::Wait {
-            pod: POD.into(),
-            resource_version: None,
-            max: S(2)
-        })
-    );
-    assert_eq!(
-        m.step(S(3), Answer::Waited),
-        Step::Request(Request::GetPod { name: POD.into() })
-    );
-    let mut marked = pod.clone();
+    let mut marked = expiring("101");
     marked.marks.deletion_marked = true;
-    marked.marks.resource_version = Some("101".into());
-    assert_eq!(
-        m.step(S(3), Answer::PodRead(Ok(Some(marked)))),
-        Step::Request(Request::Wait {
-            pod: POD.into(),
-            resource_version: Some("101".into()),
-            max: S(2)
-        })
+    let secret = asks(
+        "the Secret's delete",
+        |r| matches!(r, Request::DeleteSecret(d) if d.name() == its_secret()),
     );
-    m.step(S(5), Answer::Waited);
-    assert_eq!(
-        m.step(S(5), Answer::PodRead(Ok(None))),
-        Step::Request(Request::List { secrets: true })
-    );
-    let Step::Request(Request::DeleteSecret(secret)) = m.step(
-        S(5),
-        listed(vec![], vec![own_secret(&secret_name, Some(1))], Some(AT)),
-    ) else {
-        panic!("secret delete")
+    let report = ExpireReport {
+        dry_run: false,
+        pod: Some(POD.into()),
+        expired_at: Some(AT),
+        secrets: vec![its_secret()],
+        replaced: false,
+        failures: vec![],
     };
-    assert_eq!(secret.name(), secret_name);
-    let done = m.step(S(5), Answer::Deleted(Ok(DeleteAnswer::Accepted)));
-    assert_eq!(
-        done,
-        Step::Done(Ok(ExpireReport {
-            dry_run: false,
-            pod: Some(POD.into()),
-            expired_at: Some(AT),
-            secrets: vec![secret_name],
-            replaced: false,
-            failures: vec![],
-        }))
-    );
+    play(ExpireMachine::new(spec(false)), to_delete()).then([
+        feed(deleted(DeleteAnswer::Accepted), wait(None)).at(S(1)),
+        feed(Answer::Waited, get()).at(S(3)),
+        feed(Answer::PodRead(Ok(Some(marked))), wait(Some("101"))),
+        feed(Answer::Waited, get()).at(S(5)),
+        feed(Answer::PodRead(Ok(None)), list(true)),
+        feed(its_secret_listed(), secret),
+        feed(deleted(DeleteAnswer::Accepted), done(Ok(report))),
+    ]);
 }
 
 /// A dry run plans the pod and its Secret and performs nothing after the listing.
 #[test]
 fn dry_run_only_lists() {
-    let pod = expiring("100");
-    let mut m = ExpireMachine::new(spec(true));
-    m.step(S(0), Answer::Start);
-    let Step::Done(Ok(report)) = m.step(S(0), listed(vec![pod.clone()], vec![], Some(AT))) else {
-        panic!("finished")
-    };
-    assert!(report.dry_run);
-    assert_eq!(report.pod.as_deref(), Some(POD));
-    assert_eq!(
-        report.secrets,
-        pod.facts.env_from_secret.into_iter().collect::<Vec<_>>()
+    let plan = reports("the plan", |r| {
+        r.dry_run && r.pod.as_deref() == Some(POD) && r.secrets == [its_secret()]
+    });
+    play(
+        ExpireMachine::new(spec(true)),
+        [feed(Answer::Start, list(false)), feed(expired("100"), plan)],
     );
 }
 
@@ -205,11 +214,13 @@ fn dry_run_only_lists() {
 #[test]
 fn alive_agents_are_left_alone() {
     for now in [Some(AT - 1), None] {
-        let mut m = ExpireMachine::new(spec(false));
-        m.step(S(0), Answer::Start);
-        assert_eq!(
-            m.step(S(0), listed(vec![expiring("100")], vec![], now)),
-            Step::Done(Ok(ExpireReport::default()))
+        let alive = listed(vec![expiring("100")], vec![], now);
+        play(
+            ExpireMachine::new(spec(false)),
+            [
+                feed(Answer::Start, list(false)),
+                feed(alive, done(Ok(ExpireReport::default()))),
+            ],
         );
     }
 }
@@ -218,96 +229,81 @@ fn alive_agents_are_left_alone() {
 /// pod is kept, never deleted with the old fence.
 #[test]
 fn precondition_failed_decides_again() {
-    let mut m = ExpireMachine::new(spec(false));
-    m.step(S(0), Answer::Start);
-    m.step(S(0), listed(vec![expiring("100")], vec![], Some(AT)));
-    assert_eq!(
-        m.step(S(0), Answer::Deleted(Ok(DeleteAnswer::PreconditionFailed))),
-        Step::Request(Request::List { secrets: false })
-    );
     let mut renewed = expiring("102");
     renewed.marks.expires_at = Some("2026-08-02T06:00:00Z".into());
-    assert_eq!(
-        m.step(S(1), listed(vec![renewed], vec![], Some(AT + 1))),
-        Step::Done(Ok(ExpireReport::default()))
-    );
+    let renewed = listed(vec![renewed], vec![], Some(AT + 1));
+    play(ExpireMachine::new(spec(false)), to_delete()).then([
+        feed(deleted(DeleteAnswer::PreconditionFailed), list(false)),
+        feed(renewed, done(Ok(ExpireReport::default()))).at(S(1)),
+    ]);
 }
 
 /// The wait ends at the deadline and then no Secret is deleted.
 #[test]
 fn timeout_keeps_the_secret() {
-    let mut m = ExpireMachine::new(spec(false));
-    m.step(S(0), Answer::Start);
-    m.step(S(0), listed(vec![expiring("100")], vec![], Some(AT)));
-    m.step(S(0), Answer::Deleted(Ok(DeleteAnswer::Accepted)));
-    m.step(S(119), Answer::Waited);
-    assert_eq!(
-        m.step(S(120), Answer::PodRead(Ok(Some(expiring("101"))))),
-        Step::Done(Err(ExpireError::Timeout {
-            pod: POD.into(),
-            deadline: S(120)
-        }))
-    );
+    let timeout = Err(ExpireError::Timeout {
+        pod: POD.into(),
+        deadline: S(120),
+    });
+    play(ExpireMachine::new(spec(false)), to_delete()).then([
+        feed(deleted(DeleteAnswer::Accepted), wait(None)),
+        feed(Answer::Waited, get()).at(S(119)),
+        feed(Answer::PodRead(Ok(Some(expiring("101")))), done(timeout)).at(S(120)),
+    ]);
 }
 
 /// A new pod under the name (a concurrent deploy) ends the wait; it references its own Secret,
 /// and a listed pod still referencing the old Secret protects it.
 #[test]
 fn replaced_pod_is_left_and_references_protect() {
-    let pod = expiring("100");
-    let secret_name = pod.facts.env_from_secret.clone().expect("references one");
-    let mut m = ExpireMachine::new(spec(false));
-    m.step(S(0), Answer::Start);
-    m.step(S(0), listed(vec![pod.clone()], vec![], Some(AT)));
-    m.step(S(0), Answer::Deleted(Ok(DeleteAnswer::Accepted)));
-    m.step(S(2), Answer::Waited);
     let mut new = own_pod(running());
     new.marks.uid = Some("u2".into());
-    assert_eq!(
-        m.step(S(2), Answer::PodRead(Ok(Some(new.clone())))),
-        Step::Request(Request::List { secrets: true })
+    let both = listed(
+        vec![new.clone()],
+        vec![own_secret(&its_secret(), Some(1))],
+        Some(AT),
     );
-    let Step::Done(Ok(report)) = m.step(
-        S(2),
-        listed(vec![new], vec![own_secret(&secret_name, Some(1))], Some(AT)),
-    ) else {
-        panic!("finished")
-    };
-    assert!(report.replaced);
-    assert!(report.secrets.is_empty(), "the new pod references it");
+    let left = reports("replaced, the Secret its", |r| {
+        r.replaced && r.secrets.is_empty()
+    });
+    play(ExpireMachine::new(spec(false)), to_delete()).then([
+        feed(deleted(DeleteAnswer::Accepted), wait(None)),
+        feed(Answer::Waited, get()).at(S(2)),
+        feed(Answer::PodRead(Ok(Some(new))), list(true)),
+        feed(both, left),
+    ]);
 }
 
 /// Pod gone before the delete: straight to the Secret; failures of reads end it; Secret delete
 /// failures are reported.
 #[test]
 fn not_found_and_failures() {
-    let pod = expiring("100");
-    let secret_name = pod.facts.env_from_secret.clone().expect("references one");
     let failure = RequestFailure::api(500, "InternalError", "boom");
-    let mut m = ExpireMachine::new(spec(false));
-    m.step(S(0), Answer::Start);
-    m.step(S(0), listed(vec![pod.clone()], vec![], Some(AT)));
-    assert_eq!(
-        m.step(S(0), Answer::Deleted(Ok(DeleteAnswer::NotFound))),
-        Step::Request(Request::List { secrets: true })
+    let reported = failure.clone();
+    let secret = asks("a Secret delete", |r| matches!(r, Request::DeleteSecret(_)));
+    play(ExpireMachine::new(spec(false)), to_delete()).then([
+        feed(deleted(DeleteAnswer::NotFound), list(true)),
+        feed(its_secret_listed(), secret),
+        feed(
+            Answer::Deleted(Err(failure.clone())),
+            reports("the failure", move |r| r.failures == [reported]),
+        ),
+    ]);
+    play(
+        ExpireMachine::new(spec(false)),
+        [
+            feed(Answer::Start, list(false)),
+            feed(
+                Answer::Listed(Err(failure.clone())),
+                done(Err(ExpireError::Failed(failure))),
+            ),
+        ],
     );
-    m.step(
-        S(0),
-        listed(vec![], vec![own_secret(&secret_name, Some(1))], Some(AT)),
+    let internal = ends("an internal failure", |o: &ExpireOutput| {
+        matches!(o, Err(ExpireError::Failed(_)))
+    });
+    play(
+        ExpireMachine::new(spec(false)),
+        [feed(Answer::Waited, internal)],
     );
-    let Step::Done(Ok(report)) = m.step(S(0), Answer::Deleted(Err(failure.clone()))) else {
-        panic!("finished")
-    };
-    assert_eq!(report.failures, vec![failure.clone()]);
-    let mut m = ExpireMachine::new(spec(false));
-    m.step(S(0), Answer::Start);
-    assert_eq!(
-        m.step(S(0), Answer::Listed(Err(failure.clone()))),
-        Step::Done(Err(ExpireError::Failed(failure)))
-    );
-    let mut m = ExpireMachine::new(spec(false));
-    assert!(matches!(
-        m.step(S(0), Answer::Waited),
-        Step::Done(Err(ExpireError::Failed(_)))
-    ));
 }
