@@ -198,6 +198,18 @@ pub mod script {
         Beat::Run(Box::new(f))
     }
 
+    /// Check the last step again, feeding nothing (after a [`run`]).
+    pub fn last_is<M: Machine + 'static>(check: Check<M::Output>) -> Beat<M>
+    where
+        M::Output: Debug,
+    {
+        run(move |play: &mut Play<M>| {
+            if let Err(why) = check(play.last()) {
+                panic!("at {:?}: {why}", play.now);
+            }
+        })
+    }
+
     /// Exactly this step.
     pub fn is<O: PartialEq + Debug + 'static>(expected: Step<O>) -> Check<O> {
         Box::new(move |seen| {
@@ -287,6 +299,13 @@ pub mod script {
             }
         }
 
+        /// The same play with the clock reading `now` (the deadline counts from the first
+        /// step, not from zero).
+        pub fn at(mut self, now: Duration) -> Self {
+            self.now = now;
+            self
+        }
+
         /// Let the runner answer the requests `auto` answers itself, unseen by the script.
         pub fn answering(mut self, auto: impl Fn(&Request) -> Option<Answer> + 'static) -> Self {
             self.auto = Some(Box::new(auto));
@@ -336,6 +355,31 @@ pub mod script {
                 step = self.machine.step(self.now, answer);
             }
             self.last.insert(step)
+        }
+
+        /// Keep answering: each `Wait` runs out, each request `reply` answers (given the clock)
+        /// is answered; stop at the first other step. Returns the `max` of each wait run out.
+        pub fn keep_answering(
+            &mut self,
+            reply: impl Fn(Duration, &Request) -> Option<Answer>,
+        ) -> Vec<Duration> {
+            let mut waits = Vec::new();
+            for _ in 0..10_000 {
+                let answer = match self.last() {
+                    Step::Request(Request::Wait { max, .. }) => {
+                        waits.push(*max);
+                        self.now += *max;
+                        Answer::Waited
+                    }
+                    Step::Request(request) => match reply(self.now, request) {
+                        Some(answer) => answer,
+                        None => return waits,
+                    },
+                    Step::Done(_) => return waits,
+                };
+                self.feed(answer);
+            }
+            panic!("the machine kept asking without end");
         }
 
         /// The last step returned.
