@@ -4,6 +4,9 @@
 //!
 //! Pure: text in, whole seconds or a [`DurationError`] out. No clock, no I/O, no message text:
 //! each caller builds its own refusal (the flag, the problem, the fix) from the error value.
+//!
+//! And the one renderer of a span for people, [`render_span`]: `list`'s AGE and the time left
+//! before an expiry (`status`, `list`) both read it.
 
 /// A unit a duration is written in, as the letter after a whole number.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -173,6 +176,27 @@ fn sum_of_groups(text: &str, syntax: &DurationSyntax) -> Option<u64> {
         rest = &rest[digits + 1..];
     }
     Some(total)
+}
+
+/// A span of whole seconds as people read it, in the units of the flags: the two largest units,
+/// truncated, and a zero second unit dropped (`0s`, `45s`, `5m10s`, `1h`, `1h1m`, `2d4h`, as
+/// `kubectl` writes an age). A negative span is `0s`.
+pub fn render_span(seconds: i64) -> String {
+    let mut rest = u64::try_from(seconds).unwrap_or(0);
+    let largest = rest.max(1);
+    let mut written = String::new();
+    for unit in Unit::ALL
+        .iter()
+        .skip_while(|u| u.seconds() > largest)
+        .take(2)
+    {
+        let n = rest / unit.seconds();
+        rest %= unit.seconds();
+        if n > 0 || written.is_empty() {
+            written.push_str(&format!("{n}{}", unit.letter()));
+        }
+    }
+    written
 }
 
 /// ASCII digits as a number, saturating at `u64::MAX`.

@@ -5,6 +5,7 @@
 //! inventory `apiary-classify` decided. Must not: decide what a row shows, read the local clock
 //! (ages and time left are the server's), or print anything but the result on stdout.
 
+use apiary_classify::duration::render_span;
 use apiary_classify::expiry::{format_instant, render_time_left};
 use apiary_classify::inventory::{AgentRow, Inventory};
 use apiary_substrate::Substrate;
@@ -150,7 +151,7 @@ fn cells(row: &AgentRow) -> [String; 9] {
         row.agent.clone(),
         row.pod.clone().unwrap_or_else(dash),
         row.state.as_str().to_owned(),
-        row.age_seconds.map_or_else(dash, render_age),
+        row.age_seconds.map_or_else(dash, render_span),
         row.restarts.map_or_else(dash, |n| n.to_string()),
         row.image.as_ref().map_or_else(dash, |i| match &i.digest {
             Some(digest) => format!("{}@{digest}", i.repository),
@@ -164,31 +165,6 @@ fn cells(row: &AgentRow) -> [String; 9] {
         row.secrets.to_string(),
         row.workspace.clone().unwrap_or_else(dash),
     ]
-}
-
-/// An age as people read it: the two largest units (`45s`, `5m10s`, `3h`, `2d4h`).
-fn render_age(seconds: i64) -> String {
-    if seconds < 60 {
-        return format!("{}s", seconds.max(0));
-    }
-    let units = [(86_400, 'd'), (3_600, 'h'), (60, 'm'), (1, 's')];
-    let mut rest = seconds;
-    let mut parts = Vec::new();
-    for (size, unit) in units {
-        let n = rest / size;
-        rest %= size;
-        if n > 0 || !parts.is_empty() {
-            if n > 0 {
-                parts.push(format!("{n}{unit}"));
-            } else {
-                parts.push(String::new());
-            }
-        }
-        if parts.len() == 2 {
-            break;
-        }
-    }
-    parts.concat()
 }
 
 #[cfg(test)]
@@ -220,22 +196,6 @@ mod tests {
         let ok = ok.expect("accepted");
         assert!(ok.include_absent);
         assert_eq!(ok.selector.as_deref(), Some("team=research,tier in (a,b)"));
-    }
-
-    /// Ages keep the two largest units and drop a zero second unit.
-    #[test]
-    fn ages_read_like_kubectl() {
-        let cases = [
-            (0, "0s"),
-            (59, "59s"),
-            (90, "1m30s"),
-            (3_600, "1h"),
-            (3_660, "1h1m"),
-            (2 * 86_400 + 4 * 3_600, "2d4h"),
-        ];
-        for (seconds, text) in cases {
-            assert_eq!(render_age(seconds), text, "{seconds}");
-        }
     }
 
     /// The table has a header and aligned columns; unknown values are `-`; empty is nothing.

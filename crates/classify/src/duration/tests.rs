@@ -158,3 +158,25 @@ fn a_syntax_reports_its_parameters() {
     let lengths: Vec<u64> = Unit::ALL.iter().map(|u| u.seconds()).collect();
     assert_eq!(lengths, [86_400, 3_600, 60, 1]);
 }
+
+/// The one span renderer keeps the two largest units, truncated, and drops a zero second unit;
+/// nothing negative is shown.
+#[test]
+fn spans_read_like_kubectl_ages() {
+    for (seconds, text) in [
+        (-5, "0s"),
+        (0, "0s"),
+        (1, "1s"),
+        (59, "59s"),
+        (60, "1m"),
+        (90, "1m30s"),
+        (3_599, "59m59s"),
+        (3_600, "1h"),
+        (3_605, "1h"),
+        (3_660, "1h1m"),
+        (86_400 + 60, "1d"),
+        (2 * 86_400 + 4 * 3_600 + 59, "2d4h"),
+    ] {
+        assert_eq!(render_span(seconds), text, "{seconds}");
+    }
+}

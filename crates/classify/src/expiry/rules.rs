@@ -86,26 +86,13 @@ pub fn seconds_left(expires_at: i64, server_now: i64) -> i64 {
     expires_at.saturating_sub(server_now)
 }
 
-/// A person's rendering of [`seconds_left`]: `1h59m`, `4m10s`, `2d3h`, or `expired` (truncated to
-/// the two largest units).
+/// A person's rendering of [`seconds_left`]: `1h59m`, `4m10s`, `2h`, `2d3h` (the one span
+/// renderer, [`crate::duration::render_span`]), or `expired`.
 pub fn render_time_left(seconds: i64) -> String {
     if seconds <= 0 {
         return "expired".to_owned();
     }
-    let units = [(86_400, 'd'), (3_600, 'h'), (60, 'm'), (1, 's')];
-    let mut rest = seconds;
-    let mut parts = Vec::new();
-    for (size, unit) in units {
-        let n = rest / size;
-        rest %= size;
-        if n > 0 || !parts.is_empty() {
-            parts.push(format!("{n}{unit}"));
-        }
-        if parts.len() == 2 {
-            break;
-        }
-    }
-    parts.concat()
+    crate::duration::render_span(seconds)
 }
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (civil calendar arithmetic).

@@ -120,6 +120,6 @@ fn time_left_renders_two_units() {
     assert_eq!(render_time_left(59), "59s");
     assert_eq!(render_time_left(250), "4m10s");
     assert_eq!(render_time_left(7_140), "1h59m");
-    assert_eq!(render_time_left(7_200), "2h0m");
+    assert_eq!(render_time_left(7_200), "2h");
     assert_eq!(render_time_left(183_600 + 59), "2d3h");
 }

@@ -17,8 +17,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use apiary_substrate::build::build_attempt;
 use apiary_substrate::naming::{AgentIdentity, Generation};
-use k8s_openapi::api::core::v1::{Namespace, Pod, ServiceAccount};
-use kube::api::{Api, DeleteParams, PostParams};
+use k8s_openapi::api::core::v1::{Event, Namespace, Pod, ServiceAccount};
+use kube::api::{Api, DeleteParams, ListParams, PostParams};
 
 /// The namespace of `e2e/kind/namespace.yaml`.
 const NS: &str = "apiary-e2e";
@@ -87,6 +87,19 @@ impl Run {
         self
     }
 
+    /// `ok` for a deploy of `agent`; a failure also shows the Events of its pod, which say who
+    /// stopped the container (a delete, a sandbox change, the kubelet) when a sleeper that only
+    /// exits on `SIGTERM` is reported ended during the deploy.
+    fn deployed(self, agent: &str) -> Run {
+        if self.code != 0 {
+            panic!(
+                "{self:?}\nEvents of the agent's pod:\n{}",
+                pod_events(agent)
+            );
+        }
+        self
+    }
+
     fn json(&self) -> serde_json::Value {
         serde_json::from_str(&self.stdout)
             .unwrap_or_else(|e| panic!("stdout is one JSON document ({e}): {self:?}"))
@@ -147,6 +160,39 @@ fn undeploy(agent: &str) {
     apiary(&["undeploy", agent]).ok();
 }
 
+/// The Events in [`NS`] about `agent`'s pod, one line each (time, type, reason, source,
+/// message), or why they could not be read.
+fn pod_events(agent: &str) -> String {
+    let pod = AgentIdentity::new(agent)
+        .expect("valid agent name")
+        .pod_name();
+    runtime().block_on(async {
+        let events: Api<Event> = Api::namespaced(node().client().await, NS);
+        let field = format!("involvedObject.name={pod}");
+        match events.list(&ListParams::default().fields(&field)).await {
+            Ok(list) => list
+                .items
+                .iter()
+                .map(|e| {
+                    format!(
+                        "{:?} {} {} {}: {}",
+                        e.last_timestamp.as_ref().map(|t| t.0),
+                        e.type_.as_deref().unwrap_or("-"),
+                        e.reason.as_deref().unwrap_or("-"),
+                        e.source
+                            .as_ref()
+                            .and_then(|s| s.component.as_deref())
+                            .unwrap_or("-"),
+                        e.message.as_deref().unwrap_or("-"),
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+            Err(error) => format!("(could not list them: {error})"),
+        }
+    })
+}
+
 /// The value of `agent`'s selector label `apiary.dev/agent`.
 fn agent_label(agent: &str) -> String {
     let identity = AgentIdentity::new(agent).expect("valid agent name");
@@ -180,8 +226,8 @@ fn e2e_cli_list_json_shows_both_agents_and_skips_a_foreign_pod() {
     let image = e2e_image();
     let first = agent("list a");
     let second = agent("list b");
-    deploy(&first, SLEEPER, &[]).ok();
-    deploy(&second, SLEEPER, &[]).ok();
+    deploy(&first, SLEEPER, &[]).deployed(&first);
+    deploy(&second, SLEEPER, &[]).deployed(&second);
     let identity = AgentIdentity::new(&first).expect("valid agent name");
     let config = apiary_substrate::config::DeployConfig::new(NS, image.clone())
         .validate(&identity)
@@ -279,7 +325,7 @@ fn e2e_cli_ttl_renew_and_gc_dry_run() {
         return;
     }
     let name = agent("ttl");
-    deploy(&name, SLEEPER, &["--ttl", "1h"]).ok();
+    deploy(&name, SLEEPER, &["--ttl", "1h"]).deployed(&name);
     let status = apiary(&["-o", "json", "status", &name]);
     let renewed = apiary(&["-o", "json", "renew", &name, "--ttl", "3h"]);
     let selector = format!("apiary.dev/agent={}", agent_label(&name));
