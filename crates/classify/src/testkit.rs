@@ -261,6 +261,11 @@ pub mod script {
         })
     }
 
+    /// Every one of `checks`.
+    pub fn all<O: 'static>(checks: Vec<Check<O>>) -> Check<O> {
+        Box::new(move |seen| checks.into_iter().try_for_each(|check| check(seen)))
+    }
+
     /// Any step (its value is looked at later, or not at all).
     pub fn any<O>() -> Check<O> {
         Box::new(|_| Ok(()))

@@ -1,9 +1,10 @@
 //! Tests of the deploy state machine (deploy.md § The deploy operation): one test per rule,
-//! driven step by step. The property tests over arbitrary answer sequences live in
-//! `tests/props/machine_props.rs`.
+//! each a script (`crate::testkit::script`): answers in, requests out. The property tests over
+//! arbitrary answer sequences live in `tests/props/machine_props.rs`.
 
 use crate::binding::Owner;
 use crate::startup::Missing;
+use std::cell::Cell;
 use std::time::Duration;
 
 use super::*;
@@ -13,15 +14,15 @@ use crate::request::{
     Prepared, Request, SecretCreateFailure, Step,
 };
 
-/// What one step of the deploy machine returns.
-type DeployStep = Step<Result<Deployed, DeployError>>;
 use crate::answer::{CreateAnswer, DeleteAnswer};
 use crate::condition::LatestCondition;
 use crate::facts::ObservedPod;
 use crate::failure::RequestFailure;
-use crate::fence::Fence;
 use crate::policy::PolicyFailure;
 use crate::pull::PullFailure;
+use crate::testkit::script::{
+    Beat, Check, Play, all, any, ask, asks, done, feed, last_is, run, that, wait_out,
+};
 use crate::testkit::{
     AGENT_ID, IMAGE, INTENT, OTHER_AGENT_ID, OTHER_INTENT, POD, own_pod, own_secret, running,
     terminated, waiting,
@@ -29,6 +30,14 @@ use crate::testkit::{
 use crate::workspace::{ClaimFailure, ClaimProblem, ClaimReport};
 
 const SECRET: &str = "apiary-research-bot-1-72bea12366a3-0badc0de";
+/// The Secret of the pods `own_pod` builds (a replaced or observed pod's own).
+const OLD_SECRET: &str = "apiary-research-bot-1-72bea12366a3-0000abcd";
+const S: fn(u64) -> Duration = Duration::from_secs;
+
+/// What the deploy machine ends with.
+type Output = Result<Deployed, DeployError>;
+/// The beats of a deploy script.
+type Beats = Vec<Beat<DeployMachine>>;
 
 fn spec() -> DeploySpec {
     DeploySpec {
@@ -50,6 +59,60 @@ fn spec() -> DeploySpec {
     }
 }
 
+/// A deploy of `spec` whose dry-run create checks (a replace's) are admitted by the runner (the
+/// tests of the check itself use [`checked`]).
+fn deploy(spec: DeploySpec) -> Play<DeployMachine> {
+    checked(spec)
+        .answering(|r| (*r == Request::CheckPodCreate).then_some(Answer::PodCreateChecked(Ok(()))))
+}
+
+/// A deploy of `spec` whose scripts answer every request themselves.
+fn checked(spec: DeploySpec) -> Play<DeployMachine> {
+    Play::new(DeployMachine::new(spec))
+}
+
+/// A deploy of `spec` started: the preflight (namespace ensure, GC, first read) asked for.
+#[track_caller]
+fn started(spec: DeploySpec) -> Play<DeployMachine> {
+    deploy(spec).then(start())
+}
+
+/// A deploy of the default spec, started.
+#[track_caller]
+fn begun() -> Play<DeployMachine> {
+    started(spec())
+}
+
+/// The start, asking for the preflight with GC.
+fn start() -> Beats {
+    vec![feed(Answer::Start, is_preflight(true))]
+}
+
+/// The first read, answered by the preflight with the namespace present: `pod`, or none.
+fn first(pod: Option<ObservedPod>) -> Answer {
+    preflighted(Ok(NamespaceCheck::Present), Ok(pod))
+}
+
+/// The preflight's answer: the namespace as `namespace` says, the first read as `pod` says.
+fn preflighted(
+    namespace: Result<NamespaceCheck, NamespaceFailure>,
+    pod: Result<Option<ObservedPod>, RequestFailure>,
+) -> Answer {
+    Answer::Preflighted { namespace, pod }
+}
+
+/// The create path after a read found nothing: the Secret created, the pod create asked for.
+fn secret_then_pod() -> Beats {
+    vec![feed(Answer::SecretCreated(Ok(own())), create_pod())]
+}
+
+/// A fresh deploy up to its pod create: started, nothing found, the Secret created.
+fn to_create(spec: DeploySpec) -> Play<DeployMachine> {
+    started(spec)
+        .then([feed(first(None), create_secret())])
+        .then(secret_then_pod())
+}
+
 /// An apiserver failure with these words (a 500: no hint applies).
 fn boom(message: &str) -> RequestFailure {
     RequestFailure::api(500, "InternalError", message)
@@ -63,92 +126,32 @@ fn own() -> OwnSecret {
     }
 }
 
-/// A machine with a fake elapsed clock advanced by the test.
-struct Run {
-    machine: DeployMachine,
-    elapsed: Duration,
-    /// The machine waits for the preflight's answer: the next pod read answers it, with the
-    /// namespace present.
-    preflight: bool,
-    /// A replace's dry-run create check is answered "admitted" at once (the tests of the check
-    /// itself turn this off and answer it).
-    admit_checks: bool,
-}
-
-impl Run {
-    fn new() -> Run {
-        Run::with(spec())
-    }
-
-    fn with(spec: DeploySpec) -> Run {
-        Run {
-            machine: DeployMachine::new(spec),
-            elapsed: Duration::ZERO,
-            preflight: false,
-            admit_checks: true,
-        }
-    }
-
-    fn step(&mut self, event: Answer) -> DeployStep {
-        let event = match event {
-            Answer::PodRead(pod) if std::mem::take(&mut self.preflight) => Answer::Preflighted {
-                namespace: Ok(NamespaceCheck::Present),
-                pod,
-            },
-            other => other,
-        };
-        match self.machine.step(self.elapsed, event) {
-            Step::Request(Request::CheckPodCreate) if self.admit_checks => self
-                .machine
-                .step(self.elapsed, Answer::PodCreateChecked(Ok(()))),
-            step => step,
-        }
-    }
-
-    /// Start: the preflight (namespace ensure, GC, first read) is asked for; the next pod read
-    /// the test feeds answers it.
-    fn reach_first_get(&mut self) {
-        assert_eq!(self.step(Answer::Start), preflight(true));
-        self.preflight = true;
-    }
-
-    /// Answer a Wait by advancing the clock by its `max`.
-    fn wait(&mut self, effect: &DeployStep) -> DeployStep {
-        match effect {
-            Step::Request(Request::Wait { max, .. }) => {
-                self.elapsed += *max;
-                self.step(Answer::Waited)
-            }
-            other => panic!("expected a wait, got {other:?}"),
-        }
-    }
-}
-
-fn get() -> DeployStep {
-    Step::Request(Request::GetPod { name: POD.into() })
-}
-
-fn preflight(gc: bool) -> DeployStep {
-    Step::Request(Request::Preflight {
-        pod: POD.into(),
-        gc,
-    })
-}
-
-/// The preflight's answer: the namespace as `namespace` says, the first read as `pod` says.
-fn preflighted(
-    namespace: Result<NamespaceCheck, NamespaceFailure>,
-    pod: Result<Option<ObservedPod>, RequestFailure>,
-) -> Answer {
-    Answer::Preflighted { namespace, pod }
-}
-
 fn read(pod: ObservedPod) -> Answer {
     Answer::PodRead(Ok(Some(pod)))
 }
 
 fn absent() -> Answer {
     Answer::PodRead(Ok(None))
+}
+
+fn created() -> Answer {
+    Answer::PodCreated(PodCreateOutcome::Created)
+}
+
+fn lost_race() -> Answer {
+    Answer::PodCreated(PodCreateOutcome::AlreadyExists)
+}
+
+fn deleted(answer: DeleteAnswer) -> Answer {
+    Answer::Deleted(Ok(answer))
+}
+
+fn accepted() -> Answer {
+    deleted(DeleteAnswer::Accepted)
+}
+
+fn listed(listing: Listing) -> Answer {
+    Answer::Listed(Ok(listing))
 }
 
 fn with_rv(mut pod: ObservedPod, uid: &str, rv: &str) -> ObservedPod {
@@ -171,8 +174,105 @@ fn recoverable() -> ObservedPod {
     own_pod(waiting(Some("ContainerCreating"), None))
 }
 
-fn ok(pod: &str, intent_matches: bool) -> DeployStep {
-    Step::Done(Ok(Deployed {
+fn started_other_intent(uid: &str, rv: &str) -> ObservedPod {
+    let mut pod = with_rv(own_pod(running()), uid, rv);
+    pod.marks.create_intent = Some(OTHER_INTENT.into());
+    pod
+}
+
+/// A listing of this attempt's Secret only.
+fn own_secret_listing() -> Listing {
+    Listing {
+        secrets: vec![own_secret(SECRET, Some(1))],
+        ..Listing::default()
+    }
+}
+
+/// A listing after the replaced pod went: nothing references its Secret.
+fn old_secret_listing() -> Listing {
+    Listing {
+        secrets: vec![own_secret(OLD_SECRET, Some(1))],
+        ..Listing::default()
+    }
+}
+
+fn is_preflight(gc: bool) -> Check<Output> {
+    ask(Request::Preflight {
+        pod: POD.into(),
+        gc,
+    })
+}
+
+fn get() -> Check<Output> {
+    ask(Request::GetPod { name: POD.into() })
+}
+
+fn list() -> Check<Output> {
+    ask(Request::List { secrets: true })
+}
+
+fn create_secret() -> Check<Output> {
+    ask(Request::CreateSecret)
+}
+
+fn create_pod() -> Check<Output> {
+    ask(Request::CreatePod { secret: own() })
+}
+
+fn secret_exists(name: &str) -> Check<Output> {
+    ask(Request::SecretExists { name: name.into() })
+}
+
+fn get_account(name: &str) -> Check<Output> {
+    ask(Request::ServiceAccountExists { name: name.into() })
+}
+
+fn compare_env() -> Check<Output> {
+    ask(Request::CompareEnv {
+        secret: OLD_SECRET.into(),
+    })
+}
+
+fn prepare(policy: bool, workspace: bool) -> Check<Output> {
+    ask(Request::Prepare { policy, workspace })
+}
+
+/// A wait of `max` on the pod.
+fn wait(max: Duration) -> Check<Output> {
+    asks(
+        "a wait on the pod",
+        move |r| matches!(r, Request::Wait { max: m, pod, .. } if *m == max && pod == POD),
+    )
+}
+
+/// A wait of one poll on the pod.
+fn poll() -> Check<Output> {
+    wait(DEFAULT_POLL)
+}
+
+/// A pod delete fenced by `uid` and `rv`.
+fn delete_pod(uid: &'static str, rv: &'static str) -> Check<Output> {
+    asks("the fenced pod delete", move |r| {
+        matches!(r, Request::DeletePod(d) if d.name() == POD
+            && (d.fence().uid(), d.fence().resource_version()) == (uid, rv))
+    })
+}
+
+/// Any pod delete.
+fn deletes_pod() -> Check<Output> {
+    asks("a pod delete", |r| matches!(r, Request::DeletePod(_)))
+}
+
+/// The delete of the Secret `name`, fenced by its uid (`s-<name>`).
+fn delete_secret(name: &'static str) -> Check<Output> {
+    asks(
+        "the Secret's uid-fenced delete",
+        move |r| matches!(r, Request::DeleteSecret(d) if d.name() == name && d.uid() == format!("s-{name}")),
+    )
+}
+
+fn ok(pod: &str, intent_matches: bool) -> Check<Output> {
+    done(Ok(Deployed {
         pod: pod.into(),
         intent_matches,
         workspace: None,
@@ -180,272 +280,257 @@ fn ok(pod: &str, intent_matches: bool) -> DeployStep {
     }))
 }
 
-fn error(effect: DeployStep) -> DeployError {
-    match effect {
-        Step::Done(Err(e)) => e,
-        other => panic!("expected an error, got {other:?}"),
-    }
+fn fails_with(error: DeployError) -> Check<Output> {
+    done(Err(error))
 }
 
-fn expect_wait(effect: &DeployStep, max: Duration) {
-    match effect {
-        Step::Request(Request::Wait { max: m, pod, .. }) => {
-            assert_eq!(*m, max);
-            assert_eq!(pod, POD);
-        }
-        other => panic!("expected a wait, got {other:?}"),
-    }
+/// An error `test` accepts.
+fn fails(what: &'static str, test: impl FnOnce(&DeployError) -> bool + 'static) -> Check<Output> {
+    crate::testkit::script::ends(what, move |o: &Output| o.as_ref().is_err_and(test))
 }
 
-/// Answer waits (advancing the clock) and reads (with `pod`) until another effect comes.
-fn observe_until(run: &mut Run, mut effect: DeployStep, pod: &ObservedPod) -> (DeployStep, usize) {
-    let mut polls = 0;
-    // Once the deadline has passed, the read asked for is the one for the latest condition of
-    // the error, where observing ends.
-    for _ in 0..10_000 {
-        effect = match effect {
-            Step::Request(Request::Wait { .. }) => {
-                polls += 1;
-                run.wait(&effect)
-            }
-            Step::Request(Request::GetPod { .. }) if run.elapsed < run.machine.spec().deadline => {
-                run.step(read(pod.clone()))
-            }
-            other => return (other, polls),
-        }
-    }
-    panic!("the machine kept observing without end");
+/// An error whose text holds every one of `needles`.
+fn says<T: Into<String>>(needles: impl IntoIterator<Item = T>) -> Check<Output> {
+    let needles: Vec<String> = needles.into_iter().map(Into::into).collect();
+    Box::new(move |seen| match seen {
+        Step::Done(Err(e)) => match needles.iter().find(|n| !e.to_string().contains(n.as_str())) {
+            None => Ok(()),
+            Some(needle) => Err(format!("{e} lacks {needle}")),
+        },
+        other => Err(format!("expected an error, got {other:?}")),
+    })
 }
 
-/// Create path up to the pod create: CreateSecret, then CreatePod naming the reported Secret.
-fn create(run: &mut Run, after_absent: DeployStep) {
-    assert_eq!(after_absent, Step::Request(Request::CreateSecret));
-    assert_eq!(
-        run.step(Answer::SecretCreated(Ok(own()))),
-        Step::Request(Request::CreatePod { secret: own() })
-    );
+/// An error whose text is exactly `text`.
+fn says_exactly(text: impl Into<String>) -> Check<Output> {
+    let text = text.into();
+    fails("the error text", move |e| e.to_string() == text)
+}
+
+/// An error whose text lacks `needle`.
+fn says_not(needle: &'static str) -> Check<Output> {
+    fails("an error without the words", move |e| {
+        !e.to_string().contains(needle)
+    })
+}
+
+/// Observe `pod` at every read, each wait run out, until the deadline or another request; the
+/// number of polls must pass `polls`.
+fn observe(pod: ObservedPod, polls: impl FnOnce(usize) -> bool + 'static) -> Beat<DeployMachine> {
+    run(move |play: &mut Play<DeployMachine>| {
+        let deadline = play.machine.spec().deadline;
+        let waits = play.keep_answering(|now, r| {
+            (matches!(r, Request::GetPod { .. }) && now < deadline).then(|| read(pod.clone()))
+        });
+        assert!(polls(waits.len()), "{} polls", waits.len());
+    })
+}
+
+/// The clock reads `at`.
+fn clock_is(at: Duration) -> Beat<DeployMachine> {
+    run(move |play: &mut Play<DeployMachine>| assert_eq!(play.now, at))
+}
+
+/// Whether this call created its pod.
+fn created_this_call(yes: bool) -> Beat<DeployMachine> {
+    run(move |play: &mut Play<DeployMachine>| assert_eq!(play.machine.created_this_call(), yes))
+}
+
+/// Any wait on the pod.
+fn waits() -> Check<Output> {
+    asks("a wait", |r| matches!(r, Request::Wait { .. }))
+}
+
+/// The first read, answered by the preflight, found `pod`.
+fn found(pod: ObservedPod) -> Answer {
+    first(Some(pod))
+}
+
+/// A pod whose kubelet cannot find a Secret yet (pending its Secret check).
+fn config_error() -> ObservedPod {
+    own_pod(waiting(Some("CreateContainerConfigError"), None))
+}
+
+/// Answer every read with `pod` (each wait run out) until another step comes.
+fn keep_reading(pod: ObservedPod) -> Beat<DeployMachine> {
+    run(move |play: &mut Play<DeployMachine>| {
+        play.keep_answering(|_, r| matches!(r, Request::GetPod { .. }).then(|| read(pod.clone())));
+    })
+}
+
+/// The pod created, observed once after a poll, started: success.
+fn then_started() -> Beats {
+    vec![
+        feed(created(), poll()),
+        wait_out(get()),
+        feed(read(own_pod(running())), ok(POD, true)),
+    ]
 }
 
 /// R2 (pure part): a verified started pod finishes at once; the only effects before are the
 /// namespace ensure, GC and one read — zero mutation.
 #[test]
 fn r2_started_pod_is_noop_without_mutation() {
-    let mut run = Run::new();
-    run.reach_first_get();
-    assert_eq!(run.step(read(own_pod(running()))), ok(POD, true));
-    assert!(!run.machine.created_this_call());
+    begun().then([
+        feed(found(own_pod(running())), ok(POD, true)),
+        created_this_call(false),
+    ]);
 }
 
 /// R3: a started pod with a stale intent is returned, intent reported as not matching.
 #[test]
 fn r3_stale_intent_returned_not_matching() {
-    let mut run = Run::with(DeploySpec {
+    started(DeploySpec {
         desired_intent: OTHER_INTENT.into(),
         ..spec()
-    });
-    run.reach_first_get();
-    assert_eq!(run.step(read(own_pod(running()))), ok(POD, false));
+    })
+    .then([feed(found(own_pod(running())), ok(POD, false))]);
 }
 
 /// R1: empty cluster: Secret created before the pod, a poll wait, then the started pod.
 #[test]
 fn r1_create_then_observe_started() {
-    let mut run = Run::new();
-    run.reach_first_get();
-    let effect = run.step(absent());
-    create(&mut run, effect);
-    let effect = run.step(Answer::PodCreated(PodCreateOutcome::Created));
-    expect_wait(&effect, DEFAULT_POLL);
-    assert!(run.machine.created_this_call());
-    assert_eq!(run.wait(&effect), get());
-    let effect = run.step(read(recoverable()));
-    expect_wait(&effect, DEFAULT_POLL);
-    assert_eq!(run.wait(&effect), get());
-    assert_eq!(run.step(read(own_pod(running()))), ok(POD, true));
+    to_create(spec()).then([
+        feed(created(), poll()),
+        created_this_call(true),
+        wait_out(get()),
+        feed(read(recoverable()), poll()),
+        wait_out(get()),
+        feed(read(own_pod(running())), ok(POD, true)),
+    ]);
 }
 
 /// R5/C5: a terminated pod is deleted with exactly its observed fence, then awaited, then
 /// recreated.
 #[test]
 fn r5_terminated_fenced_delete_then_recreate() {
-    let mut run = Run::new();
-    run.reach_first_get();
     let pod = with_rv(own_pod(terminated(1, Some("Error"))), "u9", "100");
-    match run.step(read(pod)) {
-        Step::Request(Request::DeletePod(d)) => {
-            assert_eq!(d.name(), POD);
-            assert_eq!(d.fence(), &Fence::new("u9".into(), "100".into()));
-        }
-        other => panic!("{other:?}"),
-    }
-    assert_eq!(run.step(Answer::Deleted(Ok(DeleteAnswer::Accepted))), get());
-    assert_eq!(
-        run.step(absent()),
-        get(),
-        "disappeared: back to the loop top"
-    );
-    let effect = run.step(absent());
-    create(&mut run, effect);
+    begun()
+        .then([
+            feed(found(pod), delete_pod("u9", "100")),
+            feed(accepted(), get()),
+            // Disappeared: back to the loop top.
+            feed(absent(), get()),
+            feed(absent(), create_secret()),
+        ])
+        .then(secret_then_pod());
 }
 
 /// deploy.md § Delete and waiting for disappearance: NotFound on delete is success too.
 #[test]
 fn delete_not_found_waits_for_disappearance() {
-    let mut run = Run::new();
-    run.reach_first_get();
-    assert!(matches!(
-        run.step(read(own_pod(terminated(0, None)))),
-        Step::Request(Request::DeletePod(_))
-    ));
-    assert_eq!(run.step(Answer::Deleted(Ok(DeleteAnswer::NotFound))), get());
+    begun().then([
+        feed(found(own_pod(terminated(0, None))), deletes_pod()),
+        feed(deleted(DeleteAnswer::NotFound), get()),
+    ]);
 }
 
 /// R7: PreconditionFailed → sleep a poll, re-classify; the pod started meanwhile → NoOp, with
 /// exactly one delete.
 #[test]
 fn r7_precondition_failed_reclassifies_without_fresher_fence() {
-    let mut run = Run::new();
-    run.reach_first_get();
     let dead = with_rv(own_pod(terminated(1, None)), "u1", "100");
-    assert!(matches!(
-        run.step(read(dead)),
-        Step::Request(Request::DeletePod(_))
-    ));
-    let effect = run.step(Answer::Deleted(Ok(DeleteAnswer::PreconditionFailed)));
-    expect_wait(&effect, DEFAULT_POLL);
-    assert_eq!(run.wait(&effect), get());
     let live = with_rv(own_pod(running()), "u1", "200");
-    assert_eq!(run.step(read(live)), ok(POD, true));
+    begun().then([
+        feed(found(dead), deletes_pod()),
+        feed(deleted(DeleteAnswer::PreconditionFailed), poll()),
+        wait_out(get()),
+        feed(read(live), ok(POD, true)),
+    ]);
 }
 
 /// R6-like: after PreconditionFailed a still-terminated pod is deleted with the fence of the
 /// new observation (the new observation authorises it), never a substituted one.
 #[test]
 fn r6_second_delete_uses_new_observation() {
-    let mut run = Run::new();
-    run.reach_first_get();
     let dead = with_rv(own_pod(terminated(1, None)), "u1", "100");
-    assert!(matches!(
-        run.step(read(dead.clone())),
-        Step::Request(Request::DeletePod(_))
-    ));
-    let effect = run.step(Answer::Deleted(Ok(DeleteAnswer::PreconditionFailed)));
-    run.wait(&effect);
-    match run.step(read(dead)) {
-        Step::Request(Request::DeletePod(d)) => assert_eq!(d.fence().resource_version(), "100"),
-        other => panic!("{other:?}"),
-    }
+    begun().then([
+        feed(found(dead.clone()), deletes_pod()),
+        feed(deleted(DeleteAnswer::PreconditionFailed), poll()),
+        wait_out(get()),
+        feed(read(dead), delete_pod("u1", "100")),
+    ]);
 }
 
 /// R8/R29: recoverable with the same intent is observed to the deadline, never deleted; E1
 /// names the seconds, the pod and the latest condition.
 #[test]
 fn r8_r29_recoverable_observed_to_deadline_then_e1() {
-    let mut run = Run::new();
-    run.reach_first_get();
-    let effect = run.step(read(recoverable()));
-    let (effect, polls) = observe_until(&mut run, effect, &recoverable());
-    assert_eq!(polls, 300);
-    assert_eq!(run.elapsed, DEFAULT_DEADLINE);
-    assert_eq!(effect, Step::Request(Request::GetPod { name: POD.into() }));
-    let e = error(run.step(read(recoverable())));
-    let text = e.to_string();
-    assert!(matches!(e, DeployError::DeadlineExceeded { .. }));
-    assert!(text.contains("600s"), "{text}");
-    assert!(text.contains(POD), "{text}");
-    assert!(text.contains("ContainerCreating"), "{text}");
+    let e1 = fails("E1", |e| matches!(e, DeployError::DeadlineExceeded { .. }));
+    begun().then([
+        feed(found(recoverable()), poll()),
+        observe(recoverable(), |polls| polls == 300),
+        clock_is(DEFAULT_DEADLINE),
+        last_is(get()),
+        feed(
+            read(recoverable()),
+            all(vec![e1, says(["600s", POD, "ContainerCreating"])]),
+        ),
+    ]);
 }
 
 /// R30: a lowered deadline is honoured and named.
 #[test]
 fn r30_lowered_deadline_named() {
-    let mut run = Run::with(DeploySpec {
-        deadline: Duration::from_secs(60),
+    started(DeploySpec {
+        deadline: S(60),
         ..spec()
-    });
-    run.reach_first_get();
-    let effect = run.step(read(recoverable()));
-    let (effect, polls) = observe_until(&mut run, effect, &recoverable());
-    assert_eq!(effect, Step::Request(Request::GetPod { name: POD.into() }));
-    assert_eq!(polls, 30);
-    assert_eq!(run.elapsed, Duration::from_secs(60));
-    let text = error(run.step(absent())).to_string();
-    assert!(text.contains("60s"), "{text}");
-    assert!(text.contains("the pod no longer exists"), "{text}");
+    })
+    .then([
+        feed(found(recoverable()), poll()),
+        observe(recoverable(), |polls| polls == 30),
+        last_is(get()),
+        clock_is(S(60)),
+        feed(absent(), says(["60s", "the pod no longer exists"])),
+    ]);
 }
 
 /// A wait never extends past the deadline.
 #[test]
 fn wait_is_clamped_to_the_deadline() {
-    let mut run = Run::new();
-    run.reach_first_get();
-    run.elapsed = Duration::from_millis(599_500);
-    let effect = run.step(read(recoverable()));
-    expect_wait(&effect, Duration::from_millis(500));
-    run.elapsed = Duration::from_secs(601);
-    assert_eq!(
-        run.step(Answer::Waited),
-        Step::Request(Request::GetPod { name: POD.into() })
-    );
+    begun().then([
+        feed(found(recoverable()), wait(Duration::from_millis(500)))
+            .at(Duration::from_millis(599_500)),
+        feed(Answer::Waited, get()).at(S(601)),
+    ]);
 }
 
 /// With no time left, a would-be wait continues at once into the deadline error (E1).
 #[test]
 fn no_time_left_skips_the_wait() {
-    let mut run = Run::new();
-    run.reach_first_get();
-    run.elapsed = DEFAULT_DEADLINE;
-    assert_eq!(
-        run.step(read(recoverable())),
-        Step::Request(Request::GetPod { name: POD.into() })
-    );
+    begun().then([feed(found(recoverable()), get()).at(DEFAULT_DEADLINE)]);
 }
 
 /// The deadline check is `elapsed ≥ deadline`: just below still observes.
 #[test]
 fn deadline_boundary_is_inclusive() {
-    let mut run = Run::new();
-    run.reach_first_get();
-    run.elapsed = DEFAULT_DEADLINE - Duration::from_nanos(1);
-    assert!(matches!(
-        run.step(absent()),
-        Step::Request(Request::CreateSecret)
-    ));
-    let mut run = Run::new();
-    run.reach_first_get();
-    run.elapsed = DEFAULT_DEADLINE;
-    assert_eq!(
-        run.step(absent()),
-        Step::Request(Request::GetPod { name: POD.into() })
-    );
+    let just_below = DEFAULT_DEADLINE - Duration::from_nanos(1);
+    begun().then([feed(first(None), create_secret()).at(just_below)]);
+    begun().then([feed(first(None), get()).at(DEFAULT_DEADLINE)]);
 }
 
 /// R10/R11: a pull failure reports E3 at once, with the registry text and no kubelet message.
 #[test]
 fn r10_r11_pull_failure_reports_e3_at_once() {
-    let mut run = Run::new();
-    run.reach_first_get();
     let pod = own_pod(waiting(
         Some("ImagePullBackOff"),
         Some("manifest unknown token=SUPERSECRET"),
     ));
-    let e = error(run.step(read(pod)));
-    assert_eq!(
-        e,
-        DeployError::PullFailing {
-            pod: POD.into(),
-            image: IMAGE.into(),
-            kind: PullFailure::ManifestUnknown
-        }
-    );
-    let text = e.to_string();
-    assert!(
-        text.starts_with(&format!("{POD} did not start: ")),
-        "{text}"
-    );
-    assert!(text.contains("has no image at"), "{text}");
-    assert!(!text.contains("SUPERSECRET"));
-    assert_eq!(run.elapsed, Duration::ZERO);
+    let e3 = fails_with(DeployError::PullFailing {
+        pod: POD.into(),
+        image: IMAGE.into(),
+        kind: PullFailure::ManifestUnknown,
+    });
+    let named = fails("the pod named first", |e| {
+        e.to_string().starts_with(&format!("{POD} did not start: "))
+    });
+    let text = all(vec![
+        e3,
+        named,
+        says(["has no image at"]),
+        says_not("SUPERSECRET"),
+    ]);
+    begun().then([feed(found(pod), text), clock_is(Duration::ZERO)]);
 }
 
 /// R12/C4: a deletion-marked running pod is awaited (no delete); once it is gone its own Secret
@@ -453,142 +538,101 @@ fn r10_r11_pull_failure_reports_e3_at_once() {
 /// recreated.
 #[test]
 fn r12_deletion_marked_awaited_without_delete() {
-    let mut run = Run::new();
-    run.reach_first_get();
     let dying = marked(own_pod(running()));
-    assert_eq!(run.step(read(dying.clone())), get());
-    let effect = run.step(read(dying));
-    expect_wait(&effect, DEFAULT_POLL);
-    assert_eq!(run.wait(&effect), get());
-    assert_eq!(run.step(absent()), list(), "gone: its Secret is looked up");
-    let Step::Request(Request::DeleteSecret(deletion)) =
-        run.step(Answer::Listed(Ok(old_secret_listing())))
-    else {
-        panic!("expected the gone pod's Secret's delete");
-    };
-    assert_eq!(deletion.name(), OLD_SECRET);
-    assert_eq!(run.step(Answer::Deleted(Ok(DeleteAnswer::Accepted))), get());
-    let effect = run.step(absent());
-    create(&mut run, effect);
+    begun()
+        .then([
+            feed(found(dying.clone()), get()),
+            feed(read(dying), poll()),
+            wait_out(get()),
+            // Gone: its Secret is looked up.
+            feed(absent(), list()),
+            feed(listed(old_secret_listing()), delete_secret(OLD_SECRET)),
+            feed(accepted(), get()),
+            feed(absent(), create_secret()),
+        ])
+        .then(secret_then_pod());
 }
 
 /// The disappearance wait ends when a different uid holds the name; what holds it now is
 /// classified afresh.
 #[test]
 fn disappearance_ends_on_a_new_uid() {
-    let mut run = Run::new();
-    run.reach_first_get();
-    assert_eq!(run.step(read(marked(own_pod(running())))), get());
     let successor = with_rv(own_pod(running()), "u2", "300");
-    assert_eq!(
-        run.step(read(successor.clone())),
-        list(),
-        "the old pod's Secret looked up"
-    );
     // The successor references that Secret here, so it is kept.
     let listing = Listing {
         pods: vec![successor.clone()],
         ..old_secret_listing()
     };
-    assert_eq!(run.step(Answer::Listed(Ok(listing))), get());
-    assert_eq!(run.step(read(successor)), ok(POD, true));
+    begun().then([
+        feed(found(marked(own_pod(running()))), get()),
+        // The old pod's Secret looked up.
+        feed(read(successor.clone()), list()),
+        feed(listed(listing), get()),
+        feed(read(successor), ok(POD, true)),
+    ]);
 }
 
 /// E4: the disappearance wait times out at the deadline, naming the seconds and the pod.
 #[test]
 fn e4_disappearance_timeout() {
-    let mut run = Run::new();
-    run.reach_first_get();
     let dying = marked(own_pod(running()));
-    let mut effect = run.step(read(dying.clone()));
-    for _ in 0..10_000 {
-        effect = match effect {
-            Step::Request(Request::GetPod { .. }) => run.step(read(dying.clone())),
-            Step::Request(Request::Wait { .. }) => run.wait(&effect),
-            other => {
-                assert_eq!(
-                    error(other).to_string(),
-                    format!("timed out after 600s waiting for pod {POD} to finish terminating")
-                );
-                assert_eq!(run.elapsed, DEFAULT_DEADLINE);
-                return;
-            }
-        }
-    }
-    panic!("the disappearance wait never ended");
+    let text = format!("timed out after 600s waiting for pod {POD} to finish terminating");
+    begun().then([
+        feed(found(dying.clone()), get()),
+        keep_reading(dying),
+        last_is(says_exactly(text)),
+        clock_is(DEFAULT_DEADLINE),
+    ]);
 }
 
 /// R13: `CreateContainerConfigError`, Secret exists → Recoverable → observed, no delete.
 #[test]
 fn r13_config_error_secret_exists_observes() {
-    let mut run = Run::new();
-    run.reach_first_get();
-    let pod = own_pod(waiting(Some("CreateContainerConfigError"), None));
-    assert_eq!(
-        run.step(read(pod)),
-        Step::Request(Request::SecretExists {
-            name: format!("{POD}-0000abcd")
-        })
-    );
-    expect_wait(&run.step(Answer::Exists(Ok(true))), DEFAULT_POLL);
+    begun().then([
+        feed(found(config_error()), secret_exists(OLD_SECRET)),
+        feed(Answer::Exists(Ok(true)), poll()),
+    ]);
 }
 
 /// R14: the same, Secret confirmed absent → ProvablyBroken → fenced delete.
 #[test]
 fn r14_config_error_secret_absent_deletes() {
-    let mut run = Run::new();
-    run.reach_first_get();
-    let pod = own_pod(waiting(Some("CreateContainerConfigError"), None));
-    run.step(read(pod));
-    assert!(matches!(
-        run.step(Answer::Exists(Ok(false))),
-        Step::Request(Request::DeletePod(_))
-    ));
+    begun().then([
+        feed(found(config_error()), secret_exists(OLD_SECRET)),
+        feed(Answer::Exists(Ok(false)), deletes_pod()),
+    ]);
 }
 
 /// A failed Secret check fails the operation (E12), naming the Secret.
 #[test]
 fn secret_check_error_is_e12() {
-    let mut run = Run::new();
-    run.reach_first_get();
-    run.step(read(own_pod(waiting(
-        Some("CreateContainerConfigError"),
-        None,
-    ))));
-    let e = error(run.step(Answer::Exists(Err(boom("timeout")))));
-    assert_eq!(
-        e,
-        DeployError::Failed {
-            operation: "read secret".into(),
-            object: format!("{POD}-0000abcd"),
-            failure: boom("timeout")
-        }
-    );
+    let e12 = fails_with(DeployError::Failed {
+        operation: "read secret".into(),
+        object: OLD_SECRET.into(),
+        failure: boom("timeout"),
+    });
+    begun().then([
+        feed(found(config_error()), secret_exists(OLD_SECRET)),
+        feed(Answer::Exists(Err(boom("timeout"))), e12),
+    ]);
 }
 
 /// R16: this call's pod terminates → E2 with the exit code; no delete; a single create.
 #[test]
 fn r16_own_pod_crash_reports_e2_not_delete() {
-    let mut run = Run::new();
-    run.reach_first_get();
-    let effect = run.step(absent());
-    create(&mut run, effect);
-    let effect = run.step(Answer::PodCreated(PodCreateOutcome::Created));
-    run.wait(&effect);
     let crashed = own_pod(terminated(1, Some("Error")));
-    assert_eq!(
-        run.step(read(crashed.clone())),
-        Step::Request(Request::GetPod { name: POD.into() })
-    );
-    let e = error(run.step(read(crashed)));
-    let text = e.to_string();
-    assert!(matches!(e, DeployError::CreatedPodFailed { .. }));
-    assert!(text.contains("exited with code 1"), "{text}");
-    assert!(
-        text.contains(&format!("kubectl logs -n agents {POD} -c agent")),
-        "{text}"
-    );
-    assert!(run.elapsed < DEFAULT_DEADLINE);
+    let e2 = fails("E2", |e| matches!(e, DeployError::CreatedPodFailed { .. }));
+    let text = says([
+        "exited with code 1".to_owned(),
+        format!("kubectl logs -n agents {POD} -c agent"),
+    ]);
+    to_create(spec()).then([
+        feed(created(), poll()),
+        wait_out(get()),
+        feed(read(crashed.clone()), get()),
+        feed(read(crashed), all(vec![e2, text])),
+        run(|play: &mut Play<DeployMachine>| assert!(play.now < DEFAULT_DEADLINE)),
+    ]);
 }
 
 /// deploy.md § One create attempt per call: every replace classification after this call's create
@@ -599,105 +643,74 @@ fn every_replace_after_own_create_is_e2() {
     let mut divergent = recoverable();
     divergent.marks.create_intent = Some(OTHER_INTENT.into());
     for pod in [own_pod(terminated(0, None)), broken, divergent] {
-        let mut run = Run::new();
-        run.reach_first_get();
-        let effect = run.step(absent());
-        create(&mut run, effect);
-        let effect = run.step(Answer::PodCreated(PodCreateOutcome::Created));
-        run.wait(&effect);
-        assert_eq!(
-            run.step(read(pod)),
-            Step::Request(Request::GetPod { name: POD.into() })
-        );
+        to_create(spec()).then([
+            feed(created(), poll()),
+            wait_out(get()),
+            feed(read(pod), get()),
+        ]);
     }
 }
 
 /// R35: this call's pod vanishes → the loop may create again.
 #[test]
 fn r35_vanished_own_pod_may_be_recreated() {
-    let mut run = Run::new();
-    run.reach_first_get();
-    let effect = run.step(absent());
-    create(&mut run, effect);
-    let effect = run.step(Answer::PodCreated(PodCreateOutcome::Created));
-    run.wait(&effect);
-    let effect = run.step(absent());
-    create(&mut run, effect);
+    to_create(spec())
+        .then([
+            feed(created(), poll()),
+            wait_out(get()),
+            feed(absent(), create_secret()),
+        ])
+        .then(secret_then_pod());
 }
 
 /// R15/R22: lost race to a running winner: own Secret dropped (uid-fenced) when unreferenced,
 /// winner adopted.
 #[test]
 fn r15_r22_lost_race_drops_own_secret_adopts_winner() {
-    let mut run = Run::new();
-    run.reach_first_get();
-    let effect = run.step(absent());
-    create(&mut run, effect);
-    assert_eq!(
-        run.step(Answer::PodCreated(PodCreateOutcome::AlreadyExists)),
-        get()
-    );
     let winner = own_pod(running());
-    assert_eq!(
-        run.step(read(winner.clone())),
-        Step::Request(Request::List { secrets: true })
-    );
     let listing = Listing {
         pods: vec![winner.clone()],
-        secrets: vec![
-            own_secret(SECRET, Some(1)),
-            own_secret(&format!("{POD}-0000abcd"), Some(1)),
-        ],
+        secrets: vec![own_secret(SECRET, Some(1)), own_secret(OLD_SECRET, Some(1))],
         ..Listing::default()
     };
-    match run.step(Answer::Listed(Ok(listing))) {
-        Step::Request(Request::DeleteSecret(d)) => {
-            assert_eq!(d.name(), SECRET);
-            assert_eq!(d.uid(), format!("s-{SECRET}"));
-        }
-        other => panic!("{other:?}"),
-    }
-    assert_eq!(run.step(Answer::Deleted(Ok(DeleteAnswer::Accepted))), get());
-    assert_eq!(run.step(read(winner)), ok(POD, true));
+    to_create(spec()).then([
+        feed(lost_race(), get()),
+        feed(read(winner.clone()), list()),
+        feed(listed(listing), delete_secret(SECRET)),
+        feed(accepted(), get()),
+        feed(read(winner), ok(POD, true)),
+    ]);
 }
 
 /// deploy.md § Losing the create race, step 2: a referenced own Secret is kept; a failed listing
 /// keeps it too.
 #[test]
 fn lost_race_keeps_referenced_own_secret() {
-    for listed in [
+    let mut referencing = recoverable();
+    referencing.facts.env_from_secret = Some(SECRET.into());
+    for listing in [
         Ok(Listing {
-            pods: vec![{
-                let mut p = recoverable();
-                p.facts.env_from_secret = Some(SECRET.into());
-                p
-            }],
-            secrets: vec![own_secret(SECRET, Some(1))],
-            ..Listing::default()
+            pods: vec![referencing],
+            ..own_secret_listing()
         }),
         Err(boom("forbidden")),
     ] {
-        let mut run = Run::new();
-        run.reach_first_get();
-        let effect = run.step(absent());
-        create(&mut run, effect);
-        run.step(Answer::PodCreated(PodCreateOutcome::AlreadyExists));
-        run.step(read(recoverable()));
-        assert_eq!(run.step(Answer::Listed(listed)), get());
+        to_create(spec()).then([
+            feed(lost_race(), get()),
+            feed(read(recoverable()), list()),
+            feed(Answer::Listed(listing), get()),
+        ]);
     }
 }
 
-fn lost_race_to(winner: ObservedPod) -> (Run, DeployStep) {
-    let mut run = Run::new();
-    run.reach_first_get();
-    let effect = run.step(absent());
-    create(&mut run, effect);
-    run.step(Answer::PodCreated(PodCreateOutcome::AlreadyExists));
-    run.step(read(winner.clone()));
-    let effect = run.step(Answer::Listed(Ok(Listing::default())));
-    assert_eq!(effect, get());
-    let effect = run.step(read(winner));
-    (run, effect)
+/// A deploy that lost the create race to `winner`, its own Secret's lookup listing nothing: the
+/// winner's next read asked for.
+fn lost_race_to(winner: ObservedPod) -> Play<DeployMachine> {
+    to_create(spec()).then([
+        feed(lost_race(), get()),
+        feed(read(winner), list()),
+        feed(listed(Listing::default()), get()),
+    ])
 }
 
 /// R19/R20: the winner is foreign → own Secret dropped, E8, no pod delete.
@@ -706,26 +719,15 @@ fn r19_r20_foreign_winner_drops_own_secret_e8() {
     let mut look_alike = own_pod(running());
     look_alike.marks.managed_by = None;
     for winner in [look_alike, foreign(own_pod(running()))] {
-        let mut run = Run::new();
-        run.reach_first_get();
-        let effect = run.step(absent());
-        create(&mut run, effect);
-        run.step(Answer::PodCreated(PodCreateOutcome::AlreadyExists));
-        assert_eq!(
-            run.step(read(winner)),
-            Step::Request(Request::List { secrets: true })
-        );
-        let listing = Listing {
-            pods: vec![],
-            secrets: vec![own_secret(SECRET, Some(1))],
-            ..Listing::default()
-        };
-        assert!(matches!(
-            run.step(Answer::Listed(Ok(listing))),
-            Step::Request(Request::DeleteSecret(_))
-        ));
-        let e = error(run.step(Answer::Deleted(Err(boom("boom")))));
-        assert_eq!(e, DeployError::ForeignPod { pod: POD.into() });
+        to_create(spec()).then([
+            feed(lost_race(), get()),
+            feed(read(winner), list()),
+            feed(listed(own_secret_listing()), delete_secret(SECRET)),
+            feed(
+                Answer::Deleted(Err(boom("boom"))),
+                fails_with(DeployError::ForeignPod { pod: POD.into() }),
+            ),
+        ]);
     }
 }
 
@@ -734,18 +736,18 @@ fn r19_r20_foreign_winner_drops_own_secret_e8() {
 fn r23_r25_started_winner_adopted() {
     let mut divergent = own_pod(running());
     divergent.marks.create_intent = Some(OTHER_INTENT.into());
-    let (_, effect) = lost_race_to(divergent);
-    assert_eq!(effect, ok(POD, false));
-    let (_, effect) = lost_race_to(marked(own_pod(running())));
-    assert_eq!(effect, ok(POD, true));
+    lost_race_to(divergent.clone()).then([feed(read(divergent), ok(POD, false))]);
+    let deleting = marked(own_pod(running()));
+    lost_race_to(deleting.clone()).then([feed(read(deleting), ok(POD, true))]);
 }
 
 /// R26: a deletion-marked winner that has not started → E6.
 #[test]
 fn r26_deleting_winner_e6() {
-    let (_, effect) = lost_race_to(marked(recoverable()));
-    let text = error(effect).to_string();
-    assert!(text.contains("already being deleted; try again"), "{text}");
+    lost_race_to(marked(recoverable())).then([feed(
+        read(marked(recoverable())),
+        says(["already being deleted; try again"]),
+    )]);
 }
 
 /// R27: a terminated or broken winner → E7 with the latest condition; never a delete.
@@ -755,11 +757,11 @@ fn r27_terminated_winner_e7() {
         own_pod(terminated(1, Some("Error"))),
         own_pod(waiting(Some("InvalidImageName"), None)),
     ] {
-        let (mut run, effect) = lost_race_to(winner.clone());
-        assert_eq!(effect, Step::Request(Request::GetPod { name: POD.into() }));
-        let e = error(run.step(read(winner)));
-        assert!(matches!(e, DeployError::WinnerFailed { .. }), "{e:?}");
-        assert!(e.to_string().contains("another deploy"));
+        let e7 = fails("E7", |e| matches!(e, DeployError::WinnerFailed { .. }));
+        lost_race_to(winner.clone()).then([
+            feed(read(winner.clone()), get()),
+            feed(read(winner), all(vec![e7, says(["another deploy"])])),
+        ]);
     }
 }
 
@@ -767,249 +769,199 @@ fn r27_terminated_winner_e7() {
 #[test]
 fn r24_r28_winner_observed_to_deadline_e5() {
     let pulling = own_pod(waiting(Some("ErrImagePull"), Some("401 Unauthorized")));
-    let (mut run, effect) = lost_race_to(pulling.clone());
-    let (effect, _) = observe_until(&mut run, effect, &pulling);
-    assert_eq!(run.elapsed, DEFAULT_DEADLINE);
-    assert_eq!(effect, Step::Request(Request::GetPod { name: POD.into() }));
-    let e = error(run.step(read(pulling)));
-    assert!(matches!(e, DeployError::RaceDeadlineExceeded { .. }));
-    let text = e.to_string();
-    assert!(
-        text.contains("another deploy of this agent created the pod"),
-        "{text}"
-    );
-    assert!(text.contains("600s"));
-    let (mut run, effect) = lost_race_to(recoverable());
-    assert_eq!(run.wait(&effect), get());
-    assert_eq!(run.step(read(own_pod(running()))), ok(POD, true));
+    let e5 = fails("E5", |e| {
+        matches!(e, DeployError::RaceDeadlineExceeded { .. })
+    });
+    let text = says(["another deploy of this agent created the pod", "600s"]);
+    lost_race_to(pulling.clone()).then([
+        feed(read(pulling.clone()), any()),
+        observe(pulling.clone(), |_| true),
+        clock_is(DEFAULT_DEADLINE),
+        last_is(get()),
+        feed(read(pulling), all(vec![e5, text])),
+    ]);
+    lost_race_to(recoverable()).then([
+        feed(read(recoverable()), waits()),
+        wait_out(get()),
+        feed(read(own_pod(running())), ok(POD, true)),
+    ]);
 }
 
 /// The race path settles a pending winner with a Secret check, and an absent winner is waited
 /// for; it turns foreign → E8.
 #[test]
 fn race_path_settles_and_waits() {
-    let pending = own_pod(waiting(Some("CreateContainerConfigError"), None));
-    let (mut run, effect) = lost_race_to(pending);
-    assert!(matches!(
-        effect,
-        Step::Request(Request::SecretExists { .. })
-    ));
-    let effect = run.step(Answer::Exists(Ok(false)));
-    assert_eq!(effect, Step::Request(Request::GetPod { name: POD.into() }));
-    let (mut run, effect) = lost_race_to(recoverable());
-    run.wait(&effect);
-    let effect = run.step(absent());
-    assert_eq!(run.wait(&effect), get());
-    let e = error(run.step(read(foreign(own_pod(running())))));
-    assert_eq!(e, DeployError::ForeignPod { pod: POD.into() });
+    let check = asks("a Secret check", |r| {
+        matches!(r, Request::SecretExists { .. })
+    });
+    lost_race_to(config_error()).then([
+        feed(read(config_error()), check),
+        feed(Answer::Exists(Ok(false)), get()),
+    ]);
+    lost_race_to(recoverable()).then([
+        feed(read(recoverable()), waits()),
+        wait_out(get()),
+        feed(absent(), waits()),
+        wait_out(get()),
+        feed(
+            read(foreign(own_pod(running()))),
+            fails_with(DeployError::ForeignPod { pod: POD.into() }),
+        ),
+    ]);
 }
 
 /// R21: a foreign pod at observation → E8 before anything is written.
 #[test]
 fn r21_foreign_at_observation_e8_before_writing() {
-    let mut run = Run::new();
-    run.reach_first_get();
-    let e = error(run.step(read(foreign(own_pod(running())))));
-    let text = e.to_string();
-    assert!(text.contains(POD));
-    assert!(
-        text.contains("not managed by apiary for this agent"),
-        "{text}"
-    );
-    assert!(
-        text.contains("remove it or use another namespace"),
-        "{text}"
-    );
+    let text = says([
+        POD,
+        "not managed by apiary for this agent",
+        "remove it or use another namespace",
+    ]);
+    begun().then([feed(found(foreign(own_pod(running()))), text)]);
 }
 
 /// R31/E11/E9: namespace failures end the deploy before anything is written.
 #[test]
 fn r31_namespace_failures() {
-    let mut run = Run::new();
-    run.step(Answer::Start);
-    let e = error(run.step(preflighted(
-        Err(NamespaceFailure::CreateForbidden),
-        Ok(None),
-    )));
-    assert!(e.to_string().contains("`kubectl create namespace agents`"));
-    let mut run = Run::new();
-    run.step(Answer::Start);
-    let e = error(run.step(preflighted(
-        Err(NamespaceFailure::Failed(boom(
-            "could not read namespace agents: 500",
-        ))),
-        Ok(None),
-    )));
-    assert_eq!(
-        e.to_string(),
-        "namespace agents: could not read namespace agents: 500"
-    );
+    let forbidden = preflighted(Err(NamespaceFailure::CreateForbidden), Ok(None));
+    begun().then([feed(forbidden, says(["`kubectl create namespace agents`"]))]);
+    let failure = boom("could not read namespace agents: 500");
+    let failed = preflighted(Err(NamespaceFailure::Failed(failure)), Ok(None));
+    let text = "namespace agents: could not read namespace agents: 500";
+    begun().then([feed(failed, says_exactly(text))]);
 }
 
 /// E11: a Secret create answered NotFound means the namespace is missing.
 #[test]
 fn e11_secret_create_not_found() {
-    let mut run = Run::new();
-    run.reach_first_get();
-    assert_eq!(run.step(absent()), Step::Request(Request::CreateSecret));
-    let e = error(run.step(Answer::SecretCreated(Err(SecretCreateFailure {
+    let not_found = Answer::SecretCreated(Err(SecretCreateFailure {
         name: SECRET.into(),
         failure: RequestFailure::api(404, "NotFound", "404"),
-    }))));
-    assert_eq!(
-        e,
-        DeployError::NamespaceMissing {
-            namespace: "agents".into()
-        }
-    );
+    }));
+    let e11 = fails_with(DeployError::NamespaceMissing {
+        namespace: "agents".into(),
+    });
+    begun().then([feed(first(None), create_secret()), feed(not_found, e11)]);
 }
 
 /// E10: a Secret create failure names the Secret and the error; nothing to clean up.
 #[test]
 fn e10_secret_create_failed() {
-    let mut run = Run::new();
-    run.reach_first_get();
-    run.step(absent());
-    let e = error(run.step(Answer::SecretCreated(Err(SecretCreateFailure {
+    let forbidden = Answer::SecretCreated(Err(SecretCreateFailure {
         name: SECRET.into(),
         failure: RequestFailure::api(403, "Forbidden", "403 Forbidden"),
-    }))));
-    assert_eq!(
-        e.to_string(),
-        format!("could not create secret {SECRET}: 403 Forbidden; nothing was written")
-    );
+    }));
+    let text = format!("could not create secret {SECRET}: 403 Forbidden; nothing was written");
+    begun().then([
+        feed(first(None), create_secret()),
+        feed(forbidden, says_exactly(text)),
+    ]);
+}
+
+/// A pod create refused with these words.
+fn refused(message: &str) -> Answer {
+    Answer::PodCreated(PodCreateOutcome::Refused(boom(message)))
 }
 
 /// R33: a refused pod create drops own Secret and reports E10 saying it was removed.
 #[test]
 fn r33_refused_create_drops_own_secret() {
-    let mut run = Run::new();
-    run.reach_first_get();
-    let effect = run.step(absent());
-    create(&mut run, effect);
-    let effect = run.step(Answer::PodCreated(PodCreateOutcome::Refused(boom(
-        "403 Forbidden: exceeded quota",
-    ))));
-    assert_eq!(effect, Step::Request(Request::List { secrets: true }));
-    let listing = Listing {
-        pods: vec![],
-        secrets: vec![own_secret(SECRET, Some(1))],
-        ..Listing::default()
-    };
-    assert!(matches!(
-        run.step(Answer::Listed(Ok(listing.clone()))),
-        Step::Request(Request::DeleteSecret(_))
-    ));
-    let text = error(run.step(Answer::Deleted(Ok(DeleteAnswer::Accepted)))).to_string();
-    assert!(text.contains(&format!(
-        "could not create pod {POD}: 403 Forbidden: exceeded quota"
-    )));
-    assert!(
-        text.contains(&format!("secret {SECRET} was removed")),
-        "{text}"
-    );
+    let removed = says([
+        format!("could not create pod {POD}: 403 Forbidden: exceeded quota"),
+        format!("secret {SECRET} was removed"),
+    ]);
+    to_create(spec()).then([
+        feed(refused("403 Forbidden: exceeded quota"), list()),
+        feed(listed(own_secret_listing()), delete_secret(SECRET)),
+        feed(accepted(), removed),
+    ]);
     // A failed drop says the Secret was left.
-    let mut run = Run::new();
-    run.reach_first_get();
-    let effect = run.step(absent());
-    create(&mut run, effect);
-    run.step(Answer::PodCreated(PodCreateOutcome::Refused(boom("quota"))));
-    run.step(Answer::Listed(Ok(listing)));
-    let text = error(run.step(Answer::Deleted(Ok(DeleteAnswer::PreconditionFailed)))).to_string();
-    assert!(text.contains("was left in place"), "{text}");
+    to_create(spec()).then([
+        feed(refused("quota"), list()),
+        feed(listed(own_secret_listing()), delete_secret(SECRET)),
+        feed(
+            deleted(DeleteAnswer::PreconditionFailed),
+            says(["was left in place"]),
+        ),
+    ]);
 }
 
 /// R34: a transport failure on pod create leaves the Secret (no drop attempted).
 #[test]
 fn r34_transport_failure_leaves_secret() {
-    let mut run = Run::new();
-    run.reach_first_get();
-    let effect = run.step(absent());
-    create(&mut run, effect);
-    let e = error(
-        run.step(Answer::PodCreated(PodCreateOutcome::TransportFailed(
-            RequestFailure::transport("connection reset"),
-        ))),
-    );
-    assert_eq!(
-        e,
-        DeployError::CreateFailed {
-            kind: ObjectKind::Pod,
-            name: POD.into(),
-            failure: RequestFailure::transport("connection reset"),
-            secret: SecretFate::Left(SECRET.into())
-        }
-    );
+    let reset = || RequestFailure::transport("connection reset");
+    let left = fails_with(DeployError::CreateFailed {
+        kind: ObjectKind::Pod,
+        name: POD.into(),
+        failure: reset(),
+        secret: SecretFate::Left(SECRET.into()),
+    });
+    to_create(spec()).then([feed(
+        Answer::PodCreated(PodCreateOutcome::TransportFailed(reset())),
+        left,
+    )]);
 }
 
 /// E12: read and delete failures name the operation and the pod.
 #[test]
 fn e12_read_and_delete_failures() {
-    let mut run = Run::new();
-    run.reach_first_get();
-    let text = error(run.step(Answer::PodRead(Err(boom("timeout"))))).to_string();
-    assert_eq!(text, format!("could not read pod pod {POD}: timeout"));
-    let mut run = Run::new();
-    run.reach_first_get();
-    run.step(read(own_pod(terminated(0, None))));
-    let e = error(run.step(Answer::Deleted(Err(boom("500")))));
-    assert!(matches!(e, DeployError::Failed { ref operation, .. } if operation == "delete pod"));
+    let unread = preflighted(Ok(NamespaceCheck::Present), Err(boom("timeout")));
+    let text = format!("could not read pod pod {POD}: timeout");
+    begun().then([feed(unread, says_exactly(text))]);
+    let delete_failed = fails(
+        "E12 of the delete",
+        |e| matches!(e, DeployError::Failed { operation, .. } if operation == "delete pod"),
+    );
+    begun().then([
+        feed(found(own_pod(terminated(0, None))), deletes_pod()),
+        feed(Answer::Deleted(Err(boom("500"))), delete_failed),
+    ]);
 }
 
 /// A failed latest-condition read still fails with the deadline error, saying why.
 #[test]
 fn unreadable_latest_condition() {
-    let mut run = Run::new();
-    run.reach_first_get();
-    run.elapsed = DEFAULT_DEADLINE;
-    run.step(absent());
-    let text = error(run.step(Answer::PodRead(Err(boom("refused"))))).to_string();
-    assert!(
-        text.contains("the pod's condition could not be read: refused"),
-        "{text}"
-    );
+    begun().then([
+        feed(first(None), get()).at(DEFAULT_DEADLINE),
+        feed(
+            Answer::PodRead(Err(boom("refused"))),
+            says(["the pod's condition could not be read: refused"]),
+        ),
+    ]);
 }
 
 /// A driver answering the wrong event ends the deploy (E12) without echoing event content.
 #[test]
 fn unexpected_event_is_e12_without_content() {
-    let mut run = Run::new();
-    run.step(Answer::Start);
     let mut pod = own_pod(waiting(Some("ErrImagePull"), Some("token=SUPERSECRET")));
     pod.marks.name = Some("x".into());
-    let e = error(run.step(read(pod)));
-    let text = e.to_string();
-    assert!(!text.contains("SUPERSECRET"), "{text}");
-    assert!(
-        text.contains("PodRead") && text.contains("Preflighted"),
-        "{text}"
-    );
+    let text = all(vec![
+        says_not("SUPERSECRET"),
+        says(["PodRead", "Preflighted"]),
+    ]);
+    begun().then([feed(read(pod), text)]);
 }
 
 /// Once finished, every step repeats the Finish.
 #[test]
 fn finished_machine_repeats_finish() {
-    let mut run = Run::new();
-    run.reach_first_get();
-    let done = run.step(read(own_pod(running())));
-    assert_eq!(run.step(Answer::Waited), done);
-    assert_eq!(run.step(Answer::Start), done);
+    begun().then([
+        feed(found(own_pod(running())), ok(POD, true)),
+        feed(Answer::Waited, ok(POD, true)),
+        feed(Answer::Start, ok(POD, true)),
+    ]);
 }
 
 /// A wait carries the pod's last observed resourceVersion for the watch.
 #[test]
 fn wait_carries_last_resource_version() {
-    let mut run = Run::new();
-    run.reach_first_get();
-    let pod = with_rv(recoverable(), "u1", "4711");
-    match run.step(read(pod)) {
-        Step::Request(Request::Wait {
-            resource_version, ..
-        }) => assert_eq!(resource_version.as_deref(), Some("4711")),
-        other => panic!("{other:?}"),
-    }
+    let from = asks("a wait watching from 4711", |r| {
+        matches!(r, Request::Wait { resource_version, .. }
+            if resource_version.as_deref() == Some("4711"))
+    });
+    begun().then([feed(found(with_rv(recoverable(), "u1", "4711")), from)]);
 }
-
 /// Every error message names what deploy.md § Errors requires.
 #[test]
 fn error_texts_name_required_content() {
@@ -1126,20 +1078,10 @@ fn account_missing(account: &str) -> Answer {
     })
 }
 
-fn get_account(name: &str) -> DeployStep {
-    Step::Request(Request::ServiceAccountExists { name: name.into() })
-}
-
-fn create_pod_again() -> DeployStep {
-    Step::Request(Request::CreatePod { secret: own() })
-}
-
-/// Up to the first refused pod create of a fresh deploy.
-fn refused_for_account(run: &mut Run) -> DeployStep {
-    run.reach_first_get();
-    let effect = run.step(absent());
-    create(run, effect);
-    run.step(account_missing("default"))
+/// A fresh deploy of `spec` up to its first pod create, refused for the missing `default`
+/// account: the account's read asked for.
+fn refused_for_account(spec: DeploySpec) -> Play<DeployMachine> {
+    to_create(spec).then([feed(account_missing("default"), get_account("default"))])
 }
 
 /// A pod running as `default` refused for its missing account keeps its Secret, reads the
@@ -1147,128 +1089,107 @@ fn refused_for_account(run: &mut Run) -> DeployStep {
 /// exists: no second Secret, no drop.
 #[test]
 fn missing_default_account_waits_and_retries_with_the_same_secret() {
-    let mut run = Run::new();
-    assert_eq!(refused_for_account(&mut run), get_account("default"));
-    let effect = run.step(Answer::Exists(Ok(false)));
-    expect_wait(&effect, DEFAULT_POLL);
-    assert_eq!(run.wait(&effect), get_account("default"));
-    let effect = run.step(Answer::Exists(Ok(false)));
-    assert_eq!(run.wait(&effect), get_account("default"));
-    assert_eq!(run.step(Answer::Exists(Ok(true))), create_pod_again());
-    let effect = run.step(Answer::PodCreated(PodCreateOutcome::Created));
-    assert!(run.machine.created_this_call());
-    run.wait(&effect);
-    assert_eq!(run.step(read(own_pod(running()))), ok(POD, true));
+    refused_for_account(spec()).then([
+        feed(Answer::Exists(Ok(false)), poll()),
+        wait_out(get_account("default")),
+        feed(Answer::Exists(Ok(false)), waits()),
+        wait_out(get_account("default")),
+        feed(Answer::Exists(Ok(true)), create_pod()),
+        feed(created(), waits()),
+        created_this_call(true),
+        wait_out(get()),
+        feed(read(own_pod(running())), ok(POD, true)),
+    ]);
 }
 
 /// An account that appeared between the refusal and the read is used at once: no wait.
 #[test]
 fn an_account_that_already_exists_retries_at_once() {
-    let mut run = Run::new();
-    refused_for_account(&mut run);
-    assert_eq!(run.step(Answer::Exists(Ok(true))), create_pod_again());
-    assert_eq!(run.elapsed, Duration::ZERO);
+    refused_for_account(spec()).then([
+        feed(Answer::Exists(Ok(true)), create_pod()),
+        clock_is(Duration::ZERO),
+    ]);
 }
 
 /// Only one retry follows a refusal without a wait: when the admission cache still refuses
 /// after the account read found it, the next create waits a poll first (no hot spin).
 #[test]
 fn a_second_refusal_waits_before_the_next_create() {
-    let mut run = Run::new();
-    refused_for_account(&mut run);
-    run.step(Answer::Exists(Ok(true)));
-    assert_eq!(run.step(account_missing("default")), get_account("default"));
-    let effect = run.step(Answer::Exists(Ok(true)));
-    expect_wait(&effect, DEFAULT_POLL);
-    assert_eq!(run.wait(&effect), get_account("default"));
-    assert_eq!(run.step(Answer::Exists(Ok(true))), create_pod_again());
+    refused_for_account(spec()).then([
+        feed(Answer::Exists(Ok(true)), create_pod()),
+        feed(account_missing("default"), get_account("default")),
+        feed(Answer::Exists(Ok(true)), poll()),
+        wait_out(get_account("default")),
+        feed(Answer::Exists(Ok(true)), create_pod()),
+    ]);
 }
 
 /// `--service-account default` runs as `default` too: the refusal is just as transient.
 #[test]
 fn naming_default_explicitly_is_still_transient() {
-    let mut run = Run::with(DeploySpec {
+    refused_for_account(DeploySpec {
         service_account: Some("default".into()),
         ..spec()
     });
-    assert_eq!(refused_for_account(&mut run), get_account("default"));
 }
 
 /// At the deadline the wait ends with E1 naming the missing account and the `kubectl create
 /// serviceaccount` fix; the Secret is left (a deadline cleans up nothing).
 #[test]
 fn the_deadline_names_the_missing_account() {
-    let mut run = Run::with(DeploySpec {
-        deadline: Duration::from_secs(5),
-        ..spec()
+    // Bounded (the runner's answering ends), so a machine that never expires fails here instead
+    // of hanging (kills the `expired -> false` mutant within the test timeout).
+    let reads = run(|play: &mut Play<DeployMachine>| {
+        let reads = Cell::new(1);
+        play.keep_answering(|_, r| {
+            matches!(r, Request::ServiceAccountExists { .. }).then(|| {
+                reads.set(reads.get() + 1);
+                Answer::Exists(Ok(false))
+            })
+        });
+        assert_eq!(
+            reads.get(),
+            3,
+            "reads at 0 s, 2 s and 4 s; the wait to 5 s ends the call"
+        );
     });
-    refused_for_account(&mut run);
-    let mut effect = run.step(Answer::Exists(Ok(false)));
-    let mut reads = 1;
-    // Bounded, so a machine that never expires fails here instead of hanging (kills the
-    // `expired -> false` mutant within the test timeout).
-    let mut ended = None;
-    for _ in 0..100 {
-        effect = match effect {
-            Step::Request(Request::Wait { .. }) => run.wait(&effect),
-            Step::Request(Request::ServiceAccountExists { .. }) => {
-                reads += 1;
-                run.step(Answer::Exists(Ok(false)))
-            }
-            other => {
-                ended = Some(error(other));
-                break;
-            }
-        };
-    }
-    let e = ended.expect("the wait for the account ends at the deadline");
-    assert_eq!(
-        reads, 3,
-        "reads at 0 s, 2 s and 4 s; the wait to 5 s ends the call"
-    );
-    assert_eq!(
-        e,
-        DeployError::ServiceAccountMissing {
-            namespace: "agents".into(),
-            pod: POD.into(),
-            account: "default".into(),
-            deadline: Duration::from_secs(5),
-            secret: SECRET.into(),
-        }
-    );
+    let e1 = fails_with(DeployError::ServiceAccountMissing {
+        namespace: "agents".into(),
+        pod: POD.into(),
+        account: "default".into(),
+        deadline: S(5),
+        secret: SECRET.into(),
+    });
+    refused_for_account(DeploySpec {
+        deadline: S(5),
+        ..spec()
+    })
+    .then([feed(Answer::Exists(Ok(false)), any()), reads, last_is(e1)]);
 }
 
 /// An account read answered after the deadline ends the call even when the account exists: a
 /// create past the deadline would start an attempt nobody waits for.
 #[test]
 fn no_create_after_the_deadline() {
-    let mut run = Run::with(DeploySpec {
-        deadline: Duration::from_secs(5),
-        ..spec()
+    let e1 = fails("E1 for the account", |e| {
+        matches!(e, DeployError::ServiceAccountMissing { .. })
     });
-    refused_for_account(&mut run);
-    run.elapsed = Duration::from_secs(5);
-    let e = error(run.step(Answer::Exists(Ok(true))));
-    assert!(
-        matches!(e, DeployError::ServiceAccountMissing { .. }),
-        "{e}"
-    );
+    refused_for_account(DeploySpec {
+        deadline: S(5),
+        ..spec()
+    })
+    .then([feed(Answer::Exists(Ok(true)), e1).at(S(5))]);
 }
 
 /// A failed account read is E12 naming the account.
 #[test]
 fn a_failed_account_read_is_e12() {
-    let mut run = Run::new();
-    refused_for_account(&mut run);
-    let e = error(run.step(Answer::Exists(Err(boom("500 boom")))));
-    assert_eq!(
-        e,
-        DeployError::Failed {
-            operation: "read service account".into(),
-            object: "default".into(),
-            failure: boom("500 boom"),
-        }
-    );
+    let e12 = fails_with(DeployError::Failed {
+        operation: "read service account".into(),
+        object: "default".into(),
+        failure: boom("500 boom"),
+    });
+    refused_for_account(spec()).then([feed(Answer::Exists(Err(boom("500 boom"))), e12)]);
 }
 
 /// A pod that names its own account (`--service-account runner`) is refused for good: the
@@ -1276,111 +1197,79 @@ fn a_failed_account_read_is_e12() {
 /// serviceaccount` fix at once.
 #[test]
 fn a_named_missing_account_is_reported_at_once_with_the_fix() {
-    let mut run = Run::with(DeploySpec {
-        service_account: Some("runner".into()),
-        ..spec()
-    });
-    run.reach_first_get();
-    let effect = run.step(absent());
-    create(&mut run, effect);
-    assert_eq!(
-        run.step(account_missing("runner")),
-        Step::Request(Request::List { secrets: true })
-    );
-    let listing = Listing {
-        pods: vec![],
-        secrets: vec![own_secret(SECRET, Some(1))],
-        ..Listing::default()
-    };
-    assert!(matches!(
-        run.step(Answer::Listed(Ok(listing))),
-        Step::Request(Request::DeleteSecret(_))
-    ));
-    let e = error(run.step(Answer::Deleted(Ok(DeleteAnswer::Accepted))));
-    let text = e.to_string();
-    assert!(
+    let e10 = fails("E10 of the pod", |e| {
         matches!(
             e,
             DeployError::CreateFailed {
                 kind: ObjectKind::Pod,
                 ..
             }
-        ),
-        "{text}"
-    );
-    for needle in [
-        "403 Forbidden",
-        "service account runner does not exist in namespace agents",
-        "kubectl create serviceaccount runner -n agents",
-        &format!("secret {SECRET} was removed"),
-    ] {
-        assert!(text.contains(needle), "{text} lacks {needle}");
-    }
+        )
+    });
+    let text = says([
+        "403 Forbidden".to_owned(),
+        "service account runner does not exist in namespace agents".to_owned(),
+        "kubectl create serviceaccount runner -n agents".to_owned(),
+        format!("secret {SECRET} was removed"),
+    ]);
+    to_create(DeploySpec {
+        service_account: Some("runner".into()),
+        ..spec()
+    })
+    .then([
+        feed(account_missing("runner"), list()),
+        feed(listed(own_secret_listing()), delete_secret(SECRET)),
+        feed(accepted(), all(vec![e10, text])),
+    ]);
 }
 
 /// Answering an account read the machine did not ask for is a driver bug, reported by name.
 #[test]
 fn an_unasked_account_read_is_a_driver_error() {
-    let mut run = Run::new();
-    run.reach_first_get();
-    run.step(read(recoverable()));
-    let text = error(run.step(Answer::Exists(Ok(true)))).to_string();
-    assert!(
-        text.contains("answered Exists while the machine waited for"),
-        "{text}"
-    );
-    let mut run = Run::new();
-    refused_for_account(&mut run);
-    let text = error(run.step(Answer::Waited)).to_string();
-    assert!(
-        text.contains("answered Waited while the machine waited for Exists"),
-        "{text}"
-    );
+    begun().then([
+        feed(found(recoverable()), poll()),
+        feed(
+            Answer::Exists(Ok(true)),
+            says(["answered Exists while the machine waited for"]),
+        ),
+    ]);
+    refused_for_account(spec()).then([feed(
+        Answer::Waited,
+        says(["answered Waited while the machine waited for Exists"]),
+    )]);
 }
 
 /// The preflight asks for GC only when the spec does (the knob tests use to reach
 /// classification directly); either way the namespace ensure and the first read come with it.
 #[test]
 fn preflight_gc_is_asked_for_only_when_on() {
-    let mut run = Run::with(DeploySpec {
+    deploy(DeploySpec {
         preflight_gc: false,
         ..spec()
-    });
-    assert_eq!(run.step(Answer::Start), preflight(false));
-    let mut with_gc = Run::new();
-    assert_eq!(with_gc.step(Answer::Start), preflight(true));
+    })
+    .then([feed(Answer::Start, is_preflight(false))]);
+    deploy(spec()).then([feed(Answer::Start, is_preflight(true))]);
 }
 
 /// deploy.md § Sequence (the preflight): the first read the preflight answers is the loop's first
 /// observation; no second GET of the pod follows (an absent pod goes straight to the create).
 #[test]
 fn the_preflight_read_is_the_first_observation() {
-    let mut run = Run::new();
-    run.step(Answer::Start);
-    assert_eq!(
-        run.step(preflighted(Ok(NamespaceCheck::Present), Ok(None))),
-        Step::Request(Request::CreateSecret)
-    );
-    let mut run = Run::new();
-    run.step(Answer::Start);
-    let started = run.step(preflighted(
-        Ok(NamespaceCheck::Present),
-        Ok(Some(own_pod(running()))),
-    ));
-    assert!(matches!(started, Step::Done(Ok(_))), "{started:?}");
+    begun().then([feed(first(None), create_secret())]);
+    let finished = that("a success", |s| matches!(s, Step::Done(Ok(_))));
+    begun().then([feed(found(own_pod(running())), finished)]);
 }
 
 /// A namespace failure decides the preflight whatever the first read said: E11 and E9 win over
 /// a pod the read found (deploy.md § Namespace ensure).
 #[test]
 fn a_namespace_failure_wins_over_the_first_read() {
-    let mut run = Run::new();
-    run.step(Answer::Start);
-    let e = error(run.step(preflighted(
+    let forbidden = preflighted(
         Err(NamespaceFailure::CreateForbidden),
         Ok(Some(own_pod(running()))),
-    )));
-    assert!(matches!(e, DeployError::NamespaceMissing { .. }), "{e:?}");
+    );
+    let e11 = fails("E11", |e| matches!(e, DeployError::NamespaceMissing { .. }));
+    begun().then([feed(forbidden, e11)]);
 }
 
 /// deploy.md § Namespace ensure, item 1: with the namespace GET forbidden (unchecked), a
@@ -1388,24 +1277,23 @@ fn a_namespace_failure_wins_over_the_first_read() {
 /// (and still the refusal). With the namespace present, the same refusal has no such hint.
 #[test]
 fn forbidden_read_in_an_unchecked_namespace_names_the_kubectl_command() {
-    let refused = || RequestFailure::api(403, "Forbidden", "pods \"p\" is forbidden");
-    let mut run = Run::new();
-    run.step(Answer::Start);
-    let e = error(run.step(preflighted(Ok(NamespaceCheck::Unchecked), Err(refused()))));
-    let text = e.to_string();
-    assert!(text.contains("`kubectl create namespace agents`"), "{text}");
-    assert!(text.contains("is forbidden"), "{text}");
-    let mut run = Run::new();
-    run.step(Answer::Start);
-    let text =
-        error(run.step(preflighted(Ok(NamespaceCheck::Present), Err(refused())))).to_string();
-    assert!(!text.contains("kubectl create namespace"), "{text}");
+    let refused = || {
+        Err(RequestFailure::api(
+            403,
+            "Forbidden",
+            "pods \"p\" is forbidden",
+        ))
+    };
+    let hint = says(["`kubectl create namespace agents`", "is forbidden"]);
+    begun().then([feed(
+        preflighted(Ok(NamespaceCheck::Unchecked), refused()),
+        hint,
+    )]);
+    let present = preflighted(Ok(NamespaceCheck::Present), refused());
+    begun().then([feed(present, says_not("kubectl create namespace"))]);
     // An unchecked namespace with a failure other than 403 keeps the failure as it is.
-    let mut run = Run::new();
-    run.step(Answer::Start);
-    let text =
-        error(run.step(preflighted(Ok(NamespaceCheck::Unchecked), Err(boom("500"))))).to_string();
-    assert!(!text.contains("kubectl create namespace"), "{text}");
+    let failed = preflighted(Ok(NamespaceCheck::Unchecked), Err(boom("500")));
+    begun().then([feed(failed, says_not("kubectl create namespace"))]);
 }
 
 /// Progress is an output of the machine: one value per change of observed state, polled after
@@ -1413,25 +1301,28 @@ fn forbidden_read_in_an_unchecked_namespace_names_the_kubectl_command() {
 #[test]
 fn progress_is_reported_once_per_change_of_state() {
     use crate::status::StatusState;
-    let mut run = Run::new();
-    run.reach_first_get();
-    assert_eq!(run.machine.poll_progress(), None, "nothing observed yet");
-    let _ = run.step(read(recoverable()));
-    let first = run
-        .machine
-        .poll_progress()
-        .expect("the first observation is a change");
-    assert_eq!(first.state, StatusState::Starting);
-    assert_eq!(run.machine.poll_progress(), None, "polled once");
-    let _ = run.step(Answer::Waited);
-    let _ = run.step(read(own_pod(running())));
-    assert_eq!(
-        run.machine.poll_progress().map(|p| p.state),
-        Some(StatusState::Started)
-    );
-    assert_eq!(run.machine.poll_progress(), None);
+    begun().then([
+        run(|play: &mut Play<DeployMachine>| {
+            assert_eq!(play.machine.poll_progress(), None, "nothing observed yet");
+        }),
+        feed(found(recoverable()), any()),
+        run(|play: &mut Play<DeployMachine>| {
+            let first = play
+                .machine
+                .poll_progress()
+                .expect("the first observation is a change");
+            assert_eq!(first.state, StatusState::Starting);
+            assert_eq!(play.machine.poll_progress(), None, "polled once");
+        }),
+        feed(Answer::Waited, any()),
+        feed(read(own_pod(running())), any()),
+        run(|play: &mut Play<DeployMachine>| {
+            let state = play.machine.poll_progress().map(|p| p.state);
+            assert_eq!(state, Some(StatusState::Started));
+            assert_eq!(play.machine.poll_progress(), None);
+        }),
+    ]);
 }
-
 /// The failed request behind E9, E10 and E12 is handed to the shell (its status code picks the
 /// RBAC hint); errors with no request behind them have none.
 #[test]
@@ -1470,80 +1361,53 @@ fn request_failure_is_exposed_for_e9_e10_and_e12_only() {
     }
 }
 
-fn replacing() -> Run {
-    Run::with(DeploySpec {
+fn replacing() -> DeploySpec {
+    DeploySpec {
         replace: true,
         ..spec()
-    })
-}
-
-fn started_other_intent(uid: &str, rv: &str) -> ObservedPod {
-    let mut pod = with_rv(own_pod(running()), uid, rv);
-    pod.marks.create_intent = Some(OTHER_INTENT.into());
-    pod
+    }
 }
 
 /// `--replace`: a started pod of another intent is deleted with the fence of the observation that
 /// authorised it, its disappearance awaited, then the normal create follows.
 #[test]
 fn replace_deletes_the_started_pod_of_another_intent_then_creates() {
-    let mut run = replacing();
-    run.reach_first_get();
     let old = started_other_intent("u1", "7");
-    let effect = run.step(read(old.clone()));
-    let Step::Request(Request::DeletePod(deletion)) = effect else {
-        panic!("expected a delete, got {effect:?}");
-    };
-    assert_eq!(deletion.name(), POD);
-    assert_eq!(deletion.fence().uid(), "u1");
-    assert_eq!(deletion.fence().resource_version(), "7");
-    assert_eq!(run.step(Answer::Deleted(Ok(DeleteAnswer::Accepted))), get());
-    let effect = run.step(read(marked(old)));
-    let effect = run.wait(&effect);
-    assert_eq!(effect, get(), "the disappearance is awaited");
-    assert_eq!(run.step(absent()), list(), "gone: its Secret is looked up");
-    let Step::Request(Request::DeleteSecret(deletion)) =
-        run.step(Answer::Listed(Ok(old_secret_listing())))
-    else {
-        panic!("expected the old Secret's delete");
-    };
-    assert_eq!(deletion.uid(), format!("s-{OLD_SECRET}"));
-    assert_eq!(run.step(Answer::Deleted(Ok(DeleteAnswer::Accepted))), get());
-    let after_absent = run.step(absent());
-    create(&mut run, after_absent);
-    let effect = run.step(Answer::PodCreated(PodCreateOutcome::Created));
-    let effect = run.wait(&effect);
-    assert_eq!(effect, get());
-    assert_eq!(run.step(read(own_pod(running()))), ok(POD, true));
+    started(replacing())
+        .then([
+            feed(found(old.clone()), delete_pod("u1", "7")),
+            feed(accepted(), get()),
+            feed(read(marked(old)), waits()),
+            // The disappearance is awaited.
+            wait_out(get()),
+            // Gone: its Secret is looked up.
+            feed(absent(), list()),
+        ])
+        .then(old_secret_goes())
+        .then(then_started());
 }
 
-/// The Secret of the pods `own_pod` builds (the replaced pod's own).
-const OLD_SECRET: &str = "apiary-research-bot-1-72bea12366a3-0000abcd";
-
-fn list() -> DeployStep {
-    Step::Request(Request::List { secrets: true })
+/// The replaced pod's Secret, listed unreferenced, deleted; then the create path from an absent
+/// read up to the pod create.
+fn old_secret_goes() -> Beats {
+    let mut beats = vec![
+        feed(listed(old_secret_listing()), delete_secret(OLD_SECRET)),
+        feed(accepted(), get()),
+        feed(absent(), create_secret()),
+    ];
+    beats.extend(secret_then_pod());
+    beats
 }
 
-/// A listing after the replaced pod went: nothing references its Secret.
-fn old_secret_listing() -> Listing {
-    Listing {
-        secrets: vec![own_secret(OLD_SECRET, Some(1))],
-        ..Listing::default()
-    }
-}
-
-/// Drive a replacing call through the replace delete of a started pod `u1` and its
-/// disappearance, up to the listing of the agent's pods and Secrets.
-fn replaced_and_gone() -> Run {
-    let mut run = replacing();
-    run.reach_first_get();
-    assert!(matches!(
-        run.step(read(started_other_intent("u1", "7"))),
-        Step::Request(Request::DeletePod(_))
-    ));
-    assert_eq!(run.step(Answer::Deleted(Ok(DeleteAnswer::Accepted))), get());
-    assert_eq!(run.step(absent()), list(), "gone: its Secret is looked up");
-    run
+/// A replacing call through the replace delete of a started pod `u1` and its disappearance, up
+/// to the listing of the agent's pods and Secrets.
+fn replaced_and_gone() -> Play<DeployMachine> {
+    started(replacing()).then([
+        feed(found(started_other_intent("u1", "7")), deletes_pod()),
+        feed(accepted(), get()),
+        // Gone: its Secret is looked up.
+        feed(absent(), list()),
+    ])
 }
 
 /// deploy.md § Replacing a live agent, rule 6: once the replaced pod is gone, its own Secret is
@@ -1551,7 +1415,6 @@ fn replaced_and_gone() -> Run {
 /// now holds the name (a concurrent deploy's) references only its own Secret, which is kept.
 #[test]
 fn replace_deletes_the_replaced_pods_secret_once_it_is_gone() {
-    let mut run = replaced_and_gone();
     let mut newcomer = with_rv(recoverable(), "u2", "9");
     newcomer.facts.env_from_secret = Some(SECRET.into());
     let listing = Listing {
@@ -1559,19 +1422,13 @@ fn replace_deletes_the_replaced_pods_secret_once_it_is_gone() {
         secrets: vec![own_secret(OLD_SECRET, Some(1)), own_secret(SECRET, Some(1))],
         ..Listing::default()
     };
-    let Step::Request(Request::DeleteSecret(deletion)) = run.step(Answer::Listed(Ok(listing)))
-    else {
-        panic!("expected the old Secret's delete");
-    };
-    assert_eq!(deletion.name(), OLD_SECRET);
-    assert_eq!(
-        deletion.uid(),
-        format!("s-{OLD_SECRET}"),
-        "fenced by its uid"
-    );
-    assert_eq!(run.step(Answer::Deleted(Ok(DeleteAnswer::Accepted))), get());
-    let effect = run.step(absent());
-    create(&mut run, effect);
+    replaced_and_gone()
+        .then([
+            feed(listed(listing), delete_secret(OLD_SECRET)),
+            feed(accepted(), get()),
+            feed(absent(), create_secret()),
+        ])
+        .then(secret_then_pod());
 }
 
 /// The replaced pod's Secret is kept while any listed pod references it, when the listing
@@ -1582,7 +1439,7 @@ fn replace_keeps_the_replaced_pods_secret_without_proof() {
     referencing.facts.env_from_secret = Some(OLD_SECRET.into());
     let mut foreign_secret = own_secret(OLD_SECRET, Some(1));
     foreign_secret.marks.agent_id = Some(OTHER_AGENT_ID.into());
-    for listed in [
+    for listing in [
         Ok(Listing {
             pods: vec![referencing],
             ..old_secret_listing()
@@ -1594,10 +1451,10 @@ fn replace_keeps_the_replaced_pods_secret_without_proof() {
             ..Listing::default()
         }),
     ] {
-        let mut run = replaced_and_gone();
-        assert_eq!(run.step(Answer::Listed(listed)), get());
-        let effect = run.step(absent());
-        assert_eq!(effect, Step::Request(Request::CreateSecret));
+        replaced_and_gone().then([
+            feed(Answer::Listed(listing), get()),
+            feed(absent(), create_secret()),
+        ]);
     }
 }
 
@@ -1610,17 +1467,14 @@ fn replace_goes_on_when_the_old_secrets_delete_fails() {
         Ok(DeleteAnswer::PreconditionFailed),
         Ok(DeleteAnswer::NotFound),
     ] {
-        let mut run = replaced_and_gone();
-        assert!(matches!(
-            run.step(Answer::Listed(Ok(old_secret_listing()))),
-            Step::Request(Request::DeleteSecret(_))
-        ));
-        assert_eq!(run.step(Answer::Deleted(answer)), get());
-        let effect = run.step(absent());
-        create(&mut run, effect);
-        let effect = run.step(Answer::PodCreated(PodCreateOutcome::Created));
-        assert_eq!(run.wait(&effect), get());
-        assert_eq!(run.step(read(own_pod(running()))), ok(POD, true));
+        replaced_and_gone()
+            .then([
+                feed(listed(old_secret_listing()), delete_secret(OLD_SECRET)),
+                feed(Answer::Deleted(answer), get()),
+                feed(absent(), create_secret()),
+            ])
+            .then(secret_then_pod())
+            .then(then_started());
     }
 }
 
@@ -1628,16 +1482,10 @@ fn replace_goes_on_when_the_old_secrets_delete_fails() {
 /// comes before this call's Secret create, and the refusal then drops the new one too.
 #[test]
 fn a_failed_replace_leaves_no_old_secret() {
-    let mut run = replaced_and_gone();
-    assert!(matches!(
-        run.step(Answer::Listed(Ok(old_secret_listing()))),
-        Step::Request(Request::DeleteSecret(_))
-    ));
-    assert_eq!(run.step(Answer::Deleted(Ok(DeleteAnswer::Accepted))), get());
-    let effect = run.step(absent());
-    create(&mut run, effect);
     let refused = PodCreateOutcome::Refused(RequestFailure::api(403, "Forbidden", "quota"));
-    assert_eq!(run.step(Answer::PodCreated(refused)), list());
+    replaced_and_gone()
+        .then(old_secret_goes())
+        .then([feed(Answer::PodCreated(refused), list())]);
 }
 
 /// What retires a Secret: after a failed precondition the same pod, seen deleting (another
@@ -1646,57 +1494,40 @@ fn a_failed_replace_leaves_no_old_secret() {
 /// pod's Secret); and at the deadline nothing is cleaned up.
 #[test]
 fn only_an_accepted_replace_delete_retires_before_the_deadline() {
-    let mut run = replacing();
-    run.reach_first_get();
-    run.step(read(started_other_intent("u1", "7")));
-    let effect = run.step(Answer::Deleted(Ok(DeleteAnswer::PreconditionFailed)));
-    assert_eq!(run.wait(&effect), get());
-    let effect = run.step(read(marked(started_other_intent("u1", "8"))));
-    assert_eq!(effect, get(), "a deleting pod is awaited");
-    assert_eq!(run.step(absent()), list(), "gone: its Secret is looked up");
-
-    let mut run = replacing();
-    run.reach_first_get();
+    started(replacing()).then([
+        feed(found(started_other_intent("u1", "7")), deletes_pod()),
+        feed(deleted(DeleteAnswer::PreconditionFailed), waits()),
+        wait_out(get()),
+        // A deleting pod is awaited.
+        feed(read(marked(started_other_intent("u1", "8"))), get()),
+        // Gone: its Secret is looked up.
+        feed(absent(), list()),
+    ]);
     let dead = with_rv(own_pod(terminated(1, Some("Error"))), "u1", "7");
-    assert!(matches!(
-        run.step(read(dead)),
-        Step::Request(Request::DeletePod(_))
-    ));
-    assert_eq!(run.step(Answer::Deleted(Ok(DeleteAnswer::Accepted))), get());
-    assert_eq!(run.step(absent()), get(), "row 4: GC's to collect");
-
-    let mut run = replacing();
-    run.reach_first_get();
-    run.step(read(started_other_intent("u1", "7")));
-    assert_eq!(run.step(Answer::Deleted(Ok(DeleteAnswer::Accepted))), get());
-    run.elapsed = DEFAULT_DEADLINE;
-    assert_eq!(
-        run.step(absent()),
-        get(),
-        "the latest condition, nothing deleted"
-    );
-    assert!(matches!(
-        error(run.step(absent())),
-        DeployError::DeadlineExceeded { .. }
-    ));
+    started(replacing()).then([
+        feed(found(dead), deletes_pod()),
+        feed(accepted(), get()),
+        // Row 4: GC's to collect.
+        feed(absent(), get()),
+    ]);
+    let e1 = fails("E1", |e| matches!(e, DeployError::DeadlineExceeded { .. }));
+    started(replacing()).then([
+        feed(found(started_other_intent("u1", "7")), deletes_pod()),
+        feed(accepted(), get()),
+        // The latest condition, nothing deleted.
+        feed(absent(), get()).at(DEFAULT_DEADLINE),
+        feed(absent(), e1),
+    ]);
 }
 
 /// `--replace` is a no-op when the intent and the environment match: one read of the pod's own
 /// Secret to compare, zero mutation.
 #[test]
 fn replace_is_a_noop_when_the_intent_matches() {
-    let mut run = replacing();
-    run.reach_first_get();
-    assert_eq!(
-        run.step(read(own_pod(running()))),
-        Step::Request(Request::CompareEnv {
-            secret: format!("{POD}-0000abcd")
-        })
-    );
-    assert_eq!(
-        run.step(Answer::EnvCompared(Ok(Some(Vec::new())))),
-        ok(POD, true)
-    );
+    started(replacing()).then([
+        feed(found(own_pod(running())), compare_env()),
+        feed(Answer::EnvCompared(Ok(Some(Vec::new()))), ok(POD, true)),
+    ]);
 }
 
 /// deploy.md § Replacing a live agent: with `--replace`, a started pod of the same intent whose
@@ -1704,88 +1535,61 @@ fn replace_is_a_noop_when_the_intent_matches() {
 /// fenced delete with the observation's fence. The comparison is asked for once per call.
 #[test]
 fn replace_replaces_a_pod_whose_environment_differs() {
-    let mut run = replacing();
-    run.reach_first_get();
-    let pod = with_rv(own_pod(running()), "u1", "7");
-    assert!(matches!(
-        run.step(read(pod.clone())),
-        Step::Request(Request::CompareEnv { .. })
-    ));
-    let Step::Request(Request::DeletePod(deletion)) =
-        run.step(Answer::EnvCompared(Ok(Some(vec!["TOKEN".into()]))))
-    else {
-        panic!("expected the fenced delete");
-    };
-    assert_eq!(deletion.fence().uid(), "u1");
-    assert_eq!(deletion.fence().resource_version(), "7");
-    assert_eq!(run.step(Answer::Deleted(Ok(DeleteAnswer::Accepted))), get());
-    assert_eq!(run.step(absent()), list(), "gone: its Secret is looked up");
-    let effect = run.step(Answer::Listed(Ok(Listing {
-        secrets: vec![own_secret(OLD_SECRET, Some(1))],
-        ..Listing::default()
-    })));
-    assert!(matches!(effect, Step::Request(Request::DeleteSecret(_))));
-    assert_eq!(run.step(Answer::Deleted(Ok(DeleteAnswer::Accepted))), get());
-    let effect = run.step(absent());
-    create(&mut run, effect);
-    let effect = run.step(Answer::PodCreated(PodCreateOutcome::Created));
-    assert_eq!(run.wait(&effect), get());
-    assert_eq!(
-        run.step(read(with_rv(own_pod(running()), "u2", "9"))),
-        ok(POD, true),
-        "the new pod is not compared again"
-    );
+    let rotated = Answer::EnvCompared(Ok(Some(vec!["TOKEN".into()])));
+    started(replacing())
+        .then([
+            feed(found(with_rv(own_pod(running()), "u1", "7")), compare_env()),
+            feed(rotated, delete_pod("u1", "7")),
+            feed(accepted(), get()),
+            feed(absent(), list()),
+        ])
+        .then(old_secret_goes())
+        .then([
+            feed(created(), waits()),
+            wait_out(get()),
+            // The new pod is not compared again.
+            feed(read(with_rv(own_pod(running()), "u2", "9")), ok(POD, true)),
+        ]);
 }
 
 /// Without `--replace` the environment is never read; a failed comparison read fails the
 /// deploy (E12) naming the Secret, with no delete.
 #[test]
 fn the_environment_is_compared_only_when_replacing() {
-    let mut run = Run::new();
-    run.reach_first_get();
-    assert_eq!(run.step(read(own_pod(running()))), ok(POD, true));
-    let mut run = replacing();
-    run.reach_first_get();
-    run.step(read(own_pod(running())));
-    assert_eq!(
-        error(run.step(Answer::EnvCompared(Err(boom("timeout"))))),
-        DeployError::Failed {
-            operation: "read secret".into(),
-            object: format!("{POD}-0000abcd"),
-            failure: boom("timeout")
-        }
-    );
+    begun().then([feed(found(own_pod(running())), ok(POD, true))]);
+    let e12 = fails_with(DeployError::Failed {
+        operation: "read secret".into(),
+        object: OLD_SECRET.into(),
+        failure: boom("timeout"),
+    });
+    started(replacing()).then([
+        feed(found(own_pod(running())), compare_env()),
+        feed(Answer::EnvCompared(Err(boom("timeout"))), e12),
+    ]);
     // A pod of another intent is replaced without reading its environment.
-    let mut run = replacing();
-    run.reach_first_get();
-    assert!(matches!(
-        run.step(read(started_other_intent("u1", "7"))),
-        Step::Request(Request::DeletePod(_))
-    ));
+    started(replacing()).then([feed(found(started_other_intent("u1", "7")), deletes_pod())]);
 }
 
-fn referencing(names: &[&str]) -> Run {
-    Run::with(DeploySpec {
-        referenced_secrets: names.iter().map(|n| (*n).to_owned()).collect(),
+fn referencing(names: &[&str]) -> Play<DeployMachine> {
+    let names: Vec<String> = names.iter().map(|n| (*n).to_owned()).collect();
+    let check = ask(Request::CheckReferences {
+        names: names.clone(),
+    });
+    deploy(DeploySpec {
+        referenced_secrets: names,
         ..spec()
     })
+    .then([feed(Answer::Start, check)])
 }
 
 /// deploy.md § Credentials from the cluster: the referenced Secrets are checked before anything
 /// else; all present → the preflight as usual.
 #[test]
 fn referenced_secrets_are_checked_before_the_preflight() {
-    let mut run = referencing(&["creds", "keys"]);
-    assert_eq!(
-        run.step(Answer::Start),
-        Step::Request(Request::CheckReferences {
-            names: vec!["creds".into(), "keys".into()]
-        })
-    );
-    assert_eq!(
-        run.step(Answer::ReferencesChecked(Ok(vec![true, true]))),
-        preflight(true)
-    );
+    referencing(&["creds", "keys"]).then([feed(
+        Answer::ReferencesChecked(Ok(vec![true, true])),
+        is_preflight(true),
+    )]);
 }
 
 /// A missing reference is refused before any other request (zero mutation), naming the first
@@ -1793,43 +1597,34 @@ fn referenced_secrets_are_checked_before_the_preflight() {
 /// read is E12 naming the Secrets.
 #[test]
 fn a_missing_reference_is_refused_before_anything_is_created() {
-    let mut run = referencing(&["creds", "keys"]);
-    run.step(Answer::Start);
-    let e = error(run.step(Answer::ReferencesChecked(Ok(vec![true, false]))));
-    assert_eq!(
-        e,
-        DeployError::ReferencedSecretMissing {
-            namespace: "agents".into(),
-            missing: Box::new(Missing {
-                name: "keys".into(),
-                ..Missing::default()
-            }),
-            pod: None
-        }
+    let missing = fails_with(DeployError::ReferencedSecretMissing {
+        namespace: "agents".into(),
+        missing: Box::new(Missing {
+            name: "keys".into(),
+            ..Missing::default()
+        }),
+        pod: None,
+    });
+    let text = says([
+        "secret keys",
+        "nothing was created",
+        "kubectl create secret generic keys -n agents",
+    ]);
+    referencing(&["creds", "keys"]).then([feed(
+        Answer::ReferencesChecked(Ok(vec![true, false])),
+        all(vec![missing, text]),
+    )]);
+    let short = fails(
+        "keys missing",
+        |e| matches!(e, DeployError::ReferencedSecretMissing { missing, .. } if missing.name == "keys"),
     );
-    let text = e.to_string();
-    assert!(text.contains("secret keys"), "{text}");
-    assert!(text.contains("nothing was created"), "{text}");
-    assert!(
-        text.contains("kubectl create secret generic keys -n agents"),
-        "{text}"
-    );
-    let mut run = referencing(&["creds", "keys"]);
-    run.step(Answer::Start);
-    assert!(matches!(
-        error(run.step(Answer::ReferencesChecked(Ok(vec![true])))),
-        DeployError::ReferencedSecretMissing { missing, .. } if missing.name == "keys"
-    ));
-    let mut run = referencing(&["creds"]);
-    run.step(Answer::Start);
-    assert_eq!(
-        error(run.step(Answer::ReferencesChecked(Err(boom("timeout"))))),
-        DeployError::Failed {
-            operation: "read secret".into(),
-            object: "creds".into(),
-            failure: boom("timeout")
-        }
-    );
+    referencing(&["creds", "keys"]).then([feed(Answer::ReferencesChecked(Ok(vec![true])), short)]);
+    let e12 = fails_with(DeployError::Failed {
+        operation: "read secret".into(),
+        object: "creds".into(),
+        failure: boom("timeout"),
+    });
+    referencing(&["creds"]).then([feed(Answer::ReferencesChecked(Err(boom("timeout"))), e12)]);
 }
 
 /// A referenced Secret deleted after the check: the kubelet's `CreateContainerConfigError`
@@ -1838,210 +1633,152 @@ fn a_missing_reference_is_refused_before_anything_is_created() {
 /// it is observed as usual.
 #[test]
 fn a_referenced_secret_gone_after_the_check_is_reported_not_waited_out() {
-    let waiting_for = |name: &str| {
+    let waiting_for_creds = || {
         own_pod(waiting(
             Some("CreateContainerConfigError"),
-            Some(&format!("secret \"{name}\" not found")),
+            Some("secret \"creds\" not found"),
         ))
     };
-    let mut run = Run::new();
-    run.reach_first_get();
-    assert_eq!(
-        run.step(read(waiting_for("creds"))),
-        Step::Request(Request::SecretExists {
-            name: "creds".into()
-        })
-    );
-    let e = error(run.step(Answer::Exists(Ok(false))));
-    assert_eq!(
-        e,
-        DeployError::ReferencedSecretMissing {
-            namespace: "agents".into(),
-            missing: Box::new(Missing {
-                name: "creds".into(),
-                ..Missing::default()
-            }),
-            pod: Some(POD.into())
-        }
-    );
-    assert!(e.to_string().contains("the pod is kept"), "{e}");
-    let mut run = Run::new();
-    run.reach_first_get();
-    run.step(read(waiting_for("creds")));
-    expect_wait(&run.step(Answer::Exists(Ok(true))), DEFAULT_POLL);
+    let missing = fails_with(DeployError::ReferencedSecretMissing {
+        namespace: "agents".into(),
+        missing: Box::new(Missing {
+            name: "creds".into(),
+            ..Missing::default()
+        }),
+        pod: Some(POD.into()),
+    });
+    begun().then([
+        feed(found(waiting_for_creds()), secret_exists("creds")),
+        feed(
+            Answer::Exists(Ok(false)),
+            all(vec![missing, says(["the pod is kept"])]),
+        ),
+    ]);
+    begun().then([
+        feed(found(waiting_for_creds()), secret_exists("creds")),
+        feed(Answer::Exists(Ok(true)), poll()),
+    ]);
 }
 
 /// Without `--replace` the same pod is kept and reported as differing (R3).
 #[test]
 fn without_replace_a_started_pod_of_another_intent_is_kept() {
-    let mut run = Run::new();
-    run.reach_first_get();
-    assert_eq!(
-        run.step(read(started_other_intent("u1", "7"))),
-        ok(POD, false)
-    );
+    begun().then([feed(found(started_other_intent("u1", "7")), ok(POD, false))]);
 }
 
 /// Concurrent replaces: a started pod of another intent that this call did not first observe (a
 /// concurrent replace's new pod) is adopted, never deleted: no delete loop.
 #[test]
 fn replace_never_deletes_a_pod_it_did_not_first_observe() {
-    let mut run = replacing();
-    run.reach_first_get();
-    let effect = run.step(read(started_other_intent("u1", "7")));
-    assert!(matches!(effect, Step::Request(Request::DeletePod(_))));
-    // Another replacer got there first: the precondition fails; re-observe after one poll.
-    let effect = run.step(Answer::Deleted(Ok(DeleteAnswer::PreconditionFailed)));
-    let effect = run.wait(&effect);
-    assert_eq!(effect, get());
-    // The other replacer's pod, pending with its (different) intent: observed, not deleted.
     let mut pending = with_rv(recoverable(), "u2", "9");
     pending.marks.create_intent = Some(OTHER_INTENT.into());
-    let effect = run.step(read(pending));
-    let started = started_other_intent("u2", "10");
-    let (effect, polls) = observe_until(&mut run, effect, &started);
-    assert!(polls >= 1);
-    assert_eq!(effect, ok(POD, false), "adopted, its intent reported");
+    started(replacing()).then([
+        feed(found(started_other_intent("u1", "7")), deletes_pod()),
+        // Another replacer got there first: the precondition fails; re-observe after one poll.
+        feed(deleted(DeleteAnswer::PreconditionFailed), waits()),
+        wait_out(get()),
+        // The other replacer's pod, pending with its (different) intent: observed, not deleted.
+        feed(read(pending), any()),
+        observe(started_other_intent("u2", "10"), |polls| polls >= 1),
+        // Adopted, its intent reported.
+        last_is(ok(POD, false)),
+    ]);
 }
 
 /// The first observation spends the authorisation: after one replace delete, the same pod seen
 /// again (re-observed after a failed precondition) is not deleted a second time.
 #[test]
 fn replace_deletes_the_first_observed_pod_at_most_once() {
-    let mut run = replacing();
-    run.reach_first_get();
-    let effect = run.step(read(started_other_intent("u1", "7")));
-    assert!(matches!(effect, Step::Request(Request::DeletePod(_))));
-    let effect = run.step(Answer::Deleted(Ok(DeleteAnswer::PreconditionFailed)));
-    let effect = run.wait(&effect);
-    assert_eq!(effect, get());
-    assert_eq!(
-        run.step(read(started_other_intent("u1", "8"))),
-        ok(POD, false),
-        "one delete per observed pod"
-    );
+    started(replacing()).then([
+        feed(found(started_other_intent("u1", "7")), deletes_pod()),
+        feed(deleted(DeleteAnswer::PreconditionFailed), waits()),
+        wait_out(get()),
+        // One delete per observed pod.
+        feed(read(started_other_intent("u1", "8")), ok(POD, false)),
+    ]);
 }
 
 /// A first read that finds nothing leaves nothing to replace.
 #[test]
 fn replace_after_an_absent_first_read_replaces_nothing() {
-    let mut run = replacing();
-    run.reach_first_get();
-    let after_absent = run.step(absent());
-    create(&mut run, after_absent);
-    assert_eq!(
-        run.step(Answer::PodCreated(PodCreateOutcome::AlreadyExists)),
-        get()
-    );
-    // The race winner, started with another intent: adopted (the race path has no delete).
-    assert_eq!(
-        run.step(read(started_other_intent("u5", "3"))),
-        Step::Request(Request::List { secrets: true })
-    );
+    to_create(replacing()).then([
+        feed(lost_race(), get()),
+        // The race winner, started with another intent: adopted (the race path has no delete).
+        feed(read(started_other_intent("u5", "3")), list()),
+    ]);
 }
 
-fn staying_up(window: u64) -> Run {
-    Run::with(DeploySpec {
-        min_running: Duration::from_secs(window),
+fn staying_up(window: u64) -> DeploySpec {
+    DeploySpec {
+        min_running: S(window),
         ..spec()
-    })
+    }
 }
 
 /// `--min-running`: a started pod succeeds only once it has been read started for the window;
 /// the waits in between never run past what is left of it.
 #[test]
 fn min_running_waits_for_the_window_then_succeeds() {
-    let mut run = staying_up(3);
-    run.reach_first_get();
-    let effect = run.step(read(own_pod(running())));
-    expect_wait(&effect, Duration::from_secs(2));
-    let effect = run.wait(&effect);
-    assert_eq!(effect, get());
-    let effect = run.step(read(own_pod(running())));
-    expect_wait(&effect, Duration::from_secs(1));
-    let effect = run.wait(&effect);
-    assert_eq!(effect, get());
-    assert_eq!(run.step(read(own_pod(running()))), ok(POD, true));
-    assert_eq!(run.elapsed, Duration::from_secs(3));
+    started(staying_up(3)).then([
+        feed(found(own_pod(running())), wait(S(2))),
+        wait_out(get()),
+        feed(read(own_pod(running())), wait(S(1))),
+        wait_out(get()),
+        feed(read(own_pod(running())), ok(POD, true)),
+        clock_is(S(3)),
+    ]);
 }
 
 /// `--min-running` of zero is today's behaviour: the first started read succeeds.
 #[test]
 fn min_running_zero_succeeds_at_the_first_started_read() {
-    let mut run = staying_up(0);
-    run.reach_first_get();
-    assert_eq!(run.step(read(own_pod(running()))), ok(POD, true));
+    started(staying_up(0)).then([feed(found(own_pod(running())), ok(POD, true))]);
 }
 
 /// A crash inside the window is reported as the crash it is: E2 with the exit code, not a
 /// success and not a delete.
 #[test]
 fn a_crash_inside_the_window_is_reported_with_its_exit_code() {
-    let mut run = staying_up(3);
-    run.reach_first_get();
-    let effect = run.step(absent());
-    create(&mut run, effect);
-    let effect = run.step(Answer::PodCreated(PodCreateOutcome::Created));
-    let effect = run.wait(&effect);
-    assert_eq!(effect, get());
-    let effect = run.step(read(own_pod(running())));
-    let effect = run.wait(&effect);
-    assert_eq!(effect, get());
     let crashed = own_pod(terminated(137, Some("Error")));
-    assert_eq!(
-        run.step(read(crashed.clone())),
-        Step::Request(Request::GetPod { name: POD.into() })
-    );
-    let e = error(run.step(read(crashed)));
-    assert!(matches!(e, DeployError::CreatedPodFailed { .. }), "{e:?}");
-    assert!(e.to_string().contains("exited with code 137"), "{e}");
+    let e2 = fails("E2", |e| matches!(e, DeployError::CreatedPodFailed { .. }));
+    to_create(staying_up(3)).then([
+        feed(created(), waits()),
+        wait_out(get()),
+        feed(read(own_pod(running())), waits()),
+        wait_out(get()),
+        feed(read(crashed.clone()), get()),
+        feed(read(crashed), all(vec![e2, says(["exited with code 137"])])),
+    ]);
 }
 
 /// Another pod under the name (a new uid) starts the window again; so does a read in between
 /// that shows no started pod.
 #[test]
 fn min_running_restarts_on_another_pod_or_an_interruption() {
-    let mut run = staying_up(3);
-    run.reach_first_get();
-    let effect = run.step(read(own_pod(running())));
-    let effect = run.wait(&effect);
-    assert_eq!(effect, get());
-    let effect = run.step(read(with_rv(own_pod(running()), "u9", "5")));
-    expect_wait(&effect, Duration::from_secs(2));
-    assert_eq!(run.wait(&effect), get());
-    let effect = run.step(read(with_rv(recoverable(), "u9", "6")));
-    assert!(matches!(effect, Step::Request(Request::Wait { .. })));
-    let effect = run.wait(&effect);
-    assert_eq!(effect, get());
-    let effect = run.step(read(with_rv(own_pod(running()), "u9", "7")));
-    expect_wait(&effect, Duration::from_secs(2));
+    started(staying_up(3)).then([
+        feed(found(own_pod(running())), waits()),
+        wait_out(get()),
+        feed(read(with_rv(own_pod(running()), "u9", "5")), wait(S(2))),
+        wait_out(get()),
+        feed(read(with_rv(recoverable(), "u9", "6")), waits()),
+        wait_out(get()),
+        feed(read(with_rv(own_pod(running()), "u9", "7")), wait(S(2))),
+    ]);
 }
 
 /// A race winner, too, is adopted only after the window; a crash inside it is E7.
 #[test]
 fn min_running_holds_a_race_winner_for_the_window() {
-    let mut run = staying_up(2);
-    run.reach_first_get();
-    let effect = run.step(absent());
-    create(&mut run, effect);
-    assert_eq!(
-        run.step(Answer::PodCreated(PodCreateOutcome::AlreadyExists)),
-        get()
-    );
     let winner = with_rv(own_pod(running()), "w1", "3");
-    assert_eq!(
-        run.step(read(winner.clone())),
-        Step::Request(Request::List { secrets: true })
-    );
-    let effect = run.step(Answer::Listed(Ok(Listing::default())));
-    assert_eq!(effect, get());
-    let effect = run.step(read(winner.clone()));
-    expect_wait(&effect, Duration::from_secs(2));
-    let effect = run.wait(&effect);
-    assert_eq!(effect, get());
-    assert_eq!(run.step(read(winner)), ok(POD, true));
+    to_create(staying_up(2)).then([
+        feed(lost_race(), get()),
+        feed(read(winner.clone()), list()),
+        feed(listed(Listing::default()), get()),
+        feed(read(winner.clone()), wait(S(2))),
+        wait_out(get()),
+        feed(read(winner), ok(POD, true)),
+    ]);
 }
-
 /// A failure that names its request is the whole "what failed" of E9, E10 and the generic
 /// request failure (no second prefix); one that names none gets the error's own prefix.
 #[test]
@@ -2098,86 +1835,69 @@ fn policy_failed(failure: PolicyFailure) -> Answer {
     })
 }
 
-fn isolating() -> Run {
-    Run::with(DeploySpec {
+fn isolating() -> DeploySpec {
+    DeploySpec {
         isolate: true,
         ..spec()
-    })
+    }
+}
+
+/// A deploy of `spec` that found nothing: the agent's objects are being prepared.
+fn to_prepare(spec: DeploySpec) -> Play<DeployMachine> {
+    started(spec).then([feed(first(None), any())])
 }
 
 /// deploy.md § Egress control: with `--isolate` the agent's policy is put in place before the
 /// Secret (and so before the pod), once per call; a started pod needs none.
 #[test]
 fn isolate_prepares_the_policy_before_the_secret_once() {
-    let mut run = isolating();
-    run.reach_first_get();
-    assert_eq!(
-        run.step(absent()),
-        Step::Request(Request::Prepare {
-            policy: true,
-            workspace: false
-        })
-    );
-    let effect = run.step(Answer::Prepared(Prepared::nothing()));
-    create(&mut run, effect);
-    let effect = run.step(Answer::PodCreated(PodCreateOutcome::Created));
-    assert_eq!(run.wait(&effect), get());
-    // The pod vanished: the second create of the call goes straight to the Secret.
-    let effect = run.step(absent());
-    assert_eq!(effect, Step::Request(Request::CreateSecret));
-    let mut run = isolating();
-    run.reach_first_get();
-    assert_eq!(run.step(read(own_pod(running()))), ok(POD, true));
+    started(isolating())
+        .then([
+            feed(first(None), prepare(true, false)),
+            feed(Answer::Prepared(Prepared::nothing()), create_secret()),
+        ])
+        .then(secret_then_pod())
+        .then([
+            feed(created(), waits()),
+            wait_out(get()),
+            // The pod vanished: the second create of the call goes straight to the Secret.
+            feed(absent(), create_secret()),
+        ]);
+    started(isolating()).then([feed(found(own_pod(running())), ok(POD, true))]);
 }
 
 /// A policy that cannot be put in place ends the deploy with E15 before anything else is
 /// written; a NotFound on its create is the missing namespace (E11).
 #[test]
 fn a_policy_failure_is_e15_before_any_secret() {
-    let mut run = isolating();
-    run.reach_first_get();
-    run.step(absent());
-    let e = error(run.step(policy_failed(PolicyFailure::Problem(
-        crate::policy::PolicyProblem::Foreign,
-    ))));
-    let text = e.to_string();
-    assert!(
+    let foreign = PolicyFailure::Problem(crate::policy::PolicyProblem::Foreign);
+    let e15 = fails("E15 of a foreign policy, with no request behind it", |e| {
+        let text = e.to_string();
         text.starts_with(&format!(
             "networkpolicy agents/{POD} (--isolate) exists but"
-        )),
-        "{text}"
-    );
-    assert!(text.ends_with("no pod was created"), "{text}");
-    assert_eq!(e.request_failure(), None);
-    let mut run = isolating();
-    run.reach_first_get();
-    run.step(absent());
-    let e = error(run.step(policy_failed(PolicyFailure::Failed(boom("etcd down")))));
-    assert_eq!(e.request_failure(), Some(&boom("etcd down")));
-    assert!(e.to_string().contains("etcd down"), "{e}");
-    let mut run = isolating();
-    run.reach_first_get();
-    run.step(absent());
+        )) && text.ends_with("no pod was created")
+            && e.request_failure().is_none()
+    });
+    to_prepare(isolating()).then([feed(policy_failed(foreign), e15)]);
+    let failed = fails("E15 exposing its request's failure", |e| {
+        e.request_failure() == Some(&boom("etcd down")) && e.to_string().contains("etcd down")
+    });
+    let etcd = PolicyFailure::Failed(boom("etcd down"));
+    to_prepare(isolating()).then([feed(policy_failed(etcd), failed)]);
     let missing = RequestFailure::api(404, "NotFound", "namespaces \"agents\" not found");
-    assert_eq!(
-        error(run.step(policy_failed(PolicyFailure::Failed(missing)))),
-        DeployError::NamespaceMissing {
-            namespace: "agents".into()
-        }
-    );
+    let e11 = fails_with(DeployError::NamespaceMissing {
+        namespace: "agents".into(),
+    });
+    to_prepare(isolating()).then([feed(policy_failed(PolicyFailure::Failed(missing)), e11)]);
     // An apiserver without the NetworkPolicy API answers NotFound too: E15, not E11.
-    let mut run = isolating();
-    run.reach_first_get();
-    run.step(absent());
     let unserved = RequestFailure::api(
         404,
         "NotFound",
         "the server could not find the requested resource",
     );
-    let e = error(run.step(policy_failed(PolicyFailure::Failed(unserved))));
-    assert!(matches!(e, DeployError::Policy { .. }), "{e:?}");
+    let e15 = fails("E15", |e| matches!(e, DeployError::Policy { .. }));
+    to_prepare(isolating()).then([feed(policy_failed(PolicyFailure::Failed(unserved)), e15)]);
 }
-
 /// E15's wording: a failure that names its request is said once, then that no pod was created;
 /// one that names none gets the policy's name and what was being done.
 #[test]
@@ -2214,12 +1934,12 @@ fn e15_messages_name_the_request_once() {
     assert!(text.contains("etcd down"), "{text}");
 }
 
-fn with_workspace(isolate: bool) -> Run {
-    Run::with(DeploySpec {
+fn with_workspace(isolate: bool) -> DeploySpec {
+    DeploySpec {
         isolate,
         workspace_claim: Some(format!("{POD}-workspace")),
         ..spec()
-    })
+    }
 }
 
 fn claim_report(created: bool) -> ClaimReport {
@@ -2230,41 +1950,42 @@ fn claim_report(created: bool) -> ClaimReport {
     }
 }
 
+/// The answer of a prepare step with the policy in place and the workspace as `workspace`.
+fn claim_prepared(workspace: Result<Option<ClaimReport>, ClaimFailure>) -> Answer {
+    Answer::Prepared(Prepared {
+        policy: Ok(()),
+        workspace,
+    })
+}
+
 /// deploy.md § Persistent workspace: the claim is prepared with the policy in one step, before
 /// the Secret, once per call; what was done reaches the success report.
 #[test]
 fn a_workspace_is_prepared_with_the_policy_before_the_secret_and_reported() {
     for isolate in [false, true] {
-        let mut run = with_workspace(isolate);
-        run.reach_first_get();
-        assert_eq!(
-            run.step(absent()),
-            Step::Request(Request::Prepare {
-                policy: isolate,
-                workspace: true
-            })
-        );
-        let effect = run.step(Answer::Prepared(Prepared {
-            policy: Ok(()),
-            workspace: Ok(Some(claim_report(true))),
+        let reported = done(Ok(Deployed {
+            pod: POD.into(),
+            intent_matches: true,
+            workspace: Some(claim_report(true)),
+            recorded_settings: None,
         }));
-        create(&mut run, effect);
-        let effect = run.step(Answer::PodCreated(PodCreateOutcome::Created));
-        assert_eq!(run.wait(&effect), get());
-        assert_eq!(
-            run.step(read(own_pod(running()))),
-            Step::Done(Ok(Deployed {
-                pod: POD.into(),
-                intent_matches: true,
-                workspace: Some(claim_report(true)),
-                recorded_settings: None,
-            }))
-        );
+        started(with_workspace(isolate))
+            .then([
+                feed(first(None), prepare(isolate, true)),
+                feed(
+                    claim_prepared(Ok(Some(claim_report(true)))),
+                    create_secret(),
+                ),
+            ])
+            .then(secret_then_pod())
+            .then([
+                feed(created(), waits()),
+                wait_out(get()),
+                feed(read(own_pod(running())), reported),
+            ]);
     }
     // A started pod is kept without preparing anything: nothing to report.
-    let mut run = with_workspace(true);
-    run.reach_first_get();
-    assert_eq!(run.step(read(own_pod(running()))), ok(POD, true));
+    started(with_workspace(true)).then([feed(found(own_pod(running())), ok(POD, true))]);
 }
 
 /// A claim that cannot be used ends the deploy with E16 before any Secret; the policy's failure
@@ -2272,61 +1993,41 @@ fn a_workspace_is_prepared_with_the_policy_before_the_secret_and_reported() {
 #[test]
 fn a_workspace_failure_is_e16_before_any_secret() {
     let foreign = ClaimFailure::Problem(ClaimProblem::Foreign);
-    let mut run = with_workspace(false);
-    run.reach_first_get();
-    run.step(absent());
-    let e = error(run.step(Answer::Prepared(Prepared {
-        policy: Ok(()),
-        workspace: Err(foreign.clone()),
-    })));
-    assert_eq!(
-        e.to_string(),
-        format!(
-            "persistentvolumeclaim agents/{POD}-workspace (--workspace-size) exists but is not \
-             apiary's for this agent; apiary never uses or changes it: remove it, or use another \
-             namespace or agent name; no pod was created"
-        )
+    let text = format!(
+        "persistentvolumeclaim agents/{POD}-workspace (--workspace-size) exists but is not \
+         apiary's for this agent; apiary never uses or changes it: remove it, or use another \
+         namespace or agent name; no pod was created"
     );
-    assert_eq!(e.request_failure(), None);
-    let mut run = with_workspace(true);
-    run.reach_first_get();
-    run.step(absent());
-    let e = error(run.step(Answer::Prepared(Prepared {
+    let no_request = fails("no request behind it", |e| e.request_failure().is_none());
+    to_prepare(with_workspace(false)).then([feed(
+        claim_prepared(Err(foreign.clone())),
+        all(vec![says_exactly(text), no_request]),
+    )]);
+    let both = Answer::Prepared(Prepared {
         policy: Err(PolicyFailure::Problem(
             crate::policy::PolicyProblem::Deleting,
         )),
         workspace: Err(foreign),
-    })));
-    assert!(matches!(e, DeployError::Policy { .. }), "{e:?}");
-    let mut run = with_workspace(true);
-    run.reach_first_get();
-    run.step(absent());
+    });
+    let policy_first = fails("E15 first", |e| matches!(e, DeployError::Policy { .. }));
+    to_prepare(with_workspace(true)).then([feed(both, policy_first)]);
     let missing = RequestFailure::api(404, "NotFound", "namespaces \"agents\" not found");
-    assert_eq!(
-        error(run.step(Answer::Prepared(Prepared {
-            policy: Ok(()),
-            workspace: Err(ClaimFailure::Failed(missing)),
-        }))),
-        DeployError::NamespaceMissing {
-            namespace: "agents".into()
-        }
-    );
-    let mut run = with_workspace(false);
-    run.reach_first_get();
-    run.step(absent());
-    let e = error(run.step(Answer::Prepared(Prepared {
-        policy: Ok(()),
-        workspace: Err(ClaimFailure::Failed(boom("etcd down"))),
-    })));
-    assert_eq!(e.request_failure(), Some(&boom("etcd down")));
-    let text = e.to_string();
-    assert!(
-        text.starts_with(&format!(
-            "could not put persistentvolumeclaim agents/{POD}-workspace (--workspace-size) in \
-             place: "
-        )),
-        "{text}"
-    );
+    let e11 = fails_with(DeployError::NamespaceMissing {
+        namespace: "agents".into(),
+    });
+    to_prepare(with_workspace(true)).then([feed(
+        claim_prepared(Err(ClaimFailure::Failed(missing))),
+        e11,
+    )]);
+    let failed = fails("E16 exposing its request's failure", |e| {
+        e.request_failure() == Some(&boom("etcd down"))
+            && e.to_string().starts_with(&format!(
+                "could not put persistentvolumeclaim agents/{POD}-workspace (--workspace-size) \
+                 in place: "
+            ))
+    });
+    let etcd = claim_prepared(Err(ClaimFailure::Failed(boom("etcd down"))));
+    to_prepare(with_workspace(false)).then([feed(etcd, failed)]);
     let named = RequestFailure::answered(
         crate::failure::Operation::CreateWorkspaceClaim,
         "agents/c",
@@ -2347,7 +2048,6 @@ fn a_workspace_failure_is_e16_before_any_secret() {
     assert_eq!(text.matches("persistentvolumeclaim").count(), 1, "{text}");
     assert!(text.ends_with("; no pod was created"), "{text}");
 }
-
 /// A pod create's answer in the machine's terms: the two answers, admission's refusal naming the
 /// account, any other refusal, and no answer each land on their own outcome, the failure kept.
 #[test]
@@ -2405,34 +2105,28 @@ fn replace_checks_the_new_pods_create_before_deleting_the_running_pod() {
         "pods \"x\" is forbidden: exceeded quota: tight, requested: limits.memory=128Mi, used: \
          limits.memory=0, limited: limits.memory=100Mi",
     );
-    let mut run = replacing();
-    run.admit_checks = false;
-    run.reach_first_get();
-    assert_eq!(
-        run.step(read(started_other_intent("u1", "7"))),
-        Step::Request(Request::CheckPodCreate)
+    let checking = || {
+        checked(replacing()).then(start()).then([feed(
+            found(started_other_intent("u1", "7")),
+            ask(Request::CheckPodCreate),
+        )])
+    };
+    let e17 = fails_with(DeployError::ReplaceRefused {
+        namespace: "agents".into(),
+        pod: POD.into(),
+        failure: quota.clone(),
+    });
+    // The running pod is not a leftover: it runs.
+    let kept = fails("no leftover", |e| e.left().is_none());
+    checking().then([feed(
+        Answer::PodCreateChecked(Err(quota)),
+        all(vec![e17, kept, says(["keeps its old configuration"])]),
+    )]);
+    let delete = asks(
+        "the delete of u1",
+        |r| matches!(r, Request::DeletePod(d) if d.fence().uid() == "u1"),
     );
-    let e = error(run.step(Answer::PodCreateChecked(Err(quota.clone()))));
-    assert_eq!(
-        e,
-        DeployError::ReplaceRefused {
-            namespace: "agents".into(),
-            pod: POD.into(),
-            failure: quota,
-        }
-    );
-    assert_eq!(e.left(), None, "the running pod is not a leftover: it runs");
-    assert!(e.to_string().contains("keeps its old configuration"), "{e}");
-
-    let mut run = replacing();
-    run.admit_checks = false;
-    run.reach_first_get();
-    run.step(read(started_other_intent("u1", "7")));
-    let effect = run.step(Answer::PodCreateChecked(Ok(())));
-    assert!(
-        matches!(&effect, Step::Request(Request::DeletePod(d)) if d.fence().uid() == "u1"),
-        "{effect:?}"
-    );
+    checking().then([feed(Answer::PodCreateChecked(Ok(())), delete)]);
 }
 
 /// The agent's other objects come first for a replacing call (once): a claim or policy problem
@@ -2441,48 +2135,31 @@ fn replace_checks_the_new_pods_create_before_deleting_the_running_pod() {
 #[test]
 fn replace_prepares_the_agents_objects_before_deleting() {
     let with_claim = || {
-        let mut run = Run::with(DeploySpec {
+        checked(DeploySpec {
             replace: true,
             workspace_claim: Some(format!("{POD}-workspace")),
             ..spec()
-        });
-        run.admit_checks = false;
-        run.reach_first_get();
-        assert_eq!(
-            run.step(read(started_other_intent("u1", "7"))),
-            Step::Request(Request::Prepare {
-                policy: false,
-                workspace: true
-            })
-        );
-        run
+        })
+        .then(start())
+        .then([feed(
+            found(started_other_intent("u1", "7")),
+            prepare(false, true),
+        )])
     };
-    let mut run = with_claim();
-    let e = error(run.step(Answer::Prepared(Prepared {
-        policy: Ok(()),
-        workspace: Err(ClaimFailure::Problem(ClaimProblem::Foreign)),
-    })));
-    assert!(matches!(e, DeployError::Workspace { .. }), "{e:?}");
-
-    let mut run = with_claim();
-    assert_eq!(
-        run.step(Answer::Prepared(Prepared {
-            policy: Ok(()),
-            workspace: Ok(Some(claim_report(false))),
-        })),
-        Step::Request(Request::CheckPodCreate)
-    );
-    let effect = run.step(Answer::PodCreateChecked(Ok(())));
-    assert!(
-        matches!(effect, Step::Request(Request::DeletePod(_))),
-        "{effect:?}"
-    );
-    assert_eq!(run.step(Answer::Deleted(Ok(DeleteAnswer::Accepted))), get());
-    assert_eq!(run.step(absent()), list(), "gone: its Secret is looked up");
-    run.step(Answer::Listed(Ok(Listing::default())));
-    assert_eq!(
-        run.step(absent()),
-        Step::Request(Request::CreateSecret),
-        "prepared once per call"
-    );
+    let foreign = claim_prepared(Err(ClaimFailure::Problem(ClaimProblem::Foreign)));
+    let e16 = fails("E16", |e| matches!(e, DeployError::Workspace { .. }));
+    with_claim().then([feed(foreign, e16)]);
+    with_claim().then([
+        feed(
+            claim_prepared(Ok(Some(claim_report(false)))),
+            ask(Request::CheckPodCreate),
+        ),
+        feed(Answer::PodCreateChecked(Ok(())), deletes_pod()),
+        feed(accepted(), get()),
+        // Gone: its Secret is looked up.
+        feed(absent(), list()),
+        feed(listed(Listing::default()), any()),
+        // Prepared once per call.
+        feed(absent(), create_secret()),
+    ]);
 }
