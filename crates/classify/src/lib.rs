@@ -26,6 +26,7 @@ pub mod fence;
 pub mod gc;
 pub mod grace;
 pub mod inventory;
+pub mod object;
 pub mod policy;
 mod progress;
 pub mod pull;

@@ -4,43 +4,52 @@
 //!
 //! Pure. Like a pod, the policy is apiary's only when its marks say so (the two marker labels and
 //! the agent-id annotation); an update or delete carries the `{uid, resourceVersion}` of the
-//! observation that proved it, and nothing else can build one.
+//! observation that proved it, and nothing else can build one. The sequences (create, read,
+//! decide, update; read, fenced delete) are the machines of `crate::object`, run over
+//! [`Policy`].
 
 use std::fmt;
 
 use crate::binding::Owner;
 use crate::facts::ObjectMarks;
+use crate::failure::RequestFailure;
 use crate::fence::Fence;
-use crate::verify::marks_match;
+use crate::object::{Kind, Problem, fence_of};
 
-/// What to do with the policy a deploy found under the agent's policy name, before its pod is
-/// created.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum PolicyStep {
-    /// It is ours and says what the deploy wants: use it.
-    Keep,
-    /// It is ours with another egress list: replace its spec, fenced by this observation.
-    Update(Fence),
-    /// It is not ours (or cannot be fenced): never used, never touched; the deploy fails.
-    Foreign,
-    /// It is ours and being deleted: the deploy fails (a pod created now could start
-    /// unisolated once the deletion completes); deploy again once it is gone.
-    Deleting,
-}
+/// The NetworkPolicy as a [`Kind`] of the agent's objects: ours is updated, fenced, when its
+/// create intent (the fingerprint of its spec, its `apiary.dev/create-intent` annotation) is not
+/// the one the deploy builds; one fenced delete, and a lost precondition leaves it to the next
+/// undeploy or `gc`; a refused read is done without.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Policy;
 
-/// Decide about the policy observed under the agent's policy name; `desired_intent` is the
-/// fingerprint of the policy the deploy builds (its `apiary.dev/create-intent` annotation).
-pub fn policy_step(observed: &ObjectMarks, owner: &Owner, desired_intent: &str) -> PolicyStep {
-    let Some(fence) = fence_of(observed, owner) else {
-        return PolicyStep::Foreign;
-    };
-    if observed.deletion_marked {
-        return PolicyStep::Deleting;
+impl Kind for Policy {
+    type Shape = Option<String>;
+    type Deletion = PolicyDeletion;
+    type Failure = PolicyFailure;
+
+    const UPDATES: bool = true;
+    const DELETE_ATTEMPTS: u32 = 1;
+    const SKIPS_FORBIDDEN_READ: bool = true;
+
+    fn differs(wanted: &Option<String>, found: &Option<String>) -> bool {
+        wanted != found
     }
-    if observed.create_intent.as_deref() == Some(desired_intent) {
-        PolicyStep::Keep
-    } else {
-        PolicyStep::Update(fence)
+
+    fn deletion(observed: &ObjectMarks, owner: &Owner) -> Option<PolicyDeletion> {
+        policy_deletion(observed, owner)
+    }
+
+    fn problem(problem: Problem) -> PolicyFailure {
+        PolicyFailure::Problem(match problem {
+            Problem::Foreign => PolicyProblem::Foreign,
+            Problem::Deleting => PolicyProblem::Deleting,
+            Problem::Raced => PolicyProblem::Conflict,
+        })
+    }
+
+    fn failed(failure: RequestFailure) -> PolicyFailure {
+        PolicyFailure::Failed(failure)
     }
 }
 
@@ -51,19 +60,6 @@ pub fn policy_deletion(observed: &ObjectMarks, owner: &Owner) -> Option<PolicyDe
         name: observed.name.clone()?,
         fence,
     })
-}
-
-/// The fence of an object (a policy, a workspace claim) proven ours, or `None`.
-pub(crate) fn fence_of(observed: &ObjectMarks, owner: &Owner) -> Option<Fence> {
-    if !marks_match(observed, owner) {
-        return None;
-    }
-    let uid = observed.uid.clone().filter(|u| !u.is_empty())?;
-    let rv = observed
-        .resource_version
-        .clone()
-        .filter(|r| !r.is_empty())?;
-    Some(Fence::new(uid, rv))
 }
 
 /// A fenced NetworkPolicy delete (`preconditions: {uid, resourceVersion}`) of a policy proven
@@ -92,7 +88,7 @@ pub enum PolicyFailure {
     /// The policy under the name is foreign, being deleted, or changed concurrently.
     Problem(PolicyProblem),
     /// A request failed.
-    Failed(crate::failure::RequestFailure),
+    Failed(RequestFailure),
 }
 
 /// Why a deploy could not put its agent's policy in place (E15).

@@ -63,7 +63,8 @@ pub enum Request {
     },
     /// The agent's objects its pod depends on, concurrently, once per deploy before its first
     /// Secret create: the NetworkPolicy (`policy`, deploy.md § Egress control) and the workspace
-    /// claim (`workspace`, deploy.md § Persistent workspace). Answered by [`Answer::Prepared`].
+    /// claim (`workspace`, deploy.md § Persistent workspace), each half as `crate::object::Place`
+    /// over its kind decides. Answered by [`Answer::Prepared`].
     Prepare {
         /// Put the NetworkPolicy in place.
         policy: bool,
@@ -128,12 +129,12 @@ pub enum Request {
     /// workspace); a failed read only loses the line. Answered by [`Answer::WorkspaceRead`].
     ReadWorkspace,
     /// Delete the agent's NetworkPolicy when a read proves it ours, fenced by that read; a
-    /// foreign one is never touched (deploy.md § Egress control). Answered by
-    /// [`Answer::PolicyRemoved`].
+    /// foreign one is never touched (deploy.md § Egress control), as `crate::object::Settle`
+    /// over the policy decides. Answered by [`Answer::PolicyRemoved`].
     RemovePolicy,
     /// Read the agent's workspace claim and report it kept, or, when `delete`, delete it fenced
-    /// by the read that proved it ours, as `crate::workspace::settle_claim` and
-    /// `after_claim_delete` decide (deploy.md § Persistent workspace). Answered by
+    /// by the read that proved it ours, as `crate::object::Settle` over the claim decides
+    /// (deploy.md § Persistent workspace). Answered by
     /// [`Answer::WorkspaceSettled`].
     SettleWorkspace {
         /// Whether to delete it (`--delete-workspace`, once no pod of the agent runs).

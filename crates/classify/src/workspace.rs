@@ -9,32 +9,46 @@
 
 use std::fmt;
 
-use crate::answer::DeleteAnswer;
 use crate::binding::Owner;
 use crate::facts::ObjectMarks;
+use crate::failure::RequestFailure;
 use crate::fence::Fence;
-use crate::policy::fence_of;
+use crate::object::{Kind, Placed, Problem, fence_of};
 
-/// What a deploy does with the claim found under the agent's claim name.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ClaimStep {
-    /// It is ours: the pod mounts it as it is.
-    Use,
-    /// It is not ours (or cannot be fenced): never used, never touched; the deploy fails.
-    Foreign,
-    /// It is ours and being deleted: a pod mounting it would never start; the deploy fails.
-    Deleting,
-}
+/// The workspace claim as a [`Kind`] of the agent's objects: ours is used as it is, whatever its
+/// size or class (it differs only for the report: [`claim_differences`]), and never updated; a
+/// fenced delete that lost its precondition reads again up to [`CLAIM_DELETE_ATTEMPTS`] times; a
+/// read that fails fails an undeploy that asked for the delete.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Claim;
 
-/// Decide about the claim observed under the agent's claim name.
-pub fn claim_step(observed: &ObjectMarks, owner: &Owner) -> ClaimStep {
-    if fence_of(observed, owner).is_none() {
-        return ClaimStep::Foreign;
+impl Kind for Claim {
+    type Shape = ClaimShape;
+    type Deletion = ClaimDeletion;
+    type Failure = ClaimFailure;
+
+    const UPDATES: bool = false;
+    const DELETE_ATTEMPTS: u32 = CLAIM_DELETE_ATTEMPTS;
+    const SKIPS_FORBIDDEN_READ: bool = false;
+
+    fn differs(wanted: &ClaimShape, found: &ClaimShape) -> bool {
+        !claim_differences(wanted, found).is_empty()
     }
-    if observed.deletion_marked {
-        ClaimStep::Deleting
-    } else {
-        ClaimStep::Use
+
+    fn deletion(observed: &ObjectMarks, owner: &Owner) -> Option<ClaimDeletion> {
+        claim_deletion(observed, owner)
+    }
+
+    fn problem(problem: Problem) -> ClaimFailure {
+        ClaimFailure::Problem(match problem {
+            Problem::Foreign => ClaimProblem::Foreign,
+            Problem::Deleting => ClaimProblem::Deleting,
+            Problem::Raced => ClaimProblem::Contended,
+        })
+    }
+
+    fn failed(failure: RequestFailure) -> ClaimFailure {
+        ClaimFailure::Failed(failure)
     }
 }
 
@@ -149,6 +163,20 @@ pub struct ClaimReport {
     pub differences: Vec<ClaimDifference>,
 }
 
+/// The report of a deploy that put its claim `name` in place as `placed` says, having asked for
+/// `wanted`: created, or found and how it differs (a claim is never updated).
+pub fn claim_report(name: String, placed: Placed<ClaimShape>, wanted: &ClaimShape) -> ClaimReport {
+    let differences = match &placed {
+        Placed::Found(found) => claim_differences(wanted, found),
+        Placed::Created | Placed::Updated => Vec::new(),
+    };
+    ClaimReport {
+        name,
+        created: placed == Placed::Created,
+        differences,
+    }
+}
+
 /// The agent's claim as `status` reads it (deploy.md § Persistent workspace).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ClaimStatus {
@@ -162,6 +190,26 @@ pub struct ClaimStatus {
     pub phase: Option<String>,
     /// Whether it is being deleted.
     pub deleting: bool,
+}
+
+impl ClaimStatus {
+    /// The status of the claim `name` read with `observed` marks, `shape` and `phase`: ours
+    /// when its marks prove it apiary's for `owner` and it can be fenced.
+    pub fn of(
+        name: String,
+        observed: &ObjectMarks,
+        owner: &Owner,
+        shape: ClaimShape,
+        phase: Option<String>,
+    ) -> ClaimStatus {
+        ClaimStatus {
+            name,
+            ours: fence_of(observed, owner).is_some(),
+            shape,
+            phase,
+            deleting: observed.deletion_marked,
+        }
+    }
 }
 
 impl fmt::Display for ClaimStatus {
@@ -205,61 +253,13 @@ pub struct ClaimFate {
 /// this call.
 pub const CLAIM_DELETE_ATTEMPTS: u32 = 3;
 
-/// What an undeploy does with the claim a read found under the agent's claim name (deploy.md
-/// § Persistent workspace).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ClaimSettle {
-    /// Not apiary's for this agent: left alone, with a warning, and not reported.
-    Foreign,
-    /// Ours, and no `--delete-workspace`: kept, and reported kept.
-    Keep,
-    /// Ours, and `--delete-workspace`: delete it with the proof of this read.
-    Delete(ClaimDeletion),
-}
-
-/// The step for a claim read with `observed` marks, `delete` when `--delete-workspace` asked
-/// for its delete (its pod already gone).
-pub fn settle_claim(observed: &ObjectMarks, owner: &Owner, delete: bool) -> ClaimSettle {
-    match claim_deletion(observed, owner) {
-        None => ClaimSettle::Foreign,
-        Some(_) if !delete => ClaimSettle::Keep,
-        Some(deletion) => ClaimSettle::Delete(deletion),
-    }
-}
-
-/// What follows a fenced claim delete.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AfterClaimDelete {
-    /// Accepted: reported deleted.
-    Deleted,
-    /// Already gone: nothing to report.
-    Gone,
-    /// It changed since the read: read it again and decide afresh.
-    ReadAgain,
-    /// It changed at every one of [`CLAIM_DELETE_ATTEMPTS`] reads: kept, with a warning to run
-    /// the undeploy again.
-    GiveUp,
-}
-
-/// The step after the delete of `attempt` (1-based) answered `answer`.
-pub fn after_claim_delete(answer: DeleteAnswer, attempt: u32) -> AfterClaimDelete {
-    match answer {
-        DeleteAnswer::Accepted => AfterClaimDelete::Deleted,
-        DeleteAnswer::NotFound => AfterClaimDelete::Gone,
-        DeleteAnswer::PreconditionFailed if attempt < CLAIM_DELETE_ATTEMPTS => {
-            AfterClaimDelete::ReadAgain
-        }
-        DeleteAnswer::PreconditionFailed => AfterClaimDelete::GiveUp,
-    }
-}
-
 /// Why the agent's workspace claim could not be used (E16).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ClaimFailure {
     /// The claim under the name is foreign, being deleted, or went away twice.
     Problem(ClaimProblem),
     /// A request failed.
-    Failed(crate::failure::RequestFailure),
+    Failed(RequestFailure),
 }
 
 /// Why a deploy could not use its agent's claim (E16).

@@ -1,37 +1,18 @@
-//! Tests of the policy decisions (deploy.md § Egress control): keep, update with the
-//! observation's fence, never touch a foreign or unfenceable policy, never reuse a deleting one.
+//! Tests of the policy's own rules (deploy.md § Egress control): its fenced delete, never of a
+//! foreign or unfenceable policy, and its problems' words. The sequences are `crate::object`'s,
+//! tested there over this kind.
 
 use super::*;
-use crate::testkit::{AGENT_ID, INTENT, OTHER_AGENT_ID, OTHER_INTENT, marks};
+use crate::testkit::{AGENT_ID, OTHER_AGENT_ID, marks};
 
 fn owner() -> Owner {
     Owner::apiary(AGENT_ID)
 }
 
-/// Ours with the desired intent: kept; with another: updated, fenced by this observation.
+/// Another agent's, unmarked, or without a uid or resourceVersion: no deletion can be built
+/// for it.
 #[test]
-fn ours_is_kept_or_updated_with_its_own_fence() {
-    let policy = marks("apiary-x", "u1", "7");
-    assert_eq!(policy_step(&policy, &owner(), INTENT), PolicyStep::Keep);
-    match policy_step(&policy, &owner(), OTHER_INTENT) {
-        PolicyStep::Update(fence) => {
-            assert_eq!(fence.uid(), "u1");
-            assert_eq!(fence.resource_version(), "7");
-        }
-        other => panic!("{other:?}"),
-    }
-    let mut stale = policy.clone();
-    stale.create_intent = None;
-    assert!(matches!(
-        policy_step(&stale, &owner(), INTENT),
-        PolicyStep::Update(_)
-    ));
-}
-
-/// Another agent's, unmarked, or without a uid or resourceVersion: foreign, and no deletion can
-/// be built for it; ours and deletion-marked: deleting (never updated).
-#[test]
-fn foreign_unfenceable_and_deleting_policies_are_refused() {
+fn foreign_and_unfenceable_policies_have_no_deletion() {
     let mut other = marks("apiary-x", "u1", "7");
     other.agent_id = Some(OTHER_AGENT_ID.into());
     let mut unmarked = marks("apiary-x", "u1", "7");
@@ -41,19 +22,8 @@ fn foreign_unfenceable_and_deleting_policies_are_refused() {
     let mut no_rv = marks("apiary-x", "u1", "7");
     no_rv.resource_version = None;
     for foreign in [other, unmarked, no_uid, no_rv] {
-        assert_eq!(
-            policy_step(&foreign, &owner(), INTENT),
-            PolicyStep::Foreign,
-            "{foreign:?}"
-        );
-        assert_eq!(policy_deletion(&foreign, &owner()), None);
+        assert_eq!(policy_deletion(&foreign, &owner()), None, "{foreign:?}");
     }
-    let mut deleting = marks("apiary-x", "u1", "7");
-    deleting.deletion_marked = true;
-    assert_eq!(
-        policy_step(&deleting, &owner(), INTENT),
-        PolicyStep::Deleting
-    );
 }
 
 /// A deletion carries exactly the observed name and fence.

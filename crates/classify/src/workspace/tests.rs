@@ -10,9 +10,8 @@ fn owner() -> Owner {
 }
 
 #[test]
-fn ours_is_used_and_its_delete_carries_this_observation() {
+fn ours_has_a_delete_carrying_this_observation() {
     let claim = marks("apiary-x-workspace", "u1", "7");
-    assert_eq!(claim_step(&claim, &owner()), ClaimStep::Use);
     let deletion = claim_deletion(&claim, &owner()).expect("ours");
     assert_eq!(deletion.name(), "apiary-x-workspace");
     assert_eq!(deletion.fence().uid(), "u1");
@@ -20,7 +19,7 @@ fn ours_is_used_and_its_delete_carries_this_observation() {
 }
 
 #[test]
-fn foreign_unfenceable_and_deleting_claims_are_never_used() {
+fn foreign_and_unfenceable_claims_have_no_delete() {
     let mut other = marks("apiary-x-workspace", "u1", "7");
     other.agent_id = Some(OTHER_AGENT_ID.into());
     let mut unmarked = marks("apiary-x-workspace", "u1", "7");
@@ -30,16 +29,10 @@ fn foreign_unfenceable_and_deleting_claims_are_never_used() {
     let no_uid = marks("apiary-x-workspace", "", "7");
     let no_rv = marks("apiary-x-workspace", "u1", "");
     for claim in [other, unmarked, old_binding, no_uid, no_rv] {
-        assert_eq!(
-            claim_step(&claim, &owner()),
-            ClaimStep::Foreign,
-            "{claim:?}"
-        );
         assert_eq!(claim_deletion(&claim, &owner()), None, "{claim:?}");
     }
     let mut deleting = marks("apiary-x-workspace", "u1", "7");
     deleting.deletion_marked = true;
-    assert_eq!(claim_step(&deleting, &owner()), ClaimStep::Deleting);
     // Deleting it again is harmless and still fenced (undeploy may meet it so).
     assert!(claim_deletion(&deleting, &owner()).is_some());
     let mut nameless = marks("apiary-x-workspace", "u1", "7");
@@ -174,51 +167,74 @@ fn a_claim_status_reads_as_one_line() {
     assert_eq!(bare.to_string(), "c");
 }
 
-/// `undeploy` keeps its own claim unless `--delete-workspace` asked, then deletes it with the
-/// proof of this read; a foreign claim is left alone either way.
+/// `status` calls a claim ours only when its marks prove it and it can be fenced, and says when
+/// it is being deleted.
 #[test]
-fn undeploy_keeps_ours_deletes_it_only_when_asked_and_never_a_foreign_one() {
+fn a_claim_status_is_ours_only_when_proven() {
     let ours = marks("apiary-x-workspace", "u1", "7");
-    assert_eq!(settle_claim(&ours, &owner(), false), ClaimSettle::Keep);
-    let ClaimSettle::Delete(deletion) = settle_claim(&ours, &owner(), true) else {
-        panic!("ours, asked to delete");
-    };
-    assert_eq!(deletion.fence().uid(), "u1");
-    assert_eq!(deletion.fence().resource_version(), "7");
+    let status = ClaimStatus::of(
+        "c".into(),
+        &ours,
+        &owner(),
+        shape(Some("1Gi"), None),
+        Some("Bound".into()),
+    );
+    assert_eq!(
+        status,
+        ClaimStatus {
+            name: "c".into(),
+            ours: true,
+            shape: shape(Some("1Gi"), None),
+            phase: Some("Bound".into()),
+            deleting: false,
+        }
+    );
     let mut foreign = ours.clone();
     foreign.agent_id = Some(OTHER_AGENT_ID.into());
-    for delete in [false, true] {
-        assert_eq!(
-            settle_claim(&foreign, &owner(), delete),
-            ClaimSettle::Foreign
-        );
-    }
+    foreign.deletion_marked = true;
+    let status = ClaimStatus::of("c".into(), &foreign, &owner(), ClaimShape::default(), None);
+    assert!(!status.ours);
+    assert!(status.deleting);
+    let unfenceable = marks("apiary-x-workspace", "", "7");
+    let status = ClaimStatus::of(
+        "c".into(),
+        &unfenceable,
+        &owner(),
+        ClaimShape::default(),
+        None,
+    );
+    assert!(!status.ours);
 }
 
-/// A lost precondition reads the claim again, up to the third attempt; then the claim is kept.
+/// A deploy reports a created claim as created and without differences, and a found one with
+/// how it differs from what was asked (a claim is never updated, so an update reports nothing).
 #[test]
-fn a_lost_precondition_reads_again_until_the_last_attempt() {
-    for attempt in 1..=CLAIM_DELETE_ATTEMPTS {
-        assert_eq!(
-            after_claim_delete(DeleteAnswer::Accepted, attempt),
-            AfterClaimDelete::Deleted
-        );
-        assert_eq!(
-            after_claim_delete(DeleteAnswer::NotFound, attempt),
-            AfterClaimDelete::Gone
-        );
-    }
-    assert_eq!(CLAIM_DELETE_ATTEMPTS, 3);
+fn a_claim_report_says_created_or_how_it_differs() {
+    let wanted = shape(Some("1Gi"), Some("fast"));
+    let found = shape(Some("2Gi"), Some("fast"));
     assert_eq!(
-        after_claim_delete(DeleteAnswer::PreconditionFailed, 1),
-        AfterClaimDelete::ReadAgain
+        claim_report("c".into(), Placed::Created, &wanted),
+        ClaimReport {
+            name: "c".into(),
+            created: true,
+            differences: Vec::new(),
+        }
     );
     assert_eq!(
-        after_claim_delete(DeleteAnswer::PreconditionFailed, 2),
-        AfterClaimDelete::ReadAgain
+        claim_report("c".into(), Placed::Found(found.clone()), &wanted),
+        ClaimReport {
+            name: "c".into(),
+            created: false,
+            differences: claim_differences(&wanted, &found),
+        }
     );
+    assert_eq!(claim_differences(&wanted, &found).len(), 1);
     assert_eq!(
-        after_claim_delete(DeleteAnswer::PreconditionFailed, 3),
-        AfterClaimDelete::GiveUp
+        claim_report("c".into(), Placed::Updated, &wanted),
+        ClaimReport {
+            name: "c".into(),
+            created: false,
+            differences: Vec::new(),
+        }
     );
 }
