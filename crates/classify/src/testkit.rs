@@ -1,5 +1,6 @@
 //! Test builders shared by this crate's unit tests: plain facts for an own pod of one agent, in
-//! every startup state. Test-only; builds values, decides nothing.
+//! every startup state, and the runner of the machines' scripts ([`script`]). Test-only; builds
+//! values and drives machines, decides nothing.
 
 use crate::binding::Owner;
 use crate::facts::{
@@ -122,7 +123,6 @@ pub fn false_condition(kind: &str, reason: &str, message: &str) -> ConditionFact
 /// (`crate::request::Machine`). A [`Beat`] feeds one answer, optionally after moving the fake
 /// elapsed clock, and checks the step it returns; [`play`] runs the beats in order and says
 /// which beat failed. Test-only; drives a machine, decides nothing.
-#[allow(dead_code, reason = "in use as the machines' tests become scripts")]
 pub mod script {
     use std::fmt::Debug;
     use std::time::Duration;
@@ -390,14 +390,6 @@ pub mod script {
         /// The last step returned.
         pub fn last(&self) -> &Seen<M> {
             self.last.as_ref().expect("a step was fed")
-        }
-
-        /// The last step, which must be an end.
-        pub fn output(&self) -> &M::Output {
-            match self.last() {
-                Step::Done(output) => output,
-                other => panic!("expected the end, got {other:?}"),
-            }
         }
     }
 }
