@@ -20,26 +20,59 @@ use crate::fake::errors::api_error;
 use crate::fake::step::Step;
 use crate::substrate::{CreateAnswer, DeleteAnswer};
 
-/// A kind the fake keeps itself: where its objects live in the state, and how their uid and
-/// resourceVersion are stamped (`<stamp>-<n>` and `<stamp><n>`).
+/// A kind the fake keeps itself: where its objects live in the state, how their uid and
+/// resourceVersion are stamped (`<stamp>-<n>` and `<stamp><n>`), and the calls that log its
+/// requests. Everything else is one generic path for both kinds.
 pub(crate) trait Kept: Metadata<Ty = ObjectMeta> + Clone {
     /// The stamp's prefix.
     const STAMP: &'static str;
+    /// The resource a `404` names (`<resource> "<name>" not found`).
+    const RESOURCE: &'static str;
+    /// The create's operation (a missing namespace's `404` names it).
+    const CREATE: Operation;
     /// This kind's objects, by name.
     fn store(state: &mut State) -> &mut BTreeMap<String, Self>;
+    /// The logged read of `name`.
+    fn get_call(name: String) -> Call;
+    /// The logged create of `name`.
+    fn create_call(name: String) -> Call;
+    /// The logged fenced delete of `name`.
+    fn delete_call(name: String, fence: Fence) -> Call;
 }
 
 impl Kept for NetworkPolicy {
     const STAMP: &'static str = "np";
+    const RESOURCE: &'static str = "networkpolicies.networking.k8s.io";
+    const CREATE: Operation = Operation::CreateNetworkPolicy;
     fn store(state: &mut State) -> &mut BTreeMap<String, Self> {
         &mut state.policies
+    }
+    fn get_call(name: String) -> Call {
+        Call::GetNetworkPolicy { name }
+    }
+    fn create_call(name: String) -> Call {
+        Call::CreateNetworkPolicy { name }
+    }
+    fn delete_call(name: String, fence: Fence) -> Call {
+        Call::DeleteNetworkPolicy { name, fence }
     }
 }
 
 impl Kept for PersistentVolumeClaim {
     const STAMP: &'static str = "pvc";
+    const RESOURCE: &'static str = "persistentvolumeclaims";
+    const CREATE: Operation = Operation::CreateWorkspaceClaim;
     fn store(state: &mut State) -> &mut BTreeMap<String, Self> {
         &mut state.claims
+    }
+    fn get_call(name: String) -> Call {
+        Call::GetWorkspaceClaim { name }
+    }
+    fn create_call(name: String) -> Call {
+        Call::CreateWorkspaceClaim { name }
+    }
+    fn delete_call(name: String, fence: Fence) -> Call {
+        Call::DeleteWorkspaceClaim { name, fence }
     }
 }
 
@@ -90,33 +123,24 @@ impl FakeCluster {
     }
 
     /// A quorum GET: `Ok(None)` is absence.
-    pub(crate) fn serve_get<K: Kept>(
-        &self,
-        call: Call,
-        name: &str,
-    ) -> Result<Option<K>, RequestFailure> {
-        match self.begin(call) {
+    pub(crate) fn serve_get<K: Kept>(&self, name: &str) -> Result<Option<K>, RequestFailure> {
+        match self.begin(K::get_call(name.to_owned())) {
             Step::Fail(error) | Step::LandThenFail(error) => Err(error),
             _ => Ok(K::store(&mut lock(&self.state)).get(name).cloned()),
         }
     }
 
     /// A create: `AlreadyExists` on a taken name, `404` when the namespace is missing.
-    pub(crate) fn serve_create<K: Kept>(
-        &self,
-        call: Call,
-        operation: Operation,
-        object: &K,
-    ) -> Result<CreateAnswer, RequestFailure> {
+    pub(crate) fn serve_create<K: Kept>(&self, object: &K) -> Result<CreateAnswer, RequestFailure> {
         let name = object.metadata().name.clone().unwrap_or_default();
-        let landed = match self.begin(call) {
+        let landed = match self.begin(K::create_call(name.clone())) {
             Step::Fail(error) => return Err(error),
             Step::Create(answer) => return Ok(answer),
             Step::LandThenFail(error) => Some(error),
             _ => None,
         };
         if self.model().get_namespace(&self.namespace).is_err() {
-            return Err(self.namespace_missing(operation, &name));
+            return Err(self.namespace_missing(K::CREATE, &name));
         }
         let taken = K::store(&mut lock(&self.state)).contains_key(&name);
         let answer = if taken {
@@ -131,11 +155,10 @@ impl FakeCluster {
     /// A delete with `preconditions: {uid, resourceVersion}` from `fence`.
     pub(crate) fn serve_delete<K: Kept>(
         &self,
-        call: Call,
         name: &str,
         fence: &Fence,
     ) -> Result<DeleteAnswer, RequestFailure> {
-        match self.begin(call) {
+        match self.begin(K::delete_call(name.to_owned(), fence.clone())) {
             Step::Fail(error) | Step::LandThenFail(error) => return Err(error),
             Step::Delete(answer) => return Ok(answer),
             _ => {}
@@ -175,7 +198,7 @@ impl FakeCluster {
                 &format!("{}/{name}", self.namespace),
                 404,
                 "NotFound",
-                &format!("networkpolicies.networking.k8s.io \"{name}\" not found"),
+                &format!("{} \"{name}\" not found", NetworkPolicy::RESOURCE),
             ));
         };
         if !fence_holds(&current.metadata, fence) {

@@ -329,24 +329,14 @@ impl Substrate for FakeCluster {
         &self,
         name: &str,
     ) -> Result<Option<NetworkPolicy>, RequestFailure> {
-        self.serve_get(
-            Call::GetNetworkPolicy {
-                name: name.to_owned(),
-            },
-            name,
-        )
+        self.serve_get(name)
     }
 
     async fn create_network_policy(
         &self,
         policy: &NetworkPolicy,
     ) -> Result<CreateAnswer, RequestFailure> {
-        let name = policy.metadata.name.clone().unwrap_or_default();
-        self.serve_create(
-            Call::CreateNetworkPolicy { name },
-            Operation::CreateNetworkPolicy,
-            policy,
-        )
+        self.serve_create(policy)
     }
 
     async fn update_network_policy(
@@ -361,52 +351,28 @@ impl Substrate for FakeCluster {
         &self,
         deletion: &PolicyDeletion,
     ) -> Result<DeleteAnswer, RequestFailure> {
-        self.serve_delete::<NetworkPolicy>(
-            Call::DeleteNetworkPolicy {
-                name: deletion.name().to_owned(),
-                fence: deletion.fence().clone(),
-            },
-            deletion.name(),
-            deletion.fence(),
-        )
+        self.serve_delete::<NetworkPolicy>(deletion.name(), deletion.fence())
     }
 
     async fn get_workspace_claim(
         &self,
         name: &str,
     ) -> Result<Option<PersistentVolumeClaim>, RequestFailure> {
-        self.serve_get(
-            Call::GetWorkspaceClaim {
-                name: name.to_owned(),
-            },
-            name,
-        )
+        self.serve_get(name)
     }
 
     async fn create_workspace_claim(
         &self,
         claim: &PersistentVolumeClaim,
     ) -> Result<CreateAnswer, RequestFailure> {
-        let name = claim.metadata.name.clone().unwrap_or_default();
-        self.serve_create(
-            Call::CreateWorkspaceClaim { name },
-            Operation::CreateWorkspaceClaim,
-            claim,
-        )
+        self.serve_create(claim)
     }
 
     async fn delete_workspace_claim(
         &self,
         deletion: &ClaimDeletion,
     ) -> Result<DeleteAnswer, RequestFailure> {
-        self.serve_delete::<PersistentVolumeClaim>(
-            Call::DeleteWorkspaceClaim {
-                name: deletion.name().to_owned(),
-                fence: deletion.fence().clone(),
-            },
-            deletion.name(),
-            deletion.fence(),
-        )
+        self.serve_delete::<PersistentVolumeClaim>(deletion.name(), deletion.fence())
     }
 
     async fn service_account_exists(&self, name: &str) -> Result<bool, RequestFailure> {
