@@ -26,13 +26,14 @@ use std::time::Duration;
 use apiary_apiserver_sim::{Resource, Verb};
 use apiary_classify::status::StatusState;
 use apiary_substrate::driver::{DeployError, UndeployError};
+use k8s_openapi::api::core::v1::Pod;
 
 use crate::real_support::fixtures::{POD, after_preflight, image};
 use crate::real_support::{has_container_status, is_running, phase, waiting_reason};
 pub use row::run;
 use row::{
-    Act, Expect, Op, Outcome, PodAfter, Row, SecretsAfter, Settle, Setup, Timing, Writes,
-    nothing_else, unedited,
+    Act, Expect, Marks, Op, Outcome, PodAfter, Row, SecretsAfter, Settle, Setup, Timing, Winner,
+    Writes, nothing_else, unedited,
 };
 use world::{Backend, Deadline};
 
@@ -682,6 +683,236 @@ pub fn s5_undeploy_foreign_pod_touches_nothing() -> Row {
     }
 }
 
+/// A winner of the agent's own configuration for the image of `keyword`, brought by its
+/// kubelet to `what` (`check`).
+fn winner(keyword: &'static str, what: &'static str, check: fn(&Pod) -> bool) -> Winner {
+    Winner {
+        keyword,
+        edit: unedited,
+        marks: Marks::Ours,
+        settle: Settle::Kubelet(what, check),
+        deleting: false,
+    }
+}
+
+/// A winner of the agent's own configuration that runs.
+fn running_winner() -> Winner {
+    winner("", "the winner runs", is_running)
+}
+
+/// What every lost race shows (deploy.md § Losing the create race): one Secret created, the pod
+/// create met `AlreadyExists`, the act's own Secret dropped again by a uid-fenced delete, no pod
+/// deleted; the winner and its Secret are left as they were.
+fn lost(outcome: Outcome) -> Expect {
+    Expect {
+        outcome,
+        writes: Writes::Counted(1, 0, Some(0), Some(1)),
+        order: &[
+            (Verb::Create, Resource::Secrets),
+            (Verb::Delete, Resource::Secrets),
+        ],
+        pod: PodAfter::Kept,
+        secrets: SecretsAfter::Staged,
+        also: lost_create,
+        ..Expect::default()
+    }
+}
+
+/// The act's pod create was answered `AlreadyExists`, and the Secret it deleted (uid-fenced) is
+/// the one it created.
+fn lost_create(seen: &row::Seen) {
+    let creates = seen.of(Verb::Create, Resource::Pods);
+    assert_eq!(
+        creates.last().and_then(|r| r.status),
+        Some(409),
+        "{creates:?}"
+    );
+    let own = own_secret(seen);
+    let deletes = seen.answered(Verb::Delete, Resource::Secrets);
+    assert!(deletes[0].path.ends_with(&format!("/{own}")), "{deletes:?}");
+    let body = deletes[0].body_json().expect("a delete body");
+    assert!(body["preconditions"]["uid"].is_string(), "{body}");
+}
+
+/// The body of the act's (one) answered Secret create.
+fn own_secret_body(seen: &row::Seen) -> serde_json::Value {
+    let creates = seen.answered(Verb::Create, Resource::Secrets);
+    creates[0].body_json().expect("a create body")
+}
+
+/// The name of the act's own Secret.
+fn own_secret(seen: &row::Seen) -> String {
+    let body = own_secret_body(seen);
+    body["metadata"]["name"]
+        .as_str()
+        .expect("a name")
+        .to_owned()
+}
+
+/// Whether `error` is E8 for [`POD`].
+fn foreign(error: &DeployError) -> bool {
+    *error == DeployError::ForeignPod { pod: POD.into() }
+}
+
+/// R15 + R22: a create lost to a running winner of the agent's own, whose Secret exists: the
+/// winner's name is returned; exactly one Secret was created, named after its own
+/// `APIARY_START_NONCE`, and it is the one Secret deleted; the winner's Secret stays.
+pub fn r15_r22_lost_race_adopts_the_running_winner() -> Row {
+    Row {
+        ids: &["R15", "R22"],
+        setup: Setup::Race(running_winner()),
+        expect: Expect {
+            also: |seen| {
+                lost_create(seen);
+                let body = own_secret_body(seen);
+                let nonce = body["stringData"]["APIARY_START_NONCE"]
+                    .as_str()
+                    .expect("the nonce");
+                let name = own_secret(seen);
+                assert!(name.ends_with(&format!("-{nonce}")), "{name} / {nonce}");
+            },
+            ..lost(Outcome::Deployed(Some(true)))
+        },
+        ..Row::default()
+    }
+}
+
+/// R19: a create lost to a running look-alike without apiary's marks is E8; the look-alike is
+/// never deleted, and the act's own Secret is dropped.
+pub fn r19_look_alike_winner_e8_own_secret_dropped() -> Row {
+    Row {
+        ids: &["R19"],
+        setup: Setup::Race(Winner {
+            marks: Marks::None,
+            ..running_winner()
+        }),
+        expect: lost(failed(foreign, &["not managed by apiary", POD])),
+        ..Row::default()
+    }
+}
+
+/// R20: a create lost to a winner with another agent's id is E8; no pod is deleted.
+pub fn r20_other_agent_winner_e8() -> Row {
+    Row {
+        ids: &["R20"],
+        setup: Setup::Race(Winner {
+            marks: Marks::OtherAgent,
+            ..running_winner()
+        }),
+        expect: lost(failed(foreign, &[POD])),
+        ..Row::default()
+    }
+}
+
+/// R23: a create lost to a running winner with another intent (another memory limit) adopts it,
+/// reporting the intent as not matching; the loser never replaces a winner.
+pub fn r23_divergent_winner_adopted() -> Row {
+    Row {
+        ids: &["R23"],
+        setup: Setup::Race(Winner {
+            edit: |c| c.memory_limit = "8Gi".into(),
+            ..running_winner()
+        }),
+        expect: lost(Outcome::Deployed(Some(false))),
+        ..Row::default()
+    }
+}
+
+/// R24: a winner still `ContainerCreating` (the model's kubelet starts it 300 s after its create)
+/// is observed until it runs, then adopted: the act waited for a change of the pod after its
+/// lost create.
+pub fn r24_creating_winner_observed_until_running() -> Row {
+    Row {
+        ids: &["R24"],
+        setup: Setup::Race(Winner {
+            settle: Settle::StartsAfter(Duration::from_secs(300)),
+            ..running_winner()
+        }),
+        expect: Expect {
+            also: |seen| {
+                lost_create(seen);
+                let targets = seen.targets();
+                let lost = targets
+                    .iter()
+                    .rposition(|t| *t == Some((Resource::Pods, Verb::Create)))
+                    .expect("the lost create");
+                assert!(
+                    targets[lost..].contains(&Some((Resource::Pods, Verb::Watch))),
+                    "{targets:?}"
+                );
+            },
+            ..lost(Outcome::Deployed(Some(true)))
+        },
+        ..Row::default()
+    }
+}
+
+/// R25: a winner that started and is deletion-marked is adopted (the lost-race path checks
+/// Started before the mark).
+pub fn r25_started_deleting_winner_adopted() -> Row {
+    Row {
+        ids: &["R25"],
+        setup: Setup::Race(Winner {
+            deleting: true,
+            ..running_winner()
+        }),
+        expect: lost(Outcome::Deployed(Some(true))),
+        ..Row::default()
+    }
+}
+
+/// R26: a winner deletion-marked before it started is E6.
+pub fn r26_deleting_unstarted_winner_e6() -> Row {
+    Row {
+        ids: &["R26"],
+        setup: Setup::Race(Winner {
+            deleting: true,
+            ..winner("never-starts", "the winner waits", has_container_status)
+        }),
+        expect: lost(failed(
+            |e| matches!(e, DeployError::WinnerDeleting { pod } if pod == POD),
+            &[POD],
+        )),
+        ..Row::default()
+    }
+}
+
+/// R27: a terminated winner (it exited with code 1) is E7 naming the exit code.
+pub fn r27_terminated_winner_e7() -> Row {
+    Row {
+        ids: &["R27"],
+        setup: Setup::Race(winner("crash", "the winner terminates", |p| {
+            phase(p) == Some("Failed")
+        })),
+        expect: lost(failed(
+            |e| matches!(e, DeployError::WinnerFailed { pod, .. } if pod == POD),
+            &["exited with code 1"],
+        )),
+        ..Row::default()
+    }
+}
+
+/// R28: a pull-failing winner is observed on (the loser never replaces it) until the deadline:
+/// E5, and no delete.
+pub fn r28_pull_failing_winner_observed_to_deadline() -> Row {
+    Row {
+        ids: &["R28"],
+        setup: Setup::Race(winner(
+            "pullfail-unauthorized",
+            "the winner's pull fails",
+            |p| waiting_reason(p).is_some_and(|r| r == "ErrImagePull" || r == "ImagePullBackOff"),
+        )),
+        act: deploy_to_deadline(""),
+        expect: Expect {
+            timing: Timing::AtDeadline,
+            ..lost(failed(
+                |e| matches!(e, DeployError::RaceDeadlineExceeded { pod, .. } if pod == POD),
+                &[POD],
+            ))
+        },
+    }
+}
+
 /// The rows, each with the backends it runs on; `backend_test!` (defined by the test binary)
 /// turns each backend into a test `<row>::<backend>`.
 macro_rules! table {
@@ -738,4 +969,25 @@ table! {
     s3_undeploy_started_pod on [fake, calm, stormy, real];
     /// S5: undeploy of a foreign pod is E8 with no writes.
     s5_undeploy_foreign_pod_touches_nothing on [fake, calm, stormy, real];
+    /// R15 + R22: a create lost to a running winner adopts it and drops only its own Secret.
+    r15_r22_lost_race_adopts_the_running_winner on [fake, calm, stormy, real];
+    /// R19: a create lost to a look-alike is E8, its own Secret dropped.
+    r19_look_alike_winner_e8_own_secret_dropped on [fake, calm, stormy, real];
+    /// R20: a create lost to another agent's pod is E8.
+    r20_other_agent_winner_e8 on [fake, calm, stormy, real];
+    /// R23: a create lost to a winner of another intent adopts it.
+    r23_divergent_winner_adopted on [fake, calm, stormy, real];
+    /// R24: a winner still creating is observed until it runs (its start delay is the model's
+    /// script: not on the real tier, whose fake kubelet starts pods by a delay of its own, nor
+    /// stormy, where a retried read may first see it running).
+    r24_creating_winner_observed_until_running on [fake, calm];
+    /// R25: a started, deletion-marked winner is adopted (not on the real tier: its kubelet,
+    /// like a real one, writes the containers terminated as soon as the pod is marked).
+    r25_started_deleting_winner_adopted on [fake, calm, stormy];
+    /// R26: a winner marked for deletion before it started is E6.
+    r26_deleting_unstarted_winner_e6 on [fake, calm, stormy, real];
+    /// R27: a terminated winner is E7.
+    r27_terminated_winner_e7 on [fake, calm, stormy, real];
+    /// R28: a pull-failing winner is observed to the deadline: E5, no delete.
+    r28_pull_failing_winner_observed_to_deadline on [fake, calm, stormy, real];
 }

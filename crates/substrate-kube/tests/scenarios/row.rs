@@ -4,9 +4,11 @@
 //!
 //! Layer: test harness; decides nothing about deploys.
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use apiary_apiserver_sim::{LoggedRequest, Resource, Verb};
+use apiary_classify::binding::APIARY;
 use apiary_cluster_model::kubelet::PodScript;
 use apiary_substrate::config::DeployConfig;
 use apiary_substrate::driver::{
@@ -15,7 +17,7 @@ use apiary_substrate::driver::{
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use super::world::{Backend, Deadline, World};
+use super::world::{Backend, Contender, Deadline, World};
 use crate::real_support::fixtures::{POD, delete_fence, secret_ref};
 use crate::real_support::{attempt, fence_of};
 
@@ -42,14 +44,50 @@ pub enum Setup {
     /// A pod under the agent's name that apiary did not make (no labels, no annotations), and a
     /// Secret of the agent's.
     Foreign,
+    /// Nothing, until the act's first pod create: then [`Winner`] is made while that create is
+    /// held (deploy.md § Losing the create race).
+    Race(Winner),
+}
+
+/// The pod that wins the act's pod create: the act read the name as free, and while its create
+/// is held the winner's Secret and pod are made and brought to their state, so the create meets
+/// `AlreadyExists` (409) and the act takes the lost-race path. On the fake the winner is made by
+/// a hook on the model at that create, in virtual time; on the simulator through the model (a
+/// storm's faults never reach the staging); on the real apiserver through the admin client.
+pub struct Winner {
+    /// The image keyword of the winner's configuration.
+    pub keyword: &'static str,
+    /// An edit of that configuration.
+    pub edit: fn(&mut DeployConfig),
+    /// Whose pod it claims to be.
+    pub marks: Marks,
+    /// How the pod reaches its state before the create is let go.
+    pub settle: Settle,
+    /// Whether it is then deletion-marked (a graceful delete with a grace period it outlives).
+    pub deleting: bool,
+}
+
+/// The marks a winner carries.
+pub enum Marks {
+    /// The agent's own, as apiary makes them: a contender of the same agent won.
+    Ours,
+    /// None at all (no labels, no annotations): a look-alike someone else made.
+    None,
+    /// The agent's, but the agent-id annotation is another agent's.
+    OtherAgent,
 }
 
 /// How a staged pod reaches the state the row needs.
+#[derive(Clone, Copy)]
 pub enum Settle {
     /// The kubelet runs it by its image's script until it satisfies the check.
     Kubelet(&'static str, fn(&Pod) -> bool),
     /// The model sets it waiting with this reason and message (fake and simulator only).
     Waiting(&'static str, &'static str),
+    /// The model's kubelet starts it this long (model time) after its create, `ContainerCreating`
+    /// until then; not waited for (fake and simulator only: the fake kubelet of the real tier
+    /// starts pods by a delay of its own).
+    StartsAfter(Duration),
 }
 
 /// What the act does.
@@ -134,6 +172,8 @@ pub enum SecretsAfter {
     Unchanged,
     /// None left.
     Gone,
+    /// Exactly the staged one (the act's own dropped).
+    Staged,
     /// Not checked.
     Any,
 }
@@ -250,33 +290,50 @@ pub async fn run(row: Row, backend: Backend) {
     let Some(world) = World::open(backend, namespace).await else {
         return;
     };
-    let (staged, staged_secret) = stage(&world, row.setup).await;
+    let (staged, staged_secret, winner) = stage(&world, row.setup).await;
+    let raced = winner.is_some();
     let config = world.config(row.act.keyword, row.act.edit);
     let secrets_before = world.secret_names().await;
     let before = world.status(&config).await;
     world.clear_log();
     world.storm();
     let options = world.options(&config, row.act.deadline);
-    let (outcome, elapsed) = match row.act.op {
-        Op::Replace => {
-            let options = options.replacing(true);
-            let (outcome, elapsed) = world.deploy(&config, &options).await;
-            (Answer::Deploy(outcome), elapsed)
-        }
-        Op::Deploy => {
-            let (outcome, elapsed) = world.deploy(&config, &options).await;
-            (Answer::Deploy(outcome), elapsed)
-        }
-        Op::Undeploy => {
-            let (outcome, elapsed) = world.undeploy(&options).await;
-            (Answer::Undeploy(outcome), elapsed)
+    let won = Arc::new(Mutex::new(None));
+    let race = world.race(winner, Arc::clone(&won));
+    let act = async {
+        match row.act.op {
+            Op::Replace => {
+                let options = options.replacing(true);
+                let (outcome, elapsed) = world.deploy(&config, &options).await;
+                (Answer::Deploy(outcome), elapsed)
+            }
+            Op::Deploy => {
+                let (outcome, elapsed) = world.deploy(&config, &options).await;
+                (Answer::Deploy(outcome), elapsed)
+            }
+            Op::Undeploy => {
+                let (outcome, elapsed) = world.undeploy(&options).await;
+                (Answer::Undeploy(outcome), elapsed)
+            }
         }
     };
+    let ((outcome, elapsed), ()) = tokio::join!(act, race);
     let injected = world.calm_down();
     if backend == Backend::Stormy {
         assert!(injected > 0, "no fault was injected");
     }
-    let log = world.requests();
+    let won = won.lock().expect("the winner's slot").take();
+    if raced {
+        assert!(
+            won.is_some(),
+            "the act sent no pod create for the winner to beat"
+        );
+    }
+    let staged = staged.or_else(|| won.as_ref().map(fence_of));
+    let mut log = world.requests();
+    if raced {
+        world.answer_lost_create(&mut log);
+    }
     let seen = Seen {
         backend,
         namespace: world.namespace().to_owned(),
@@ -296,13 +353,16 @@ pub async fn run(row: Row, backend: Backend) {
     row.expect.check(&seen);
 }
 
-/// Stage `setup` on `world`; answers the staged pod's fence and the staged Secret's name.
-async fn stage(world: &World, setup: Setup) -> (Option<(String, String)>, Option<String>) {
+/// The staged pod's fence, the staged Secret's name, and the winner of a race still to come.
+type Staged = (Option<(String, String)>, Option<String>, Option<Contender>);
+
+/// Stage `setup` on `world`; answers what was staged, and a race's winner (made during the act).
+async fn stage(world: &World, setup: Setup) -> Staged {
     match setup {
-        Setup::Empty => (None, None),
+        Setup::Empty => (None, None, None),
         Setup::NamespaceForbidden => {
             world.forbid_namespace_create();
-            (None, None)
+            (None, None, None)
         }
         Setup::Deployed(keyword, edit) => {
             let config = world.config(keyword, edit);
@@ -311,7 +371,7 @@ async fn stage(world: &World, setup: Setup) -> (Option<(String, String)>, Option
                 .await;
             assert_eq!(first.expect("first deploy").pod, POD);
             let pod = world.pod().await.expect("the deployed pod");
-            (Some(fence_of(&pod)), secret_ref(&pod))
+            (Some(fence_of(&pod)), secret_ref(&pod), None)
         }
         Setup::Attempt {
             keyword,
@@ -325,18 +385,19 @@ async fn stage(world: &World, setup: Setup) -> (Option<(String, String)>, Option
                 world.create_secret(with).await;
             }
             let namespace = world.namespace().to_owned();
-            if let Settle::Waiting(..) = settle {
-                world.model(|m| m.script_pods_named(&namespace, POD, PodScript::Inert));
+            if let Some(script) = settle.script() {
+                world.model(|m| m.script_pods_named(&namespace, POD, script));
             }
-            world.create_pod(pod).await;
+            let created = world.create_pod(pod).await;
             let pod = match settle {
                 Settle::Kubelet(what, check) => world.settle(what, check).await,
                 Settle::Waiting(reason, message) => world.model(|m| {
                     m.set_pod_waiting(&namespace, POD, reason, Some(message))
                         .expect("pod waiting")
                 }),
+                Settle::StartsAfter(_) => created,
             };
-            (Some(fence_of(&pod)), name)
+            (Some(fence_of(&pod)), name, None)
         }
         Setup::Foreign => {
             let (mut pod, secret) = attempt(&world.config("", unedited), 3);
@@ -346,7 +407,51 @@ async fn stage(world: &World, setup: Setup) -> (Option<(String, String)>, Option
                 name: Some(POD.to_owned()),
                 ..ObjectMeta::default()
             };
-            (Some(fence_of(&world.create_pod(pod).await)), name)
+            (Some(fence_of(&world.create_pod(pod).await)), name, None)
+        }
+        Setup::Race(winner) => {
+            let config = world.config(winner.keyword, winner.edit);
+            let (mut pod, secret) = attempt(&config, 7);
+            match winner.marks {
+                Marks::Ours => {}
+                Marks::None => {
+                    pod.metadata = ObjectMeta {
+                        name: Some(POD.to_owned()),
+                        ..ObjectMeta::default()
+                    };
+                }
+                Marks::OtherAgent => {
+                    let annotations = pod
+                        .metadata
+                        .annotations
+                        .get_or_insert_with(Default::default);
+                    annotations.insert(APIARY.annotation_agent_id.to_owned(), "f".repeat(64));
+                }
+            }
+            if winner.deleting {
+                // Outlived by every row: the mark stays until the world is dropped.
+                let spec = pod.spec.as_mut().expect("a pod spec");
+                spec.termination_grace_period_seconds = Some(1_000_000);
+            }
+            let name = secret.metadata.name.clone();
+            let contender = Contender {
+                pod,
+                secret,
+                settle: winner.settle,
+                deleting: winner.deleting,
+            };
+            (None, name, Some(contender))
+        }
+    }
+}
+
+impl Settle {
+    /// The model's script for a pod that settles this way, when the model sets one.
+    pub fn script(self) -> Option<PodScript> {
+        match self {
+            Settle::Kubelet(..) => None,
+            Settle::Waiting(..) => Some(PodScript::Inert),
+            Settle::StartsAfter(after) => Some(PodScript::Start { after }),
         }
     }
 }
@@ -402,6 +507,10 @@ impl Expect {
             }
             SecretsAfter::Unchanged => assert_eq!(*secrets, seen.secrets_before),
             SecretsAfter::Gone => assert_eq!(*secrets, Vec::<String>::new()),
+            SecretsAfter::Staged => {
+                let staged = seen.staged_secret.clone().expect("a staged Secret");
+                assert_eq!(*secrets, [staged]);
+            }
             SecretsAfter::Any => {}
         }
         (self.also)(seen);

@@ -6,10 +6,14 @@
 //!
 //! Layer: test-only harness. It decides nothing about deploys and talks to 127.0.0.1 only.
 
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use apiary_apiserver_sim::{FaultAction, FaultRule, LoggedRequest, Matcher, Resource, Verb};
-use apiary_cluster_model::ClusterModel;
+use apiary_classify::failure::Operation;
+use apiary_cluster_model::{ClusterModel, Preconditions};
 use apiary_substrate::NamespaceFailure;
 use apiary_substrate::config::{DeployConfig, ValidConfig};
 use apiary_substrate::driver::{
@@ -19,8 +23,9 @@ use apiary_substrate::driver::{
 use apiary_substrate::fake::{Call, FakeCluster};
 use k8s_openapi::api::core::v1::{Pod, Secret};
 
+use super::row::Settle;
 use crate::real_support::fixtures::{POD, agent, image, transient_weather};
-use crate::real_support::{Backend as Tier, Stage};
+use crate::real_support::{Backend as Tier, HANG, Stage};
 
 /// The namespace of a fake or simulator world (a real one gets a unique namespace).
 const NS: &str = "agents";
@@ -62,6 +67,22 @@ pub enum Deadline {
     /// Reached by the row.
     Short,
 }
+
+/// The winner of a race, as a world makes it while the act's pod create is held: its Secret and
+/// pod, how the pod settles, and whether it is then deletion-marked.
+pub struct Contender {
+    /// The winner's pod (named [`POD`]).
+    pub pod: Pod,
+    /// The winner's Secret, which its pod references.
+    pub secret: Secret,
+    /// How the pod reaches its state.
+    pub settle: Settle,
+    /// Whether it is deletion-marked once settled (a graceful delete with the pod's own grace).
+    pub deleting: bool,
+}
+
+/// Where a race's winner goes once made: the pod as it was when the create was let go.
+pub type Won = Arc<Mutex<Option<Pod>>>;
 
 /// A backend made ready for one row.
 pub enum World {
@@ -235,6 +256,94 @@ impl World {
         }
     }
 
+    /// Make `winner` (if any) win the act's first pod create: hold that create until the winner
+    /// is made and settled (and marked), then let it go to meet `AlreadyExists`; `won` gets the
+    /// winner as it was then. The returned future does the making on the simulator and the real
+    /// apiserver and must run alongside the act; on the fake a hook on the model makes the
+    /// winner at that create, settling it in virtual time (the act's own stopwatch runs on).
+    pub fn race(
+        &self,
+        winner: Option<Contender>,
+        won: Won,
+    ) -> Pin<Box<dyn Future<Output = ()> + '_>> {
+        let Some(winner) = winner else {
+            return Box::pin(async {});
+        };
+        match self {
+            World::Fake(fake) => {
+                fake.before_next(Operation::CreatePod, move |m| {
+                    let mut pod = make_in_model(m, &winner);
+                    if let Settle::Kubelet(what, check) = winner.settle {
+                        let mut waited = 0;
+                        while !check(&pod) {
+                            assert!(waited < 600, "the fake's winner never reached: {what}");
+                            m.advance(Duration::from_secs(1));
+                            waited += 1;
+                            pod = m.get_pod(NS, POD).expect("the winner");
+                        }
+                    }
+                    if winner.deleting {
+                        pod = mark_in_model(m);
+                    }
+                    *won.lock().expect("the winner's slot") = Some(pod);
+                });
+                Box::pin(async {})
+            }
+            World::Http(stage, _) => {
+                let gate = stage.tap.hold(1, |r| r.is(Verb::Create, Resource::Pods));
+                Box::pin(async move {
+                    gate.held(1).await;
+                    let pod = match stage.sim() {
+                        Some(sim) => {
+                            let mut pod = sim.with_model(|m| make_in_model(m, &winner));
+                            if let Settle::Kubelet(what, check) = winner.settle {
+                                let started = Instant::now();
+                                while !check(&pod) {
+                                    assert!(started.elapsed() < HANG, "the winner never: {what}");
+                                    tokio::time::sleep(Duration::from_millis(10)).await;
+                                    pod = sim.with_model(|m| m.get_pod(NS, POD)).expect("winner");
+                                }
+                            }
+                            if winner.deleting {
+                                pod = sim.with_model(mark_in_model);
+                            }
+                            pod
+                        }
+                        None => {
+                            stage.create_secret(&winner.secret).await;
+                            stage.create_pod(&winner.pod).await;
+                            let Settle::Kubelet(what, check) = winner.settle else {
+                                panic!("a model-settled winner runs on the fake or the simulator")
+                            };
+                            let mut pod = stage.until_pod(what, POD, check).await;
+                            if winner.deleting {
+                                stage.delete_pod(POD).await;
+                                pod = stage
+                                    .until_pod("the deletion mark", POD, |p| {
+                                        p.metadata.deletion_timestamp.is_some()
+                                    })
+                                    .await;
+                            }
+                            pod
+                        }
+                    };
+                    *won.lock().expect("the winner's slot") = Some(pod);
+                    gate.release();
+                })
+            }
+        }
+    }
+
+    /// On the fake, answer the pod create a race's winner beat as the apiserver did (409): the
+    /// fake logs calls, not answers ([`as_request`]), and this is the one answer a row stages.
+    pub fn answer_lost_create(&self, log: &mut [LoggedRequest]) {
+        if let World::Fake(_) = self
+            && let Some(create) = log.iter_mut().find(|r| r.is(Verb::Create, Resource::Pods))
+        {
+            create.status = Some(409);
+        }
+    }
+
     /// Refuse the namespace create (403), as an RBAC rule without `create namespaces` does.
     pub fn forbid_namespace_create(&self) {
         match self {
@@ -326,6 +435,38 @@ impl World {
             World::Http(stage, _) => stage.secret_names().await,
         }
     }
+}
+
+/// Make `winner`'s Secret and pod in the model (scripted by its settle when the model sets
+/// one); answers the pod as created, or as set waiting.
+fn make_in_model(m: &mut ClusterModel, winner: &Contender) -> Pod {
+    m.create_secret(NS, winner.secret.clone())
+        .expect("the winner's Secret");
+    if let Some(script) = winner.settle.script() {
+        m.script_pods_named(NS, POD, script);
+    }
+    let pod = m
+        .create_pod(NS, winner.pod.clone())
+        .expect("the winner's pod");
+    match winner.settle {
+        Settle::Waiting(reason, message) => m
+            .set_pod_waiting(NS, POD, reason, Some(message))
+            .expect("the winner waiting"),
+        _ => pod,
+    }
+}
+
+/// Delete [`POD`] gracefully in the model, unfenced, with its own grace period; answers it
+/// deletion-marked.
+fn mark_in_model(m: &mut ClusterModel) -> Pod {
+    m.delete_pod(NS, POD, &Preconditions::default(), None)
+        .expect("the winner deleted");
+    let pod = m.get_pod(NS, POD).expect("the winner marked");
+    assert!(
+        pod.metadata.deletion_timestamp.is_some(),
+        "a graceful delete"
+    );
+    pod
 }
 
 fn sorted(names: impl Iterator<Item = Option<String>>) -> Vec<String> {

@@ -130,15 +130,6 @@ pub fn seed(
     (pod, secret_name)
 }
 
-/// A look-alike of our pod: same name, labels stripped of the marker.
-pub fn without_marker(mut pod: Pod) -> Pod {
-    if let Some(labels) = pod.metadata.labels.as_mut() {
-        labels.remove(APIARY.label_managed_by);
-        labels.remove(APIARY.label_binding_version);
-    }
-    pod
-}
-
 /// Our pod re-annotated with another agent's id.
 pub fn other_agent(mut pod: Pod) -> Pod {
     pod.metadata

@@ -1,9 +1,9 @@
 //! Conformance scenarios of the deploy loop (deploy.md § Deploy loop) that need the fake's own
-//! scripting (a create race staged at the create, a hook on a poll, a scripted answer or
-//! failure), against the real driver and the in-memory fake substrate, asserting on the fake's
-//! ordered call log. The scenarios every backend can stage are rows of the scenario table
-//! (`substrate-kube/tests/scenarios`), which runs them on this fake too. No I/O: the fake's
-//! virtual clock advances only when the driver waits.
+//! scripting (a hook on a poll or before a delete, a scripted answer or failure), against the
+//! real driver and the in-memory fake substrate, asserting on the fake's ordered call log. The
+//! scenarios every backend can stage, the lost create races among them, are rows of the
+//! scenario table (`substrate-kube/tests/scenarios`), which runs them on this fake too. No I/O:
+//! the fake's virtual clock advances only when the driver waits.
 
 #[allow(
     dead_code,
@@ -133,21 +133,6 @@ fn r12_deleting_pod_awaited_then_recreated_without_delete() {
     assert_ne!(now.metadata.uid, pod.metadata.uid);
 }
 
-/// R15: create loses to a running winner → exactly one Secret created; its name ends with its
-/// `APIARY_START_NONCE` value.
-#[test]
-fn r15_lost_race_one_secret_named_by_its_nonce() {
-    let fake = FakeCluster::new(NS);
-    let (winner, _, _) = attempt(&config(), 7);
-    fake.race_next_pod_create(shaped(&fake, winner, &Shape::Running));
-    assert_eq!(deploy_default(&fake), ok(POD, true));
-    let secrets = fake.creates_of_secrets();
-    assert_eq!(secrets.len(), 1);
-    let name = secrets[0].metadata.name.clone().unwrap();
-    let nonce = secrets[0].string_data.as_ref().unwrap()["APIARY_START_NONCE"].clone();
-    assert!(name.ends_with(&format!("-{nonce}")), "{name} / {nonce}");
-}
-
 /// R18: two consecutive crashing deploys (clock reset between) → finally exactly one pod and
 /// one Secret exist.
 #[test]
@@ -159,128 +144,6 @@ fn r18_two_crashing_deploys_leave_one_pod_one_secret() {
     run(deploy(&fake, &config, &options(&config))).unwrap_err();
     assert_eq!(fake.pods().len(), 1);
     assert_eq!(fake.secrets().len(), 1);
-}
-
-/// R19: create loses to a running look-alike without the marker → E8; no pod delete; own
-/// Secret dropped.
-#[test]
-fn r19_look_alike_winner_e8_own_secret_dropped() {
-    let fake = FakeCluster::new(NS);
-    let (winner, _, _) = attempt(&config(), 7);
-    fake.race_next_pod_create(without_marker(shaped(&fake, winner, &Shape::Running)));
-    let error = deploy_default(&fake).unwrap_err();
-    assert!(matches!(error, DeployError::ForeignPod { .. }), "{error}");
-    assert!(fake.pod_deletes().is_empty());
-    let own = fake.creates_of_secrets()[0].metadata.name.clone().unwrap();
-    assert_eq!(fake.secret_deletes().len(), 1);
-    assert_eq!(fake.secret_deletes()[0].0, own);
-    assert!(fake.secret(&own).is_none());
-}
-
-/// R20: create loses to a winner with another agent's id → E8; no pod delete.
-#[test]
-fn r20_other_agent_winner_e8() {
-    let fake = FakeCluster::new(NS);
-    let (winner, _, _) = attempt(&config(), 7);
-    fake.race_next_pod_create(other_agent(shaped(&fake, winner, &Shape::Running)));
-    let error = deploy_default(&fake).unwrap_err();
-    assert!(matches!(error, DeployError::ForeignPod { .. }), "{error}");
-    assert!(fake.pod_deletes().is_empty());
-}
-
-/// R22: create loses to a running winner whose Secret exists → name; exactly one Secret delete
-/// (own); the winner's Secret remains.
-#[test]
-fn r22_winner_secret_kept_own_dropped() {
-    let fake = FakeCluster::new(NS);
-    let (winner, winner_secret, winner_secret_name) = attempt(&config(), 7);
-    fake.insert_secret(winner_secret).unwrap();
-    fake.race_next_pod_create(shaped(&fake, winner, &Shape::Running));
-    assert_eq!(deploy_default(&fake), ok(POD, true));
-    let own = fake.creates_of_secrets()[0].metadata.name.clone().unwrap();
-    let deletes = fake.secret_deletes();
-    assert_eq!(deletes.len(), 1);
-    assert_eq!(deletes[0].0, own);
-    assert!(fake.secret(&winner_secret_name).is_some());
-}
-
-/// R23: create loses to a running winner with a different intent → adopted; no pod delete.
-#[test]
-fn r23_divergent_winner_adopted() {
-    let fake = FakeCluster::new(NS);
-    let other = config_with(|c| c.memory_limit = "8Gi".into());
-    let (winner, _, _) = attempt(&other, 7);
-    fake.race_next_pod_create(shaped(&fake, winner, &Shape::Running));
-    assert_eq!(deploy_default(&fake), ok(POD, false));
-    assert!(fake.pod_deletes().is_empty());
-}
-
-/// R24: the winner is `ContainerCreating` and runs from poll 3 → success; elapsed > 0.
-#[test]
-fn r24_creating_winner_observed_until_running() {
-    let fake = FakeCluster::new(NS);
-    let (winner, _, _) = attempt(&config(), 7);
-    let shape = Shape::Waiting("ContainerCreating", None);
-    fake.race_next_pod_create(shaped(&fake, winner, &shape));
-    fake.on_poll(3, |m| {
-        m.start_pod(NS, POD).expect("winner present");
-    });
-    assert_eq!(deploy_default(&fake), ok(POD, true));
-    assert!(fake.elapsed() > Duration::ZERO);
-    assert!(fake.pod_deletes().is_empty());
-}
-
-/// R25: the winner is started and deletion-marked → adopted.
-#[test]
-fn r25_started_deleting_winner_adopted() {
-    let fake = FakeCluster::new(NS);
-    let (winner, _, _) = attempt(&config(), 7);
-    let winner = deleting(&fake, shaped(&fake, winner, &Shape::Running));
-    fake.race_next_pod_create(winner);
-    assert_eq!(deploy_default(&fake), ok(POD, true));
-}
-
-/// R26: the winner is deletion-marked and not started → E6.
-#[test]
-fn r26_deleting_unstarted_winner_e6() {
-    let fake = FakeCluster::new(NS);
-    let (winner, _, _) = attempt(&config(), 7);
-    let shape = Shape::Waiting("ContainerCreating", None);
-    fake.race_next_pod_create(deleting(&fake, shaped(&fake, winner, &shape)));
-    let error = deploy_default(&fake).unwrap_err();
-    assert!(
-        matches!(error, DeployError::WinnerDeleting { .. }),
-        "{error}"
-    );
-    assert!(fake.pod_deletes().is_empty());
-}
-
-/// R27: the winner is terminated → E7.
-#[test]
-fn r27_terminated_winner_e7() {
-    let fake = FakeCluster::new(NS);
-    let (winner, _, _) = attempt(&config(), 7);
-    fake.race_next_pod_create(shaped(&fake, winner, &Shape::Terminated(2)));
-    let error = deploy_default(&fake).unwrap_err();
-    assert!(matches!(error, DeployError::WinnerFailed { .. }), "{error}");
-    assert!(error.to_string().contains("exited with code 2"), "{error}");
-    assert!(fake.pod_deletes().is_empty());
-}
-
-/// R28: the winner is pull-failing → observed; E5 at the deadline; no delete.
-#[test]
-fn r28_pull_failing_winner_observed_to_deadline() {
-    let fake = FakeCluster::new(NS);
-    let (winner, _, _) = attempt(&config(), 7);
-    let shape = Shape::Waiting("ErrImagePull", Some("401 Unauthorized"));
-    fake.race_next_pod_create(shaped(&fake, winner, &shape));
-    let error = deploy_default(&fake).unwrap_err();
-    assert!(
-        matches!(error, DeployError::RaceDeadlineExceeded { .. }),
-        "{error}"
-    );
-    assert!(fake.elapsed() >= deadline());
-    assert!(fake.pod_deletes().is_empty());
 }
 
 /// R30: `--timeout 60`, the pod never starts → E1 naming 60s; 60 ≤ elapsed < 600.
