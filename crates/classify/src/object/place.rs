@@ -6,7 +6,9 @@
 //!
 //! Pure: a sans-IO machine, requests out and answers in.
 
-use super::{Found, Kind, ObjectAnswer, ObjectRequest, Problem, Step, fence_of, unexpected};
+use super::vocabulary::{
+    Found, Kind, ObjectAnswer, ObjectRequest, Problem, Step, fence_of, unexpected,
+};
 use crate::answer::CreateAnswer;
 use crate::binding::Owner;
 

@@ -6,7 +6,7 @@
 //!
 //! Pure: a sans-IO machine, requests out and answers in.
 
-use super::{Found, Kind, ObjectAnswer, ObjectRequest, Step, unexpected};
+use super::vocabulary::{Found, Kind, ObjectAnswer, ObjectRequest, Step, unexpected};
 use crate::answer::DeleteAnswer;
 use crate::binding::Owner;
 use crate::failure::RequestFailure;

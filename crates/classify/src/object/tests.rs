@@ -3,7 +3,14 @@
 //! of `Place` and `Settle` is a row, over the policy and over the claim, and the kinds' data is
 //! pinned by literals.
 
+use std::fmt::Debug;
+
 use super::*;
+use crate::answer::{CreateAnswer, DeleteAnswer};
+use crate::binding::Owner;
+use crate::facts::ObjectMarks;
+use crate::failure::RequestFailure;
+use crate::fence::Fence;
 use crate::policy::{Policy, PolicyFailure, PolicyProblem, policy_deletion};
 use crate::workspace::{Claim, ClaimFailure, ClaimProblem, ClaimShape, claim_deletion};
 
