@@ -21,7 +21,7 @@ use apiary_substrate::naming::AgentIdentity;
 use serde_json::{Value, json};
 
 use crate::outcome::{CommandResult, Failure, Report};
-use crate::progress::Progress;
+use crate::progress::StatusLine;
 use crate::watched::describe;
 
 /// `apiary deploy` with `options` (`--replace`: deploy.md § Replacing a live agent): run the
@@ -30,7 +30,7 @@ pub async fn deploy_with<S: Substrate>(
     substrate: &S,
     config: &ValidConfig,
     options: &DeployOptions,
-    progress: &Progress,
+    progress: &StatusLine,
 ) -> CommandResult {
     let agent = config.agent();
     let result = driver::deploy_watching(substrate, config, options, &mut |p| {
@@ -325,7 +325,7 @@ pub async fn undeploy<S: Substrate>(
     substrate: &S,
     agent: &AgentIdentity,
     how: UndeployHow,
-    progress: &Progress,
+    progress: &StatusLine,
 ) -> CommandResult {
     let defaults = UndeployOptions::default();
     let options = UndeployOptions {

@@ -28,7 +28,7 @@ use serde_json::{Value, json};
 use crate::args::OutputFormat;
 use crate::commands;
 use crate::outcome::{self, CommandResult, Failure, Report};
-use crate::progress::{Progress, Style};
+use crate::progress::{StatusLine, Style};
 use crate::seeds_cmd;
 
 /// The demo's namespace (created by the first deploy, as a real deploy would).
@@ -256,7 +256,7 @@ async fn session(narrator: &mut Narrator) -> Result<(), Failure> {
     // tests/cli/redaction.rs asserts this value never appears in the demo's -vvv output.
     let env: Env = [("GREETING", "hello from the demo")].into_iter().collect();
     let valid = config(&main, &main_image, env)?;
-    let progress = Progress::start(
+    let progress = StatusLine::start(
         format!("deploying {}", valid.pod_name()),
         Style::for_stderr(),
     );
@@ -288,8 +288,8 @@ async fn session(narrator: &mut Narrator) -> Result<(), Failure> {
     let twin = agent("demo twin")?;
     let twin_config = config(&twin, &main_image, Env::new())?;
     let before = pod_creates(&sim);
-    let silent_a = Progress::start("twin a", Style::Silent);
-    let silent_b = Progress::start("twin b", Style::Silent);
+    let silent_a = StatusLine::start("twin a", Style::Silent);
+    let silent_b = StatusLine::start("twin b", Style::Silent);
     let (cluster_a, cluster_b) = (cluster(&client), cluster(&client));
     let twin_options = DeployOptions::for_config(&twin_config);
     let (a, b) = tokio::join!(
@@ -398,7 +398,7 @@ async fn session(narrator: &mut Narrator) -> Result<(), Failure> {
     );
     let crash_config = config(&crasher, &crash_image, Env::new())?;
     let before = pod_creates(&sim);
-    let progress = Progress::start(
+    let progress = StatusLine::start(
         format!("deploying {}", crash_config.pod_name()),
         Style::for_stderr(),
     );
@@ -466,7 +466,7 @@ async fn session(narrator: &mut Narrator) -> Result<(), Failure> {
         "Undeploy the agent",
         &format!("apiary {ns} undeploy \"demo agent\""),
     );
-    let progress = Progress::start(format!("undeploying {pod}"), Style::for_stderr());
+    let progress = StatusLine::start(format!("undeploying {pod}"), Style::for_stderr());
     let result = commands::undeploy(
         &cluster(&client),
         &main,

@@ -37,7 +37,7 @@ use apiary_substrate::naming::AgentIdentity;
 use apiary_substrate_kube::Cluster;
 use args::{Cli, Command, CompletionShell};
 use outcome::{CommandResult, Exit, Failure, Report};
-use progress::{Progress, Style};
+use progress::{StatusLine, Style};
 use runtime::block_on;
 
 fn main() -> ExitCode {
@@ -98,7 +98,7 @@ fn run(cli: Cli) -> CommandResult {
             let grace = config_input::grace_flag(u.grace_period.as_deref())?;
             block_on(async {
                 let cluster = bounded(cluster(&global).await?, timeout);
-                let progress = Progress::start(
+                let progress = StatusLine::start(
                     format!("undeploying {}", agent.pod_name()),
                     Style::for_stderr(),
                 );
@@ -205,7 +205,7 @@ fn run_deploy(global: &args::GlobalArgs, d: &args::DeployArgs) -> CommandResult 
             Some(ttl) => expiry_cmd::stamp(&cluster, valid, ttl).await?,
             None => valid,
         };
-        let progress = Progress::start(
+        let progress = StatusLine::start(
             format!("deploying {}", valid.pod_name()),
             Style::for_stderr(),
         );

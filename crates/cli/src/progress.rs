@@ -51,15 +51,17 @@ impl Style {
     }
 }
 
-/// One operation's progress display. Updates are deduplicated: only a change is shown.
-pub struct Progress {
+/// One operation's progress line on stderr: it shows the machines' progress (the one progress
+/// type, [`apiary_classify::status::Progress`]) as text. Updates are deduplicated: only a change
+/// is shown.
+pub struct StatusLine {
     label: String,
     bar: Option<ProgressBar>,
     style: Style,
     last: Mutex<Option<String>>,
 }
 
-impl Progress {
+impl StatusLine {
     /// Start showing progress for `label` (for example `deploying agent "x"`).
     pub fn start(label: impl Into<String>, style: Style) -> Self {
         let label = label.into();
@@ -124,7 +126,7 @@ impl Progress {
     }
 }
 
-impl Drop for Progress {
+impl Drop for StatusLine {
     fn drop(&mut self) {
         self.finish();
     }
@@ -168,7 +170,7 @@ mod tests {
     /// The same condition twice is shown once; a change is shown again.
     #[test]
     fn only_changes_are_shown() {
-        let p = Progress::start("deploying", Style::Silent);
+        let p = StatusLine::start("deploying", Style::Silent);
         assert!(p.update("the container is waiting, reason ContainerCreating"));
         assert!(!p.update("the container is waiting, reason ContainerCreating"));
         assert!(p.update("the pod is Running"));
@@ -192,7 +194,7 @@ mod tests {
     /// A silent progress never installs a spinner for the log writer.
     #[test]
     fn silent_progress_has_no_spinner() {
-        let p = Progress::start("x", Style::Silent);
+        let p = StatusLine::start("x", Style::Silent);
         assert!(p.bar.is_none());
         p.finish();
     }

@@ -74,7 +74,7 @@ mod tests {
         use apiary_substrate::fake::FakeCluster;
         use apiary_substrate::naming::AgentIdentity;
 
-        use crate::progress::{Progress as Display, Style};
+        use crate::progress::{StatusLine, Style};
 
         let agent = AgentIdentity::new("a").expect("agent");
         let image = format!("registry.example.com/x@sha256:{}", "a".repeat(64));
@@ -82,7 +82,7 @@ mod tests {
             .validate(&agent)
             .expect("config");
         let fake = FakeCluster::new("agents");
-        let display = Display::start("t", Style::Silent);
+        let display = StatusLine::start("t", Style::Silent);
         let mut seen = Vec::new();
         let result = driver::deploy_watching(
             &fake,

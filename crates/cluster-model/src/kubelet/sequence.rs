@@ -2,7 +2,7 @@
 //! how long until the next step. One table, shared by the model (on its virtual or scaled clock)
 //! and by `apiary-envtest`'s fake kubelet (on a scaled real clock against a real apiserver).
 //!
-//! Pure: [`step`] reshapes a `Pod` value and the kubelet's [`Progress`] at a moment it is given,
+//! Pure: [`step`] reshapes a `Pod` value and the kubelet's [`KubeletMemory`] at a moment it is given,
 //! and says when the next step is due as a delay in model time. It never reads a clock, performs
 //! no I/O and allocates no addresses itself: node placement and container IDs come from the
 //! caller's [`Resources`], so each caller keeps its own numbering.
@@ -24,9 +24,10 @@ pub const CONFIG_ERROR_RETRY: Duration = Duration::from_secs(10);
 /// How long a failed pull shows `ErrImagePull` before the kubelet reports `ImagePullBackOff`.
 pub const PULL_ERROR_SHOWN_FOR: Duration = Duration::from_secs(1);
 
-/// What the kubelet remembers about one pod between steps.
+/// What the kubelet remembers about one pod between steps (not a progress report: apiary's one
+/// progress type is the machines' `apiary_classify::status::Progress`).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Progress {
+pub struct KubeletMemory {
     /// Where the pod is in its script.
     pub stage: Stage,
     /// How many pulls have failed so far (drives [`pull_backoff`]).
@@ -35,7 +36,7 @@ pub struct Progress {
     pub started_at: Option<Timestamp>,
 }
 
-impl Progress {
+impl KubeletMemory {
     /// A pod the kubelet has not touched yet.
     pub fn new() -> Self {
         Self {
@@ -46,7 +47,7 @@ impl Progress {
     }
 }
 
-impl Default for Progress {
+impl Default for KubeletMemory {
     fn default() -> Self {
         Self::new()
     }
@@ -96,7 +97,7 @@ pub enum Outcome {
 /// retried after [`pull_backoff`]), or the removal of a vanishing pod.
 pub fn step(
     script: &PodScript,
-    progress: &mut Progress,
+    progress: &mut KubeletMemory,
     pod: &mut Pod,
     moment: Moment,
     resources: &mut dyn Resources,

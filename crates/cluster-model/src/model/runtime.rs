@@ -15,7 +15,7 @@ use k8s_openapi::api::core::v1::{Pod, Secret};
 
 use super::store::{Key, Store};
 use super::time::add;
-use crate::kubelet::sequence::{Moment, Outcome, Progress, Resources};
+use crate::kubelet::sequence::{KubeletMemory, Moment, Outcome, Resources};
 use crate::kubelet::{self, Placement, PodScript, Stage};
 
 /// The simulated kubelet's bookkeeping for one pod.
@@ -242,7 +242,7 @@ impl Kubelet {
             return Outcome::Reshaped { next: None };
         };
         let mut next = runtime.clone();
-        let mut progress = Progress {
+        let mut progress = KubeletMemory {
             stage: runtime.stage,
             pull_attempts: runtime.pull_attempts,
             started_at: runtime.started_at,

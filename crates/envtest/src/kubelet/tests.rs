@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use apiary_cluster_model::kubelet::PodScript;
 use apiary_cluster_model::kubelet::Stage;
-use apiary_cluster_model::kubelet::sequence::Progress;
+use apiary_cluster_model::kubelet::sequence::KubeletMemory;
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Container, Pod, PodSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
@@ -73,7 +73,7 @@ fn running(progress_of: &mut Tracker, name: &str, uid: &str, now: Instant) {
         &key(name),
         uid,
         Stepped {
-            progress: Progress {
+            progress: KubeletMemory {
                 stage: Stage::Running,
                 pull_attempts: 0,
                 started_at: None,
@@ -171,7 +171,7 @@ fn new_pod_is_scripted_by_image_and_due_at_once() {
         &key("p"),
         "u1",
         Stepped {
-            progress: Progress {
+            progress: KubeletMemory {
                 stage: Stage::Scheduled,
                 pull_attempts: 0,
                 started_at: None,
@@ -330,7 +330,7 @@ fn secret_wakes_config_errors() {
         &key("p"),
         "u1",
         Stepped {
-            progress: Progress {
+            progress: KubeletMemory {
                 stage: Stage::ConfigError,
                 pull_attempts: 0,
                 started_at: None,

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use apiary_cluster_model::kubelet::PodScript;
-use apiary_cluster_model::kubelet::sequence::Progress;
+use apiary_cluster_model::kubelet::sequence::KubeletMemory;
 use apiary_cluster_model::kubelet::{Placement, Stage};
 use k8s_openapi::api::core::v1::Pod;
 
@@ -108,7 +108,7 @@ pub(crate) struct Tracked {
     /// Its script, chosen once when first seen.
     pub(crate) script: PodScript,
     /// Where it is in the script.
-    pub(crate) progress: Progress,
+    pub(crate) progress: KubeletMemory,
     /// When the script was attached (its delays count from here).
     pub(crate) anchor: Instant,
     /// When the next script step falls due.
@@ -238,7 +238,7 @@ impl Tracker {
                 Tracked {
                     uid,
                     script,
-                    progress: Progress::new(),
+                    progress: KubeletMemory::new(),
                     anchor: now,
                     due,
                     placement: None,
@@ -422,7 +422,7 @@ pub(crate) fn new_placement(node_name: &str) -> Placement {
 /// The result of one script step, reported to [`Tracker::stepped`].
 pub(crate) struct Stepped {
     /// The progress after the step.
-    pub(crate) progress: Progress,
+    pub(crate) progress: KubeletMemory,
     /// The placement the step used (new or kept).
     pub(crate) placement: Option<Placement>,
     /// The container ID the step used (new or kept).

@@ -105,7 +105,7 @@ fn phase(pod: &Pod) -> Option<&str> {
 #[test]
 fn start_schedules_then_runs() {
     let script = PodScript::Start { after: SECOND };
-    let mut progress = Progress::new();
+    let mut progress = KubeletMemory::new();
     let mut pod = pod("r.io/agent");
     let mut res = Counting::new();
     let first = step(&script, &mut progress, &mut pod, at(0), &mut res);
@@ -133,7 +133,7 @@ fn first_delay_counts_from_the_anchor() {
     let script = PodScript::Start {
         after: Duration::from_secs(5),
     };
-    let mut progress = Progress::new();
+    let mut progress = KubeletMemory::new();
     let mut pod = pod("r.io/agent");
     let outcome = step(
         &script,
@@ -154,7 +154,7 @@ fn first_delay_counts_from_the_anchor() {
 #[test]
 fn missing_secret_is_a_config_error_until_it_exists() {
     let script = PodScript::Start { after: SECOND };
-    let mut progress = Progress::new();
+    let mut progress = KubeletMemory::new();
     let mut pod = pod("r.io/agent");
     let mut res = Counting::new();
     res.secret_present = false;
@@ -183,7 +183,7 @@ fn pull_failure_loops_with_doubling_backoff() {
         after: SECOND,
         failure: PullFailure::ManifestUnknown,
     };
-    let mut progress = Progress::new();
+    let mut progress = KubeletMemory::new();
     let mut pod = pod("r.io/pullfail-manifest");
     let mut res = Counting::new();
     step(&script, &mut progress, &mut pod, at(0), &mut res);
@@ -215,7 +215,7 @@ fn exit_terminates_with_its_code() {
             run_for,
             exit_code: 1,
         };
-        let mut progress = Progress::new();
+        let mut progress = KubeletMemory::new();
         let mut pod = pod("r.io/crash");
         let mut res = Counting::new();
         step(&script, &mut progress, &mut pod, at(0), &mut res);
@@ -251,7 +251,7 @@ fn exit_terminates_with_its_code() {
 #[test]
 fn scripts_that_stop_early() {
     let mut res = Counting::new();
-    let mut progress = Progress::new();
+    let mut progress = KubeletMemory::new();
     let mut p = pod("r.io/unschedulable");
     let outcome = step(
         &PodScript::Unschedulable,
@@ -264,7 +264,7 @@ fn scripts_that_stop_early() {
     assert_eq!(progress.stage, Stage::Unschedulable);
     assert_eq!(res.placements, 0);
 
-    let mut progress = Progress::new();
+    let mut progress = KubeletMemory::new();
     let mut p = pod("r.io/never-starts");
     let outcome = step(
         &PodScript::NeverStarts,
@@ -277,7 +277,7 @@ fn scripts_that_stop_early() {
     assert_eq!(waiting_reason(&p).as_deref(), Some("ContainerCreating"));
 
     let vanish = PodScript::Vanish { after: SECOND };
-    let mut progress = Progress::new();
+    let mut progress = KubeletMemory::new();
     let mut p = pod("r.io/vanish");
     step(&vanish, &mut progress, &mut p, at(0), &mut res);
     assert_eq!(
@@ -285,7 +285,7 @@ fn scripts_that_stop_early() {
         Outcome::Remove
     );
 
-    let mut progress = Progress::new();
+    let mut progress = KubeletMemory::new();
     let mut p = pod("r.io/agent");
     let before = p.clone();
     let outcome = step(&PodScript::Inert, &mut progress, &mut p, at(0), &mut res);
@@ -307,7 +307,7 @@ fn status_of(pod: &Pod) -> (&k8s_openapi::api::core::v1::PodStatus, &ContainerSt
 
 /// Run `script` on a pod of `image` needing Secret `env-1`, for `steps` steps one second apart.
 fn run(script: &PodScript, image: &str, secret_present: bool, steps: i64) -> Pod {
-    let mut progress = Progress::new();
+    let mut progress = KubeletMemory::new();
     let mut pod = pod(image);
     let mut res = Counting::new();
     res.secret_present = secret_present;
@@ -438,7 +438,7 @@ fn a_failing_pull_is_the_real_kubelets_pull_failure() {
 /// written in the spec, imageID `""`, `lastState` `{}`.
 #[test]
 fn a_missing_secret_is_the_real_kubelets_config_error() {
-    let mut progress = Progress::new();
+    let mut progress = KubeletMemory::new();
     let mut pod = pod(AGENT_REF);
     if let Some(spec) = pod.spec.as_mut() {
         spec.containers[0].env_from = Some(vec![EnvFromSource {
