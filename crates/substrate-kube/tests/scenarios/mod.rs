@@ -981,8 +981,10 @@ table! {
     /// script: not on the real tier, whose fake kubelet starts pods by a delay of its own, nor
     /// stormy, where a retried read may first see it running).
     r24_creating_winner_observed_until_running on [fake, calm];
-    /// R25: a started, deletion-marked winner is adopted (not on the real tier: its kubelet,
-    /// like a real one, writes the containers terminated as soon as the pod is marked).
+    /// R25: a started, deletion-marked winner is adopted (not on the real tier: its fake
+    /// kubelet ends the containers as soon as the pod is marked, as a container that exits on
+    /// `SIGTERM` does; the model's keeps them running through the grace period, as one that
+    /// ignores it does, which is the case the row states).
     r25_started_deleting_winner_adopted on [fake, calm, stormy];
     /// R26: a winner marked for deletion before it started is E6.
     r26_deleting_unstarted_winner_e6 on [fake, calm, stormy, real];
