@@ -463,3 +463,5 @@ fn each_setting_is_named_by_its_flag() {
         assert!(!settings.contains("fast"), "no value: {settings}");
     }
 }
+
+mod pinned;
