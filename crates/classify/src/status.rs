@@ -8,6 +8,8 @@
 mod machine;
 mod mapping;
 
-pub use machine::{SecretStatus, StatusMachine, StatusReport, StatusSpec, StatusStep};
+pub use machine::{
+    SecretStatus, StatusExpiry, StatusMachine, StatusReport, StatusSpec, StatusStep,
+};
 pub(crate) use mapping::ProgressLog;
 pub use mapping::{PodStatus, Progress, StatusState, pod_status, progress_of, startup_status};

@@ -11,11 +11,12 @@ use apiary_classify::workspace::{ClaimDifference, ClaimShape, claim_differences}
 use std::time::Duration;
 
 use apiary_classify::deploy::Left;
+use apiary_classify::expiry::{format_instant, render_time_left};
 use apiary_classify::workspace::ClaimReport;
 use apiary_substrate::Substrate;
 use apiary_substrate::config::ValidConfig;
 use apiary_substrate::driver::{
-    self, DeployOptions, StatusReport, UndeployError, UndeployOptions, UndeployReport,
+    self, DeployOptions, StatusExpiry, StatusReport, UndeployError, UndeployOptions, UndeployReport,
 };
 use apiary_substrate::naming::AgentIdentity;
 use serde_json::{Value, json};
@@ -178,7 +179,7 @@ pub fn status_report(agent: &AgentIdentity, namespace: &str, report: &StatusRepo
         .secret
         .as_ref()
         .map(|s| json!({ "name": s.name, "exists": s.exists }));
-    let doc = json!({
+    let mut doc = json!({
         "agent": agent.name(),
         "agent_id": agent.id(),
         "namespace": namespace,
@@ -201,6 +202,11 @@ pub fn status_report(agent: &AgentIdentity, namespace: &str, report: &StatusRepo
             all.iter().map(ToString::to_string).collect::<Vec<_>>()
         }),
     });
+    // deploy.md § Expiry: the keys (and the last line) only for a verified pod with an expiry.
+    if let Some(expiry) = report.expiry {
+        doc["expires_at"] = json!(format_instant(expiry.expires_at));
+        doc["expires_in_seconds"] = json!(expiry.seconds_left);
+    }
     let dash = |v: Option<&str>| v.unwrap_or("-").to_owned();
     let text = [
         format!("state: {state}"),
@@ -254,9 +260,20 @@ pub fn status_report(agent: &AgentIdentity, namespace: &str, report: &StatusRepo
             .zip(report.workspace.as_ref())
             .map(|(all, claim)| claim_differs_text(all, &claim.name)),
     )
+    .chain(report.expiry.map(expiry_line))
     .collect::<Vec<_>>()
     .join("\n");
     Report::new(text, doc)
+}
+
+/// The `expires:` line of `status`: the instant and, with a server clock, the time left.
+fn expiry_line(expiry: StatusExpiry) -> String {
+    let instant = format_instant(expiry.expires_at);
+    match expiry.seconds_left {
+        Some(left) if left <= 0 => format!("expires: {instant} (expired)"),
+        Some(left) => format!("expires: {instant} (in {})", render_time_left(left)),
+        None => format!("expires: {instant}"),
+    }
 }
 
 /// The settings that differ, as a person reads them (deploy.md § Naming what differs).

@@ -11,19 +11,15 @@ use apiary_classify::grace::GracePeriod;
 use std::time::Duration;
 
 use apiary_classify::expire::{ExpireError, ExpireReport};
-use apiary_classify::expiry::{
-    TtlError, expiry_of, format_instant, parse_ttl, render_time_left, seconds_left,
-};
+use apiary_classify::expiry::{TtlError, format_instant, parse_ttl};
 use apiary_classify::failure::RequestFailure;
 use apiary_classify::renew::Renewed;
-use apiary_classify::verify::verify_pod;
 use apiary_substrate::Substrate;
 use apiary_substrate::config::ValidConfig;
 use apiary_substrate::driver::{
     self, AgentGc, EXPIRE_DEADLINE, GcAll, RENEW_BACKOFF, RenewOptions, StampError,
 };
 use apiary_substrate::naming::AgentIdentity;
-use apiary_substrate::observe::observe_pod;
 use serde_json::{Value, json};
 
 use crate::outcome::{CommandResult, Failure, Report};
@@ -310,48 +306,4 @@ pub async fn gc_all<S: Substrate>(
 /// person is not left guessing whether the command did anything.
 fn say_nothing_to_collect(scope: &str) {
     crate::progress::notice(&format!("nothing to collect in {scope}"));
-}
-
-/// `status` with the expiry of a verified pod that has one: `expires_at` and the time left on
-/// the server clock, from one pod list by the agent's selector (its `Date` is the clock). Absent
-/// and foreign pods show nothing more; a failed list leaves the report as it was (status is
-/// read-only and its report already stands).
-pub async fn with_expiry<S: Substrate>(
-    substrate: &S,
-    agent: &AgentIdentity,
-    mut report: Report,
-) -> Report {
-    if matches!(
-        report.json["state"].as_str(),
-        Some("absent" | "foreign") | None
-    ) {
-        return report;
-    }
-    let Ok(listed) = substrate.list_pods(&agent.selector()).await else {
-        return report;
-    };
-    let pod_name = agent.pod_name();
-    let expires_at = listed
-        .items
-        .iter()
-        .map(|p| observe_pod(p, agent.binding()))
-        .filter(|p| p.marks.name.as_deref() == Some(pod_name.as_str()))
-        .find(|p| verify_pod(p, &agent.owner()).is_some())
-        .and_then(|p| expiry_of(&p.marks));
-    let Some(expires_at) = expires_at else {
-        return report;
-    };
-    let left = listed
-        .server_now
-        .map(|now| seconds_left(expires_at, now.timestamp()));
-    let instant = format_instant(expires_at);
-    report.json["expires_at"] = json!(instant);
-    report.json["expires_in_seconds"] = json!(left);
-    let line = match left {
-        Some(left) if left <= 0 => format!("expires: {instant} (expired)"),
-        Some(left) => format!("expires: {instant} (in {})", render_time_left(left)),
-        None => format!("expires: {instant}"),
-    };
-    report.text = format!("{}\n{line}", report.text);
-    report
 }

@@ -249,8 +249,7 @@ fn run_status(global: &args::GlobalArgs, s: &args::StatusArgs) -> CommandResult 
             }
             None => None,
         };
-        let report = commands::status(&cluster, &agent, valid.as_ref()).await?;
-        Ok(expiry_cmd::with_expiry(&cluster, &agent, report).await)
+        commands::status(&cluster, &agent, valid.as_ref()).await
     })
 }
 

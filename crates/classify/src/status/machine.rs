@@ -1,12 +1,15 @@
 //! The `status` operation (deploy.md § status) as a sans-IO machine: read the pod, settle a
 //! pending Secret check, check the referenced Secret, and map — with one rule for intent
-//! matching, the verified pod's own (`VerifiedPod::intent_matches`), as deploy uses.
+//! matching, the verified pod's own (`VerifiedPod::intent_matches`), as deploy uses — then, for
+//! a verified pod with an expiry, read the server clock and count the time left
+//! (deploy.md § Expiry).
 //!
 //! Pure and read-only: the only effects are quorum reads. A foreign pod reports nothing of
-//! itself, so no Secret of it is read.
+//! itself, so no Secret of it is read and no expiry of it shown.
 
 use super::mapping::{PodStatus, StatusState, pod_status};
 use crate::binding::Owner;
+use crate::expiry::{expiry_of, seconds_left};
 use crate::failure::RequestFailure;
 use crate::request::{Answer, Request, Step};
 use crate::settings::{SettingsDiff, differing_settings};
@@ -45,6 +48,17 @@ pub struct SecretStatus {
     pub exists: bool,
 }
 
+/// The expiry of a verified pod that carries one (deploy.md § Expiry): the instant its
+/// annotation records and the time left on the apiserver's clock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StatusExpiry {
+    /// The recorded instant (apiserver clock, Unix seconds).
+    pub expires_at: i64,
+    /// Seconds left at the listing's `Date` (zero or negative once expired); `None` when the
+    /// listing carried no usable `Date`.
+    pub seconds_left: Option<i64>,
+}
+
 /// What `status` reports (deploy.md § status).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StatusReport {
@@ -71,6 +85,9 @@ pub struct StatusReport {
     /// With a configuration asking for a claim and an own claim found: how the claim differs
     /// from what was asked (reported, never acted on: claims are never resized).
     pub workspace_differs: Option<Vec<ClaimDifference>>,
+    /// The expiry of a verified pod whose annotation records one and whose clock read was
+    /// answered; `None` otherwise (absent and foreign pods show none).
+    pub expiry: Option<StatusExpiry>,
 }
 
 /// What one step of the status machine returns.
@@ -89,6 +106,8 @@ pub(crate) enum Phase {
     ComparingEnv(Box<StatusReport>),
     /// Reading the workspace claim.
     ReadingWorkspace(Box<StatusReport>),
+    /// Reading the server clock for the time left until the recorded instant.
+    ReadingClock(Box<StatusReport>, i64),
     Done(Result<StatusReport, RequestFailure>),
 }
 
@@ -99,6 +118,8 @@ pub struct StatusMachine {
     phase: Phase,
     /// The image named in pull-failure text: the configuration's, else the pod's own.
     image: Option<String>,
+    /// The expiry instant the read pod records, when it is verified and has a well-formed one.
+    expires_at: Option<i64>,
 }
 
 impl StatusMachine {
@@ -108,6 +129,7 @@ impl StatusMachine {
             spec,
             phase: Phase::Start,
             image: None,
+            expires_at: None,
         }
     }
 
@@ -129,6 +151,13 @@ impl StatusMachine {
                         .or_else(|| pod.as_ref().and_then(|p| p.facts.image.clone()));
                     let view = view_pod(pod.as_ref(), &self.spec.owner);
                     self.image = image;
+                    // Only a verified pod's expiry is shown: nothing of a foreign pod is.
+                    self.expires_at = match view {
+                        PodView::Pending(_) | PodView::Settled(_) => {
+                            pod.as_ref().and_then(|p| expiry_of(&p.marks))
+                        }
+                        PodView::Absent | PodView::Foreign => None,
+                    };
                     match view {
                         PodView::Pending(pending) => {
                             let name = pending.secret.clone();
@@ -178,6 +207,23 @@ impl StatusMachine {
                     _ => None,
                 };
                 report.workspace = claim;
+                match self.expires_at {
+                    // deploy.md § Expiry: the server's clock only; a pod list's `Date` is it.
+                    Some(expires_at) => {
+                        self.phase = Phase::ReadingClock(report, expires_at);
+                        Step::Request(Request::List { secrets: false })
+                    }
+                    None => Step::Done(Ok(*report)),
+                }
+            }
+            (Phase::ReadingClock(mut report, expires_at), Answer::Listed(listed)) => {
+                // Read-only and already standing: a failed clock read only loses the line.
+                if let Ok(listing) = listed {
+                    report.expiry = Some(StatusExpiry {
+                        expires_at,
+                        seconds_left: listing.server_now.map(|now| seconds_left(expires_at, now)),
+                    });
+                }
                 Step::Done(Ok(*report))
             }
             (_, _) => Step::Done(Err(RequestFailure::unsent(
@@ -236,6 +282,7 @@ impl StatusMachine {
             workspace: None,
             intent_differs,
             workspace_differs: None,
+            expiry: None,
         });
         match compare {
             Some(secret) => {

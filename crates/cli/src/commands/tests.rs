@@ -54,6 +54,7 @@ fn status_document_and_lines_for_a_started_pod() {
         intent_differs: None,
         workspace_differs: None,
         workspace: None,
+        expiry: None,
     };
     let r = status_report(&agent(), "agents", &report);
     assert_eq!(
@@ -97,6 +98,7 @@ fn status_absent_uses_null_and_dashes() {
         intent_differs: None,
         workspace_differs: None,
         workspace: None,
+        expiry: None,
     };
     let r = status_report(&agent(), "agents", &report);
     assert_eq!(r.json["state"], "absent");
@@ -126,6 +128,7 @@ fn status_missing_secret_and_differing_intent() {
         intent_differs: None,
         workspace_differs: None,
         workspace: None,
+        expiry: None,
     };
     let r = status_report(&agent(), "agents", &report);
     assert!(r.text.contains("secret: s (missing)"));
@@ -153,6 +156,7 @@ fn status_names_the_differing_environment_keys() {
         intent_differs: None,
         workspace_differs: None,
         workspace: None,
+        expiry: None,
     };
     let r = status_report(&agent(), "agents", &report);
     assert!(
@@ -167,6 +171,46 @@ fn status_names_the_differing_environment_keys() {
     report.env_differs = Some(Vec::new());
     let r = status_report(&agent(), "agents", &report);
     assert!(r.text.ends_with("\nenvironment: matches"), "{}", r.text);
+}
+
+/// deploy.md § Expiry: a pod with an expiry adds `expires_at` and `expires_in_seconds` and a
+/// last `expires:` line with the time left, `(expired)` once it is past, or the instant alone
+/// without a server clock; without one neither key nor line appears.
+#[test]
+fn status_renders_the_expiry_it_is_given() {
+    let mut report = StatusReport {
+        pod: "apiary-x".into(),
+        state: StatusState::Started,
+        condition: None,
+        secret: None,
+        intent_matches: None,
+        env_differs: None,
+        intent_differs: None,
+        workspace_differs: None,
+        workspace: None,
+        expiry: None,
+    };
+    let r = status_report(&agent(), "agents", &report);
+    assert!(r.json.get("expires_at").is_none(), "{}", r.json);
+    assert!(!r.text.contains("expires"), "{}", r.text);
+    for (left, line) in [
+        (Some(7_140), "expires: 2026-01-01T02:00:00Z (in 1h59m)"),
+        (Some(0), "expires: 2026-01-01T02:00:00Z (expired)"),
+        (None, "expires: 2026-01-01T02:00:00Z"),
+    ] {
+        report.expiry = Some(StatusExpiry {
+            expires_at: 1_767_232_800,
+            seconds_left: left,
+        });
+        let r = status_report(&agent(), "agents", &report);
+        assert!(
+            r.text.ends_with(&format!("\nintent: -\n{line}")),
+            "{}",
+            r.text
+        );
+        assert_eq!(r.json["expires_at"], "2026-01-01T02:00:00Z");
+        assert_eq!(r.json["expires_in_seconds"], serde_json::json!(left));
+    }
 }
 
 /// Every status state is printed with its contract spelling.
@@ -192,6 +236,7 @@ fn status_prints_every_state() {
             intent_differs: None,
             workspace_differs: None,
             workspace: None,
+            expiry: None,
         };
         let r = status_report(&agent(), "agents", &report);
         assert_eq!(r.json["state"], word);

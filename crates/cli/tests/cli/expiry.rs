@@ -39,7 +39,8 @@ fn pod_of(agent: &str) -> String {
 
 on_both_backends! {
     /// `deploy --ttl 2h` records the instant 2 h after the server clock read before the create:
-    /// at most 2 h after the server-assigned creationTimestamp, and not much less.
+    /// at most 2 h after the server-assigned creationTimestamp, and not much less; `status`
+    /// shows it with the time left on the server's clock, in JSON and as its last text line.
     fn deploy_ttl_records_the_server_expiry(fx) {
         let run = fx.apiary(&["deploy", AGENT, "--image", IMAGE, "--ttl", "2h"]);
         assert_eq!(run.code, 0, "{run:?}");
@@ -54,6 +55,35 @@ on_both_backends! {
             Some(expires),
             "{doc}"
         );
+        let left = doc["expires_in_seconds"].as_i64().expect("time left");
+        assert!((7_200 - 120..=7_200).contains(&left), "{doc}");
+        let text = fx.apiary(&["status", AGENT]);
+        assert_eq!(text.code, 0, "{text:?}");
+        let line = text.stdout.lines().last().unwrap_or_default();
+        let instant = doc["expires_at"].as_str().unwrap_or_default();
+        assert!(line.starts_with(&format!("expires: {instant} (in ")), "{}", text.stdout);
+    }
+
+    /// `status` lists the agent's pods once, for the server clock, only when its pod records an
+    /// expiry: a pod without one shows none and needs no clock.
+    fn status_reads_the_server_clock_only_for_an_expiry(fx) {
+        let pod_lists = |fx: &Fixture| {
+            fx.requests().iter().filter(|r| r.is(Verb::List, Resource::Pods)).count()
+        };
+        let run = fx.apiary(&["deploy", AGENT, "--image", IMAGE]);
+        assert_eq!(run.code, 0, "{run:?}");
+        fx.clear_requests();
+        let plain = fx.apiary(&["status", AGENT, "-o", "json"]);
+        assert_eq!(plain.code, 0, "{plain:?}");
+        assert!(plain.json().get("expires_at").is_none(), "{plain:?}");
+        assert_eq!(pod_lists(&fx), 0);
+        let renewed = fx.apiary(&["renew", AGENT, "--ttl", "1h"]);
+        assert_eq!(renewed.code, 0, "{renewed:?}");
+        fx.clear_requests();
+        let expiring = fx.apiary(&["status", AGENT, "-o", "json"]);
+        assert_eq!(expiring.code, 0, "{expiring:?}");
+        assert!(expiring.json()["expires_at"].is_string(), "{expiring:?}");
+        assert_eq!(pod_lists(&fx), 1);
     }
 
     /// `renew --ttl 5h` moves the expiry with one guarded PATCH and says where it is now.

@@ -24,7 +24,7 @@ mod undeploy;
 
 pub use apiary_classify::deploy::{DeployError, Deployed};
 pub use apiary_classify::gc::GcReport;
-pub use apiary_classify::status::{SecretStatus, StatusReport};
+pub use apiary_classify::status::{SecretStatus, StatusExpiry, StatusReport};
 pub use apiary_classify::undeploy::{UndeployError, UndeployReport};
 
 pub use deploy::{DeployOptions, deploy, deploy_spec, deploy_watching, spec_for};

@@ -4,6 +4,7 @@
 use super::*;
 use crate::binding::Owner;
 use crate::facts::ObservedPod;
+use crate::request::Listing;
 use crate::testkit::script::{Beat, Check, Play, ask, done, ends, feed};
 use crate::testkit::{
     AGENT_ID, INTENT, OTHER_AGENT_ID, OTHER_INTENT, POD, own_pod, running, waiting,
@@ -287,4 +288,89 @@ fn a_configuration_names_the_differing_settings_and_the_claims_differences() {
             r.intent_matches == Some(true) && r.intent_differs.is_none()
         }),
     );
+}
+
+/// A running pod of `agent_id` recording the expiry instant [`AT`].
+fn expiring(agent_id: &str) -> ObservedPod {
+    let mut pod = own_pod(running());
+    pod.marks.agent_id = Some(agent_id.into());
+    pod.marks.expires_at = Some("2026-01-01T02:00:00Z".into());
+    pod
+}
+
+const AT: i64 = 1_767_232_800;
+
+/// deploy.md § Expiry: a verified pod recording an expiry has the server clock read last (a pod
+/// list's `Date`), and the report carries the instant and the time left on that clock; a
+/// listing without a usable `Date` leaves the time left unknown, and a failed one only loses the
+/// expiry (status is read-only and its report stands).
+#[test]
+fn an_expiring_pod_reads_the_server_clock_last() {
+    let clock = || ask(Request::List { secrets: false });
+    let listed = |server_now| {
+        Answer::Listed(Ok(Listing {
+            server_now,
+            ..Listing::default()
+        }))
+    };
+    let failed = Answer::Listed(Err(RequestFailure::api(403, "Forbidden", "no list")));
+    for (answer, expiry) in [
+        (
+            listed(Some(AT - 7_140)),
+            Some(StatusExpiry {
+                expires_at: AT,
+                seconds_left: Some(7_140),
+            }),
+        ),
+        (
+            listed(Some(AT + 30)),
+            Some(StatusExpiry {
+                expires_at: AT,
+                seconds_left: Some(-30),
+            }),
+        ),
+        (
+            listed(None),
+            Some(StatusExpiry {
+                expires_at: AT,
+                seconds_left: None,
+            }),
+        ),
+        (failed.clone(), None),
+    ] {
+        let shown = reports("the expiry as the clock shows it", move |r| {
+            r.state == StatusState::Started && r.expiry == expiry
+        });
+        let mut beats = to_secret_check(expiring(AGENT_ID));
+        beats.extend([
+            feed(Answer::Exists(Ok(true)), ask(Request::ReadWorkspace)),
+            feed(Answer::WorkspaceRead(None), clock()),
+            feed(answer, shown),
+        ]);
+        play_reading(spec(None), beats);
+    }
+}
+
+/// A foreign pod's expiry is not shown and no clock is read for it; a pod recording no expiry
+/// (or one that does not parse) reads no clock either.
+#[test]
+fn no_clock_is_read_without_an_expiry_of_the_agents_own() {
+    let nothing = || reports("no expiry", |r| r.expiry.is_none());
+    play(
+        spec(None),
+        vec![
+            feed(Answer::Start, get()),
+            feed(
+                Answer::PodRead(Ok(Some(expiring(OTHER_AGENT_ID)))),
+                nothing(),
+            ),
+        ],
+    );
+    let mut malformed = expiring(AGENT_ID);
+    malformed.marks.expires_at = Some("in two hours".into());
+    for pod in [own_pod(running()), malformed] {
+        let mut beats = to_secret_check(pod);
+        beats.push(feed(Answer::Exists(Ok(true)), nothing()));
+        play(spec(None), beats);
+    }
 }
