@@ -12,6 +12,7 @@ use sha2::{Digest, Sha256};
 
 use apiary_classify::binding::Binding;
 use apiary_classify::grace::{DEFAULT_POD_GRACE, GracePeriod};
+use apiary_classify::settings::{Member, SETTINGS};
 
 use crate::image::ImageRef;
 use crate::naming::hex;
@@ -176,10 +177,11 @@ impl<'a> CreateIntent<'a> {
     }
 
     /// The intent settings (deploy.md § Naming what differs): each member of the template (each
-    /// pod option on its own) that is set, named by its flag, with the first 8 hex of the
-    /// SHA-256 of its compact JSON; `name=digest` pairs sorted by name and joined by `,`. An unset
-    /// member (null, false, empty) is left out, so "unset" reads the same whether a pod option
-    /// block is there or not. Holds no value: env keys, never values, are all the template has.
+    /// pod option on its own) that is set, named as the one declaration of the settings names
+    /// it ([`SETTINGS`]), with the first 8 hex of the SHA-256 of its compact JSON; `name=digest`
+    /// pairs sorted by name and joined by `,`. An unset member (null, false, empty) is left out,
+    /// so "unset" reads the same whether a pod option block is there or not. Holds no value:
+    /// env keys, never values, are all the template has.
     #[must_use]
     pub fn settings(&self) -> String {
         let Ok(serde_json::Value::Object(members)) = serde_json::to_value(self) else {
@@ -190,10 +192,10 @@ impl<'a> CreateIntent<'a> {
             match (member.as_str(), value) {
                 ("pod_options", serde_json::Value::Object(options)) => {
                     for (option, value) in options {
-                        setting(&mut pairs, option, value);
+                        setting(&mut pairs, Member::PodOption(option), value);
                     }
                 }
-                (member, value) => setting(&mut pairs, member, value),
+                (member, value) => setting(&mut pairs, Member::Template(member), value),
             }
         }
         pairs
@@ -207,7 +209,7 @@ impl<'a> CreateIntent<'a> {
 /// Add the setting of template member `member` with `value`, unless unset.
 fn setting(
     pairs: &mut std::collections::BTreeMap<String, String>,
-    member: &str,
+    member: Member<&str>,
     value: &serde_json::Value,
 ) {
     use serde_json::Value;
@@ -224,23 +226,13 @@ fn setting(
     pairs.insert(setting_name(member), digest[..8].to_owned());
 }
 
-/// The name of a template member's setting: the flag that sets it, without its dashes.
-fn setting_name(member: &str) -> String {
-    match member {
-        "template_version" => "template".to_owned(),
-        "args" => "arg".to_owned(),
-        "termination_grace_period_seconds" => "grace-period".to_owned(),
-        "env_from_secret" => "env-from-secret-placeholder".to_owned(),
-        "workspace_mount_path" => "workspace".to_owned(),
-        "tolerations" => "toleration".to_owned(),
-        "extended_resources" => "resource".to_owned(),
-        "image_pull_secrets" => "image-pull-secret".to_owned(),
-        "labels" => "label".to_owned(),
-        "annotations" => "annotation".to_owned(),
-        "env_from_secrets" => "env-from-secret".to_owned(),
-        "env_secrets" => "env-secret".to_owned(),
-        "workspace_claim" => "workspace-size".to_owned(),
-        other => other.replace('_', "-"),
+/// The name of a template member's setting, as [`SETTINGS`] declares it. A member missing
+/// there (the tests of this module forbid one) is named by its JSON name, dashed.
+fn setting_name(member: Member<&str>) -> String {
+    let declared = SETTINGS.iter().find(|setting| setting.member == member);
+    match (declared, member) {
+        (Some(setting), _) => setting.name.to_owned(),
+        (None, Member::Template(json) | Member::PodOption(json)) => json.replace('_', "-"),
     }
 }
 

@@ -106,3 +106,37 @@ fn every_setting_has_its_label() {
         assert_eq!(setting_label(name), label, "{name}");
     }
 }
+
+/// The declaration names each setting, member and flag once, and a setting of one flag with
+/// no description of its own is named like that flag (so its label is the flag).
+#[test]
+fn the_declaration_names_each_setting_member_and_flag_once() {
+    let mut names = std::collections::BTreeSet::new();
+    let mut members = Vec::new();
+    for setting in SETTINGS {
+        assert!(names.insert(setting.name), "{} twice", setting.name);
+        assert!(!members.contains(&setting.member), "{:?}", setting.member);
+        members.push(setting.member);
+        if setting.what.is_none() && !setting.flags.is_empty() {
+            assert_eq!(setting.flags, [setting.name]);
+        }
+    }
+    let mut flags = std::collections::BTreeSet::new();
+    for flag in deploy_flags() {
+        assert!(flags.insert(flag), "--{flag} declared twice");
+        assert!(!flag.starts_with('-') && !flag.is_empty(), "{flag:?}");
+    }
+}
+
+/// A file's key is its flag in camelCase.
+#[test]
+fn a_key_is_its_flag_in_camel_case() {
+    for (flag, key) in [
+        ("image", "image"),
+        ("cpu-limit", "cpuLimit"),
+        ("image-pull-secret", "imagePullSecret"),
+        ("ephemeral-storage-request", "ephemeralStorageRequest"),
+    ] {
+        assert_eq!(camel_case_key(flag), key);
+    }
+}

@@ -280,7 +280,8 @@ fn status_shape_flags_are_reported_when_given() {
     assert!(ShapeArgs::default().given_flags().is_empty());
 }
 
-/// Every shape flag is reported by `given_flags` (so none can be silently ignored by `status`).
+/// Every shape flag is reported by `given_flags` (so none can be silently ignored by `status`),
+/// by the long name clap gives it.
 #[test]
 fn given_flags_covers_every_shape_flag() {
     let shape = ShapeArgs {
@@ -315,7 +316,18 @@ fn given_flags_covers_every_shape_flag() {
         storage_class: Some("fast".into()),
         grace_period: Some("5s".into()),
     };
-    assert_eq!(shape.given_flags().len(), 30);
+    let mut given = shape.given_flags();
+    given.sort_unstable();
+    let command = <ShapeArgs as clap::Args>::augment_args(clap::Command::new("shape"));
+    let mut flags: Vec<String> = command
+        .get_arguments()
+        .map(|arg| format!("--{}", arg.get_long().expect("a long name")))
+        .collect();
+    flags.sort_unstable();
+    assert_eq!(
+        given, flags,
+        "given_flags names each flag of ShapeArgs once"
+    );
 }
 
 /// The JSON pre-scan recognises every spelling clap accepts, the last one winning.
@@ -345,4 +357,33 @@ fn requests_json_recognises_every_spelling() {
     ] {
         assert!(!requests_json(&os(args)), "{args:?}");
     }
+}
+
+/// Every flag of `deploy` (its own and the global ones it accepts) is in the one declaration
+/// of the pod shape's settings (`apiary_classify::settings`: a setting, or a flag that enters
+/// none with why), and every flag declared there is a flag of `deploy`: a new flag cannot be
+/// missing from the settings, their labels or a file's keys, nor a declared one from the CLI.
+#[test]
+fn every_deploy_flag_is_declared_and_every_declared_flag_is_a_deploy_flag() {
+    use clap::CommandFactory;
+    let mut cli = Cli::command();
+    cli.build();
+    let deploy = cli
+        .get_subcommands()
+        .find(|command| command.get_name() == "deploy")
+        .expect("deploy is a subcommand");
+    let mut flags: Vec<&str> = deploy
+        .get_arguments()
+        .filter(|arg| !arg.is_positional())
+        .filter(|arg| !matches!(arg.get_id().as_str(), "help" | "version"))
+        .map(|arg| {
+            arg.get_long()
+                .expect("every flag of deploy has a long name")
+        })
+        .collect();
+    flags.sort_unstable();
+    let mut declared: Vec<&str> = apiary_classify::settings::deploy_flags().collect();
+    declared.sort_unstable();
+    assert_eq!(flags, declared);
+    assert!(flags.contains(&"namespace") && flags.contains(&"grace-period"));
 }

@@ -231,3 +231,43 @@ fn a_template_without_command_and_args_is_pinned() {
         )
     );
 }
+
+/// The members of the template, top level and pod options, are exactly the members the one
+/// declaration of the settings names (deploy.md § Naming what differs): a member added to the
+/// template without a setting, or a setting left without its member, fails here.
+#[test]
+fn every_member_of_the_template_is_declared() {
+    use apiary_classify::settings::{Member, SETTINGS};
+    let valid = every_flag().validate(&agent()).unwrap();
+    let serde_json::Value::Object(members) = serde_json::to_value(valid.intent()).unwrap() else {
+        panic!("the template is an object")
+    };
+    let mut found = Vec::new();
+    for (member, value) in &members {
+        match (member.as_str(), value) {
+            ("pod_options", serde_json::Value::Object(options)) => {
+                found.extend(options.keys().map(|o| Member::PodOption(o.clone())));
+            }
+            (member, _) => found.push(Member::Template(member.to_owned())),
+        }
+    }
+    let declared: Vec<Member<String>> = SETTINGS
+        .iter()
+        .map(|setting| match setting.member {
+            Member::Template(json) => Member::Template(json.to_owned()),
+            Member::PodOption(json) => Member::PodOption(json.to_owned()),
+        })
+        .collect();
+    found.sort_by_key(|member| format!("{member:?}"));
+    let mut sorted = declared.clone();
+    sorted.sort_by_key(|member| format!("{member:?}"));
+    assert_eq!(found, sorted);
+    // Declared in the template's order: each member comes after the one declared before it.
+    let json = valid.intent().to_json();
+    let mut from = 0;
+    for member in &declared {
+        let (Member::Template(name) | Member::PodOption(name)) = member;
+        let at = json[from..].find(&format!("\"{name}\":"));
+        from += at.unwrap_or_else(|| panic!("{name} is out of order in {json}"));
+    }
+}
