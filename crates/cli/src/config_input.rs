@@ -302,4 +302,128 @@ mod tests {
         assert_eq!(err.exit, Exit::Refused);
         assert!(err.message.contains("nginx:latest"));
     }
+
+    /// The fingerprint and the settings of `deploy a` with `args` (and the usual image unless
+    /// `args` give one), mapped and validated as `deploy` does.
+    fn intent_of(args: &[&str]) -> (String, String) {
+        use clap::Parser;
+        let image: &[&str] = if args.contains(&"--image") {
+            &[]
+        } else {
+            &["--image", IMAGE]
+        };
+        let all = ["apiary", "deploy", "a"].iter().chain(image).chain(args);
+        let cli = crate::args::Cli::try_parse_from(all).expect("the arguments parse");
+        let crate::args::Command::Deploy(deploy) = cli.command else {
+            panic!("not deploy")
+        };
+        let shape = &deploy.shape;
+        let env = crate::env_input::assemble(&shape.env_file, &shape.env, |_| None).expect("env");
+        let namespace = cli.global.namespace.as_deref().unwrap_or("agents");
+        let timeout = deploy.timeout.as_deref();
+        let config = deploy_config(namespace, &deploy.image, shape, timeout, env).expect("mapped");
+        let agent = agent_identity(OsStr::new("a")).expect("agent");
+        let valid = validate(&config, &agent).unwrap_or_else(|e| panic!("{args:?}: {}", e.message));
+        (valid.fingerprint(), valid.intent().settings())
+    }
+
+    /// deploy.md § Naming what differs: each flag the one declaration of the settings
+    /// (`apiary_classify::settings`) gives a setting changes the fingerprint and exactly that
+    /// setting, by the declared name, when it is given on the command line; each flag declared
+    /// as not the pod's shape changes neither. Every declared flag has a case here.
+    #[test]
+    fn each_declared_flag_changes_exactly_its_setting() {
+        use apiary_classify::settings::{SETTINGS, SettingsDiff, deploy_flags, differing_settings};
+        let file = std::env::temp_dir().join(format!("apiary-flags-{}.env", std::process::id()));
+        std::fs::write(&file, "FROM_FILE=1\n").expect("a temporary file");
+        let file = file.to_str().expect("a UTF-8 path").to_owned();
+        let other_image = format!("registry.example.com/team/agent@sha256:{}", "b".repeat(64));
+        // (the flag, the arguments giving it, those of the configuration it is compared with)
+        let isolate: &[&str] = &["--isolate"];
+        let claim: &[&str] = &["--workspace-size", "1Gi"];
+        let cases: [(&str, &[&str], &[&str]); 39] = [
+            ("namespace", &["-n", "other"], &[]),
+            ("image", &["--image", &other_image], &[]),
+            ("cpu-request", &["--cpu-request", "500m"], &[]),
+            ("memory-request", &["--memory-request", "1Gi"], &[]),
+            ("cpu-limit", &["--cpu-limit", "3"], &[]),
+            ("memory-limit", &["--memory-limit", "8Gi"], &[]),
+            ("service-account", &["--service-account", "runner"], &[]),
+            ("command", &["--command", "agentd"], &[]),
+            ("arg", &["--arg", "--serve"], &[]),
+            ("grace-period", &["--grace-period", "5s"], &[]),
+            ("env", &["--env", "MODE=fast"], &[]),
+            ("env-file", &["--env-file", &file], &[]),
+            ("workspace", &["--workspace", "/work"], &[]),
+            ("run-as-user", &["--run-as-user", "20001"], &[]),
+            ("run-as-group", &["--run-as-group", "20002"], &[]),
+            ("node-selector", &["--node-selector", "pool=gpu"], &[]),
+            ("toleration", &["--toleration", "gpu=yes:NoSchedule"], &[]),
+            (
+                "ephemeral-storage-request",
+                &["--ephemeral-storage-request", "1Gi"],
+                &[],
+            ),
+            (
+                "ephemeral-storage-limit",
+                &["--ephemeral-storage-limit", "2Gi"],
+                &[],
+            ),
+            ("runtime-class", &["--runtime-class", "gvisor"], &[]),
+            ("priority-class", &["--priority-class", "high"], &[]),
+            ("resource", &["--resource", "nvidia.com/gpu=1"], &[]),
+            (
+                "image-pull-secret",
+                &["--image-pull-secret", "regcred"],
+                &[],
+            ),
+            ("label", &["--label", "team=ml"], &[]),
+            ("annotation", &["--annotation", "example.com/note=x"], &[]),
+            ("env-from-secret", &["--env-from-secret", "creds"], &[]),
+            ("env-secret", &["--env-secret", "TOKEN=creds/token"], &[]),
+            ("isolate", isolate, &[]),
+            (
+                "allow-egress",
+                &["--allow-egress", "10.0.0.0/8:443"],
+                isolate,
+            ),
+            ("workspace-size", claim, &[]),
+            (
+                "overrides",
+                &["--overrides", r#"{"spec":{"dnsPolicy":"Default"}}"#],
+                &[],
+            ),
+            ("storage-class", &["--storage-class", "fast"], claim),
+            ("timeout", &["--timeout", "60"], &[]),
+            ("replace", &["--replace"], &[]),
+            ("min-running", &["--min-running", "5s"], &[]),
+            ("ttl", &["--ttl", "2h"], &[]),
+            ("kubeconfig", &["--kubeconfig", "/nowhere"], &[]),
+            ("context", &["--context", "other"], &[]),
+            ("output", &["-o", "json"], &[]),
+        ];
+        let covered: std::collections::BTreeSet<&str> =
+            cases.iter().map(|case| case.0).chain(["verbose"]).collect();
+        assert_eq!(covered, deploy_flags().collect());
+        for (flag, given, compared) in cases {
+            let before = intent_of(compared);
+            let after = intent_of(&[given, compared].concat());
+            match SETTINGS
+                .iter()
+                .find(|setting| setting.flags.contains(&flag))
+            {
+                Some(setting) => {
+                    assert_ne!(after.0, before.0, "--{flag} changes the fingerprint");
+                    assert_eq!(
+                        differing_settings(Some(&before.1), &after.1),
+                        SettingsDiff::Named(vec![setting.name.to_owned()]),
+                        "--{flag}"
+                    );
+                }
+                None => assert_eq!(after, before, "--{flag} is not the pod's shape"),
+            }
+        }
+        assert_eq!(intent_of(&["-vv"]), intent_of(&[]));
+        drop(std::fs::remove_file(&file));
+    }
 }
