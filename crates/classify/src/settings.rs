@@ -3,9 +3,14 @@
 //! [`ANNOTATION_INTENT_SETTINGS`]; comparing the recorded digests with a configuration's names
 //! the settings that differ, by their flags, never a value.
 //!
+//! It also holds the one declaration of the settings ([`SETTINGS`]: each member of the
+//! template, its setting's name and the `deploy` flags that set it) and of the `deploy` flags
+//! that are not the pod's shape ([`UNHASHED`]); the digests are named from it, the labels read
+//! from it, and the CLI's tests check it against the command line.
+//!
 //! Pure: the shell computes the digests (`apiary-substrate`'s intent module) and reads the
-//! annotation; this module only parses and compares. The fingerprint alone still decides
-//! whether the intent differs; the settings only name how.
+//! annotation; this module only parses, compares and declares. The fingerprint alone still
+//! decides whether the intent differs; the settings only name how.
 
 use std::collections::BTreeMap;
 
