@@ -50,11 +50,15 @@ pub enum Step<O> {
 /// Every request any operation makes. Each is answered by the [`Answer`] its documentation
 /// names; reads are quorum reads, deletes carry the fence of the observation that authorised
 /// them, and the one update ([`Request::WriteExpiry`]) carries the `resourceVersion` of its.
+/// What differs from one operation to another is a field the asking machine sets (whether a
+/// read goes to the stuck-pod watch, what a log line says), so the shell never asks which
+/// operation it performs for.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Request {
     /// deploy.md § Sequence, steps 3 and 4, and the loop's first observation, run concurrently:
     /// ensure the namespace, run the preflight GC when `gc` (its failures are warnings), and
-    /// read the pod `pod`. Answered by [`Answer::Preflighted`].
+    /// read the pod `pod`, through the stuck-pod watch as every read of the deploy loop (see
+    /// [`Request::GetPod`]). Answered by [`Answer::Preflighted`].
     Preflight {
         /// The pod name.
         pod: String,
@@ -85,6 +89,9 @@ pub enum Request {
     CompareEnv {
         /// The pod's own Secret.
         secret: String,
+        /// Whether the shell also logs which keys differ, or that the Secret is gone (keys only):
+        /// a deploy says so as the reason it replaces; `status` reports the keys itself.
+        log_keys: bool,
     },
     /// Mint a fresh generation, build this attempt's Secret and create it. Answered by
     /// [`Answer::SecretCreated`].
@@ -105,6 +112,10 @@ pub enum Request {
     GetPod {
         /// The pod name.
         name: String,
+        /// Whether the read also goes to the stuck-pod watch (deploy.md § When a pod will not go
+        /// away): set by the operations that wait for their pod to go (deploy, undeploy), on
+        /// every read, so the watch warns once a deletion-marked pod outlives its grace period.
+        watch_stuck: bool,
     },
     /// Whether the Secret `name` exists. Answered by [`Answer::Exists`].
     SecretExists {
@@ -122,9 +133,19 @@ pub enum Request {
     List {
         /// Whether to list Secrets after the pods.
         secrets: bool,
+        /// The Secret a deploy lists to drop, when it does: a failed listing leaves it for a
+        /// later GC pass and the deploy goes on, so the shell warns, naming it. `None` when the
+        /// machine reports a failed listing itself.
+        dropping: Option<SecretDrop>,
     },
     /// Fenced pod delete. Answered by [`Answer::Deleted`].
-    DeletePod(PodDeletion),
+    DeletePod {
+        /// The delete, with the fence of the observation that authorised it.
+        deletion: PodDeletion,
+        /// The line the shell logs before sending it, naming the pod and its fence; `None` when
+        /// the operation's report names the delete.
+        note: Option<&'static str>,
+    },
     /// Read the claim under the agent's workspace name, for `status` (deploy.md § Persistent
     /// workspace); a failed read only loses the line. Answered by [`Answer::WorkspaceRead`].
     ReadWorkspace,
@@ -141,7 +162,14 @@ pub enum Request {
         delete: bool,
     },
     /// uid-fenced Secret delete. Answered by [`Answer::Deleted`].
-    DeleteSecret(SecretDeletion),
+    DeleteSecret {
+        /// The delete, with the uid fence of the listing that authorised it.
+        deletion: SecretDeletion,
+        /// Whether a failure is also a warning of the shell's (the Secret stays for a later GC
+        /// pass): set by the operations whose reports do not list failed Secret deletes
+        /// (deploy, undeploy); the GC pass and the expiry collection report them.
+        warn_on_failure: bool,
+    },
     /// The guarded expiry write of `renew` (deploy.md § Expiry). Answered by [`Answer::Written`].
     WriteExpiry(ExpiryWrite),
     /// Wait up to `max` for the pod `pod` to change (watching from `resource_version`), or just
@@ -386,6 +414,17 @@ impl ExpiryWrite {
     pub fn annotation_value(&self) -> String {
         crate::expiry::format_instant(self.expires_at)
     }
+}
+
+/// The Secret a deploy lists to drop ([`Request::List`]), as a failed listing's warning names
+/// it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SecretDrop {
+    /// This attempt's own Secret, by name.
+    Own(String),
+    /// The own Secret of the pod this call's replace deleted (deploy.md § Replacing a live
+    /// agent).
+    Replaced,
 }
 
 /// What a guarded write answered when it did not fail.

@@ -15,7 +15,7 @@ use crate::answer::DeleteAnswer;
 use crate::failure::RequestFailure;
 use crate::policy::PolicyFailure;
 use crate::reference::own_secret_deletion;
-use crate::request::{Answer, OwnSecret, PodCreateOutcome, Prepared, Request};
+use crate::request::{Answer, OwnSecret, PodCreateOutcome, Prepared, Request, SecretDrop};
 use crate::verify::{PodDeletion, verify_pod};
 use crate::workspace::ClaimFailure;
 
@@ -170,7 +170,10 @@ impl DeployMachine {
                 match deletion {
                     Some(deletion) => self.go(
                         Phase::DropDelete { secret, then },
-                        Request::DeleteSecret(deletion),
+                        Request::DeleteSecret {
+                            deletion,
+                            warn_on_failure: true,
+                        },
                     ),
                     None => self.after_drop(now, secret, false, then),
                 }
@@ -276,10 +279,11 @@ impl DeployMachine {
     }
 
     fn drop_own(&mut self, secret: OwnSecret, then: AfterDrop) -> DeployStep {
-        self.go(
-            Phase::DropList { secret, then },
-            Request::List { secrets: true },
-        )
+        let list = Request::List {
+            secrets: true,
+            dropping: Some(SecretDrop::Own(secret.name.clone())),
+        };
+        self.go(Phase::DropList { secret, then }, list)
     }
 
     fn after_drop(

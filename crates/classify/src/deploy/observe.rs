@@ -15,7 +15,7 @@ use crate::answer::DeleteAnswer;
 use crate::facts::ObservedPod;
 use crate::failure::RequestFailure;
 use crate::reference::own_secret_deletion;
-use crate::request::{Answer, NamespaceCheck, NamespaceFailure, Request, Step};
+use crate::request::{Answer, NamespaceCheck, NamespaceFailure, Request, SecretDrop, Step};
 use crate::startup::Missing;
 use crate::verify::{PodDeletion, SettledPod, VerifiedPod, verify_pod};
 use crate::wait::{Disappearance, disappearance};
@@ -135,7 +135,13 @@ impl DeployMachine {
                     own_secret_deletion(&secret, &listing.pods, &listing.secrets, &self.spec.owner)
                 });
                 match deletion {
-                    Some(deletion) => self.go(Phase::RetireDelete, Request::DeleteSecret(deletion)),
+                    Some(deletion) => self.go(
+                        Phase::RetireDelete,
+                        Request::DeleteSecret {
+                            deletion,
+                            warn_on_failure: true,
+                        },
+                    ),
                     None => self.loop_top(now),
                 }
             }
@@ -165,7 +171,13 @@ impl DeployMachine {
 
     pub(super) fn get_pod(&mut self, phase: Phase) -> DeployStep {
         let name = self.spec.pod_name.clone();
-        self.go(phase, Request::GetPod { name })
+        self.go(
+            phase,
+            Request::GetPod {
+                name,
+                watch_stuck: true,
+            },
+        )
     }
 
     /// deploy.md § Loop, steps 1 and 2: deadline check, then observe.
@@ -197,7 +209,10 @@ impl DeployMachine {
         match retiring {
             Some(Retiring { secret, .. }) if !self.expired(now) => self.go(
                 Phase::RetireList { secret },
-                Request::List { secrets: true },
+                Request::List {
+                    secrets: true,
+                    dropping: Some(SecretDrop::Replaced),
+                },
             ),
             _ => self.loop_top(now),
         }
@@ -231,7 +246,13 @@ impl DeployMachine {
 
     pub(super) fn latest_condition(&mut self, failing: Failing) -> DeployStep {
         let name = self.spec.pod_name.clone();
-        self.go(Phase::Condition(failing), Request::GetPod { name })
+        self.go(
+            Phase::Condition(failing),
+            Request::GetPod {
+                name,
+                watch_stuck: true,
+            },
+        )
     }
 
     /// Unwrap a pod read, remembering its resourceVersion for the next watch and reporting it
@@ -305,7 +326,11 @@ impl DeployMachine {
                 match self.env_to_compare(&action, &settled) {
                     Some(secret) => {
                         self.env_compared = true;
-                        self.go(Phase::EnvCompare(settled), Request::CompareEnv { secret })
+                        let compare = Request::CompareEnv {
+                            secret,
+                            log_keys: true,
+                        };
+                        self.go(Phase::EnvCompare(settled), compare)
                     }
                     None => self.decide(now, &settled, action),
                 }
@@ -419,7 +444,13 @@ impl DeployMachine {
     pub(super) fn delete(&mut self, deletion: PodDeletion) -> DeployStep {
         let uid = deletion.fence().uid().to_owned();
         let deletion = deletion.with_grace(self.spec.delete_grace);
-        self.go(Phase::Deleting { uid }, Request::DeletePod(deletion))
+        self.go(
+            Phase::Deleting { uid },
+            Request::DeletePod {
+                deletion,
+                note: Some("deleting the pod"),
+            },
+        )
     }
 
     /// A replacing call's checks before it deletes the running pod `deletion` names: the

@@ -124,7 +124,10 @@ impl ExpireMachine {
             (Phase::Done(result), _) => Step::Done(result),
             (Phase::Start, Answer::Start) => {
                 self.phase = Phase::Listing;
-                Step::Request(Request::List { secrets: false })
+                Step::Request(Request::List {
+                    secrets: false,
+                    dropping: None,
+                })
             }
             (Phase::Listing, Answer::Listed(listed)) => match listed {
                 Ok(listing) => self.decide(now, &listing),
@@ -139,7 +142,10 @@ impl ExpireMachine {
                     self.report.pod = None;
                     self.report.expired_at = None;
                     self.phase = Phase::Listing;
-                    Step::Request(Request::List { secrets: false })
+                    Step::Request(Request::List {
+                        secrets: false,
+                        dropping: None,
+                    })
                 }
                 Err(failure) => Step::Done(Err(ExpireError::Failed(failure))),
             },
@@ -147,6 +153,7 @@ impl ExpireMachine {
                 self.phase = Phase::Rereading { uid };
                 Step::Request(Request::GetPod {
                     name: self.spec.pod_name.clone(),
+                    watch_stuck: false,
                 })
             }
             (Phase::Rereading { uid }, Answer::PodRead(read)) => match read {
@@ -219,7 +226,10 @@ impl ExpireMachine {
                 self.phase = Phase::Deleting {
                     uid: deletion.fence().uid().to_owned(),
                 };
-                Step::Request(Request::DeletePod(deletion.with_grace(self.spec.grace)))
+                Step::Request(Request::DeletePod {
+                    deletion: deletion.with_grace(self.spec.grace),
+                    note: Some("deleting the expired pod"),
+                })
             }
             ExpiryDecision::Absent
             | ExpiryDecision::Foreign
@@ -251,14 +261,20 @@ impl ExpireMachine {
             return self.finish_ok();
         }
         self.phase = Phase::ListingSecrets;
-        Step::Request(Request::List { secrets: true })
+        Step::Request(Request::List {
+            secrets: true,
+            dropping: None,
+        })
     }
 
     fn next_secret(&mut self) -> ExpireStep {
         match self.pending.pop() {
             Some(deletion) => {
                 self.phase = Phase::DeletingSecret(deletion.name().to_owned());
-                Step::Request(Request::DeleteSecret(deletion))
+                Step::Request(Request::DeleteSecret {
+                    deletion,
+                    warn_on_failure: false,
+                })
             }
             None => self.finish_ok(),
         }

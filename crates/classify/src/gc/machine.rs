@@ -98,7 +98,11 @@ impl GcMachine {
         match (phase, event) {
             (Phase::Done(result), _) => Step::Done(result),
             (Phase::Start, Answer::Start) => {
-                self.go(Phase::Listing, Request::List { secrets: true })
+                let list = Request::List {
+                    secrets: true,
+                    dropping: None,
+                };
+                self.go(Phase::Listing, list)
             }
             (Phase::Listing, Answer::Listed(listed)) => match listed {
                 Ok(listing) => self.plan(&listing),
@@ -107,7 +111,11 @@ impl GcMachine {
             (Phase::Rereading(name), Answer::PodRead(read)) => match read {
                 Ok(pod) => match decide_gc_reread(&view_pod(pod.as_ref(), &self.spec.owner)) {
                     GcPodDecision::Delete(deletion) => {
-                        self.go(Phase::DeletingPod(name), Request::DeletePod(deletion))
+                        let delete = Request::DeletePod {
+                            deletion,
+                            note: None,
+                        };
+                        self.go(Phase::DeletingPod(name), delete)
                     }
                     // Gone, foreign or no longer terminated at re-read: skipped (its Secret is
                     // still deleted: a terminated pod never runs again).
@@ -181,12 +189,19 @@ impl GcMachine {
     /// The next planned pod re-read, then the next planned Secret, then the report.
     fn next(&mut self) -> GcStep {
         if let Some(name) = self.pods.pop_front() {
-            return self.go(Phase::Rereading(name.clone()), Request::GetPod { name });
+            let read = Request::GetPod {
+                name: name.clone(),
+                watch_stuck: false,
+            };
+            return self.go(Phase::Rereading(name), read);
         }
         if let Some(secret) = self.secrets.pop_front() {
             return self.go(
                 Phase::DeletingSecret(secret.name().to_owned()),
-                Request::DeleteSecret(secret),
+                Request::DeleteSecret {
+                    deletion: secret,
+                    warn_on_failure: false,
+                },
             );
         }
         let (no_pod, secrets) = self.listed;

@@ -211,7 +211,10 @@ impl RenewMachine {
             }));
         }
         self.phase = Phase::Observing;
-        Step::Request(Request::List { secrets: false })
+        Step::Request(Request::List {
+            secrets: false,
+            dropping: None,
+        })
     }
 
     fn wait(&mut self, now: Duration) -> RenewStep {

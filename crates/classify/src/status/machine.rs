@@ -140,6 +140,7 @@ impl StatusMachine {
                 self.phase = Phase::Read;
                 Step::Request(Request::GetPod {
                     name: self.spec.pod_name.clone(),
+                    watch_stuck: false,
                 })
             }
             (Phase::Read, Answer::PodRead(read)) => match read {
@@ -211,7 +212,10 @@ impl StatusMachine {
                     // deploy.md § Expiry: the server's clock only; a pod list's `Date` is it.
                     Some(expires_at) => {
                         self.phase = Phase::ReadingClock(report, expires_at);
-                        Step::Request(Request::List { secrets: false })
+                        Step::Request(Request::List {
+                            secrets: false,
+                            dropping: None,
+                        })
                     }
                     None => Step::Done(Ok(*report)),
                 }
@@ -287,7 +291,10 @@ impl StatusMachine {
         match compare {
             Some(secret) => {
                 self.phase = Phase::ComparingEnv(report);
-                Step::Request(Request::CompareEnv { secret })
+                Step::Request(Request::CompareEnv {
+                    secret,
+                    log_keys: false,
+                })
             }
             None => self.read_workspace(report),
         }

@@ -207,7 +207,11 @@ impl UndeployMachine {
                         self.report.pod = Some(deletion.name().to_owned());
                         let uid = deletion.fence().uid().to_owned();
                         let deletion = deletion.with_grace(self.spec.grace);
-                        self.go(Phase::Deleting { uid }, Request::DeletePod(deletion))
+                        let delete = Request::DeletePod {
+                            deletion,
+                            note: None,
+                        };
+                        self.go(Phase::Deleting { uid }, delete)
                     }
                 },
             },
@@ -293,7 +297,13 @@ impl UndeployMachine {
 
     fn get_pod(&mut self, phase: Phase) -> UndeployStep {
         let name = self.spec.pod_name.clone();
-        self.go(phase, Request::GetPod { name })
+        self.go(
+            phase,
+            Request::GetPod {
+                name,
+                watch_stuck: true,
+            },
+        )
     }
 
     fn timeout(&self) -> UndeployStep {
@@ -361,7 +371,11 @@ impl UndeployMachine {
 
     /// deploy.md § undeploy, step 4.
     fn list(&mut self) -> UndeployStep {
-        self.go(Phase::Listing, Request::List { secrets: true })
+        let list = Request::List {
+            secrets: true,
+            dropping: None,
+        };
+        self.go(Phase::Listing, list)
     }
 
     fn next_secret(&mut self) -> UndeployStep {
@@ -370,7 +384,10 @@ impl UndeployMachine {
                 Phase::DeletingSecret {
                     current: current.clone(),
                 },
-                Request::DeleteSecret(current),
+                Request::DeleteSecret {
+                    deletion: current,
+                    warn_on_failure: true,
+                },
             );
         }
         let report = std::mem::take(&mut self.report);

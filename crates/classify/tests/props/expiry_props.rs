@@ -128,7 +128,7 @@ proptest! {
                     prop_assert!(matches!(again, Step::Done(_)));
                     return Ok(());
                 }
-                Step::Request(Request::List { secrets: false }) => {
+                Step::Request(Request::List { secrets: false, .. }) => {
                     if c.pick(12) == 0 {
                         last = None;
                         Answer::Listed(Err(failure()))
@@ -198,7 +198,7 @@ proptest! {
             if dry_run {
                 let reads_only = matches!(
                     effect,
-                    Step::Request(Request::List { secrets: false }) | Step::Done(_)
+                    Step::Request(Request::List { secrets: false, .. }) | Step::Done(_)
                 );
                 prop_assert!(reads_only);
             }
@@ -217,7 +217,7 @@ proptest! {
                         Answer::Listed(Ok(listing))
                     }
                 }
-                Step::Request(Request::DeletePod(deletion)) => {
+                Step::Request(Request::DeletePod { deletion, .. }) => {
                     prop_assert_eq!(deletion.grace(), GracePeriod::from_seconds(u64::from(dry_run) + 4), "the delete carries the spec's grace");
                     let listing = last.take().unwrap_or_default();
                     let own = listing
@@ -259,7 +259,7 @@ proptest! {
                         Answer::PodRead(Ok(Some(p)))
                     }
                 },
-                Step::Request(Request::DeleteSecret(deletion)) => {
+                Step::Request(Request::DeleteSecret { deletion, .. }) => {
                     prop_assert!(gone_seen, "a Secret deleted before its pod was seen gone");
                     let listing = last.clone().unwrap_or_default();
                     prop_assert!(!listing.pods.iter().any(|p| p.facts.env_from_secret.as_deref() == Some(deletion.name())),

@@ -142,7 +142,7 @@ proptest! {
                     finished = Some(result);
                     break;
                 }
-                Step::Request(Request::List { secrets: true }) => {
+                Step::Request(Request::List { secrets: true, .. }) => {
                     prop_assert!(!listed, "listed twice");
                     listed = true;
                     if list_fails {
@@ -155,7 +155,7 @@ proptest! {
                         }))
                     }
                 }
-                Step::Request(Request::GetPod { name }) => {
+                Step::Request(Request::GetPod { name, .. }) => {
                     prop_assert!(!dry_run, "a dry run re-reads nothing");
                     let planned = pods.iter().any(|p| {
                         p.marks.name.as_deref() == Some(name.as_str()) && is_dead(p)
@@ -171,7 +171,7 @@ proptest! {
                     last_reread = read.clone().ok().flatten();
                     Answer::PodRead(read)
                 }
-                Step::Request(Request::DeletePod(deletion)) => {
+                Step::Request(Request::DeletePod { deletion, .. }) => {
                     prop_assert!(!dry_run, "a dry run deletes nothing");
                     let seen = last_reread.take();
                     let seen = seen.as_ref();
@@ -185,7 +185,7 @@ proptest! {
                     );
                     Answer::Deleted(delete_answer(answers.next().unwrap_or(3)))
                 }
-                Step::Request(Request::DeleteSecret(deletion)) => {
+                Step::Request(Request::DeleteSecret { deletion, .. }) => {
                     prop_assert!(!dry_run, "a dry run deletes nothing");
                     prop_assert!(listed_uids.contains(deletion.uid()), "unverified or unlisted Secret");
                     prop_assert!(!protected.contains(deletion.name()), "Secret of a living pod");

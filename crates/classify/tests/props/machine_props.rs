@@ -297,8 +297,8 @@ fn run(
             prop_assert!(
                 matches!(
                     effect,
-                    Step::Request(Request::List { secrets: true })
-                        | Step::Request(Request::DeleteSecret(_))
+                    Step::Request(Request::List { secrets: true, .. })
+                        | Step::Request(Request::DeleteSecret { .. })
                         | Step::Done(_)
                 ),
                 "{:?} after a named account was refused",
@@ -341,7 +341,7 @@ fn run(
                 }
                 Answer::Preflighted { namespace, pod }
             }
-            Step::Request(Request::GetPod { name }) => {
+            Step::Request(Request::GetPod { name, .. }) => {
                 prop_assert_eq!(name, POD);
                 let event = read_pod(&mut c, &own);
                 if let (Step::Request(Request::GetPod { .. }), Answer::PodRead(pod)) =
@@ -484,7 +484,7 @@ fn run(
                 }
                 Answer::PodCreated(outcome)
             }
-            Step::Request(Request::DeletePod(deletion)) => {
+            Step::Request(Request::DeletePod { deletion, .. }) => {
                 prop_assert_eq!(
                     deletion.grace(),
                     delete_grace,
@@ -545,7 +545,7 @@ fn run(
                 }
                 return_answer.unwrap_or_else(|| Answer::Deleted(delete_answer(&mut c)))
             }
-            Step::Request(Request::List { secrets: true }) => {
+            Step::Request(Request::List { secrets: true, .. }) => {
                 // deploy.md § Replacing a live agent: before this call's own Secret exists, the
                 // only listing is the one that retires the replaced pod's Secret.
                 prop_assert!(
@@ -584,7 +584,7 @@ fn run(
                     }))
                 }
             }
-            Step::Request(Request::DeleteSecret(deletion)) => {
+            Step::Request(Request::DeleteSecret { deletion, .. }) => {
                 // This call's own Secret, or the own Secret of a pod this call deleted or saw
                 // being deleted, once a read showed that pod gone: also after this call created
                 // its own (a create that met the old pod terminating waits for it to go, then

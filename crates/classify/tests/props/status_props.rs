@@ -106,7 +106,7 @@ proptest! {
                     finished = Some(result);
                     break;
                 }
-                Step::Request(Request::GetPod { name }) => {
+                Step::Request(Request::GetPod { name, .. }) => {
                     prop_assert_eq!(name, POD);
                     reads += 1;
                     if pod_read_fails {
@@ -139,7 +139,7 @@ proptest! {
                         }
                     }
                 }
-                Step::Request(Request::CompareEnv { secret }) => {
+                Step::Request(Request::CompareEnv { secret, .. }) => {
                     prop_assert!(desired.is_some(), "an environment compared without a configuration");
                     let own = verified.as_ref().and_then(|p| p.facts().env_from_secret.clone());
                     prop_assert_eq!(Some(secret), own, "another Secret's environment compared");

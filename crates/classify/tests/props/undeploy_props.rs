@@ -102,7 +102,7 @@ fn run(
             _ if foreign_seen => {
                 return Err(TestCaseError::fail("an effect after a foreign read"));
             }
-            Step::Request(Request::GetPod { name }) => {
+            Step::Request(Request::GetPod { name, .. }) => {
                 prop_assert_eq!(name, POD);
                 prop_assert!(!deadline_passed, "a read started after the deadline");
                 now += LATENCY;
@@ -117,7 +117,7 @@ fn run(
                 foreign_seen = false;
                 Answer::PodRead(read)
             }
-            Step::Request(Request::DeletePod(deletion)) => {
+            Step::Request(Request::DeletePod { deletion, .. }) => {
                 prop_assert_eq!(
                     deletion.grace(),
                     GracePeriod::from_seconds(deadline_secs % 3),
@@ -146,7 +146,7 @@ fn run(
                 now += max;
                 Answer::Waited
             }
-            Step::Request(Request::List { secrets: true }) => {
+            Step::Request(Request::List { secrets: true, .. }) => {
                 cleanup_requests += 1;
                 now += LATENCY;
                 if c.pick(8) == 0 {
@@ -170,7 +170,7 @@ fn run(
                     }))
                 }
             }
-            Step::Request(Request::DeleteSecret(deletion)) => {
+            Step::Request(Request::DeleteSecret { deletion, .. }) => {
                 let name = deletion.name().to_owned();
                 prop_assert!(!referenced.contains(&name), "deleted referenced {}", name);
                 prop_assert!(listed_own.contains(&name), "deleted unverified {}", name);

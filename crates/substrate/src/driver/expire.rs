@@ -49,7 +49,7 @@ pub async fn collect_expired<S: Substrate>(
         poll: DEFAULT_POLL,
         grace,
     });
-    let mut performer = Performer::new(substrate, agent, Operation::Expire);
+    let mut performer = Performer::new(substrate, agent);
     let mut on_progress = ignore;
     let run = drive(machine, &mut performer, &mut on_progress);
     in_span(Operation::Expire, agent, &agent.pod_name(), run).await

@@ -4,10 +4,11 @@
 //! request against any [`Substrate`] and answers in classify's vocabulary.
 //!
 //! Imperative shell; it decides nothing. Which pod to delete, with which fence, which Secret may
-//! go and how long to wait all arrive in the request. What differs per operation is only how a
-//! request is reported: deploy and undeploy read their pod through the stuck-pod watch (deploy.md
-//! § When a pod will not go away) and turn a failed Secret drop into a warning (the Secret stays
-//! for a later GC pass), while GC and the expiry collection report such failures themselves.
+//! go and how long to wait all arrive in the request, and so does what differs per operation:
+//! whether a read goes through the stuck-pod watch (deploy.md § When a pod will not go away),
+//! what a failed listing or Secret delete leaves to warn about, the line a pod delete logs and
+//! whether differing environment keys are logged. The performer never asks which operation it
+//! performs for.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -15,14 +16,15 @@ use std::pin::Pin;
 use apiary_classify::facts::ObservedPod;
 use apiary_classify::failure::RequestFailure;
 use apiary_classify::request::{
-    Answer, Listing, Machine, OwnSecret, PodCreateOutcome, Request, SecretCreateFailure, Step,
+    Answer, Listing, Machine, OwnSecret, PodCreateOutcome, Request, SecretCreateFailure,
+    SecretDrop, Step,
 };
 use apiary_classify::stuck::{NodeFacts, TerminatingPod, TerminationWatch, diagnose};
 use apiary_classify::verify::{PodDeletion, SecretDeletion};
 use k8s_openapi::api::core::v1::Pod;
 
 use super::objects;
-use super::shared::{Operation, ignore, report_progress};
+use super::shared::{ignore, report_progress};
 use crate::build::{build_pod, build_secret};
 use crate::config::ValidConfig;
 use crate::naming::{AgentIdentity, Generation};
@@ -56,32 +58,21 @@ pub(super) async fn drive<S: Substrate, M: Machine>(
 pub(super) struct Performer<'a, S: Substrate> {
     substrate: &'a S,
     agent: &'a AgentIdentity,
-    operation: Operation,
     /// The configuration a deploy builds its objects from.
     config: Option<&'a ValidConfig>,
-    /// The stuck-pod watch of the operations that wait for their pod to go.
-    stuck: Option<TerminationWatch>,
-    /// The Secret this deploy created last, named when a listing to drop it fails.
-    own_secret: Option<String>,
+    /// The stuck-pod watch, fed the reads whose request asks for it.
+    stuck: TerminationWatch,
 }
 
 impl<'a, S: Substrate> Performer<'a, S> {
-    /// The performer of `operation` for `agent` (deploy builds from a configuration: see
+    /// The performer of one operation for `agent` (deploy builds from a configuration: see
     /// [`Performer::deploying`]).
-    pub(super) fn new(
-        substrate: &'a S,
-        agent: &'a AgentIdentity,
-        operation: Operation,
-    ) -> Performer<'a, S> {
-        let stuck = matches!(operation, Operation::Deploy | Operation::Undeploy)
-            .then(TerminationWatch::default);
+    pub(super) fn new(substrate: &'a S, agent: &'a AgentIdentity) -> Performer<'a, S> {
         Performer {
             substrate,
             agent,
-            operation,
             config: None,
-            stuck,
-            own_secret: None,
+            stuck: TerminationWatch::default(),
         }
     }
 
@@ -94,7 +85,7 @@ impl<'a, S: Substrate> Performer<'a, S> {
     pub(super) fn deploying(substrate: &'a S, config: &'a ValidConfig) -> Performer<'a, S> {
         Performer {
             config: Some(config),
-            ..Performer::new(substrate, config.agent(), Operation::Deploy)
+            ..Performer::new(substrate, config.agent())
         }
     }
 
@@ -127,30 +118,28 @@ impl<'a, S: Substrate> Performer<'a, S> {
                 let answers = futures::future::join_all(checks).await;
                 Answer::ReferencesChecked(answers.into_iter().collect::<Result<Vec<bool>, _>>())
             }
-            Request::CompareEnv { secret } => Answer::EnvCompared(self.compare_env(&secret).await),
-            Request::CreateSecret => {
-                let created = self.create_secret().await;
-                if let Ok(own) = &created {
-                    self.own_secret = Some(own.name.clone());
-                }
-                Answer::SecretCreated(created)
+            Request::CompareEnv { secret, log_keys } => {
+                Answer::EnvCompared(self.compare_env(&secret, log_keys).await)
             }
+            Request::CreateSecret => Answer::SecretCreated(self.create_secret().await),
             Request::CreatePod { secret } => Answer::PodCreated(self.create_pod(&secret).await),
             Request::CheckPodCreate => Answer::PodCreateChecked(self.check_pod_create().await),
-            Request::GetPod { name } => Answer::PodRead(self.read_pod(&name).await),
+            Request::GetPod { name, watch_stuck } => {
+                Answer::PodRead(self.read_pod(&name, watch_stuck).await)
+            }
             Request::SecretExists { name } => Answer::Exists(substrate.secret_exists(&name).await),
             Request::ServiceAccountExists { name } => {
                 Answer::Exists(substrate.service_account_exists(&name).await)
             }
-            Request::List { secrets } => {
+            Request::List { secrets, dropping } => {
                 let listed = self.list(secrets).await;
-                match (&listed, &self.own_secret) {
-                    (Err(error), Some(secret)) => {
+                // The deploy goes on without the listing: the Secret it lists to drop stays for
+                // a later GC pass, and only this line says so.
+                match (&listed, dropping) {
+                    (Err(error), Some(SecretDrop::Own(secret))) => {
                         tracing::warn!("secret {secret} left for later collection: {error}");
                     }
-                    // A deploy lists before its first Secret create only to drop the Secret of
-                    // the pod its replace deleted (deploy.md § Replacing a live agent).
-                    (Err(error), None) if self.operation == Operation::Deploy => {
+                    (Err(error), Some(SecretDrop::Replaced)) => {
                         tracing::warn!(
                             "the replaced pod's secret is left for later collection: {error}"
                         );
@@ -159,8 +148,13 @@ impl<'a, S: Substrate> Performer<'a, S> {
                 }
                 Answer::Listed(listed)
             }
-            Request::DeletePod(deletion) => Answer::Deleted(self.delete_pod(&deletion).await),
-            Request::DeleteSecret(deletion) => Answer::Deleted(self.delete_secret(&deletion).await),
+            Request::DeletePod { deletion, note } => {
+                Answer::Deleted(self.delete_pod(&deletion, note).await)
+            }
+            Request::DeleteSecret {
+                deletion,
+                warn_on_failure,
+            } => Answer::Deleted(self.delete_secret(&deletion, warn_on_failure).await),
             Request::ReadWorkspace => {
                 Answer::WorkspaceRead(objects::read_workspace(substrate, self.agent).await)
             }
@@ -205,7 +199,8 @@ impl<'a, S: Substrate> Performer<'a, S> {
         let agent = self.agent;
         let gc = preflight_gc(substrate, agent, gc);
         let (namespace, gc_warnings, pod) =
-            futures::future::join3(substrate.ensure_namespace(), gc, self.read_pod(pod)).await;
+            futures::future::join3(substrate.ensure_namespace(), gc, self.read_pod(pod, true))
+                .await;
         // A failed ensure ends the deploy with its own error; a sequential preflight would not
         // have run GC at all, so its failures (usually the same cause) would only repeat that
         // error: they stay at debug level then.
@@ -219,22 +214,26 @@ impl<'a, S: Substrate> Performer<'a, S> {
         Answer::Preflighted { namespace, pod }
     }
 
-    /// One read of the pod `name`, observed under the agent's binding. For an operation that may
-    /// wait for the pod to disappear, each read also goes to the stuck-pod watch: when the pod
-    /// has been terminating for longer than its grace period a warning says why as far as the
-    /// API shows (classify's `stuck::diagnose`) and which `kubectl` commands would show more.
-    /// Only then, once per pod and only when the pod names a node, is that node read: its
-    /// `Ready` condition joins the explanation, and a user who may not read nodes gets no node
-    /// sentence and no error. Never a forced delete.
-    async fn read_pod(&mut self, name: &str) -> Result<Option<ObservedPod>, RequestFailure> {
+    /// One read of the pod `name`, observed under the agent's binding. When `watch_stuck` (the
+    /// request's: the operations that may wait for the pod to disappear), the read also goes to
+    /// the stuck-pod watch: when the pod has been terminating for longer than its grace period a
+    /// warning says why as far as the API shows (classify's `stuck::diagnose`) and which
+    /// `kubectl` commands would show more. Only then, once per pod and only when the pod names a
+    /// node, is that node read: its `Ready` condition joins the explanation, and a user who may
+    /// not read nodes gets no node sentence and no error. Never a forced delete.
+    async fn read_pod(
+        &mut self,
+        name: &str,
+        watch_stuck: bool,
+    ) -> Result<Option<ObservedPod>, RequestFailure> {
         let substrate = self.substrate;
         let binding = self.agent.binding();
         let pod = substrate.get_pod(name).await?;
-        if let Some(watch) = &mut self.stuck {
+        if watch_stuck {
             let terminating = pod
                 .as_ref()
                 .and_then(|p| terminating(p, substrate.namespace()));
-            if let Some(overdue) = watch.observe(substrate.now(), terminating.as_ref())
+            if let Some(overdue) = self.stuck.observe(substrate.now(), terminating.as_ref())
                 && let Some(pod) = &terminating
             {
                 let node = match &pod.node {
@@ -265,15 +264,12 @@ impl<'a, S: Substrate> Performer<'a, S> {
         })
     }
 
+    /// A fenced pod delete, logged with the request's `note` when it has one.
     async fn delete_pod(
         &self,
         deletion: &PodDeletion,
+        note: Option<&str>,
     ) -> Result<apiary_classify::answer::DeleteAnswer, RequestFailure> {
-        let note = match self.operation {
-            Operation::Deploy => Some("deleting the pod"),
-            Operation::Expire => Some("deleting the expired pod"),
-            Operation::Undeploy | Operation::Gc | Operation::Renew | Operation::Status => None,
-        };
         if let Some(note) = note {
             tracing::info!(
                 uid = deletion.fence().uid(),
@@ -284,15 +280,17 @@ impl<'a, S: Substrate> Performer<'a, S> {
         self.substrate.delete_pod(deletion).await
     }
 
-    /// A Secret delete. Deploy and undeploy do not list failed Secret deletes in their reports,
-    /// so for them a failure is also a warning (the Secret stays for a later GC pass).
+    /// A Secret delete. When `warn_on_failure` (the request's: the operations whose reports do
+    /// not list failed Secret deletes), a failure is also a warning (the Secret stays for a
+    /// later GC pass).
     async fn delete_secret(
         &self,
         deletion: &SecretDeletion,
+        warn_on_failure: bool,
     ) -> Result<apiary_classify::answer::DeleteAnswer, RequestFailure> {
         let answer = self.substrate.delete_secret(deletion).await;
         if let Err(failure) = &answer
-            && matches!(self.operation, Operation::Deploy | Operation::Undeploy)
+            && warn_on_failure
         {
             tracing::warn!(
                 "secret {} left for later collection: {failure}",
@@ -304,19 +302,22 @@ impl<'a, S: Substrate> Performer<'a, S> {
 
     /// deploy.md § Replacing a live agent and § status: the keys whose values differ between the
     /// environment in the pod's own Secret and the desired one, `None` when the Secret is gone.
-    /// Only keys are ever logged (for a deploy), never a value.
-    async fn compare_env(&self, secret: &str) -> Result<Option<Vec<String>>, RequestFailure> {
+    /// Only keys are ever logged (when the request's `log_keys` asks), never a value.
+    async fn compare_env(
+        &self,
+        secret: &str,
+        log_keys: bool,
+    ) -> Result<Option<Vec<String>>, RequestFailure> {
         let config = self.config.ok_or_else(unconfigured)?;
-        let deploying = self.operation == Operation::Deploy;
         let live = self.substrate.read_secret_values(secret).await?;
         let Some(live) = live else {
-            if deploying {
+            if log_keys {
                 tracing::info!(%secret, "the pod's own Secret is gone: its environment differs");
             }
             return Ok(None);
         };
         let keys = config.env().differing_keys(&live);
-        if deploying && !keys.is_empty() {
+        if log_keys && !keys.is_empty() {
             tracing::info!(?keys, "the environment differs from the live pod's");
         }
         Ok(Some(keys))
@@ -443,7 +444,7 @@ pub(super) async fn gc_pass<S: Substrate>(
         dry_run,
         remove_policy,
     });
-    let mut performer = Performer::new(substrate, agent, Operation::Gc);
+    let mut performer = Performer::new(substrate, agent);
     drive(machine, &mut performer, &mut ignore).await
 }
 

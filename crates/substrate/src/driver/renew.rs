@@ -110,7 +110,7 @@ pub async fn renew<S: Substrate>(
         deadline: options.deadline,
         backoff: options.backoff,
     });
-    let mut performer = Performer::new(substrate, agent, Operation::Renew);
+    let mut performer = Performer::new(substrate, agent);
     let mut on_progress = ignore;
     let run = drive(machine, &mut performer, &mut on_progress);
     in_span(Operation::Renew, agent, &agent.pod_name(), run).await

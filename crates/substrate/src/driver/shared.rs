@@ -9,8 +9,8 @@ use tracing::instrument::Instrumented;
 
 use crate::naming::AgentIdentity;
 
-/// The operations, each run in a span of its own and each with its requests reported in its own
-/// way by the performer.
+/// The operations, each run in a span of its own. Only a label: the performer never sees it
+/// (what differs per operation is in the requests its machine asks for).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Operation {
     /// `deploy`.

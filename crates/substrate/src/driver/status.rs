@@ -36,7 +36,7 @@ pub async fn status<S: Substrate>(
                 storage_class: claim.storage_class.clone(),
             }),
     });
-    let mut performer = Performer::new(substrate, agent, Operation::Status).configured(config);
+    let mut performer = Performer::new(substrate, agent).configured(config);
     let mut on_progress = ignore;
     let run = drive(machine, &mut performer, &mut on_progress);
     in_span(Operation::Status, agent, &agent.pod_name(), run).await

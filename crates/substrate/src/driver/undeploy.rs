@@ -90,6 +90,6 @@ async fn run<S: Substrate>(
         delete_workspace: options.delete_workspace,
         grace: options.grace,
     });
-    let mut performer = Performer::new(substrate, agent, Operation::Undeploy);
+    let mut performer = Performer::new(substrate, agent);
     drive(machine, &mut performer, on_progress).await
 }

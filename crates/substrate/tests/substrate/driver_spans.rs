@@ -430,3 +430,35 @@ fn only_a_deploy_logs_the_environment_comparison() {
     assert_eq!(said.len(), 1, "{replaced:?}");
     assert!(!said[0].contains("two"), "a value logged: {said:?}");
 }
+
+/// A refused Secret delete is a warning only where no report lists it: the undeploy says the
+/// Secret is left for a later GC pass, while the GC pass lists the failure in its report and
+/// warns nothing (the machine's request says which, so the performer never asks which
+/// operation runs).
+#[test]
+fn a_failed_secret_delete_is_a_warning_only_where_no_report_lists_it() {
+    use apiary_classify::failure::Operation;
+    let left = |lines: &[String]| {
+        events(lines)
+            .into_iter()
+            .filter(|e| e.contains("left for later collection"))
+            .count()
+    };
+    let fake = FakeCluster::new(NS);
+    seed(&fake, &config(), 1, &Shape::Terminated(1), true);
+    let refused = fake.forbidden(Operation::DeleteSecret, "secrets");
+    fake.fail_next(Operation::DeleteSecret, refused.clone());
+    let mut report = None;
+    let lines = Recorder::record(|| {
+        report = Some(run(gc(&fake, &agent(), false)).expect("collected"));
+    });
+    assert_eq!(report.map(|r| r.failures.len()), Some(1), "{lines:?}");
+    assert_eq!(left(&lines), 0, "{lines:?}");
+    let fake = FakeCluster::new(NS);
+    seed(&fake, &config(), 1, &Shape::Running, true);
+    fake.fail_next(Operation::DeleteSecret, refused);
+    let lines = Recorder::record(|| {
+        let _ = run(undeploy(&fake, &agent(), &UndeployOptions::default()));
+    });
+    assert_eq!(left(&lines), 1, "{lines:?}");
+}

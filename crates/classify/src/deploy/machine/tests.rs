@@ -11,7 +11,7 @@ use super::*;
 use crate::deploy::*;
 use crate::request::{
     Answer, Listing, Machine as _, NamespaceCheck, NamespaceFailure, OwnSecret, PodCreateOutcome,
-    Prepared, Request, SecretCreateFailure, Step,
+    Prepared, Request, SecretCreateFailure, SecretDrop, Step,
 };
 
 use crate::answer::{CreateAnswer, DeleteAnswer};
@@ -203,12 +203,28 @@ fn is_preflight(gc: bool) -> Check<Output> {
     })
 }
 
+/// A read of the pod name, through the stuck-pod watch (every read of a deploy is).
 fn get() -> Check<Output> {
-    ask(Request::GetPod { name: POD.into() })
+    ask(Request::GetPod {
+        name: POD.into(),
+        watch_stuck: true,
+    })
 }
 
+/// The listing that drops this attempt's own Secret, naming it for a failure's warning.
 fn list() -> Check<Output> {
-    ask(Request::List { secrets: true })
+    ask(Request::List {
+        secrets: true,
+        dropping: Some(SecretDrop::Own(SECRET.into())),
+    })
+}
+
+/// The listing that retires the replaced pod's Secret (deploy.md § Replacing a live agent).
+fn retire_list() -> Check<Output> {
+    ask(Request::List {
+        secrets: true,
+        dropping: Some(SecretDrop::Replaced),
+    })
 }
 
 fn create_secret() -> Check<Output> {
@@ -230,6 +246,7 @@ fn get_account(name: &str) -> Check<Output> {
 fn compare_env() -> Check<Output> {
     ask(Request::CompareEnv {
         secret: OLD_SECRET.into(),
+        log_keys: true,
     })
 }
 
@@ -253,22 +270,23 @@ fn poll() -> Check<Output> {
 /// A pod delete fenced by `uid` and `rv`.
 fn delete_pod(uid: &'static str, rv: &'static str) -> Check<Output> {
     asks("the fenced pod delete", move |r| {
-        matches!(r, Request::DeletePod(d) if d.name() == POD
+        matches!(r, Request::DeletePod { deletion: d, note: Some("deleting the pod") }
+            if d.name() == POD
             && (d.fence().uid(), d.fence().resource_version()) == (uid, rv))
     })
 }
 
 /// Any pod delete.
 fn deletes_pod() -> Check<Output> {
-    asks("a pod delete", |r| matches!(r, Request::DeletePod(_)))
+    asks("a pod delete", |r| matches!(r, Request::DeletePod { .. }))
 }
 
 /// The delete of the Secret `name`, fenced by its uid (`s-<name>`).
 fn delete_secret(name: &'static str) -> Check<Output> {
-    asks(
-        "the Secret's uid-fenced delete",
-        move |r| matches!(r, Request::DeleteSecret(d) if d.name() == name && d.uid() == format!("s-{name}")),
-    )
+    asks("the Secret's uid-fenced delete", move |r| {
+        matches!(r, Request::DeleteSecret { deletion: d, warn_on_failure: true }
+            if d.name() == name && d.uid() == format!("s-{name}"))
+    })
 }
 
 fn ok(pod: &str, intent_matches: bool) -> Check<Output> {
@@ -545,7 +563,7 @@ fn r12_deletion_marked_awaited_without_delete() {
             feed(read(dying), poll()),
             wait_out(get()),
             // Gone: its Secret is looked up.
-            feed(absent(), list()),
+            feed(absent(), retire_list()),
             feed(listed(old_secret_listing()), delete_secret(OLD_SECRET)),
             feed(accepted(), get()),
             feed(absent(), create_secret()),
@@ -566,7 +584,7 @@ fn disappearance_ends_on_a_new_uid() {
     begun().then([
         feed(found(marked(own_pod(running()))), get()),
         // The old pod's Secret looked up.
-        feed(read(successor.clone()), list()),
+        feed(read(successor.clone()), retire_list()),
         feed(listed(listing), get()),
         feed(read(successor), ok(POD, true)),
     ]);
@@ -1381,7 +1399,7 @@ fn replace_deletes_the_started_pod_of_another_intent_then_creates() {
             // The disappearance is awaited.
             wait_out(get()),
             // Gone: its Secret is looked up.
-            feed(absent(), list()),
+            feed(absent(), retire_list()),
         ])
         .then(old_secret_goes())
         .then(then_started());
@@ -1406,7 +1424,7 @@ fn replaced_and_gone() -> Play<DeployMachine> {
         feed(found(started_other_intent("u1", "7")), deletes_pod()),
         feed(accepted(), get()),
         // Gone: its Secret is looked up.
-        feed(absent(), list()),
+        feed(absent(), retire_list()),
     ])
 }
 
@@ -1501,7 +1519,7 @@ fn only_an_accepted_replace_delete_retires_before_the_deadline() {
         // A deleting pod is awaited.
         feed(read(marked(started_other_intent("u1", "8"))), get()),
         // Gone: its Secret is looked up.
-        feed(absent(), list()),
+        feed(absent(), retire_list()),
     ]);
     let dead = with_rv(own_pod(terminated(1, Some("Error"))), "u1", "7");
     started(replacing()).then([
@@ -1541,7 +1559,7 @@ fn replace_replaces_a_pod_whose_environment_differs() {
             feed(found(with_rv(own_pod(running()), "u1", "7")), compare_env()),
             feed(rotated, delete_pod("u1", "7")),
             feed(accepted(), get()),
-            feed(absent(), list()),
+            feed(absent(), retire_list()),
         ])
         .then(old_secret_goes())
         .then([
@@ -2124,7 +2142,7 @@ fn replace_checks_the_new_pods_create_before_deleting_the_running_pod() {
     )]);
     let delete = asks(
         "the delete of u1",
-        |r| matches!(r, Request::DeletePod(d) if d.fence().uid() == "u1"),
+        |r| matches!(r, Request::DeletePod { deletion: d, .. } if d.fence().uid() == "u1"),
     );
     checking().then([feed(Answer::PodCreateChecked(Ok(())), delete)]);
 }
@@ -2157,7 +2175,7 @@ fn replace_prepares_the_agents_objects_before_deleting() {
         feed(Answer::PodCreateChecked(Ok(())), deletes_pod()),
         feed(accepted(), get()),
         // Gone: its Secret is looked up.
-        feed(absent(), list()),
+        feed(absent(), retire_list()),
         feed(listed(Listing::default()), any()),
         // Prepared once per call.
         feed(absent(), create_secret()),

@@ -64,12 +64,20 @@ fn deleted(answer: DeleteAnswer) -> Answer {
     Answer::Deleted(Ok(answer))
 }
 
+/// A listing; the collection reports a failed one itself.
 fn list(secrets: bool) -> Check<ExpireOutput> {
-    ask(Request::List { secrets })
+    ask(Request::List {
+        secrets,
+        dropping: None,
+    })
 }
 
+/// A re-read, not through the stuck-pod watch (a timeout is the collection's report).
 fn get() -> Check<ExpireOutput> {
-    ask(Request::GetPod { name: POD.into() })
+    ask(Request::GetPod {
+        name: POD.into(),
+        watch_stuck: false,
+    })
 }
 
 fn wait(resource_version: Option<&str>) -> Check<ExpireOutput> {
@@ -82,7 +90,7 @@ fn wait(resource_version: Option<&str>) -> Check<ExpireOutput> {
 
 fn delete_pod() -> Check<ExpireOutput> {
     asks("the pod delete fenced by the listing", |r| {
-        matches!(r, Request::DeletePod(d)
+        matches!(r, Request::DeletePod { deletion: d, note: Some("deleting the expired pod") }
             if d.fence().uid() == "u1" && d.fence().resource_version() == "100")
     })
 }
@@ -175,10 +183,10 @@ fn expiry_is_decided_on_the_server_clock_only() {
 fn collects_pod_then_waits_then_its_secret() {
     let mut marked = expiring("101");
     marked.marks.deletion_marked = true;
-    let secret = asks(
-        "the Secret's delete",
-        |r| matches!(r, Request::DeleteSecret(d) if d.name() == its_secret()),
-    );
+    let secret = asks("the Secret's delete", |r| {
+        matches!(r, Request::DeleteSecret { deletion: d, warn_on_failure: false }
+                if d.name() == its_secret())
+    });
     let report = ExpireReport {
         dry_run: false,
         pod: Some(POD.into()),
@@ -280,7 +288,9 @@ fn replaced_pod_is_left_and_references_protect() {
 fn not_found_and_failures() {
     let failure = RequestFailure::api(500, "InternalError", "boom");
     let reported = failure.clone();
-    let secret = asks("a Secret delete", |r| matches!(r, Request::DeleteSecret(_)));
+    let secret = asks("a Secret delete", |r| {
+        matches!(r, Request::DeleteSecret { .. })
+    });
     play(ExpireMachine::new(spec(false)), to_delete()).then([
         feed(deleted(DeleteAnswer::NotFound), list(true)),
         feed(its_secret_listed(), secret),

@@ -40,7 +40,10 @@ fn listing(rv: &str, server_now: Option<i64>) -> Answer {
 }
 
 fn list() -> Check<RenewOutput> {
-    ask(Request::List { secrets: false })
+    ask(Request::List {
+        secrets: false,
+        dropping: None,
+    })
 }
 
 fn written(answer: WriteAnswer) -> Answer {

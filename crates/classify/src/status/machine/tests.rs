@@ -129,7 +129,10 @@ fn s1_absent_and_foreign_read_nothing_more() {
 }
 
 fn get() -> Check<StatusOutput> {
-    ask(Request::GetPod { name: POD.into() })
+    ask(Request::GetPod {
+        name: POD.into(),
+        watch_stuck: false,
+    })
 }
 
 /// A pod pending its Secret check is settled by the one check, which is also the report's
@@ -205,6 +208,7 @@ fn a_configuration_compares_the_environment_then_the_claim_is_read() {
     let compare = || {
         ask(Request::CompareEnv {
             secret: SECRET.into(),
+            log_keys: false,
         })
     };
     let differs = Answer::EnvCompared(Ok(Some(vec!["TOKEN".into()])));
@@ -306,7 +310,12 @@ const AT: i64 = 1_767_232_800;
 /// expiry (status is read-only and its report stands).
 #[test]
 fn an_expiring_pod_reads_the_server_clock_last() {
-    let clock = || ask(Request::List { secrets: false });
+    let clock = || {
+        ask(Request::List {
+            secrets: false,
+            dropping: None,
+        })
+    };
     let listed = |server_now| {
         Answer::Listed(Ok(Listing {
             server_now,

@@ -52,12 +52,20 @@ fn play(wait: bool, beats: Vec<Beat<UndeployMachine>>) -> Play<UndeployMachine> 
         .then(beats)
 }
 
+/// A read of the pod name, through the stuck-pod watch (undeploy waits for its pod to go).
 fn get() -> Check<UndeployOutput> {
-    ask(Request::GetPod { name: POD.into() })
+    ask(Request::GetPod {
+        name: POD.into(),
+        watch_stuck: true,
+    })
 }
 
+/// The listing of step 4; undeploy reports a failed one itself.
 fn list() -> Check<UndeployOutput> {
-    ask(Request::List { secrets: true })
+    ask(Request::List {
+        secrets: true,
+        dropping: None,
+    })
 }
 
 fn read(pod: Option<ObservedPod>) -> Answer {
@@ -85,15 +93,18 @@ fn listing(secrets: &[&str], pods: Vec<ObservedPod>) -> Answer {
 /// The pod delete fenced by `uid` and `rv`.
 fn delete_pod(uid: &'static str, rv: &'static str) -> Check<UndeployOutput> {
     asks("the fenced pod delete", move |r| {
-        matches!(r, Request::DeletePod(d)
+        matches!(r, Request::DeletePod { deletion: d, note: None }
             if (d.fence().uid(), d.fence().resource_version()) == (uid, rv))
     })
 }
 
 fn delete_secret(name: &'static str) -> Check<UndeployOutput> {
     asks(
-        "the Secret delete",
-        move |r| matches!(r, Request::DeleteSecret(d) if d.name() == name),
+        "the Secret delete, a failure a warning of the shell's",
+        move |r| {
+            matches!(r, Request::DeleteSecret { deletion: d, warn_on_failure: true }
+                if d.name() == name)
+        },
     )
 }
 

@@ -30,7 +30,8 @@ fn own_secret(fake: &FakeCluster, config: &ValidConfig) -> String {
 }
 
 /// The live Secret's environment equals the desired one: no key differs; a changed value is
-/// named by its key; a Secret that is gone is no environment at all.
+/// named by its key; a Secret that is gone is no environment at all; whether the keys are also
+/// logged (a deploy's request) or not (a status's) answers the same.
 #[test]
 fn the_environment_comparison_sees_a_changed_value_and_a_missing_secret() {
     let fake = FakeCluster::new(NS);
@@ -55,8 +56,15 @@ fn the_environment_comparison_sees_a_changed_value_and_a_missing_secret() {
             None,
         ),
     ] {
-        let mut performer = Performer::deploying(&fake, &desired);
-        let answer = block(performer.perform(Request::CompareEnv { secret: name }));
-        assert_eq!(answer, Answer::EnvCompared(Ok(differs)));
+        // Whether the keys are logged changes no answer.
+        for log_keys in [true, false] {
+            let mut performer = Performer::deploying(&fake, &desired);
+            let compare = Request::CompareEnv {
+                secret: name.clone(),
+                log_keys,
+            };
+            let answer = block(performer.perform(compare));
+            assert_eq!(answer, Answer::EnvCompared(Ok(differs.clone())));
+        }
     }
 }

@@ -243,7 +243,10 @@ fn expiry_patch_is_the_guard_and_the_annotation_only() {
     });
     assert_eq!(
         machine.step(Duration::ZERO, Answer::Start),
-        Step::Request(Request::List { secrets: false })
+        Step::Request(Request::List {
+            secrets: false,
+            dropping: None,
+        })
     );
     let listing = Listing {
         pods: vec![observed],
