@@ -23,6 +23,7 @@ pub mod node;
 pub mod proxy;
 mod service_accounts;
 pub mod skip;
+pub mod stage;
 pub mod tap;
 pub mod webhook;
 

@@ -23,10 +23,12 @@
 pub mod scenarios;
 pub mod tap;
 
-use std::time::{Duration, Instant};
+use std::ops::Deref;
+use std::time::Duration;
 
 use apiary_apiserver_sim::{LoggedRequest, Resource, SimOptions, Simulator, Verb};
 use apiary_envtest::kubelet::{self, Kubelet};
+use apiary_envtest::stage::{self, Admin};
 use apiary_envtest::{ControlPlane, Identity, TestNamespace};
 use apiary_substrate::build::build_attempt;
 use apiary_substrate::config::{DeployConfig, ValidConfig};
@@ -34,8 +36,9 @@ use apiary_substrate::driver::DeployOptions;
 use apiary_substrate::naming::{AgentIdentity, Generation};
 use apiary_substrate_kube::Cluster;
 use k8s_openapi::api::core::v1::{Pod, Secret};
-use kube::api::{Api, DeleteParams, ListParams, PostParams};
 
+// The staging, reading and request-log filters shared with the CLI's harness.
+pub use apiary_envtest::stage::{HANG, of, succeeded};
 pub use tap::{Tap, tapped_client};
 
 // The shared fixtures, declared once by the including crate (`#[path = "…/fixtures/mod.rs"]`).
@@ -48,8 +51,6 @@ pub use fixtures::{
     Captured, POD, after_preflight, agent, delete_fence, image, secret_ref, shipped,
 };
 
-/// How long any wait may take before a test fails as hung (not a performance bound).
-pub const HANG: Duration = Duration::from_secs(60);
 /// Model seconds per real second on the simulator: a 60 s grace period passes in 60 ms.
 pub const SIM_SCALE: f64 = 1000.0;
 /// Model seconds per real second for the fake kubelet: a 60 s grace period passes in 0.6 s.
@@ -92,12 +93,14 @@ pub const ACCOUNT_DELAY_REAL: Duration = Duration::from_secs(2);
 /// The same delay in the simulator's model time.
 pub const ACCOUNT_DELAY_MODEL: Duration = Duration::from_secs(200);
 
-/// One scenario's apiserver, namespace, kubelet and request tap.
+/// One scenario's apiserver, namespace, kubelet and request tap. It dereferences to its
+/// [`Admin`] (the shared staging and reading: `create_pod`, `pod_named`, `secret_names`,
+/// `until_pod`, ...), so a scenario says `stage.create_pod(..)`.
 pub struct Stage {
     /// The backend.
     pub backend: Backend,
-    namespace: String,
-    admin: kube::Client,
+    /// The admin's hands on the stage's namespace.
+    stage: Admin,
     /// The configuration apiary's clients are built from (the admin identity).
     config: kube::Config,
     /// The log of every request the stage's `Cluster`s sent.
@@ -109,6 +112,14 @@ pub struct Stage {
 fn apiary_config(mut config: kube::Config) -> kube::Config {
     config.default_retry = false;
     config
+}
+
+impl Deref for Stage {
+    type Target = Admin;
+
+    fn deref(&self) -> &Admin {
+        &self.stage
+    }
 }
 
 impl Stage {
@@ -141,8 +152,7 @@ impl Stage {
                 });
                 Some(Stage {
                     backend,
-                    namespace: namespace.to_string(),
-                    admin: plane.client(Identity::Admin),
+                    stage: Admin::new(plane.client(Identity::Admin), namespace.to_string()),
                     config: apiary_config(plane.config(Identity::Admin)),
                     tap: Tap::new(),
                     keep: Keep::Real {
@@ -189,8 +199,7 @@ impl Stage {
             .expect("the fake kubelet registers its node");
         Some(Stage {
             backend,
-            namespace,
-            admin: plane.client(Identity::Admin),
+            stage: Admin::new(plane.client(Identity::Admin), namespace),
             config: apiary_config(plane.config(Identity::Admin)),
             tap: Tap::new(),
             keep: Keep::Real {
@@ -218,17 +227,11 @@ impl Stage {
         let admin = kube::Client::try_from(config.clone()).expect("admin client");
         Stage {
             backend: Backend::Sim,
-            namespace: namespace.to_owned(),
-            admin,
+            stage: Admin::new(admin, namespace),
             config: apiary_config(config),
             tap: Tap::new(),
             keep: Keep::Sim(sim),
         }
-    }
-
-    /// The stage's namespace.
-    pub fn namespace(&self) -> &str {
-        &self.namespace
     }
 
     /// The real control plane, on a real stage.
@@ -269,111 +272,17 @@ impl Stage {
 
     /// A fresh `Cluster` logging to `tap`.
     pub fn cluster_tapped(&self, tap: &Tap) -> Cluster {
-        Cluster::new(tapped_client(self.config.clone(), tap), &self.namespace)
+        Cluster::new(tapped_client(self.config.clone(), tap), self.namespace())
     }
 
     /// A fresh `Cluster` with `config` (another identity), logging to `tap`.
     pub fn cluster_as(&self, config: kube::Config, tap: &Tap) -> Cluster {
-        Cluster::new(tapped_client(apiary_config(config), tap), &self.namespace)
-    }
-
-    /// The admin client (staging and observation; not logged by the tap).
-    pub fn admin(&self) -> kube::Client {
-        self.admin.clone()
-    }
-
-    fn pods_api(&self) -> Api<Pod> {
-        Api::namespaced(self.admin.clone(), &self.namespace)
-    }
-
-    fn secrets_api(&self) -> Api<Secret> {
-        Api::namespaced(self.admin.clone(), &self.namespace)
-    }
-
-    /// Create `pod` in the stage's namespace as the admin.
-    pub async fn create_pod(&self, pod: &Pod) -> Pod {
-        self.pods_api()
-            .create(&PostParams::default(), pod)
-            .await
-            .expect("the admin creates the pod")
-    }
-
-    /// Create `secret` in the stage's namespace as the admin.
-    pub async fn create_secret(&self, secret: &Secret) -> Secret {
-        self.secrets_api()
-            .create(&PostParams::default(), secret)
-            .await
-            .expect("the admin creates the Secret")
-    }
-
-    /// Delete pod `name` gracefully as the admin (no preconditions).
-    pub async fn delete_pod(&self, name: &str) {
-        self.pods_api()
-            .delete(name, &DeleteParams::default())
-            .await
-            .expect("the admin deletes the pod");
-    }
-
-    /// The pod `name` now (a quorum read), if it exists.
-    pub async fn pod_named(&self, name: &str) -> Option<Pod> {
-        self.pods_api()
-            .get_opt(name)
-            .await
-            .expect("the admin reads the pod")
+        Cluster::new(tapped_client(apiary_config(config), tap), self.namespace())
     }
 
     /// The pod [`POD`] now.
     pub async fn pod(&self) -> Option<Pod> {
         self.pod_named(POD).await
-    }
-
-    /// Names of the pods in the namespace now, sorted.
-    pub async fn pod_names(&self) -> Vec<String> {
-        let mut names: Vec<String> = self
-            .pods_api()
-            .list(&ListParams::default())
-            .await
-            .expect("the admin lists pods")
-            .items
-            .into_iter()
-            .filter_map(|p| p.metadata.name)
-            .collect();
-        names.sort();
-        names
-    }
-
-    /// Names of the Secrets in the namespace now, sorted.
-    pub async fn secret_names(&self) -> Vec<String> {
-        let mut names: Vec<String> = self
-            .secrets_api()
-            .list(&ListParams::default())
-            .await
-            .expect("the admin lists Secrets")
-            .items
-            .into_iter()
-            .filter_map(|s| s.metadata.name)
-            .collect();
-        names.sort();
-        names
-    }
-
-    /// Wait (bounded by [`HANG`]) until pod `name` satisfies `check`; returns it.
-    pub async fn until_pod(&self, what: &str, name: &str, check: impl Fn(&Pod) -> bool) -> Pod {
-        let started = Instant::now();
-        loop {
-            let pod = self.pod_named(name).await;
-            if let Some(pod) = &pod
-                && check(pod)
-            {
-                return pod.clone();
-            }
-            assert!(
-                started.elapsed() < HANG,
-                "timed out waiting for {what} ({name}); last seen: {:?}",
-                pod.map(|p| (p.metadata, p.status))
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
     }
 
     /// The stage's requests (every `Cluster` on its tap), in order.
@@ -393,10 +302,7 @@ impl Stage {
 
     /// Requests that could change state.
     pub fn mutations(&self) -> Vec<LoggedRequest> {
-        self.requests()
-            .into_iter()
-            .filter(LoggedRequest::is_mutation)
-            .collect()
+        stage::mutations(&self.requests())
     }
 
     /// The default configuration for `image` in the stage's namespace.
@@ -406,26 +312,10 @@ impl Stage {
 
     /// The default configuration of `agent` for `image` in the stage's namespace.
     pub fn config_for(&self, agent: &AgentIdentity, image: &str) -> ValidConfig {
-        DeployConfig::new(&self.namespace, image)
+        DeployConfig::new(self.namespace(), image)
             .validate(agent)
             .expect("valid configuration")
     }
-}
-
-/// Requests of `verb` on `resource` in `log`.
-pub fn of(log: &[LoggedRequest], verb: Verb, resource: Resource) -> Vec<LoggedRequest> {
-    log.iter()
-        .filter(|r| r.is(verb, resource))
-        .cloned()
-        .collect()
-}
-
-/// Requests of `verb` on `resource` in `log` answered 2xx.
-pub fn succeeded(log: &[LoggedRequest], verb: Verb, resource: Resource) -> Vec<LoggedRequest> {
-    log.iter()
-        .filter(|r| r.is(verb, resource) && r.status.is_some_and(|s| (200..300).contains(&s)))
-        .cloned()
-        .collect()
 }
 
 /// Deploy options with `deadline` and a 200 ms poll, preflight GC on.
