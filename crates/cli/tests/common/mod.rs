@@ -231,6 +231,17 @@ impl Fixture {
         }
     }
 
+    /// The real backend's shared stage (`apiary_envtest::stage`): its admin in the fixture's
+    /// namespace, for [`Fixture::on_stage`].
+    fn stage(&self) -> &apiary_envtest::stage::Admin {
+        self.real().stage()
+    }
+
+    /// Run one of the stage's requests to completion on the fixture's runtime.
+    fn on_stage<T>(&self, request: impl std::future::Future<Output = T>) -> T {
+        self.runtime.block_on(request)
+    }
+
     /// The namespace on the kubeconfig's context.
     pub fn namespace(&self) -> &str {
         &self.namespace
@@ -300,9 +311,8 @@ impl Fixture {
 
     /// The requests that could change state (POST, PUT, PATCH, DELETE).
     pub fn mutations(&self) -> Vec<String> {
-        self.requests()
+        apiary_envtest::stage::mutations(&self.requests())
             .iter()
-            .filter(|r| r.is_mutation())
             .map(|r| format!("{} {}", r.method, r.path))
             .collect()
     }
@@ -371,7 +381,7 @@ impl Fixture {
                         .items
                 })
             }
-            BackendKind::Real => self.real().pods(&self.runtime),
+            BackendKind::Real => self.on_stage(self.stage().pods()),
         }
     }
 
@@ -390,7 +400,7 @@ impl Fixture {
                 let ns = self.namespace.clone();
                 self.with_model(|m| m.get_pod(&ns, name).ok())
             }
-            BackendKind::Real => self.real().pod(&self.runtime, name),
+            BackendKind::Real => self.on_stage(self.stage().pod_named(name)),
         }
     }
 
@@ -405,7 +415,7 @@ impl Fixture {
                         .items
                 })
             }
-            BackendKind::Real => self.real().secrets(&self.runtime),
+            BackendKind::Real => self.on_stage(self.stage().secrets()),
         }
     }
 
@@ -434,7 +444,7 @@ impl Fixture {
     /// # Panics
     /// On the simulator.
     pub fn network_policies(&self) -> Vec<k8s_openapi::api::networking::v1::NetworkPolicy> {
-        self.real().network_policies(&self.runtime)
+        self.on_stage(self.stage().objects())
     }
 
     /// Create `object` in the fixture's namespace as the admin (the real backend only): a
@@ -450,7 +460,7 @@ impl Fixture {
             + for<'de> k8s_openapi::serde::Deserialize<'de>
             + std::fmt::Debug,
     {
-        self.real().create_namespaced_object(&self.runtime, object);
+        self.on_stage(self.stage().create_object(object));
     }
 
     /// Merge `status` into the status of the object `name` of the fixture's namespace, as a
@@ -466,8 +476,7 @@ impl Fixture {
             + for<'de> k8s_openapi::serde::Deserialize<'de>
             + std::fmt::Debug,
     {
-        self.real()
-            .patch_namespaced_status::<K>(&self.runtime, name, status);
+        self.on_stage(self.stage().patch_status::<K>(name, status));
     }
 
     /// Create the cluster-scoped `object` as the admin (the real backend only).
@@ -482,7 +491,7 @@ impl Fixture {
             + for<'de> k8s_openapi::serde::Deserialize<'de>
             + std::fmt::Debug,
     {
-        self.real().create_cluster_object(&self.runtime, object);
+        self.on_stage(self.stage().create_cluster_object(object));
     }
 
     /// Serve a validating webhook denying pods without the label `required` and register it
@@ -492,9 +501,7 @@ impl Fixture {
     /// # Panics
     /// On the simulator.
     pub fn require_label_webhook(&self, name: &str, required: &str) -> RegisteredWebhook<'_> {
-        let webhook = self
-            .real()
-            .register_label_webhook(&self.runtime, name, required);
+        let webhook = self.on_stage(self.stage().register_label_webhook(name, required));
         RegisteredWebhook {
             fixture: self,
             name: name.to_owned(),
@@ -507,7 +514,7 @@ impl Fixture {
     /// # Panics
     /// On the simulator.
     pub fn workspace_claims(&self) -> Vec<k8s_openapi::api::core::v1::PersistentVolumeClaim> {
-        self.real().objects(&self.runtime)
+        self.on_stage(self.stage().objects())
     }
 
     /// Create a user's Secret `name` holding `data` (`stringData`) in the fixture's namespace,
@@ -532,7 +539,7 @@ impl Fixture {
                 self.with_model(|m| m.create_secret(&ns, secret).map(|_| ()))
                     .expect("secret created");
             }
-            BackendKind::Real => self.real().create_secret(&self.runtime, &secret),
+            BackendKind::Real => drop(self.on_stage(self.stage().create_secret(&secret))),
         }
         self.clear_requests();
     }
@@ -545,7 +552,7 @@ impl Fixture {
                 self.with_model(|m| m.delete_secret(&ns, name, &Default::default()).map(|_| ()))
                     .expect("secret deleted");
             }
-            BackendKind::Real => self.real().delete_secret(&self.runtime, name),
+            BackendKind::Real => self.on_stage(self.stage().delete_secret(name)),
         }
     }
 
@@ -606,9 +613,11 @@ impl Fixture {
                 });
             }
             BackendKind::Real => {
-                let secret = with_secret.then(|| attempt.secret.clone());
-                self.real()
-                    .insert_attempt(&self.runtime, secret, attempt.pod.clone(), deleting);
+                let secret = with_secret.then_some(&attempt.secret);
+                self.on_stage(
+                    self.stage()
+                        .create_attempt(secret, attempt.pod.clone(), deleting),
+                );
             }
         }
         self.clear_requests();
@@ -625,7 +634,7 @@ impl Fixture {
             BackendKind::Sim => {
                 self.with_model(|m| m.insert_pod(pod).expect("insert"));
             }
-            BackendKind::Real => self.real().create_pod(&self.runtime, pod),
+            BackendKind::Real => drop(self.on_stage(self.stage().create_pod(&pod))),
         }
         self.clear_requests();
     }
@@ -654,8 +663,8 @@ impl Fixture {
             }
             BackendKind::Real => {
                 for name in names {
-                    self.real()
-                        .create_pod(&self.runtime, self.seed_pod(name, app, 7000));
+                    let pod = self.seed_pod(name, app, 7000);
+                    self.on_stage(self.stage().create_pod(&pod));
                 }
             }
         }
@@ -687,9 +696,9 @@ impl Fixture {
                         .expect("inert pod inserted");
                 });
             }
-            BackendKind::Real => self
-                .real()
-                .insert_inert_pod(&self.runtime, pod, status, deleting),
+            BackendKind::Real => {
+                self.on_stage(self.stage().create_inert_pod(pod, status, deleting));
+            }
         }
         self.clear_requests();
     }
@@ -705,9 +714,9 @@ pub struct RegisteredWebhook<'a> {
 
 impl Drop for RegisteredWebhook<'_> {
     fn drop(&mut self) {
-        let deleted = self.fixture.real().delete_cluster_object::<
+        let deleted = self.fixture.on_stage(self.fixture.stage().delete_cluster_object::<
             k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration,
-        >(&self.fixture.runtime, &self.name);
+        >(&self.name));
         // A second panic while unwinding would abort the test process and hide the first.
         if let Err(error) = deleted
             && !std::thread::panicking()
