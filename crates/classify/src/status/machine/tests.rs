@@ -294,6 +294,35 @@ fn a_configuration_names_the_differing_settings_and_the_claims_differences() {
     );
 }
 
+/// deploy.md § Persistent workspace: a claim under the agent's workspace name that apiary did not
+/// create is reported as found, but its size is never compared with the configuration's: it is
+/// not the agent's workspace to differ.
+#[test]
+fn a_foreign_claim_is_reported_but_never_compared() {
+    let spec = StatusSpec {
+        desired_claim: Some(ClaimShape {
+            size: Some("2Gi".into()),
+            storage_class: None,
+        }),
+        ..spec(Some(INTENT))
+    };
+    let foreign = ClaimStatus {
+        ours: false,
+        ..claim()
+    };
+    let mut beats = to_secret_check(own_pod(running()));
+    beats.extend([
+        feed(Answer::Exists(Ok(true)), ask(Request::ReadWorkspace)),
+        feed(
+            Answer::WorkspaceRead(Some(foreign)),
+            reports("found, not compared", |r| {
+                r.workspace.as_ref().is_some_and(|c| !c.ours) && r.workspace_differs.is_none()
+            }),
+        ),
+    ]);
+    play_reading(spec, beats);
+}
+
 /// A running pod of `agent_id` recording the expiry instant [`AT`].
 fn expiring(agent_id: &str) -> ObservedPod {
     let mut pod = own_pod(running());
