@@ -21,10 +21,17 @@ use kube::core::{ClusterResourceScope, NamespaceResourceScope};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use crate::ControlPlane;
+use crate::Identity;
+use crate::kubelet::{self, Kubelet};
 use crate::webhook::LabelWebhook;
 
 /// How long [`Admin::until_pod`] waits before the test fails as hung (not a performance bound).
 pub const HANG: Duration = Duration::from_secs(60);
+
+/// Model seconds per real second for a stage's fake kubelet ([`start_kubelet`]): a 60 s grace
+/// period passes in 0.6 s.
+pub const KUBELET_SCALE: f64 = 100.0;
 
 /// The node [`Admin::create_inert_pod`] binds pods to: no kubelet runs it, so nothing touches them.
 pub const NOBODYS_NODE: &str = "apiary-cli-test-nobodys-node";
@@ -304,6 +311,23 @@ impl Admin {
         self.create_cluster_object(&configuration).await;
         webhook
     }
+}
+
+/// The fake kubelet of a test's `namespace` on `plane`, started from `options` with its scope set
+/// to that namespace only (tests sharing the plane never see each other's pods driven) and its
+/// time at [`KUBELET_SCALE`]. It blocks until its node is registered: async code calls it
+/// through `tokio::task::block_in_place`.
+///
+/// # Panics
+/// When the kubelet cannot register its node.
+pub fn start_kubelet(plane: &ControlPlane, namespace: &str, options: kubelet::Options) -> Kubelet {
+    let options = kubelet::Options {
+        scope: kubelet::Scope::Namespaces(vec![namespace.to_owned()]),
+        time_scale: KUBELET_SCALE,
+        ..options
+    };
+    Kubelet::start(plane.config(Identity::Admin), options)
+        .expect("the fake kubelet registers its node")
 }
 
 fn name_of(pod: &Pod) -> String {

@@ -14,14 +14,11 @@ use std::time::Duration;
 use apiary_apiserver_sim::{LoggedRequest, Resource, Verb};
 use apiary_envtest::kubelet::{self, Kubelet};
 use apiary_envtest::proxy::FaultProxy;
-use apiary_envtest::stage::Admin;
+use apiary_envtest::stage::{self, Admin};
 use apiary_envtest::{ControlPlane, Identity, TestNamespace};
 use k8s_openapi::api::core::v1::{Namespace, Pod, Secret};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, RoleBinding};
 use kube::api::{Api, ListParams};
-
-/// Model seconds per real second for the fake kubelet: a 60 s grace period passes in 0.6 s.
-pub const KUBELET_TIME_SCALE: f64 = 100.0;
 
 /// Every verb the RBAC rules of [`Real::deny`] grant (minus the denied one).
 const VERBS: [Verb; 7] = [
@@ -75,11 +72,7 @@ impl Real {
             .take(30)
             .collect();
         let namespace = plane.namespace(prefix.trim_matches('-'));
-        let kubelet = Kubelet::start(
-            plane.config(Identity::Admin),
-            kubelet::Options::in_namespace(&namespace).with_time_scale(KUBELET_TIME_SCALE),
-        )
-        .expect("the fake kubelet registers its node");
+        let kubelet = stage::start_kubelet(plane, &namespace, kubelet::Options::default());
         let (proxy, stage) = runtime.block_on(async {
             let proxy = FaultProxy::start(
                 &plane.server_url(),

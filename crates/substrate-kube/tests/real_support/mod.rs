@@ -38,7 +38,11 @@ use apiary_substrate_kube::Cluster;
 use k8s_openapi::api::core::v1::{Pod, Secret};
 
 // The staging, reading and request-log filters shared with the CLI's harness.
-pub use apiary_envtest::stage::{HANG, of, succeeded};
+#[allow(
+    unused_imports,
+    reason = "each test binary uses a different subset of the shared harness"
+)]
+pub use apiary_envtest::stage::{HANG, KUBELET_SCALE, of, succeeded};
 pub use tap::{Tap, tapped_client};
 
 // The shared fixtures, declared once by the including crate (`#[path = "…/fixtures/mod.rs"]`).
@@ -53,8 +57,6 @@ pub use fixtures::{
 
 /// Model seconds per real second on the simulator: a 60 s grace period passes in 60 ms.
 pub const SIM_SCALE: f64 = 1000.0;
-/// Model seconds per real second for the fake kubelet: a 60 s grace period passes in 0.6 s.
-pub const KUBELET_SCALE: f64 = 100.0;
 /// The namespace of a simulator stage (a real stage gets a unique one).
 const SIM_NAMESPACE: &str = "agents";
 
@@ -141,14 +143,7 @@ impl Stage {
                 let plane = apiary_envtest::shared()?;
                 let namespace = tokio::task::block_in_place(|| plane.namespace("real"));
                 let kubelet = kubelet_options.map(|options| {
-                    let options = kubelet::Options {
-                        scope: kubelet::Scope::Namespaces(vec![namespace.to_string()]),
-                        time_scale: KUBELET_SCALE,
-                        ..options
-                    };
-                    let config = plane.config(Identity::Admin);
-                    tokio::task::block_in_place(|| Kubelet::start(config, options))
-                        .expect("the fake kubelet registers its node")
+                    tokio::task::block_in_place(|| stage::start_kubelet(plane, &namespace, options))
                 });
                 Some(Stage {
                     backend,
@@ -189,14 +184,9 @@ impl Stage {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.subsec_nanos());
         let namespace = format!("admitting-{nanos:x}");
-        let options = kubelet::Options {
-            scope: kubelet::Scope::Namespaces(vec![namespace.clone()]),
-            time_scale: KUBELET_SCALE,
-            ..kubelet::Options::default()
-        };
-        let config = plane.config(Identity::Admin);
-        let kubelet = tokio::task::block_in_place(|| Kubelet::start(config, options))
-            .expect("the fake kubelet registers its node");
+        let kubelet = tokio::task::block_in_place(|| {
+            stage::start_kubelet(&plane, &namespace, kubelet::Options::default())
+        });
         Some(Stage {
             backend,
             stage: Admin::new(plane.client(Identity::Admin), namespace),
