@@ -6,10 +6,11 @@
 //! Both backends are driven and observed the same way: apiary's `Cluster`s are built from a
 //! `kube::Config` with kube's own retries off (as `connect_with` does) and a client-side [`Tap`]
 //! that logs every request in the simulator's `LoggedRequest` shape; objects are staged and read
-//! back through an admin `kube::Client` over HTTP (never through the model), so a scenario cannot
-//! reach past the API (only the scenario table's model-staged rows and storms reach the
-//! simulator's model and faults, through [`Stage::sim`]). The pods are run by the same per-image scripts on both sides (the
-//! simulator's model, or the fake kubelet sharing its script table).
+//! back over HTTP (never through the model) by the shared admin stage,
+//! `apiary_envtest::stage::Admin`, which the CLI's harness uses too, so a scenario cannot reach
+//! past the API (only the scenario table's model-staged rows and storms reach the simulator's
+//! model and faults, through [`Stage::sim`]). The pods are run by the same per-image scripts on
+//! both sides (the simulator's model, or the fake kubelet sharing its script table).
 //!
 //! Layer: test-only harness. It decides nothing about deploys, only sets the stage and reads what
 //! happened. It talks to 127.0.0.1 only; real-server stages return `None` (the tier is skipped,
