@@ -17,7 +17,7 @@ use apiary_cluster_model::kubelet::PullFailure;
 use apiary_envtest::kubelet::{
     Action, DEFAULT_NODE_NAME, FinishOutcome, Kubelet, Options, SIGTERM_EXIT_CODE,
 };
-use apiary_envtest::{ControlPlane, Identity};
+use apiary_envtest::{ControlPlane, Identity, TestNamespace};
 use k8s_openapi::api::core::v1::{ContainerState, Node, Pod, Secret};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 
@@ -179,17 +179,66 @@ async fn create(api: &Api<Pod>, pod: &Pod) -> Pod {
         .expect("the pod is created")
 }
 
+/// A pod of the given image with no `envFrom` Secret and a 30 s grace period.
+fn plain(name: &str, repo: &str) -> Pod {
+    agent_pod(name, &image(repo), None, 30)
+}
+
+fn is_terminated(pod: &Pod) -> bool {
+    agent_state(pod).is_some_and(|s| s.terminated.is_some())
+}
+
+/// One test's namespace on the shared control plane, a kubelet serving it, and the admin's
+/// pod API there.
+struct Bench {
+    plane: &'static ControlPlane,
+    ns: TestNamespace,
+    kubelet: Kubelet,
+    pods: Api<Pod>,
+}
+
+/// A [`Bench`] in a fresh namespace named after `prefix`, its kubelet started with `options`;
+/// `None` (the test skips) without `KUBEBUILDER_ASSETS`.
+fn bench(prefix: &str, options: impl FnOnce(Options) -> Options) -> Option<Bench> {
+    let plane = apiary_envtest::private()?;
+    let ns = plane.namespace(prefix);
+    let kubelet = kubelet(plane, options(Options::in_namespace(&ns)));
+    let pods = Api::namespaced(plane.client(Identity::Admin), &ns);
+    Some(Bench {
+        plane,
+        ns,
+        kubelet,
+        pods,
+    })
+}
+
+/// Waits for the kubelet's final delete of `agent-0` and asserts it was fenced on `uid` with
+/// `gracePeriodSeconds: 0` and answered `outcome`.
+async fn assert_final_delete(bench: &Bench, uid: String, outcome: FinishOutcome) {
+    let finished = wait_action(&bench.kubelet, "the final delete", |a| {
+        matches!(a, Action::Finished { .. })
+    })
+    .await;
+    assert_eq!(
+        finished,
+        Action::Finished {
+            namespace: bench.ns.to_string(),
+            name: "agent-0".to_owned(),
+            uid,
+            grace_period_seconds: 0,
+            outcome,
+        }
+    );
+}
+
 /// A normal image: the node is Ready, the pod is bound to it, goes through ContainerCreating and
 /// runs with a sandbox IP from the pod CIDR and a containerd container ID.
 #[tokio::test]
 async fn normal_image_runs_with_a_pod_ip_on_a_ready_node() {
-    let Some(plane) = apiary_envtest::private() else {
+    let Some(b) = bench("kubelet-run", |o| o) else {
         return;
     };
-    let ns = plane.namespace("kubelet-run");
-    let kubelet = kubelet(plane, Options::in_namespace(&ns));
-    let client = plane.client(Identity::Admin);
-    let node = Api::<Node>::all(client.clone())
+    let node = Api::<Node>::all(b.plane.client(Identity::Admin))
         .get(DEFAULT_NODE_NAME)
         .await
         .expect("the node is registered");
@@ -202,9 +251,8 @@ async fn normal_image_runs_with_a_pod_ip_on_a_ready_node() {
         .map(|c| c.status);
     assert_eq!(ready.as_deref(), Some("True"));
 
-    let pods: Api<Pod> = Api::namespaced(client, &ns);
-    create(&pods, &agent_pod("agent-0", &image("agent"), None, 30)).await;
-    let pod = wait_for(&pods, "agent-0", "running", is_running).await;
+    create(&b.pods, &plain("agent-0", "agent")).await;
+    let pod = wait_for(&b.pods, "agent-0", "running", is_running).await;
     assert_eq!(phase(&pod), "Running");
     let spec = pod.spec.clone().unwrap_or_default();
     assert_eq!(spec.node_name.as_deref(), Some(DEFAULT_NODE_NAME));
@@ -225,7 +273,7 @@ async fn normal_image_runs_with_a_pod_ip_on_a_ready_node() {
             .is_some_and(|id| id.starts_with("containerd://"))
     );
     assert_eq!(
-        log_through(&kubelet, "agent-0", "Running/running").await,
+        log_through(&b.kubelet, "agent-0", "Running/running").await,
         ["bound", "Pending/ContainerCreating", "Running/running"]
     );
 }
@@ -233,44 +281,31 @@ async fn normal_image_runs_with_a_pod_ip_on_a_ready_node() {
 /// Two pods get two different sandbox addresses.
 #[tokio::test]
 async fn pod_ips_are_unique() {
-    let Some(plane) = apiary_envtest::private() else {
+    let Some(b) = bench("kubelet-ips", |o| o) else {
         return;
     };
-    let ns = plane.namespace("kubelet-ips");
-    let _kubelet = Kubelet::for_namespace(plane, &ns);
-    let pods: Api<Pod> = Api::namespaced(plane.client(Identity::Admin), &ns);
-    create(&pods, &agent_pod("a", &image("agent"), None, 30)).await;
-    create(&pods, &agent_pod("b", &image("agent"), None, 30)).await;
-    let a = wait_for(&pods, "a", "running", is_running).await;
-    let b = wait_for(&pods, "b", "running", is_running).await;
+    create(&b.pods, &plain("a", "agent")).await;
+    create(&b.pods, &plain("b", "agent")).await;
+    let a = wait_for(&b.pods, "a", "running", is_running).await;
+    let other = wait_for(&b.pods, "b", "running", is_running).await;
     let ip = |p: &Pod| p.status.as_ref().and_then(|s| s.pod_ip.clone());
-    assert_ne!(ip(&a), ip(&b));
+    assert_ne!(ip(&a), ip(&other));
 }
 
 /// `crash`: straight from ContainerCreating to terminated with exit code 1, phase Failed.
 #[tokio::test]
 async fn crash_terminates_with_exit_code_1() {
-    let Some(plane) = apiary_envtest::private() else {
+    let Some(b) = bench("kubelet-crash", |o| o) else {
         return;
     };
-    let ns = plane.namespace("kubelet-crash");
-    let kubelet = kubelet(plane, Options::in_namespace(&ns));
-    let pods: Api<Pod> = Api::namespaced(plane.client(Identity::Admin), &ns);
-    create(
-        &pods,
-        &agent_pod("agent-0", &image("agent-crash"), None, 30),
-    )
-    .await;
-    let pod = wait_for(&pods, "agent-0", "terminated", |p| {
-        agent_state(p).is_some_and(|s| s.terminated.is_some())
-    })
-    .await;
+    create(&b.pods, &plain("agent-0", "agent-crash")).await;
+    let pod = wait_for(&b.pods, "agent-0", "terminated", is_terminated).await;
     let terminated = agent_state(&pod).and_then(|s| s.terminated.clone());
     assert_eq!(terminated.as_ref().map(|t| t.exit_code), Some(1));
     assert_eq!(terminated.and_then(|t| t.reason).as_deref(), Some("Error"));
     assert_eq!(phase(&pod), "Failed");
     assert_eq!(
-        log_through(&kubelet, "agent-0", "Failed/terminated(1)").await,
+        log_through(&b.kubelet, "agent-0", "Failed/terminated(1)").await,
         ["bound", "Pending/ContainerCreating", "Failed/terminated(1)"]
     );
 }
@@ -279,24 +314,21 @@ async fn crash_terminates_with_exit_code_1() {
 /// ErrImagePull again — for a 401, a missing manifest and a platform mismatch.
 #[tokio::test]
 async fn pull_failures_loop_with_containerd_messages() {
-    let Some(plane) = apiary_envtest::private() else {
+    let Some(b) = bench("kubelet-pull", |o| o) else {
         return;
     };
-    let ns = plane.namespace("kubelet-pull");
-    let kubelet = kubelet(plane, Options::in_namespace(&ns));
-    let pods: Api<Pod> = Api::namespaced(plane.client(Identity::Admin), &ns);
     let cases = [
         ("unauthorized", PullFailure::Unauthorized),
         ("manifest", PullFailure::ManifestUnknown),
         ("platform", PullFailure::PlatformMismatch),
     ];
+    let repo = |suffix: &str| format!("agent-pullfail-{suffix}");
     for (suffix, _) in cases {
-        let image = image(&format!("agent-pullfail-{suffix}"));
-        create(&pods, &agent_pod(suffix, &image, None, 30)).await;
+        create(&b.pods, &plain(suffix, &repo(suffix))).await;
     }
     for (suffix, failure) in cases {
-        let image = image(&format!("agent-pullfail-{suffix}"));
-        let first = wait_for(&pods, suffix, "ErrImagePull", |p| {
+        let image = image(&repo(suffix));
+        let first = wait_for(&b.pods, suffix, "ErrImagePull", |p| {
             is_waiting(p, "ErrImagePull")
         })
         .await;
@@ -304,7 +336,7 @@ async fn pull_failures_loop_with_containerd_messages() {
             waiting(&first).and_then(|(_, m)| m),
             Some(failure.message(&image))
         );
-        let backoff = wait_for(&pods, suffix, "ImagePullBackOff", |p| {
+        let backoff = wait_for(&b.pods, suffix, "ImagePullBackOff", |p| {
             is_waiting(p, "ImagePullBackOff")
         })
         .await;
@@ -317,17 +349,21 @@ async fn pull_failures_loop_with_containerd_messages() {
     // The loop: each pod goes back to ErrImagePull after its back-off.
     for (suffix, _) in cases {
         let start = Instant::now();
-        while summaries(&kubelet, suffix)
+        while summaries(&b.kubelet, suffix)
             .iter()
             .filter(|s| *s == "Pending/ErrImagePull")
             .count()
             < 2
         {
-            assert!(start.elapsed() < HANG, "{:?}", summaries(&kubelet, suffix));
+            assert!(
+                start.elapsed() < HANG,
+                "{:?}",
+                summaries(&b.kubelet, suffix)
+            );
             tokio::time::sleep(Duration::from_millis(25)).await;
         }
         assert_eq!(
-            summaries(&kubelet, suffix)[..5],
+            summaries(&b.kubelet, suffix)[..5],
             [
                 "bound",
                 "Pending/ContainerCreating",
@@ -343,19 +379,12 @@ async fn pull_failures_loop_with_containerd_messages() {
 /// already assigned); creating the Secret lets it run.
 #[tokio::test]
 async fn missing_env_secret_is_a_config_error_until_it_is_created() {
-    let Some(plane) = apiary_envtest::private() else {
+    let Some(b) = bench("kubelet-secret", |o| o) else {
         return;
     };
-    let ns = plane.namespace("kubelet-secret");
-    let kubelet = kubelet(plane, Options::in_namespace(&ns));
-    let client = plane.client(Identity::Admin);
-    let pods: Api<Pod> = Api::namespaced(client.clone(), &ns);
-    create(
-        &pods,
-        &agent_pod("agent-0", &image("agent"), Some("agent-env"), 30),
-    )
-    .await;
-    let held = wait_for(&pods, "agent-0", "CreateContainerConfigError", |p| {
+    let pod = agent_pod("agent-0", &image("agent"), Some("agent-env"), 30);
+    create(&b.pods, &pod).await;
+    let held = wait_for(&b.pods, "agent-0", "CreateContainerConfigError", |p| {
         is_waiting(p, "CreateContainerConfigError")
     })
     .await;
@@ -370,13 +399,13 @@ async fn missing_env_secret_is_a_config_error_until_it_is_created() {
         "stringData": { "TOKEN": "not-a-real-value" },
     }))
     .expect("a valid Secret");
-    Api::<Secret>::namespaced(client, &ns)
+    Api::<Secret>::namespaced(b.plane.client(Identity::Admin), &b.ns)
         .create(&PostParams::default(), &secret)
         .await
         .expect("the Secret is created");
-    let running = wait_for(&pods, "agent-0", "running", is_running).await;
+    let running = wait_for(&b.pods, "agent-0", "running", is_running).await;
     assert_eq!(phase(&running), "Running");
-    let seen = log_through(&kubelet, "agent-0", "Running/running").await;
+    let seen = log_through(&b.kubelet, "agent-0", "Running/running").await;
     let held_at = seen
         .iter()
         .position(|s| s == "Pending/CreateContainerConfigError");
@@ -388,32 +417,25 @@ async fn missing_env_secret_is_a_config_error_until_it_is_created() {
 /// has run (due work runs in due order), and the first one never got past waiting.
 #[tokio::test]
 async fn never_starts_stays_waiting() {
-    let Some(plane) = apiary_envtest::private() else {
+    let Some(b) = bench("kubelet-never", |o| o) else {
         return;
     };
-    let ns = plane.namespace("kubelet-never");
-    let kubelet = kubelet(plane, Options::in_namespace(&ns));
-    let pods: Api<Pod> = Api::namespaced(plane.client(Identity::Admin), &ns);
-    create(
-        &pods,
-        &agent_pod("stuck", &image("agent-never-starts"), None, 30),
-    )
-    .await;
-    wait_for(&pods, "stuck", "ContainerCreating", |p| {
+    create(&b.pods, &plain("stuck", "agent-never-starts")).await;
+    wait_for(&b.pods, "stuck", "ContainerCreating", |p| {
         is_waiting(p, "ContainerCreating")
     })
     .await;
-    create(&pods, &agent_pod("sentinel", &image("agent"), None, 30)).await;
-    wait_for(&pods, "sentinel", "running", is_running).await;
-    let stuck = pods.get("stuck").await.expect("the pod exists");
+    create(&b.pods, &plain("sentinel", "agent")).await;
+    wait_for(&b.pods, "sentinel", "running", is_running).await;
+    let stuck = b.pods.get("stuck").await.expect("the pod exists");
     assert!(
         is_waiting(&stuck, "ContainerCreating"),
         "{}",
         describe(Some(&stuck))
     );
-    log_through(&kubelet, "sentinel", "Running/running").await;
+    log_through(&b.kubelet, "sentinel", "Running/running").await;
     assert_eq!(
-        summaries(&kubelet, "stuck"),
+        summaries(&b.kubelet, "stuck"),
         ["bound", "Pending/ContainerCreating"]
     );
 }
@@ -421,18 +443,11 @@ async fn never_starts_stays_waiting() {
 /// `unschedulable`: never bound; `PodScheduled=False`, reason Unschedulable.
 #[tokio::test]
 async fn unschedulable_is_never_bound() {
-    let Some(plane) = apiary_envtest::private() else {
+    let Some(b) = bench("kubelet-unsched", |o| o) else {
         return;
     };
-    let ns = plane.namespace("kubelet-unsched");
-    let kubelet = kubelet(plane, Options::in_namespace(&ns));
-    let pods: Api<Pod> = Api::namespaced(plane.client(Identity::Admin), &ns);
-    create(
-        &pods,
-        &agent_pod("agent-0", &image("agent-unschedulable"), None, 30),
-    )
-    .await;
-    let pod = wait_for(&pods, "agent-0", "unschedulable", |p| {
+    create(&b.pods, &plain("agent-0", "agent-unschedulable")).await;
+    let pod = wait_for(&b.pods, "agent-0", "unschedulable", |p| {
         p.status
             .as_ref()
             .and_then(|s| s.conditions.as_ref())
@@ -447,7 +462,7 @@ async fn unschedulable_is_never_bound() {
     .await;
     assert_eq!(pod.spec.and_then(|s| s.node_name), None);
     assert_eq!(
-        log_through(&kubelet, "agent-0", "Pending/Unschedulable").await,
+        log_through(&b.kubelet, "agent-0", "Pending/Unschedulable").await,
         ["Pending/Unschedulable"]
     );
 }
@@ -455,32 +470,12 @@ async fn unschedulable_is_never_bound() {
 /// `vanish`: bound, then removed by the kubelet's uid-fenced delete (as after an eviction).
 #[tokio::test]
 async fn vanish_is_removed_with_a_uid_precondition() {
-    let Some(plane) = apiary_envtest::private() else {
+    let Some(b) = bench("kubelet-vanish", |o| o) else {
         return;
     };
-    let ns = plane.namespace("kubelet-vanish");
-    let kubelet = kubelet(plane, Options::in_namespace(&ns));
-    let pods: Api<Pod> = Api::namespaced(plane.client(Identity::Admin), &ns);
-    let created = create(
-        &pods,
-        &agent_pod("agent-0", &image("agent-vanish"), None, 30),
-    )
-    .await;
-    wait_gone(&pods, "agent-0").await;
-    let finished = wait_action(&kubelet, "the final delete", |a| {
-        matches!(a, Action::Finished { .. })
-    })
-    .await;
-    assert_eq!(
-        finished,
-        Action::Finished {
-            namespace: ns.to_string(),
-            name: "agent-0".to_owned(),
-            uid: uid(&created),
-            grace_period_seconds: 0,
-            outcome: FinishOutcome::Deleted,
-        }
-    );
+    let created = create(&b.pods, &plain("agent-0", "agent-vanish")).await;
+    wait_gone(&b.pods, "agent-0").await;
+    assert_final_delete(&b, uid(&created), FinishOutcome::Deleted).await;
 }
 
 /// A graceful delete of a running pod only marks it; the kubelet writes its container as
@@ -488,32 +483,27 @@ async fn vanish_is_removed_with_a_uid_precondition() {
 /// `gracePeriodSeconds: 0` and the pod's uid.
 #[tokio::test]
 async fn graceful_delete_is_finished_after_the_grace_period() {
-    let Some(plane) = apiary_envtest::private() else {
+    let Some(b) = bench("kubelet-delete", |o| o) else {
         return;
     };
-    let ns = plane.namespace("kubelet-delete");
-    let kubelet = kubelet(plane, Options::in_namespace(&ns));
-    let pods: Api<Pod> = Api::namespaced(plane.client(Identity::Admin), &ns);
-    create(&pods, &agent_pod("agent-0", &image("agent"), None, 20)).await;
-    let running = wait_for(&pods, "agent-0", "running", is_running).await;
-    let answer = pods
+    create(&b.pods, &agent_pod("agent-0", &image("agent"), None, 20)).await;
+    let running = wait_for(&b.pods, "agent-0", "running", is_running).await;
+    let answer = b
+        .pods
         .delete("agent-0", &DeleteParams::default())
         .await
         .expect("the delete is accepted");
     let marked = answer.left().expect("a running pod is only marked");
     assert!(marked.metadata.deletion_timestamp.is_some());
     assert_eq!(marked.metadata.deletion_grace_period_seconds, Some(20));
-    let terminated = wait_for(&pods, "agent-0", "terminated", |p| {
-        agent_state(p).is_some_and(|s| s.terminated.is_some())
-    })
-    .await;
+    let terminated = wait_for(&b.pods, "agent-0", "terminated", is_terminated).await;
     let code = agent_state(&terminated)
         .and_then(|s| s.terminated.as_ref())
         .map(|t| t.exit_code);
     assert_eq!(code, Some(SIGTERM_EXIT_CODE));
-    wait_gone(&pods, "agent-0").await;
+    wait_gone(&b.pods, "agent-0").await;
     assert_eq!(
-        log_through(&kubelet, "agent-0", "finished Deleted").await,
+        log_through(&b.kubelet, "agent-0", "finished Deleted").await,
         [
             "bound",
             "Pending/ContainerCreating",
@@ -522,13 +512,7 @@ async fn graceful_delete_is_finished_after_the_grace_period() {
             "finished Deleted"
         ]
     );
-    let finished = kubelet
-        .actions()
-        .into_iter()
-        .find(|a| matches!(a, Action::Finished { .. }));
-    assert!(
-        matches!(finished, Some(Action::Finished { uid: u, grace_period_seconds: 0, .. }) if u == uid(&running))
-    );
+    assert_final_delete(&b, uid(&running), FinishOutcome::Deleted).await;
 }
 
 /// The kubelet's final delete carries the uid precondition: when the marked pod was replaced by
@@ -536,30 +520,26 @@ async fn graceful_delete_is_finished_after_the_grace_period() {
 /// the new pod survives — and then runs.
 #[tokio::test]
 async fn final_delete_never_removes_a_recreated_pod() {
-    let Some(plane) = apiary_envtest::private() else {
+    let Some(b) = bench("kubelet-fence", |o| o) else {
         return;
     };
-    let ns = plane.namespace("kubelet-fence");
-    let kubelet = kubelet(plane, Options::in_namespace(&ns));
-    let pods: Api<Pod> = Api::namespaced(plane.client(Identity::Admin), &ns);
     let spec = agent_pod("agent-0", &image("agent"), None, 10);
-    let old = create(&pods, &spec).await;
-    wait_for(&pods, "agent-0", "running", is_running).await;
-    pods.delete("agent-0", &DeleteParams::default())
+    let old = create(&b.pods, &spec).await;
+    wait_for(&b.pods, "agent-0", "running", is_running).await;
+    b.pods
+        .delete("agent-0", &DeleteParams::default())
         .await
         .expect("the delete is accepted");
     // The kubelet has seen the mark once it wrote the SIGTERM exit.
-    wait_for(&pods, "agent-0", "terminated", |p| {
-        agent_state(p).is_some_and(|s| s.terminated.is_some())
-    })
-    .await;
-    kubelet.pause();
+    wait_for(&b.pods, "agent-0", "terminated", is_terminated).await;
+    b.kubelet.pause();
     let started_pause = Instant::now();
-    pods.delete("agent-0", &DeleteParams::default().grace_period(0))
+    b.pods
+        .delete("agent-0", &DeleteParams::default().grace_period(0))
         .await
         .expect("the force delete is accepted");
-    wait_gone(&pods, "agent-0").await;
-    let new = create(&pods, &spec).await;
+    wait_gone(&b.pods, "agent-0").await;
+    let new = create(&b.pods, &spec).await;
     assert_ne!(uid(&new), uid(&old));
     // Let the old pod's grace period (10 s model = 1 s real) run out while paused, so its
     // final delete is due before the kubelet learns about the replacement.
@@ -567,22 +547,9 @@ async fn final_delete_never_removes_a_recreated_pod() {
     if let Some(rest) = grace.checked_sub(started_pause.elapsed()) {
         tokio::time::sleep(rest).await;
     }
-    kubelet.resume();
-    let finished = wait_action(&kubelet, "the final delete", |a| {
-        matches!(a, Action::Finished { .. })
-    })
-    .await;
-    assert_eq!(
-        finished,
-        Action::Finished {
-            namespace: ns.to_string(),
-            name: "agent-0".to_owned(),
-            uid: uid(&old),
-            grace_period_seconds: 0,
-            outcome: FinishOutcome::PreconditionFailed,
-        }
-    );
-    let survivor = wait_for(&pods, "agent-0", "running", is_running).await;
+    b.kubelet.resume();
+    assert_final_delete(&b, uid(&old), FinishOutcome::PreconditionFailed).await;
+    let survivor = wait_for(&b.pods, "agent-0", "running", is_running).await;
     assert_eq!(uid(&survivor), uid(&new));
     assert!(survivor.metadata.deletion_timestamp.is_none());
 }
@@ -591,36 +558,33 @@ async fn final_delete_never_removes_a_recreated_pod() {
 /// pod and writes again, and the pod still reaches Running (the change made meanwhile kept).
 #[tokio::test]
 async fn stale_status_write_is_reread_and_retried() {
-    let Some(plane) = apiary_envtest::private() else {
+    // A 20 s (model) start delay: 2 s real between ContainerCreating and the start.
+    let Some(b) = bench("kubelet-conflict", |o| {
+        o.with_start_delay(Duration::from_secs(20))
+    }) else {
         return;
     };
-    let ns = plane.namespace("kubelet-conflict");
-    // A 20 s (model) start delay: 2 s real between ContainerCreating and the start.
-    let kubelet = kubelet(
-        plane,
-        Options::in_namespace(&ns).with_start_delay(Duration::from_secs(20)),
-    );
-    let pods: Api<Pod> = Api::namespaced(plane.client(Identity::Admin), &ns);
-    create(&pods, &agent_pod("agent-0", &image("agent"), None, 30)).await;
-    wait_for(&pods, "agent-0", "ContainerCreating", |p| {
+    create(&b.pods, &plain("agent-0", "agent")).await;
+    wait_for(&b.pods, "agent-0", "ContainerCreating", |p| {
         is_waiting(p, "ContainerCreating")
     })
     .await;
-    kubelet.pause();
+    b.kubelet.pause();
     let paused_at = Instant::now();
     let label = serde_json::json!({ "metadata": { "labels": { "touched": "yes" } } });
-    pods.patch("agent-0", &PatchParams::default(), &Patch::Merge(&label))
+    b.pods
+        .patch("agent-0", &PatchParams::default(), &Patch::Merge(&label))
         .await
         .expect("the label patch is accepted");
     if let Some(rest) = Duration::from_millis(2_200).checked_sub(paused_at.elapsed()) {
         tokio::time::sleep(rest).await;
     }
-    kubelet.resume();
-    let pod = wait_for(&pods, "agent-0", "running", is_running).await;
+    b.kubelet.resume();
+    let pod = wait_for(&b.pods, "agent-0", "running", is_running).await;
     let labels = pod.metadata.labels.unwrap_or_default();
     assert_eq!(labels.get("touched").map(String::as_str), Some("yes"));
     assert_eq!(
-        log_through(&kubelet, "agent-0", "Running/running").await,
+        log_through(&b.kubelet, "agent-0", "Running/running").await,
         [
             "bound",
             "Pending/ContainerCreating",
@@ -645,7 +609,7 @@ fn starts_and_stops_from_a_sync_test() {
         .expect("a runtime for the test's own client");
     runtime.block_on(async {
         let pods: Api<Pod> = Api::namespaced(plane.client(Identity::Admin), &ns);
-        create(&pods, &agent_pod("agent-0", &image("agent"), None, 30)).await;
+        create(&pods, &plain("agent-0", "agent")).await;
         wait_for(&pods, "agent-0", "running", is_running).await;
     });
     drop(kubelet);
@@ -722,18 +686,19 @@ fn simulated_shape(namespace: &str, pod: &Pod, done: impl Fn(&Pod) -> bool) -> s
 /// starting.
 #[tokio::test]
 async fn status_shapes_agree_with_the_simulator() {
-    let Some(plane) = apiary_envtest::private() else {
+    let Some(b) = bench("kubelet-shapes", |o| o) else {
         return;
     };
-    let ns = plane.namespace("kubelet-shapes");
-    let _kubelet = kubelet(plane, Options::in_namespace(&ns));
-    let pods: Api<Pod> = Api::namespaced(plane.client(Identity::Admin), &ns);
     type Done = fn(&Pod) -> bool;
     let cases: [(&str, String, Option<&str>, &str, Done); 6] = [
         ("run", image("agent"), None, "running", is_running),
-        ("crash", image("agent-crash"), None, "terminated", |p| {
-            agent_state(p).is_some_and(|s| s.terminated.is_some())
-        }),
+        (
+            "crash",
+            image("agent-crash"),
+            None,
+            "terminated",
+            is_terminated,
+        ),
         (
             "pull",
             image("agent-pullfail-platform"),
@@ -767,11 +732,11 @@ async fn status_shapes_agree_with_the_simulator() {
         ),
     ];
     for (name, image, secret, _, _) in &cases {
-        create(&pods, &agent_pod(name, image, *secret, 30)).await;
+        create(&b.pods, &agent_pod(name, image, *secret, 30)).await;
     }
     for (name, image, secret, what, done) in &cases {
-        let real = shape(&wait_for(&pods, name, what, done).await);
-        let simulated = simulated_shape(&ns, &agent_pod(name, image, *secret, 30), done);
+        let real = shape(&wait_for(&b.pods, name, what, done).await);
+        let simulated = simulated_shape(&b.ns, &agent_pod(name, image, *secret, 30), done);
         assert_eq!(real, simulated, "pod {name} ({what})");
     }
 }
@@ -780,14 +745,11 @@ async fn status_shapes_agree_with_the_simulator() {
 /// names and status summaries only.
 #[tokio::test]
 async fn environment_values_stay_out_of_the_kubelet_log() {
-    let Some(plane) = apiary_envtest::private() else {
+    let Some(b) = bench("kubelet-redact", |o| o) else {
         return;
     };
-    let ns = plane.namespace("kubelet-redact");
-    let kubelet = Kubelet::for_namespace(plane, &ns);
-    let pods: Api<Pod> = Api::namespaced(plane.client(Identity::Admin), &ns);
     let value = "h2-env-value-never-shown";
-    let mut pod = agent_pod("agent-0", &image("agent"), None, 30);
+    let mut pod = plain("agent-0", "agent");
     if let Some(container) = pod.spec.as_mut().and_then(|s| s.containers.first_mut()) {
         container.env = Some(vec![k8s_openapi::api::core::v1::EnvVar {
             name: "TOKEN".to_owned(),
@@ -795,9 +757,9 @@ async fn environment_values_stay_out_of_the_kubelet_log() {
             value_from: None,
         }]);
     }
-    create(&pods, &pod).await;
-    wait_for(&pods, "agent-0", "running", is_running).await;
-    log_through(&kubelet, "agent-0", "Running/running").await;
-    let shown = format!("{:?} {kubelet:?}", kubelet.actions());
+    create(&b.pods, &pod).await;
+    wait_for(&b.pods, "agent-0", "running", is_running).await;
+    log_through(&b.kubelet, "agent-0", "Running/running").await;
+    let shown = format!("{:?} {:?}", b.kubelet.actions(), b.kubelet);
     assert!(!shown.contains(value), "{shown}");
 }
