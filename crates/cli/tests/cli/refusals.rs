@@ -25,20 +25,43 @@ fn refused(args: &[&str], needles: &[&str]) -> Run {
     run
 }
 
+/// Each case's arguments are refused as [`refused`] asserts, its needles in stderr.
+fn refused_each(cases: &[(&[&str], &[&str])]) {
+    for (args, needles) in cases {
+        refused(args, needles);
+    }
+}
+
+/// `deploy a --image IMAGE` followed by `flags`.
+fn deploy<'a>(flags: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["deploy", "a", "--image", IMAGE];
+    args.extend_from_slice(flags);
+    args
+}
+
+/// Runs `deploy a --image IMAGE --env-file <file>` and asserts exit 2; returns the run.
+fn deploy_with_env_file(fx: &Fixture, file: &std::path::Path) -> Run {
+    let run = fx.apiary(&deploy(&["--env-file", file.to_str().expect("utf-8 path")]));
+    assert_eq!(run.code, 2, "{run:?}");
+    run
+}
+
 /// N1: an AGENT with leading or trailing whitespace, a control character, or empty is refused
 /// (never trimmed).
 #[test]
 fn n1_bad_agent_names_are_refused_before_contact() {
-    refused(
-        &["deploy", " lead", "--image", IMAGE],
-        &["AGENT", "whitespace"],
-    );
-    refused(&["deploy", "trail ", "--image", IMAGE], &["whitespace"]);
-    refused(&["deploy", "", "--image", IMAGE], &["empty"]);
-    refused(&["deploy", "bell\u{7}", "--image", IMAGE], &["control"]);
-    refused(&["status", " lead"], &["whitespace"]);
-    refused(&["undeploy", " lead"], &["whitespace"]);
-    refused(&["gc", " lead"], &["whitespace"]);
+    refused_each(&[
+        (
+            &["deploy", " lead", "--image", IMAGE],
+            &["AGENT", "whitespace"],
+        ),
+        (&["deploy", "trail ", "--image", IMAGE], &["whitespace"]),
+        (&["deploy", "", "--image", IMAGE], &["empty"]),
+        (&["deploy", "bell\u{7}", "--image", IMAGE], &["control"]),
+        (&["status", " lead"], &["whitespace"]),
+        (&["undeploy", " lead"], &["whitespace"]),
+        (&["gc", " lead"], &["whitespace"]),
+    ]);
 }
 
 /// AGENT must be valid UTF-8 (deploy.md § AGENT and agent_id, rule 1).
@@ -58,14 +81,16 @@ fn non_utf8_agent_is_refused_before_contact() {
 /// I5: a tag-only image is refused quoting the reference and showing how to pin.
 #[test]
 fn i5_tag_only_image_is_refused_with_pinning_advice() {
-    refused(
-        &["deploy", "a", "--image", "nginx:latest"],
-        &["nginx:latest", "sha256:"],
-    );
-    refused(
-        &["deploy", "a", "--image", "registry.example.com/x:v1.2.3"],
-        &["sha256:"],
-    );
+    refused_each(&[
+        (
+            &["deploy", "a", "--image", "nginx:latest"],
+            &["nginx:latest", "sha256:"],
+        ),
+        (
+            &["deploy", "a", "--image", "registry.example.com/x:v1.2.3"],
+            &["sha256:"],
+        ),
+    ]);
 }
 
 /// I6/I7/I8: malformed digests and an empty image are refused.
@@ -73,30 +98,19 @@ fn i5_tag_only_image_is_refused_with_pinning_advice() {
 fn i7_malformed_digests_are_refused() {
     let upper = format!("x@sha256:{}", "A".repeat(64));
     let short = format!("x@sha256:{}", "a".repeat(63));
-    refused(&["deploy", "a", "--image", &upper], &[]);
-    refused(&["deploy", "a", "--image", &short], &[]);
-    refused(&["deploy", "a", "--image", "   "], &["image"]);
+    refused_each(&[
+        (&["deploy", "a", "--image", &upper], &[]),
+        (&["deploy", "a", "--image", &short], &[]),
+        (&["deploy", "a", "--image", "   "], &["image"]),
+    ]);
 }
 
 /// V6: a non-POSIX env key is refused naming the key (never the value).
 #[test]
 fn v6_bad_env_key_is_refused_naming_it() {
-    let run = refused(
-        &[
-            "deploy",
-            "a",
-            "--image",
-            IMAGE,
-            "--env",
-            "foo.bar=hunter2-value",
-        ],
-        &["foo.bar"],
-    );
+    let run = refused(&deploy(&["--env", "foo.bar=hunter2-value"]), &["foo.bar"]);
     assert!(!run.stderr.contains("hunter2-value"));
-    refused(
-        &["deploy", "a", "--image", IMAGE, "--env", "1LEADING=x"],
-        &["1LEADING"],
-    );
+    refused(&deploy(&["--env", "1LEADING=x"]), &["1LEADING"]);
 }
 
 /// V8: values over 1 MiB in total are refused stating the size and the limit.
@@ -105,15 +119,7 @@ fn v8_environment_over_one_mib_is_refused() {
     let fx = Fixture::start();
     let file = fx.dir().join("big.env");
     std::fs::write(&file, format!("BIG={}\n", "x".repeat(1_048_576))).expect("write");
-    let run = fx.apiary(&[
-        "deploy",
-        "a",
-        "--image",
-        IMAGE,
-        "--env-file",
-        file.to_str().expect("utf-8 path"),
-    ]);
-    assert_eq!(run.code, 2, "{run:?}");
+    let run = deploy_with_env_file(&fx, &file);
     assert!(run.stderr.contains("1048576"), "{}", run.stderr);
     fx.assert_no_requests("oversized env");
 }
@@ -121,81 +127,38 @@ fn v8_environment_over_one_mib_is_refused() {
 /// V5: a timeout over 600 s, of 0, or fractional is refused naming `--timeout`.
 #[test]
 fn v5_timeout_out_of_range_is_refused() {
-    refused(
-        &["deploy", "a", "--image", IMAGE, "--timeout", "601"],
-        &["--timeout"],
-    );
-    refused(
-        &["deploy", "a", "--image", IMAGE, "--timeout", "11m"],
-        &["--timeout"],
-    );
-    refused(
-        &["deploy", "a", "--image", IMAGE, "--timeout", "0"],
-        &["--timeout"],
-    );
-    refused(
-        &["deploy", "a", "--image", IMAGE, "--timeout", "1.5s"],
-        &["--timeout"],
-    );
+    for value in ["601", "11m", "0", "1.5s"] {
+        refused(&deploy(&["--timeout", value]), &["--timeout"]);
+    }
 }
 
 /// V12: non-numeric `--run-as-user`, `--timeout soon` and an unknown flag are refused naming
 /// the flag; in json mode stdout is one `{"error": …}` document.
 #[test]
 fn v12_malformed_flags_name_the_flag_also_in_json() {
-    refused(
-        &["deploy", "a", "--image", IMAGE, "--run-as-user", "root"],
-        &["--run-as-user"],
-    );
-    refused(
-        &["deploy", "a", "--image", IMAGE, "--timeout", "soon"],
-        &["--timeout"],
-    );
-    refused(
-        &["deploy", "a", "--image", IMAGE, "--frobnicate"],
-        &["--frobnicate"],
-    );
-    for args in [
-        &[
-            "-o",
-            "json",
-            "deploy",
-            "a",
-            "--image",
-            IMAGE,
-            "--frobnicate",
-        ][..],
-        &[
-            "deploy",
-            "a",
-            "--image",
-            IMAGE,
+    let cases: [(&[&str], &str); 3] = [
+        (&["--run-as-user", "root"], "--run-as-user"),
+        (&["--timeout", "soon"], "--timeout"),
+        (&["--frobnicate"], "--frobnicate"),
+    ];
+    for (flags, flag) in cases {
+        refused(&deploy(flags), &[flag]);
+    }
+    let json_first = |flags: &[&'static str]| [&["-o", "json"][..], &deploy(flags)].concat();
+    for (args, flag) in [
+        (json_first(&["--frobnicate"]), "--frobnicate"),
+        (
+            deploy(&["--run-as-user", "root", "--output=json"]),
             "--run-as-user",
-            "root",
-            "--output=json",
-        ][..],
-        &[
-            "-o",
-            "json",
-            "deploy",
-            "a",
-            "--image",
-            IMAGE,
-            "--timeout",
-            "soon",
-        ][..],
+        ),
+        (json_first(&["--timeout", "soon"]), "--timeout"),
     ] {
         let fx = Fixture::start();
-        let run = fx.apiary(args);
+        let run = fx.apiary(&args);
         assert_eq!(run.code, 2, "{args:?}: {run:?}");
         let doc = run.json();
         let error = doc["error"].as_str().expect("string error");
-        assert!(
-            error.contains("--frobnicate")
-                || error.contains("--run-as-user")
-                || error.contains("--timeout"),
-            "{error}"
-        );
+        assert!(error.contains(flag), "{args:?}: {error}");
         fx.assert_no_requests(&format!("{args:?}"));
     }
 }
@@ -203,14 +166,8 @@ fn v12_malformed_flags_name_the_flag_also_in_json() {
 /// V1 range rules: UID 0 and a negative GID are refused.
 #[test]
 fn run_as_ids_out_of_range_are_refused() {
-    refused(
-        &["deploy", "a", "--image", IMAGE, "--run-as-user", "0"],
-        &["--run-as-user"],
-    );
-    refused(
-        &["deploy", "a", "--image", IMAGE, "--run-as-group=-1"],
-        &["--run-as-group"],
-    );
+    refused(&deploy(&["--run-as-user", "0"]), &["--run-as-user"]);
+    refused(&deploy(&["--run-as-group=-1"]), &["--run-as-group"]);
 }
 
 /// V10: an unreadable env file is refused naming it; a malformed line names file and line but
@@ -218,28 +175,11 @@ fn run_as_ids_out_of_range_are_refused() {
 #[test]
 fn v10_env_file_problems_are_refused() {
     let fx = Fixture::start();
-    let missing = fx.dir().join("missing.env");
-    let run = fx.apiary(&[
-        "deploy",
-        "a",
-        "--image",
-        IMAGE,
-        "--env-file",
-        missing.to_str().expect("utf-8"),
-    ]);
-    assert_eq!(run.code, 2, "{run:?}");
+    let run = deploy_with_env_file(&fx, &fx.dir().join("missing.env"));
     assert!(run.stderr.contains("missing.env"), "{}", run.stderr);
     let bad = fx.dir().join("bad.env");
     std::fs::write(&bad, "OK=1\nthis line is secret-ish content\n").expect("write");
-    let run = fx.apiary(&[
-        "deploy",
-        "a",
-        "--image",
-        IMAGE,
-        "--env-file",
-        bad.to_str().expect("utf-8"),
-    ]);
-    assert_eq!(run.code, 2, "{run:?}");
+    let run = deploy_with_env_file(&fx, &bad);
     assert!(
         run.stderr.contains("bad.env") && run.stderr.contains("line 2"),
         "{}",
@@ -253,14 +193,7 @@ fn v10_env_file_problems_are_refused() {
 #[test]
 fn v9_unset_inherited_key_is_refused() {
     let fx = Fixture::start();
-    let mut cmd = fx.command(&[
-        "deploy",
-        "a",
-        "--image",
-        IMAGE,
-        "--env",
-        "APIARY_TEST_UNSET_KEY",
-    ]);
+    let mut cmd = fx.command(&deploy(&["--env", "APIARY_TEST_UNSET_KEY"]));
     cmd.env_remove("APIARY_TEST_UNSET_KEY");
     let run = crate::common::run(cmd);
     assert_eq!(run.code, 2, "{run:?}");
@@ -313,54 +246,60 @@ fn usage_errors_are_exit_2() {
 /// K39: seeds flags out of range, both or neither port flag → exit 2 before contact.
 #[test]
 fn k39_seeds_flag_refusals() {
-    refused(
-        &["seeds", "--selector", "app=x", "--port", "0"],
-        &["--port"],
-    );
-    refused(
-        &["seeds", "--selector", "app=x", "--port", "70000"],
-        &["--port"],
-    );
-    refused(&["seeds", "--selector", "app=x"], &[]);
-    refused(
-        &[
-            "seeds",
-            "--selector",
-            "app=x",
-            "--port",
-            "1",
-            "--port-name",
-            "g",
-        ],
-        &[],
-    );
+    refused_each(&[
+        (
+            &["seeds", "--selector", "app=x", "--port", "0"],
+            &["--port"],
+        ),
+        (
+            &["seeds", "--selector", "app=x", "--port", "70000"],
+            &["--port"],
+        ),
+        (&["seeds", "--selector", "app=x"], &[]),
+        (
+            &[
+                "seeds",
+                "--selector",
+                "app=x",
+                "--port",
+                "1",
+                "--port-name",
+                "g",
+            ],
+            &[],
+        ),
+    ]);
 }
 
 /// seeds.md § The seeds subcommand, rule 2: a blank selector or port name is exit 2 before any
 /// request.
 #[test]
 fn k39_blank_seeds_values_are_refused() {
-    refused(
-        &["seeds", "--selector", "  ", "--port", "7000"],
-        &["--selector"],
-    );
-    refused(
-        &["seeds", "--selector", "app=x", "--port-name", " "],
-        &["--port-name"],
-    );
+    refused_each(&[
+        (
+            &["seeds", "--selector", "  ", "--port", "7000"],
+            &["--selector"],
+        ),
+        (
+            &["seeds", "--selector", "app=x", "--port-name", " "],
+            &["--port-name"],
+        ),
+    ]);
 }
 
 /// `status --image` validates the configuration exactly as deploy does.
 #[test]
 fn status_with_a_tag_only_image_is_refused() {
-    refused(
-        &["status", "a", "--image", "nginx:latest"],
-        &["nginx:latest"],
-    );
-    refused(
-        &["status", "a", "--image", IMAGE, "--env", "bad-key=1"],
-        &["bad-key"],
-    );
+    refused_each(&[
+        (
+            &["status", "a", "--image", "nginx:latest"],
+            &["nginx:latest"],
+        ),
+        (
+            &["status", "a", "--image", IMAGE, "--env", "bad-key=1"],
+            &["bad-key"],
+        ),
+    ]);
 }
 
 /// deploy.md § Pod options: each option's certain rules refuse the flag before any request,
@@ -456,9 +395,7 @@ fn pod_option_flags_are_refused_before_contact() {
         ),
     ];
     for (flags, needles) in cases {
-        let mut args = vec!["deploy", "agent", "--image", IMAGE];
-        args.extend_from_slice(flags);
-        refused(&args, needles);
+        refused(&deploy(flags), needles);
     }
 }
 
@@ -470,7 +407,7 @@ fn bad_grace_periods_are_refused_before_contact() {
     for value in ["0", "0s", "61m", "5x", "1.5s"] {
         let quoted = format!("--grace-period {value:?}");
         refused(
-            &["deploy", "a", "--image", IMAGE, "--grace-period", value],
+            &deploy(&["--grace-period", value]),
             &[&quoted, "from 1s to 60m"],
         );
         refused(&["undeploy", "a", "--grace-period", value], &[&quoted]);
@@ -484,14 +421,7 @@ fn bad_grace_periods_are_refused_before_contact() {
 #[test]
 fn allow_egress_without_isolate_quotes_the_rule_as_typed() {
     refused(
-        &[
-            "deploy",
-            "a",
-            "--image",
-            IMAGE,
-            "--allow-egress",
-            "10.0.0.0/8:443",
-        ],
+        &deploy(&["--allow-egress", "10.0.0.0/8:443"]),
         &["10.0.0.0/8:443", "add --isolate"],
     );
 }
