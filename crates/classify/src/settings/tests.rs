@@ -126,6 +126,16 @@ fn the_declaration_names_each_setting_member_and_flag_once() {
         assert!(flags.insert(flag), "--{flag} declared twice");
         assert!(!flag.starts_with('-') && !flag.is_empty(), "{flag:?}");
     }
+    // Every flag of the declaration, the settings' first and then the unhashed ones, and no other.
+    let declared: Vec<&str> = SETTINGS
+        .iter()
+        .flat_map(|setting| setting.flags.iter().copied())
+        .chain(UNHASHED.iter().map(|unhashed| unhashed.flag))
+        .collect();
+    assert_eq!(deploy_flags().collect::<Vec<_>>(), declared);
+    for flag in ["image", "cpu-limit", "env", "timeout", "ttl", "replace"] {
+        assert!(flags.contains(flag), "--{flag} is a deploy flag");
+    }
 }
 
 /// A file's key is its flag in camelCase.
