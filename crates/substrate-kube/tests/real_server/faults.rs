@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use apiary_apiserver_sim::{FaultAction, FaultRule, Matcher, Resource, Verb};
+use apiary_apiserver_sim::{FaultAction, FaultRule, Faults, Matcher, Resource, Verb};
 use apiary_envtest::kubelet::{self, Kubelet};
 use apiary_envtest::proxy::{FaultProxy, ProxiedRequest};
 use apiary_envtest::{ControlPlane, Identity};
@@ -161,46 +161,141 @@ async fn assert_one_pod_and_its_secret(s: &Stage<'_>, pod_name: &str) {
     assert_eq!(secret_names, [secret_ref(&pods[0]).expect("envFrom")]);
 }
 
+/// Asserts the namespace holds no pod and no Secret (read directly, not through the proxy).
+async fn assert_nothing_left(s: &Stage<'_>) {
+    let (pods, secrets) = s.objects().await;
+    let names: Vec<_> = pods
+        .iter()
+        .map(name)
+        .chain(secrets.iter().map(name))
+        .collect();
+    assert!(names.is_empty(), "{names:?}");
+}
+
+/// Adds each `(times, verb, resource, action)` as a rule on `f`.
+fn inject<const N: usize>(f: &Faults, rules: [(u32, Verb, Resource, FaultAction); N]) {
+    for (times, verb, resource, action) in rules {
+        f.add(FaultRule::times(
+            times,
+            Matcher::verb(verb, resource),
+            action,
+        ));
+    }
+}
+
+/// A 429 carrying `Retry-After: seconds`.
+fn too_many(seconds: u32) -> FaultAction {
+    FaultAction::TooManyRequests {
+        retry_after_seconds: seconds,
+    }
+}
+
+/// Holds the next pod create at the proxy for a second, long enough to kill the server behind it.
+fn hold_pod_create(s: &Stage<'_>) {
+    inject(
+        s.proxy.faults(),
+        [(
+            1,
+            Verb::Create,
+            Resource::Pods,
+            FaultAction::Delay(Duration::from_secs(1)),
+        )],
+    );
+}
+
+/// Polls `done` up to `tries` times, `step` apart (bounded, so a broken run fails later on its
+/// own assertion instead of hanging).
+async fn poll(tries: u32, step: Duration, done: impl Fn() -> bool) {
+    for _ in 0..tries {
+        if done() {
+            return;
+        }
+        tokio::time::sleep(step).await;
+    }
+}
+
+/// A deploy of the stage's agent running on its own task, with `deadline`.
+fn spawn_deploy(
+    s: &Stage<'_>,
+    cluster: &Arc<Cluster>,
+    deadline: Duration,
+) -> tokio::task::JoinHandle<Result<driver::Deployed, driver::DeployError>> {
+    let cluster = Arc::clone(cluster);
+    let config = config(&s.ns);
+    tokio::spawn(async move { driver::deploy(&*cluster, &config, &deploy_options(deadline)).await })
+}
+
+/// SIGKILLs the apiserver (open connections reset), off the runtime's threads.
+async fn kill(plane: &Arc<ControlPlane>) {
+    let killer = Arc::clone(plane);
+    tokio::task::spawn_blocking(move || killer.kill_apiserver())
+        .await
+        .expect("the kill ran");
+}
+
+/// Starts the apiserver again on the same port and etcd data.
+async fn restart(plane: &Arc<ControlPlane>) {
+    let restarter = Arc::clone(plane);
+    tokio::task::spawn_blocking(move || restarter.start_apiserver())
+        .await
+        .expect("the restart ran")
+        .expect("the apiserver started again");
+}
+
+/// A failed deploy's message names the pod or the namespace, and never the admin's token.
+fn assert_names_what_failed(s: &Stage<'_>, plane: &ControlPlane, text: &str) {
+    assert!(
+        text.contains(&config(&s.ns).pod_name()) || text.contains(&s.ns),
+        "the message names what failed: {text}"
+    );
+    assert!(!text.contains(plane.token(Identity::Admin)), "{text}");
+}
+
+/// The next deploy, its GC reading a server clock 21 minutes later (past the orphan age gate),
+/// converges.
+async fn next_deploy_past_the_age_gate(s: &Stage<'_>, cluster: &Cluster) -> driver::Deployed {
+    s.proxy.set_date_shift(Duration::from_secs(21 * 60));
+    driver::deploy(
+        cluster,
+        &config(&s.ns),
+        &deploy_options(Duration::from_secs(90)),
+    )
+    .await
+    .expect("the next deploy converges")
+}
+
 /// Injects one of each fault on the first requests a deploy makes (a 429 with `Retry-After: 0`
 /// among them), plus a seeded fraction of 500, 503, resets and 429 on everything, as the
 /// simulator's stormy weather does.
 fn storm(proxy: &FaultProxy) {
     let f = proxy.faults();
-    f.add(FaultRule::times(
-        1,
-        Matcher::verb(Verb::Get, Resource::Namespaces),
-        FaultAction::DropConnection,
-    ));
-    f.add(FaultRule::times(
-        1,
-        Matcher::verb(Verb::List, Resource::Pods),
-        FaultAction::TooManyRequests {
-            retry_after_seconds: 1,
-        },
-    ));
-    f.add(FaultRule::times(
-        1,
-        Matcher::verb(Verb::Get, Resource::Pods),
-        FaultAction::ServiceUnavailable,
-    ));
-    // `Retry-After: 0` on the preflight GC's Secret list: retried after the plain backoff.
-    f.add(FaultRule::times(
-        1,
-        Matcher::verb(Verb::List, Resource::Secrets),
-        FaultAction::TooManyRequests {
-            retry_after_seconds: 0,
-        },
-    ));
-    f.add(FaultRule::times(
-        1,
-        Matcher::verb(Verb::Create, Resource::Secrets),
-        FaultAction::InternalError,
-    ));
-    f.add(FaultRule::times(
-        1,
-        Matcher::verb(Verb::Create, Resource::Pods),
-        FaultAction::DropConnection,
-    ));
+    inject(
+        f,
+        [
+            (
+                1,
+                Verb::Get,
+                Resource::Namespaces,
+                FaultAction::DropConnection,
+            ),
+            (1, Verb::List, Resource::Pods, too_many(1)),
+            (
+                1,
+                Verb::Get,
+                Resource::Pods,
+                FaultAction::ServiceUnavailable,
+            ),
+            // `Retry-After: 0` on the preflight GC's Secret list: retried after the plain backoff.
+            (1, Verb::List, Resource::Secrets, too_many(0)),
+            (
+                1,
+                Verb::Create,
+                Resource::Secrets,
+                FaultAction::InternalError,
+            ),
+            (1, Verb::Create, Resource::Pods, FaultAction::DropConnection),
+        ],
+    );
     transient_weather(f, 0.05);
 }
 
@@ -282,29 +377,20 @@ async fn undeploy_converges_through_injected_faults() {
     )
     .await
     .expect("deployed");
-    let f = s.proxy.faults();
-    f.add(FaultRule::times(
-        1,
-        Matcher::verb(Verb::Get, Resource::Pods),
-        FaultAction::DropConnection,
-    ));
-    f.add(FaultRule::times(
-        1,
-        Matcher::verb(Verb::Delete, Resource::Pods),
-        FaultAction::InternalError,
-    ));
-    f.add(FaultRule::times(
-        1,
-        Matcher::verb(Verb::Delete, Resource::Secrets),
-        FaultAction::ServiceUnavailable,
-    ));
-    f.add(FaultRule::times(
-        2,
-        Matcher::verb(Verb::List, Resource::Secrets),
-        FaultAction::TooManyRequests {
-            retry_after_seconds: 1,
-        },
-    ));
+    inject(
+        s.proxy.faults(),
+        [
+            (1, Verb::Get, Resource::Pods, FaultAction::DropConnection),
+            (1, Verb::Delete, Resource::Pods, FaultAction::InternalError),
+            (
+                1,
+                Verb::Delete,
+                Resource::Secrets,
+                FaultAction::ServiceUnavailable,
+            ),
+            (2, Verb::List, Resource::Secrets, too_many(1)),
+        ],
+    );
     s.proxy.clear();
     let report = driver::undeploy(
         &cluster,
@@ -323,17 +409,7 @@ async fn undeploy_converges_through_injected_faults() {
     assert_eq!(report.secrets.len(), 1, "{report:?}");
     assert!(s.proxy.faults().injected() >= 3);
     assert_eq!(s.succeeded(Verb::Delete, Resource::Pods).len(), 1);
-    let (pods, secrets) = s.objects().await;
-    assert!(
-        pods.is_empty(),
-        "{:?}",
-        pods.iter().map(name).collect::<Vec<_>>()
-    );
-    assert!(
-        secrets.is_empty(),
-        "{:?}",
-        secrets.iter().map(name).collect::<Vec<_>>()
-    );
+    assert_nothing_left(&s).await;
 }
 
 fn seed_pod(name: &str) -> Pod {
@@ -405,18 +481,18 @@ async fn seeds_list_mode_converges_through_injected_faults() {
             mode: SeedsMode::List,
         });
     let f = s.proxy.faults();
-    f.add(FaultRule::times(
-        1,
-        Matcher::verb(Verb::List, Resource::Pods),
-        FaultAction::TooManyRequests {
-            retry_after_seconds: 1,
-        },
-    ));
-    f.add(FaultRule::times(
-        1,
-        Matcher::verb(Verb::List, Resource::Pods),
-        FaultAction::ServiceUnavailable,
-    ));
+    inject(
+        f,
+        [
+            (1, Verb::List, Resource::Pods, too_many(1)),
+            (
+                1,
+                Verb::List,
+                Resource::Pods,
+                FaultAction::ServiceUnavailable,
+            ),
+        ],
+    );
     let all = seeds
         .resolve_detailed()
         .await
@@ -425,11 +501,7 @@ async fn seeds_list_mode_converges_through_injected_faults() {
     assert_eq!(f.injected(), 2);
 
     for action in [FaultAction::InternalError, FaultAction::DropConnection] {
-        f.add(FaultRule::times(
-            1,
-            Matcher::verb(Verb::List, Resource::Pods),
-            action.clone(),
-        ));
+        inject(f, [(1, Verb::List, Resource::Pods, action.clone())]);
         let error = seeds.resolve().await.expect_err("this resolve fails");
         assert!(
             !error.to_string().is_empty(),
@@ -459,17 +531,13 @@ async fn seeds_watch_mode_converges_through_injected_faults() {
     };
     let s = stage(plane, "faults-watch").await;
     running_seed_pods(&s, 0..3).await;
-    let f = s.proxy.faults();
-    f.add(FaultRule::times(
-        1,
-        Matcher::verb(Verb::Watch, Resource::Pods),
-        FaultAction::DropConnection,
-    ));
-    f.add(FaultRule::times(
-        1,
-        Matcher::verb(Verb::Watch, Resource::Pods),
-        FaultAction::InternalError,
-    ));
+    inject(
+        s.proxy.faults(),
+        [
+            (1, Verb::Watch, Resource::Pods, FaultAction::DropConnection),
+            (1, Verb::Watch, Resource::Pods, FaultAction::InternalError),
+        ],
+    );
     let client = s.proxy.client(&s.ns).expect("client");
     let mut seeds = PodSeeds::with_client(seed_pods(&s.ns), client)
         .expect("seeds")
@@ -548,32 +616,19 @@ async fn killed_mid_deploy(point: KillPoint, deadline: Duration) {
     let s = stage_with(&plane, "killed", start_delay).await;
     let trigger = match point {
         KillPoint::PodCreateInFlight => {
-            s.proxy.faults().add(FaultRule::times(
-                1,
-                Matcher::verb(Verb::Create, Resource::Pods),
-                FaultAction::Delay(Duration::from_secs(1)),
-            ));
+            hold_pod_create(&s);
             Resource::Secrets
         }
         KillPoint::WaitingForStartup => Resource::Pods,
     };
     let cluster = Arc::new(s.cluster().await);
-    let first = tokio::spawn({
-        let cluster = Arc::clone(&cluster);
-        let config = config(&s.ns);
-        async move { driver::deploy(&*cluster, &config, &deploy_options(deadline)).await }
-    });
-    for _ in 0..4000 {
-        if !s.succeeded(Verb::Create, trigger).is_empty() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(1)).await;
-    }
+    let first = spawn_deploy(&s, &cluster, deadline);
+    poll(4000, Duration::from_millis(1), || {
+        !s.succeeded(Verb::Create, trigger).is_empty()
+    })
+    .await;
     assert_eq!(s.succeeded(Verb::Create, trigger).len(), 1, "{point:?}");
-    let killer = Arc::clone(&plane);
-    tokio::task::spawn_blocking(move || killer.kill_apiserver())
-        .await
-        .expect("the kill ran");
+    kill(&plane).await;
     // The server stays down until one of the deploy's requests has met it dead.
     let failed = || {
         s.proxy
@@ -582,17 +637,8 @@ async fn killed_mid_deploy(point: KillPoint, deadline: Duration) {
             .filter(|r| r.upstream_error.is_some())
             .count()
     };
-    for _ in 0..3000 {
-        if failed() > 0 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    let restarter = Arc::clone(&plane);
-    tokio::task::spawn_blocking(move || restarter.start_apiserver())
-        .await
-        .expect("the restart ran")
-        .expect("the apiserver started again");
+    poll(3000, Duration::from_millis(10), || failed() > 0).await;
+    restart(&plane).await;
 
     let outcome = first.await.expect("the deploy task ran");
     let upstream_failures = failed();
@@ -610,24 +656,9 @@ async fn killed_mid_deploy(point: KillPoint, deadline: Duration) {
     );
     match outcome {
         Ok(deployed) => assert_eq!(deployed.pod, config(&s.ns).pod_name()),
-        Err(error) => {
-            let text = error.to_string();
-            assert!(
-                text.contains(&config(&s.ns).pod_name()) || text.contains(&s.ns),
-                "the message names what failed: {text}"
-            );
-            assert!(!text.contains(plane.token(Identity::Admin)), "{text}");
-        }
+        Err(error) => assert_names_what_failed(&s, &plane, &error.to_string()),
     }
-
-    s.proxy.set_date_shift(Duration::from_secs(21 * 60));
-    let second = driver::deploy(
-        &*cluster,
-        &config(&s.ns),
-        &deploy_options(Duration::from_secs(90)),
-    )
-    .await
-    .expect("the next deploy converges");
+    let second = next_deploy_past_the_age_gate(&s, &cluster).await;
     assert_one_pod_and_its_secret(&s, &second.pod).await;
 }
 
@@ -644,23 +675,13 @@ async fn apiserver_down_past_the_deadline_leaves_nothing_after_the_next_gc() {
     let plane = Arc::new(plane);
     let s = stage(&plane, "down").await;
     // The pod create is held at the proxy until the server is gone.
-    s.proxy.faults().add(FaultRule::times(
-        1,
-        Matcher::verb(Verb::Create, Resource::Pods),
-        FaultAction::Delay(Duration::from_secs(1)),
-    ));
+    hold_pod_create(&s);
     let cluster = Arc::new(s.cluster().await);
-    let first = tokio::spawn({
-        let cluster = Arc::clone(&cluster);
-        let config = config(&s.ns);
-        async move { driver::deploy(&*cluster, &config, &deploy_options(Duration::from_secs(3))).await }
-    });
-    for _ in 0..4000 {
-        if !s.succeeded(Verb::Create, Resource::Secrets).is_empty() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(1)).await;
-    }
+    let first = spawn_deploy(&s, &cluster, Duration::from_secs(3));
+    poll(4000, Duration::from_millis(1), || {
+        !s.succeeded(Verb::Create, Resource::Secrets).is_empty()
+    })
+    .await;
     let orphan = s.succeeded(Verb::Create, Resource::Secrets);
     assert_eq!(orphan.len(), 1);
     let orphan = orphan[0]
@@ -668,10 +689,7 @@ async fn apiserver_down_past_the_deadline_leaves_nothing_after_the_next_gc() {
         .body_json()
         .and_then(|b| b["metadata"]["name"].as_str().map(str::to_owned))
         .expect("the created Secret's name");
-    let killer = Arc::clone(&plane);
-    tokio::task::spawn_blocking(move || killer.kill_apiserver())
-        .await
-        .expect("the kill ran");
+    kill(&plane).await;
 
     let error = first
         .await
@@ -679,35 +697,19 @@ async fn apiserver_down_past_the_deadline_leaves_nothing_after_the_next_gc() {
         .expect_err("no pod can be created while the server is down");
     let text = error.to_string();
     eprintln!("the deploy with the server down failed: {text}");
-    assert!(
-        text.contains(&config(&s.ns).pod_name()) || text.contains(&s.ns),
-        "the message names what failed: {text}"
-    );
-    assert!(!text.contains(plane.token(Identity::Admin)), "{text}");
+    assert_names_what_failed(&s, &plane, &text);
     assert!(s.succeeded(Verb::Create, Resource::Pods).is_empty());
 
-    let restarter = Arc::clone(&plane);
-    tokio::task::spawn_blocking(move || restarter.start_apiserver())
-        .await
-        .expect("the restart ran")
-        .expect("the apiserver started again");
+    restart(&plane).await;
     let (pods, secrets) = s.objects().await;
-    assert!(
-        pods.is_empty(),
-        "{:?}",
-        pods.iter().map(name).collect::<Vec<_>>()
-    );
-    let left: Vec<_> = secrets.iter().map(name).collect();
-    assert_eq!(left, [orphan.as_str()]);
+    let left: Vec<_> = pods
+        .iter()
+        .map(name)
+        .chain(secrets.iter().map(name))
+        .collect();
+    assert_eq!(left, [orphan.as_str()], "no pod, only the orphan Secret");
 
-    s.proxy.set_date_shift(Duration::from_secs(21 * 60));
-    let second = driver::deploy(
-        &*cluster,
-        &config(&s.ns),
-        &deploy_options(Duration::from_secs(90)),
-    )
-    .await
-    .expect("the next deploy converges");
+    let second = next_deploy_past_the_age_gate(&s, &cluster).await;
     let deleted: Vec<_> = s
         .succeeded(Verb::Delete, Resource::Secrets)
         .into_iter()
