@@ -62,15 +62,10 @@ pub async fn get_table(addr: SocketAddr, path: &str) -> Resp {
         Bytes::new(),
         Some(accept),
     )
-    .await
-    .unwrap_or_else(|e| panic!("GET {path}: {e}"));
-    let (parts, body) = resp.into_parts();
-    let body = body.collect().await.expect("body").to_bytes();
-    Resp {
-        status: parts.status.as_u16(),
-        headers: parts.headers,
-        body,
-    }
+    .await;
+    read(resp)
+        .await
+        .unwrap_or_else(|e| panic!("GET {path}: {e}"))
 }
 
 /// Sends one request with a raw body of the given content type.
@@ -81,16 +76,10 @@ pub async fn call_raw(
     content_type: &str,
     body: Vec<u8>,
 ) -> Resp {
-    let resp = open_raw(addr, method, path, content_type, Bytes::from(body), None)
+    let resp = open_raw(addr, method, path, content_type, Bytes::from(body), None).await;
+    read(resp)
         .await
-        .unwrap_or_else(|e| panic!("{method} {path}: {e}"));
-    let (parts, body) = resp.into_parts();
-    let body = body.collect().await.expect("body").to_bytes();
-    Resp {
-        status: parts.status.as_u16(),
-        headers: parts.headers,
-        body,
-    }
+        .unwrap_or_else(|e| panic!("{method} {path}: {e}"))
 }
 
 async fn open_raw(
@@ -129,8 +118,12 @@ pub async fn try_call(
     path: &str,
     body: Option<&Value>,
 ) -> Result<Resp, String> {
-    let resp = open(addr, method, path, body).await?;
-    let (parts, body) = resp.into_parts();
+    read(open(addr, method, path, body).await).await
+}
+
+/// Reads a whole answer; `Err` carries the transport error text.
+async fn read(resp: Result<http::Response<Incoming>, String>) -> Result<Resp, String> {
+    let (parts, body) = resp?.into_parts();
     let body = body.collect().await.map_err(|e| e.to_string())?.to_bytes();
     Ok(Resp {
         status: parts.status.as_u16(),

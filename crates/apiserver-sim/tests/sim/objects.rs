@@ -425,22 +425,18 @@ async fn terminal_unscheduled_and_forced_pods_vanish_at_once() {
     for name in ["crashed", "stuck", "running"] {
         create_pod(s.addr(), "agents", &pod_body(name, IMAGE, json!({}))).await;
     }
-    poll(
-        s.addr(),
-        "/api/v1/namespaces/agents/pods/crashed",
-        |_, p| p["status"]["phase"] == "Failed",
-    )
-    .await;
-    poll(s.addr(), "/api/v1/namespaces/agents/pods/stuck", |_, p| {
-        p["status"]["conditions"][0]["reason"] == "Unschedulable"
-    })
-    .await;
-    poll(
-        s.addr(),
-        "/api/v1/namespaces/agents/pods/running",
-        |_, p| p["status"]["phase"] == "Running",
-    )
-    .await;
+    type Settled = fn(&Value) -> bool;
+    let settled: [(&str, Settled); 3] = [
+        ("crashed", |p| p["status"]["phase"] == "Failed"),
+        ("stuck", |p| {
+            p["status"]["conditions"][0]["reason"] == "Unschedulable"
+        }),
+        ("running", |p| p["status"]["phase"] == "Running"),
+    ];
+    for (name, done) in settled {
+        let path = format!("/api/v1/namespaces/agents/pods/{name}");
+        poll(s.addr(), &path, |_, p| done(p)).await;
+    }
     for name in ["crashed", "stuck"] {
         let path = format!("/api/v1/namespaces/agents/pods/{name}");
         assert_eq!(call(s.addr(), "DELETE", &path, None).await.status, 200);
@@ -532,75 +528,50 @@ async fn secrets_immutable_and_deleted_with_uid_precondition() {
 async fn validation_refusals() {
     let s = fast().await;
     create_namespace(s.addr(), "agents").await;
-    let r = call(
-        s.addr(),
-        "POST",
-        "/api/v1/namespaces",
-        Some(&json!({"metadata": {"name": "Bad_Name"}})),
-    )
-    .await;
-    assert_eq!(
-        (r.status, r.json()["reason"].clone()),
-        (422, json!("Invalid"))
-    );
-    let r = call(
-        s.addr(),
-        "POST",
-        PODS,
-        Some(&pod_body("Agent", IMAGE, json!({}))),
-    )
-    .await;
-    assert_eq!(
-        (r.status, r.json()["reason"].clone()),
-        (422, json!("Invalid"))
-    );
-    assert_eq!(r.json()["details"]["causes"][0]["field"], "metadata.name");
-    let r = call(
-        s.addr(),
-        "POST",
-        PODS,
-        Some(&json!({"metadata": {"name": "p"}, "spec": {"containers": []}})),
-    )
-    .await;
-    assert_eq!(
-        (r.status, r.json()["reason"].clone()),
-        (422, json!("Invalid"))
-    );
     let secrets = "/api/v1/namespaces/agents/secrets";
-    let r = call(
-        s.addr(),
-        "POST",
-        secrets,
-        Some(&json!({"metadata": {"name": "s"}, "stringData": {"a b": "x"}})),
-    )
-    .await;
-    assert_eq!(
-        (r.status, r.json()["reason"].clone()),
-        (422, json!("Invalid"))
-    );
     let big = "x".repeat(1024 * 1024 + 1);
-    let r = call(
-        s.addr(),
-        "POST",
-        secrets,
-        Some(&json!({"metadata": {"name": "s"}, "stringData": {"a": big}})),
-    )
-    .await;
-    assert_eq!(
-        (r.status, r.json()["reason"].clone()),
-        (422, json!("Invalid"))
-    );
-    let r = call(s.addr(), "POST", PODS, Some(&json!("not a pod"))).await;
-    assert_eq!(
-        (r.status, r.json()["reason"].clone()),
-        (400, json!("BadRequest"))
-    );
-    let r = call(s.addr(), "POST", secrets, Some(&json!({"metadata": {}}))).await;
-    assert_eq!(
-        (r.status, r.json()["reason"].clone()),
-        (422, json!("Invalid")),
-        "a name is required"
-    );
+    let cases = [
+        (
+            "/api/v1/namespaces",
+            json!({"metadata": {"name": "Bad_Name"}}),
+            422,
+            "Invalid",
+        ),
+        (PODS, pod_body("Agent", IMAGE, json!({})), 422, "Invalid"),
+        (
+            PODS,
+            json!({"metadata": {"name": "p"}, "spec": {"containers": []}}),
+            422,
+            "Invalid",
+        ),
+        (
+            secrets,
+            json!({"metadata": {"name": "s"}, "stringData": {"a b": "x"}}),
+            422,
+            "Invalid",
+        ),
+        (
+            secrets,
+            json!({"metadata": {"name": "s"}, "stringData": {"a": big}}),
+            422,
+            "Invalid",
+        ),
+        (PODS, json!("not a pod"), 400, "BadRequest"),
+        // A name is required.
+        (secrets, json!({"metadata": {}}), 422, "Invalid"),
+    ];
+    for (path, body, status, reason) in cases {
+        let r = call(s.addr(), "POST", path, Some(&body)).await;
+        assert_eq!(
+            (r.status, r.json()["reason"].clone()),
+            (status, json!(reason)),
+            "{path} {}",
+            body["metadata"]
+        );
+        if body["metadata"]["name"] == "Agent" {
+            assert_eq!(r.json()["details"]["causes"][0]["field"], "metadata.name");
+        }
+    }
 }
 
 /// The kubelet seen through the API: it assigns a pod IP, reports `agent` waiting

@@ -31,21 +31,30 @@ fn rv_of(v: &Value) -> u64 {
         .expect("numeric rv")
 }
 
+/// The pod list's resourceVersion now: where a watch starts to see only what follows.
+async fn list_rv(s: &Simulator) -> String {
+    get(s.addr(), PODS).await.json()["metadata"]["resourceVersion"]
+        .as_str()
+        .expect("rv")
+        .to_owned()
+}
+
+/// A pod watch from the list's resourceVersion now, with `query` added to the request.
+async fn watch_from_now(s: &Simulator, query: &str) -> Watch {
+    let from = list_rv(s).await;
+    Watch::open(
+        s.addr(),
+        &format!("{PODS}?watch=true&resourceVersion={from}{query}"),
+    )
+    .await
+}
+
 /// A watch from a list's resourceVersion reports the pod's whole life in order: ADDED, MODIFIED
 /// (scheduling, start, deletion mark), DELETED — with increasing resourceVersions.
 #[tokio::test]
 async fn watch_from_list_rv_reports_the_pod_lifecycle() {
     let s = fast().await;
-    let list = get(s.addr(), PODS).await.json();
-    let from = list["metadata"]["resourceVersion"]
-        .as_str()
-        .expect("rv")
-        .to_owned();
-    let mut w = Watch::open(
-        s.addr(),
-        &format!("{PODS}?watch=true&resourceVersion={from}"),
-    )
-    .await;
+    let mut w = watch_from_now(&s, "").await;
     assert_eq!(w.status, 200);
     assert_eq!(w.headers["content-type"], "application/json");
     assert!(
@@ -106,15 +115,7 @@ async fn watch_without_rv_starts_with_the_current_objects() {
 async fn field_selector_on_name_filters_events() {
     let s = fast().await;
     s.with_model(|m| m.set_default_script(Some(PodScript::NeverStarts)));
-    let from = get(s.addr(), PODS).await.json()["metadata"]["resourceVersion"]
-        .as_str()
-        .expect("rv")
-        .to_owned();
-    let mut w = Watch::open(
-        s.addr(),
-        &format!("{PODS}?watch=true&fieldSelector=metadata.name%3Dmine&resourceVersion={from}&timeoutSeconds=1"),
-    )
-    .await;
+    let mut w = watch_from_now(&s, "&fieldSelector=metadata.name%3Dmine&timeoutSeconds=1").await;
     create_pod(s.addr(), "agents", &pod_body("other", IMAGE, json!({}))).await;
     create_pod(s.addr(), "agents", &pod_body("mine", IMAGE, json!({}))).await;
     let mut names = Vec::new();
@@ -137,15 +138,7 @@ async fn objects_entering_and_leaving_a_selector() {
     let s = fast().await;
     s.with_model(|m| m.set_default_script(Some(PodScript::Inert)));
     create_pod(s.addr(), "agents", &pod_body("p", IMAGE, json!({}))).await;
-    let from = get(s.addr(), PODS).await.json()["metadata"]["resourceVersion"]
-        .as_str()
-        .expect("rv")
-        .to_owned();
-    let mut w = Watch::open(
-        s.addr(),
-        &format!("{PODS}?watch=true&fieldSelector=status.phase%3DRunning&resourceVersion={from}"),
-    )
-    .await;
+    let mut w = watch_from_now(&s, "&fieldSelector=status.phase%3DRunning").await;
     s.with_model(|m| m.start_pod("agents", "p"))
         .expect("started");
     let entered = w.next().await;
