@@ -21,26 +21,52 @@ fn event_at(kind: &str, resource_version: &str) -> String {
     .to_string()
 }
 
+/// The bound every wait here is given.
+const MAX: Duration = Duration::from_secs(2);
+
+/// How long one wait for a change of `agent-x`, from `resource_version` and bounded by [`MAX`],
+/// took on the paused clock.
+async fn timed_wait(cluster: &impl Substrate, resource_version: Option<&str>) -> Duration {
+    let started = Instant::now();
+    cluster
+        .wait_for_pod_change("agent-x", resource_version, MAX)
+        .await;
+    started.elapsed()
+}
+
+/// The wait slept out its whole bound and no longer.
+fn assert_slept_out_max(waited: Duration) {
+    assert!(waited >= MAX, "{waited:?}");
+    assert!(waited < MAX + Duration::from_millis(100), "{waited:?}");
+}
+
+/// The request's query holds every one of `parts`.
+fn assert_query_has(request: &mock::Captured, parts: &[&str]) {
+    for part in parts {
+        assert!(request.query().contains(part), "{part}: {}", request.uri);
+    }
+}
+
 /// The watch names the one pod by field selector, starts at the observed resourceVersion, and
 /// asks the server to keep it open for the longest deploy (600 s, no bookmarks), so the next
 /// wait can read on from it; the wait itself ends at its bound on the client side.
 #[tokio::test(start_paused = true)]
 async fn watch_request_shape() {
     let (cluster, log) = cluster(vec![Answer::StreamThenHang(vec![event("MODIFIED")])]);
-    cluster
-        .wait_for_pod_change("agent-x", Some("42"), Duration::from_secs(2))
-        .await;
+    timed_wait(&cluster, Some("42")).await;
     let request = log.only();
     assert_eq!(request.method, "GET");
     assert_eq!(request.path(), "/api/v1/namespaces/agents/pods");
-    let query = request.query();
-    assert!(query.contains("watch=true"), "{query}");
-    assert!(
-        query.contains("fieldSelector=metadata.name%3Dagent-x"),
-        "{query}"
+    assert_query_has(
+        &request,
+        &[
+            "watch=true",
+            "fieldSelector=metadata.name%3Dagent-x",
+            "resourceVersion=42",
+            "timeoutSeconds=600",
+        ],
     );
-    assert!(query.contains("resourceVersion=42"), "{query}");
-    assert!(query.contains("timeoutSeconds=600"), "{query}");
+    let query = request.query();
     assert!(!query.contains("allowWatchBookmarks"), "{query}");
     assert!(!query.contains("labelSelector"), "{query}");
 }
@@ -54,9 +80,7 @@ async fn watch_without_resource_version_starts_after_a_baseline_read() {
         mock::ok(mock::pod_json("agent-x", "u1", "77")),
         Answer::StreamThenHang(vec![event("MODIFIED")]),
     ]);
-    cluster
-        .wait_for_pod_change("agent-x", None, Duration::from_secs(2))
-        .await;
+    timed_wait(&cluster, None).await;
     let requests = log.all();
     assert_eq!(requests.len(), 2, "{requests:?}");
     assert_eq!(requests[0].path(), "/api/v1/namespaces/agents/pods/agent-x");
@@ -64,13 +88,7 @@ async fn watch_without_resource_version_starts_after_a_baseline_read() {
         !requests[0].query().contains("resourceVersion"),
         "quorum read"
     );
-    let watch = &requests[1];
-    assert!(watch.query().contains("watch=true"), "{}", watch.uri);
-    assert!(
-        watch.query().contains("resourceVersion=77"),
-        "{}",
-        watch.uri
-    );
+    assert_query_has(&requests[1], &["watch=true", "resourceVersion=77"]);
 }
 
 /// Without an observed resourceVersion and with the pod absent, the watch sends none (not an
@@ -81,9 +99,7 @@ async fn watch_for_an_absent_pod_sends_no_resource_version() {
         status(404, "NotFound"),
         Answer::StreamThenHang(vec![event("ADDED")]),
     ]);
-    cluster
-        .wait_for_pod_change("agent-x", None, Duration::from_secs(2))
-        .await;
+    timed_wait(&cluster, None).await;
     let requests = log.all();
     assert_eq!(requests.len(), 2, "{requests:?}");
     let watch = &requests[1];
@@ -102,15 +118,8 @@ async fn watch_for_an_absent_pod_sends_no_resource_version() {
 async fn returns_early_on_an_event() {
     for kind in ["ADDED", "MODIFIED", "DELETED"] {
         let (cluster, _log) = cluster(vec![Answer::StreamThenHang(vec![event(kind)])]);
-        let started = Instant::now();
-        cluster
-            .wait_for_pod_change("agent-x", Some("42"), Duration::from_secs(2))
-            .await;
-        assert!(
-            started.elapsed() < Duration::from_millis(100),
-            "{kind}: {:?}",
-            started.elapsed()
-        );
+        let waited = timed_wait(&cluster, Some("42")).await;
+        assert!(waited < Duration::from_millis(100), "{kind}: {waited:?}");
     }
 }
 
@@ -123,26 +132,14 @@ async fn quiet_watch_waits_max() {
     })
     .to_string();
     let (cluster, _log) = cluster(vec![Answer::StreamThenHang(vec![bookmark])]);
-    let started = Instant::now();
-    cluster
-        .wait_for_pod_change("agent-x", Some("42"), Duration::from_secs(2))
-        .await;
-    let waited = started.elapsed();
-    assert!(waited >= Duration::from_secs(2), "{waited:?}");
-    assert!(waited < Duration::from_millis(2100), "{waited:?}");
+    assert_slept_out_max(timed_wait(&cluster, Some("42")).await);
 }
 
 /// A refused watch (403, no `watch` permission) falls back to sleeping `max`.
 #[tokio::test(start_paused = true)]
 async fn refused_watch_sleeps_max() {
     let (cluster, log) = cluster(vec![status(403, "Forbidden")]);
-    let started = Instant::now();
-    cluster
-        .wait_for_pod_change("agent-x", Some("42"), Duration::from_secs(2))
-        .await;
-    let waited = started.elapsed();
-    assert!(waited >= Duration::from_secs(2), "{waited:?}");
-    assert!(waited < Duration::from_millis(2100), "{waited:?}");
+    assert_slept_out_max(timed_wait(&cluster, Some("42")).await);
     assert_eq!(log.count(), 1, "a refused watch is not retried");
 }
 
@@ -161,13 +158,7 @@ async fn failed_watch_sleeps_out_max() {
         Answer::Stream(vec![]),
     ] {
         let (cluster, _log) = cluster(vec![answer]);
-        let started = Instant::now();
-        cluster
-            .wait_for_pod_change("agent-x", Some("42"), Duration::from_secs(2))
-            .await;
-        let waited = started.elapsed();
-        assert!(waited >= Duration::from_secs(2), "{waited:?}");
-        assert!(waited < Duration::from_millis(2100), "{waited:?}");
+        assert_slept_out_max(timed_wait(&cluster, Some("42")).await);
     }
 }
 
@@ -197,32 +188,14 @@ async fn one_watch_serves_consecutive_waits() {
         event_at("MODIFIED", "44"),
         event_at("MODIFIED", "45"),
     ])]);
-    let max = Duration::from_secs(2);
-    let started = Instant::now();
-    cluster
-        .wait_for_pod_change("agent-x", Some("42"), max)
-        .await;
-    assert!(
-        started.elapsed() < max,
-        "woken by 43: {:?}",
-        started.elapsed()
-    );
+    let woken = timed_wait(&cluster, Some("42")).await;
+    assert!(woken < MAX, "woken by 43: {woken:?}");
     // The caller's re-read saw 44: 43 and 44 are old news, 45 wakes.
-    let started = Instant::now();
-    cluster
-        .wait_for_pod_change("agent-x", Some("44"), max)
-        .await;
-    assert!(
-        started.elapsed() < max,
-        "woken by 45: {:?}",
-        started.elapsed()
-    );
+    let woken = timed_wait(&cluster, Some("44")).await;
+    assert!(woken < MAX, "woken by 45: {woken:?}");
     // Then 45 was read: nothing new arrives, so the whole bound passes.
-    let started = Instant::now();
-    cluster
-        .wait_for_pod_change("agent-x", Some("45"), max)
-        .await;
-    assert!(started.elapsed() >= max, "{:?}", started.elapsed());
+    let waited = timed_wait(&cluster, Some("45")).await;
+    assert!(waited >= MAX, "{waited:?}");
     assert_eq!(
         log.count(),
         1,
@@ -243,24 +216,11 @@ async fn the_wait_after_a_create_starts_from_the_created_resource_version() {
     let pod: k8s_openapi::api::core::v1::Pod =
         serde_json::from_value(mock::pod_json("agent-x", "u1", "")).expect("a pod");
     cluster.create_pod(&pod).await.expect("created");
-    let started = Instant::now();
-    cluster
-        .wait_for_pod_change("agent-x", None, Duration::from_secs(2))
-        .await;
-    assert!(started.elapsed() < Duration::from_secs(2), "woken by 78");
+    assert!(timed_wait(&cluster, None).await < MAX, "woken by 78");
     let requests = log.all();
     assert_eq!(requests.len(), 2, "{requests:?}");
     assert_eq!(requests[0].method, "POST");
-    assert!(
-        requests[1].query().contains("watch=true"),
-        "{}",
-        requests[1].uri
-    );
-    assert!(
-        requests[1].query().contains("resourceVersion=77"),
-        "{}",
-        requests[1].uri
-    );
+    assert_query_has(&requests[1], &["watch=true", "resourceVersion=77"]);
 }
 
 /// A watch the server ends (its timeout) is reopened by the next wait from the last position it
@@ -271,18 +231,9 @@ async fn an_ended_watch_is_reopened() {
         Answer::Stream(vec![event_at("MODIFIED", "43")]),
         Answer::StreamThenHang(vec![event_at("MODIFIED", "50")]),
     ]);
-    let max = Duration::from_secs(2);
-    cluster
-        .wait_for_pod_change("agent-x", Some("42"), max)
-        .await;
-    cluster
-        .wait_for_pod_change("agent-x", Some("43"), max)
-        .await;
+    timed_wait(&cluster, Some("42")).await;
+    timed_wait(&cluster, Some("43")).await;
     let requests = log.all();
     assert_eq!(requests.len(), 2, "{requests:?}");
-    assert!(
-        requests[1].query().contains("resourceVersion=43"),
-        "{}",
-        requests[1].uri
-    );
+    assert_query_has(&requests[1], &["resourceVersion=43"]);
 }
