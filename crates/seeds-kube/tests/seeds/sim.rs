@@ -4,7 +4,6 @@
 //!
 //! I/O tests over real HTTP on 127.0.0.1; the simulator's request log is the witness.
 
-use std::net::SocketAddr;
 use std::num::NonZeroU32;
 use std::time::Duration;
 
@@ -15,6 +14,9 @@ use apiary_seeds_kube::{PodSeeds, SeedsError, SeedsMode, SeedsOptions};
 use k8s_openapi::api::core::v1::Pod;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use serde_json::json;
+
+use crate::mock::eventually;
+use crate::watch::{addrs, resolves_to};
 
 async fn client(sim: &Simulator) -> kube::Client {
     let kubeconfig = Kubeconfig::from_yaml(&sim.kubeconfig_yaml("ring"))
@@ -143,7 +145,7 @@ async fn watch_mode_follows_the_simulator() {
         .with_options(options);
     sim.clear_requests();
     assert_eq!(seeds.resolve().await.unwrap(), addrs(&["10.0.0.1:7000"]));
-    wait(|| seeds.watch_synced()).await;
+    eventually("the watch synced", || seeds.watch_synced()).await;
 
     sim.with_model(|model| model.insert_pod(seed_pod("b", "10.0.0.2", 7001)).map(drop))
         .unwrap();
@@ -178,31 +180,4 @@ async fn watch_mode_follows_the_simulator() {
         "the deleted pod is gone"
     );
     assert_eq!(list_requests(&sim).len(), 1, "only the initial LIST");
-}
-
-fn addrs(texts: &[&str]) -> Vec<SocketAddr> {
-    texts.iter().map(|text| text.parse().unwrap()).collect()
-}
-
-async fn wait(mut condition: impl FnMut() -> bool) {
-    for _ in 0..500 {
-        if condition() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("condition never held");
-}
-
-async fn resolves_to(seeds: &mut PodSeeds, expected: &[&str]) {
-    let expected = addrs(expected);
-    let mut last = None;
-    for _ in 0..500 {
-        match seeds.resolve().await {
-            Ok(found) if found == expected => return,
-            other => last = Some(format!("{other:?}")),
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("never resolved to {expected:?}; last {last:?}");
 }

@@ -90,22 +90,16 @@ impl Scripted {
     }
 }
 
-fn addrs(texts: &[&str]) -> Vec<SocketAddr> {
+pub(crate) fn addrs(texts: &[&str]) -> Vec<SocketAddr> {
     texts.iter().map(|text| text.parse().unwrap()).collect()
 }
 
 async fn wait_synced(seeds: &PodSeeds) {
-    for _ in 0..500 {
-        if seeds.watch_synced() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("the watch never synced");
+    eventually("the watch synced", || seeds.watch_synced()).await;
 }
 
 /// Resolves until the answer is `expected` (the task applies events asynchronously).
-async fn resolves_to(seeds: &mut PodSeeds, expected: &[&str]) {
+pub(crate) async fn resolves_to(seeds: &mut PodSeeds, expected: &[&str]) {
     let expected = addrs(expected);
     let mut last = None;
     for _ in 0..500 {
@@ -242,18 +236,10 @@ async fn k33_http_410_on_the_watch_request_relists() {
 /// relist.
 #[tokio::test]
 async fn k34_closed_watch_resumes_without_relist() {
-    let script = Scripted::new(vec![running("a", "10.0.0.1")], "100");
-    let mut seeds = script.seeds();
-    seeds.resolve().await.unwrap();
-    wait_synced(&seeds).await;
+    let (script, mut seeds) = synced_on_a().await;
     script.send(event("ADDED", &at_version(running("b", "10.0.0.2"), "150")));
     resolves_to(&mut seeds, &["10.0.0.1:7000", "10.0.0.2:7000"]).await;
-    script.close();
-    eventually("a re-watch", || script.api.watches().len() == 2).await;
-    assert_eq!(
-        query_param(&script.api.watches()[1], "resourceVersion").as_deref(),
-        Some("150")
-    );
+    rewatch_resumes_from(&script, "150").await;
     wait_synced(&seeds).await;
     assert_eq!(
         seeds.resolve().await.unwrap(),
@@ -262,13 +248,30 @@ async fn k34_closed_watch_resumes_without_relist() {
     assert_eq!(script.api.lists().len(), 1, "no relist on a normal end");
 }
 
-/// K35: a BOOKMARK advances the resume point of the next watch.
-#[tokio::test]
-async fn k35_bookmark_advances_the_resume_point() {
+/// A scripted list of pod `a` at resourceVersion 100, and seeds whose first resolve synced the
+/// watch from it.
+async fn synced_on_a() -> (Scripted, PodSeeds) {
     let script = Scripted::new(vec![running("a", "10.0.0.1")], "100");
     let mut seeds = script.seeds();
     seeds.resolve().await.unwrap();
     wait_synced(&seeds).await;
+    (script, seeds)
+}
+
+/// Closes the stream and asserts the re-watch resumes from `resource_version`.
+async fn rewatch_resumes_from(script: &Scripted, resource_version: &str) {
+    script.close();
+    eventually("a re-watch", || script.api.watches().len() == 2).await;
+    assert_eq!(
+        query_param(&script.api.watches()[1], "resourceVersion").as_deref(),
+        Some(resource_version)
+    );
+}
+
+/// K35: a BOOKMARK advances the resume point of the next watch.
+#[tokio::test]
+async fn k35_bookmark_advances_the_resume_point() {
+    let (script, _seeds) = synced_on_a().await;
     let bookmark: Value = serde_json::json!({"kind": "Pod", "apiVersion": "v1", "metadata": {"resourceVersion": "555"}});
     script.send(event("BOOKMARK", &bookmark));
     // The bookmark changes no address; close only after it was read (the stream is in order).
@@ -276,34 +279,18 @@ async fn k35_bookmark_advances_the_resume_point() {
         "MODIFIED",
         &at_version(running("a", "10.0.0.1"), "556"),
     ));
-    script.close();
-    eventually("a re-watch", || script.api.watches().len() == 2).await;
-    assert_eq!(
-        query_param(&script.api.watches()[1], "resourceVersion").as_deref(),
-        Some("556")
-    );
+    rewatch_resumes_from(&script, "556").await;
 
-    let script = Scripted::new(vec![running("a", "10.0.0.1")], "100");
-    let mut seeds = script.seeds();
-    seeds.resolve().await.unwrap();
-    wait_synced(&seeds).await;
+    let (script, _seeds) = synced_on_a().await;
     script.send(event("BOOKMARK", &bookmark));
-    script.close();
-    eventually("a re-watch", || script.api.watches().len() == 2).await;
-    assert_eq!(
-        query_param(&script.api.watches()[1], "resourceVersion").as_deref(),
-        Some("555")
-    );
+    rewatch_resumes_from(&script, "555").await;
 }
 
 /// K36: a broken watch unsyncs the view; the next resolve lists itself and answers from that
 /// list, never from the stale view; its errors are surfaced.
 #[tokio::test]
 async fn k36_broken_watch_falls_back_to_listing() {
-    let script = Scripted::new(vec![running("a", "10.0.0.1")], "100");
-    let mut seeds = script.seeds();
-    seeds.resolve().await.unwrap();
-    wait_synced(&seeds).await;
+    let (script, mut seeds) = synced_on_a().await;
     *script.watch_status.lock().unwrap() = Some((500, status(500, "InternalError", "etcd down")));
     script.send("this is not a watch event\n".to_owned());
     eventually("the view unsynced", || !seeds.watch_synced()).await;
@@ -320,10 +307,7 @@ async fn k36_broken_watch_falls_back_to_listing() {
 /// Dropping `PodSeeds` stops its watch task (the stream is released).
 #[tokio::test]
 async fn dropping_pod_seeds_stops_the_watch() {
-    let script = Scripted::new(vec![running("a", "10.0.0.1")], "100");
-    let mut seeds = script.seeds();
-    seeds.resolve().await.unwrap();
-    wait_synced(&seeds).await;
+    let (script, seeds) = synced_on_a().await;
     let sender = script.streams.lock().unwrap().last().unwrap().clone();
     assert!(!sender.is_closed());
     drop(seeds);
