@@ -7,28 +7,37 @@
 
 use std::io::{BufRead, BufReader};
 
-use crate::common::on_both_backends;
+use crate::common::{Fixture, on_both_backends};
 use apiary_apiserver_sim::{Resource, Verb};
+
+/// `seeds --selector app=ring` followed by `flags`.
+fn ring<'a>(flags: &[&'a str]) -> Vec<&'a str> {
+    [&["seeds", "--selector", "app=ring"][..], flags].concat()
+}
+
+/// `args` in json mode (`-o json` before the subcommand).
+fn json<'a>(args: &[&'a str]) -> Vec<&'a str> {
+    [&["-o", "json"][..], args].concat()
+}
+
+/// Inserts a `ring` seed pod on port 7000 with the pod status `status`, deletion-marked when
+/// `deleting`.
+fn ring_pod(fx: &Fixture, name: &str, status: serde_json::Value, deleting: bool) {
+    let status = serde_json::from_value(status).expect("status");
+    fx.insert_inert_pod(fx.seed_pod(name, "ring", 7000), status, deleting);
+}
 
 on_both_backends! {
     /// Three started pods, one terminating pod and one IPv6 pod: sorted, IPv6 last and bracketed.
     fn k39_text_is_sorted_with_ipv6_bracketed_and_json_has_every_skip_key(fx) {
         fx.start_seed_pods("ring", &["ring-a", "ring-b", "ring-c"]);
-        fx.insert_inert_pod(
-            fx.seed_pod("ring-v6", "ring", 7000),
-            serde_json::from_value(serde_json::json!({
-                "phase": "Running", "podIP": "fd00::2", "podIPs": [{"ip": "fd00::2"}]
-            }))
-            .expect("status"),
-            false,
-        );
-        fx.insert_inert_pod(
-            fx.seed_pod("ring-dying", "ring", 7000),
-            serde_json::from_value(serde_json::json!({"phase": "Running", "podIP": "10.9.9.9"}))
-                .expect("status"),
-            true,
-        );
-        let run = fx.apiary(&["seeds", "--selector", "app=ring", "--port", "7000"]);
+        let v6 = serde_json::json!({
+            "phase": "Running", "podIP": "fd00::2", "podIPs": [{"ip": "fd00::2"}]
+        });
+        ring_pod(&fx, "ring-v6", v6, false);
+        let dying = serde_json::json!({"phase": "Running", "podIP": "10.9.9.9"});
+        ring_pod(&fx, "ring-dying", dying, true);
+        let run = fx.apiary(&ring(&["--port", "7000"]));
         assert_eq!(run.code, 0, "{run:?}");
         let lines: Vec<&str> = run.stdout.lines().collect();
         assert_eq!(lines.len(), 4, "{}", run.stdout);
@@ -41,17 +50,7 @@ on_both_backends! {
             "terminating pods are excluded"
         );
 
-        let doc = fx
-            .apiary(&[
-                "-o",
-                "json",
-                "seeds",
-                "--selector",
-                "app=ring",
-                "--port-name",
-                "gossip",
-            ])
-            .json();
+        let doc = fx.apiary(&json(&ring(&["--port-name", "gossip"]))).json();
         assert_eq!(doc["addresses"].as_array().map(Vec::len), Some(4));
         let skipped = doc["skipped"].as_object().expect("skipped");
         for key in [
@@ -71,23 +70,15 @@ on_both_backends! {
     /// and port_names_seen.
     fn k39_no_address_is_exit_1_with_the_diagnostic(fx) {
         fx.start_seed_pods("ring", &["ring-a"]);
-        let run = fx.apiary(&["seeds", "--selector", "app=ring", "--port-name", "raft"]);
+        let run = fx.apiary(&ring(&["--port-name", "raft"]));
         assert_eq!(run.code, 1, "{run:?}");
         assert!(run.stdout.is_empty());
         assert!(run.stderr.contains("app=ring"), "{}", run.stderr);
         assert!(run.stderr.contains(fx.namespace()), "{}", run.stderr);
         assert!(run.stderr.contains("gossip, http"), "{}", run.stderr);
-        let json = fx.apiary(&[
-            "-o",
-            "json",
-            "seeds",
-            "--selector",
-            "app=ring",
-            "--port-name",
-            "raft",
-        ]);
-        assert_eq!(json.code, 1);
-        let doc = json.json();
+        let in_json = fx.apiary(&json(&ring(&["--port-name", "raft"])));
+        assert_eq!(in_json.code, 1);
+        let doc = in_json.json();
         assert!(doc["error"].is_string());
         assert_eq!(doc["matched"], 1);
         assert_eq!(doc["skipped"]["missing_port_name"], 1);
@@ -103,7 +94,7 @@ on_both_backends! {
     /// A 403 names the missing permission and `rbac/apiary-seeds.yaml`.
     fn forbidden_listing_adds_the_rbac_hint(mut fx) {
         fx.deny(Verb::List, Some(Resource::Pods));
-        let run = fx.apiary(&["seeds", "--selector", "app=ring", "--port", "7000"]);
+        let run = fx.apiary(&ring(&["--port", "7000"]));
         assert_eq!(run.code, 1, "{run:?}");
         assert!(
             run.stderr.contains("rbac/apiary-seeds.yaml"),
@@ -116,16 +107,8 @@ on_both_backends! {
     /// Namespace: `-n` when given, else the context's namespace.
     fn seeds_lists_the_chosen_namespace(fx) {
         let other = fx.other_namespace();
-        let _ = fx.apiary(&["seeds", "--selector", "app=ring", "--port", "7000"]);
-        let _ = fx.apiary(&[
-            "-n",
-            &other,
-            "seeds",
-            "--selector",
-            "app=ring",
-            "--port",
-            "7000",
-        ]);
+        let _ = fx.apiary(&ring(&["--port", "7000"]));
+        let _ = fx.apiary(&[&["-n", &other][..], &ring(&["--port", "7000"])].concat());
         let paths: Vec<String> = fx.requests().iter().map(|r| r.path.clone()).collect();
         assert_eq!(
             paths,
@@ -141,38 +124,23 @@ on_both_backends! {
     /// single-stack IPv4 pod is counted as `no_family_address` in the json skip report.
     fn ip_family_takes_the_family_address_from_pod_ips(fx) {
         for (name, v4, v6) in [("ring-a", "10.7.0.1", "fd00::a"), ("ring-b", "10.7.0.2", "fd00::b")] {
-            fx.insert_inert_pod(
-                fx.seed_pod(name, "ring", 7000),
-                serde_json::from_value(serde_json::json!({
-                    "phase": "Running", "podIP": v4, "podIPs": [{"ip": v4}, {"ip": v6}]
-                }))
-                .expect("status"),
-                false,
-            );
+            let dual = serde_json::json!({
+                "phase": "Running", "podIP": v4, "podIPs": [{"ip": v4}, {"ip": v6}]
+            });
+            ring_pod(&fx, name, dual, false);
         }
-        fx.insert_inert_pod(
-            fx.seed_pod("ring-c", "ring", 7000),
-            serde_json::from_value(serde_json::json!({
-                "phase": "Running", "podIP": "10.7.0.3", "podIPs": [{"ip": "10.7.0.3"}]
-            }))
-            .expect("status"),
-            false,
-        );
-        let v6 = fx.apiary(&[
-            "seeds", "--selector", "app=ring", "--port", "7000", "--ip-family", "ipv6",
-        ]);
+        let single = serde_json::json!({
+            "phase": "Running", "podIP": "10.7.0.3", "podIPs": [{"ip": "10.7.0.3"}]
+        });
+        ring_pod(&fx, "ring-c", single, false);
+        let v6 = fx.apiary(&ring(&["--port", "7000", "--ip-family", "ipv6"]));
         assert_eq!(v6.code, 0, "{v6:?}");
         assert_eq!(v6.stdout, "[fd00::a]:7000\n[fd00::b]:7000\n");
-        let v4 = fx.apiary(&[
-            "seeds", "--selector", "app=ring", "--port-name", "gossip", "--ip-family", "ipv4",
-        ]);
+        let v4 = fx.apiary(&ring(&["--port-name", "gossip", "--ip-family", "ipv4"]));
         assert_eq!(v4.code, 0, "{v4:?}");
         assert_eq!(v4.stdout, "10.7.0.1:7000\n10.7.0.2:7000\n10.7.0.3:7000\n");
         let doc = fx
-            .apiary(&[
-                "-o", "json", "seeds", "--selector", "app=ring", "--port", "7000", "--ip-family",
-                "ipv6",
-            ])
+            .apiary(&json(&ring(&["--port", "7000", "--ip-family", "ipv6"])))
             .json();
         assert_eq!(
             doc["addresses"],
@@ -200,12 +168,9 @@ on_both_backends! {
         let waiting = serde_json::json!({"waiting": {"reason": "ContainerCreating"}});
         fx.insert_inert_pod(fx.seed_pod("ring-up", "ring", 7000), status("10.8.0.1", running), false);
         fx.insert_inert_pod(fx.seed_pod("ring-starting", "ring", 7000), status("10.8.0.2", waiting.clone()), false);
-        let loose = fx.apiary(&["seeds", "--selector", "app=ring", "--port-name", "gossip"]);
+        let loose = fx.apiary(&ring(&["--port-name", "gossip"]));
         assert_eq!(loose.stdout, "10.8.0.1:7000\n10.8.0.2:7000\n", "{loose:?}");
-        let strict = fx.apiary(&[
-            "-o", "json", "seeds", "--selector", "app=ring", "--port-name", "gossip",
-            "--require-running",
-        ]);
+        let strict = fx.apiary(&json(&ring(&["--port-name", "gossip", "--require-running"])));
         assert_eq!(strict.code, 0, "{strict:?}");
         let doc = strict.json();
         assert_eq!(doc["addresses"], serde_json::json!(["10.8.0.1:7000"]));
@@ -230,14 +195,7 @@ on_both_backends! {
     fn watch_prints_every_change_and_exits_0_on_sigterm(fx) {
         fx.start_seed_pods("ring", &["ring-a"]);
         let mut child = fx
-            .command(&[
-                "seeds",
-                "--selector",
-                "app=ring",
-                "--port",
-                "7000",
-                "--watch",
-            ])
+            .command(&ring(&["--port", "7000", "--watch"]))
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::null())
             .spawn()
@@ -292,17 +250,10 @@ on_both_backends! {
 /// and in json mode.
 #[test]
 fn bad_ip_family_is_refused_naming_the_flag_and_the_values() {
-    let fx = crate::common::Fixture::start();
+    let fx = Fixture::start();
     for bad in ["ipv5", "IPv6", ""] {
-        let run = fx.apiary(&[
-            "seeds",
-            "--selector",
-            "app=ring",
-            "--port",
-            "7000",
-            "--ip-family",
-            bad,
-        ]);
+        let args = ring(&["--port", "7000", "--ip-family", bad]);
+        let run = fx.apiary(&args);
         assert_eq!(run.code, 2, "{run:?}");
         assert!(run.stdout.is_empty(), "{run:?}");
         for needle in ["--ip-family", "ipv4", "ipv6"] {
@@ -312,19 +263,9 @@ fn bad_ip_family_is_refused_naming_the_flag_and_the_values() {
                 run.stderr
             );
         }
-        let json = fx.apiary(&[
-            "-o",
-            "json",
-            "seeds",
-            "--selector",
-            "app=ring",
-            "--port",
-            "7000",
-            "--ip-family",
-            bad,
-        ]);
-        assert_eq!(json.code, 2, "{json:?}");
-        let error = json.json()["error"]
+        let in_json = fx.apiary(&json(&args));
+        assert_eq!(in_json.code, 2, "{in_json:?}");
+        let error = in_json.json()["error"]
             .as_str()
             .expect("error text")
             .to_owned();
