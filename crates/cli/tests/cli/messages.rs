@@ -140,22 +140,39 @@ fn status_fault(fx: &Fixture, verb: Verb, resource: Resource, code: u16, reason:
     ));
 }
 
+/// Runs `args`, asserts exit 1, pins its one error line as the snapshot `name` and answers
+/// that line.
+fn fails(fx: &Fixture, args: &[&str], name: &str) -> String {
+    let run = fx.apiary(args);
+    assert_eq!(run.code, 1, "{run:?}");
+    let text = message(Some(fx), &run);
+    insta::assert_snapshot!(name, text.clone());
+    text
+}
+
+/// `deploy AGENT --image <image>` followed by `flags`.
+fn deploy<'a>(image: &'a str, flags: &[&'a str]) -> Vec<&'a str> {
+    [&["deploy", AGENT, "--image", image][..], flags].concat()
+}
+
+/// Runs `args` in json mode (`-o json` first) and pins its error document as the snapshot
+/// `name`.
+fn fails_in_json(fx: &Fixture, args: &[&str], name: &str) {
+    let run = fx.apiary(&[&["-o", "json"][..], args].concat());
+    insta::assert_snapshot!(name, document(Some(fx), &run));
+}
+
 // ---- deploy.md § Errors, E1–E12, through `apiary deploy`
 
 /// E1: startup not confirmed before the deadline (a pod that never starts).
 #[test]
 fn e1_deadline() {
     let fx = Fixture::start();
-    let run = fx.apiary(&[
-        "deploy",
-        AGENT,
-        "--image",
-        &image("agent-never-starts"),
-        "--timeout",
-        "2",
-    ]);
-    assert_eq!(run.code, 1, "{run:?}");
-    insta::assert_snapshot!(message(Some(&fx), &run));
+    fails(
+        &fx,
+        &deploy(&image("agent-never-starts"), &["--timeout", "2"]),
+        "e1_deadline",
+    );
 }
 
 /// E1 for a missing `default` service account: names `kubectl create serviceaccount`.
@@ -164,7 +181,7 @@ fn e1_service_account_missing() {
     let fx = Fixture::start_with(|sim| {
         sim.with_model(|m| m.set_service_account_admission(true));
     });
-    let run = fx.apiary(&["deploy", AGENT, "--image", IMAGE, "--timeout", "2"]);
+    let run = fx.apiary(&deploy(IMAGE, &["--timeout", "2"]));
     assert_eq!(run.code, 1, "{run:?}");
     let text = message(Some(&fx), &run);
     assert!(text.contains("kubectl create serviceaccount"), "{text}");
@@ -175,9 +192,11 @@ fn e1_service_account_missing() {
 #[test]
 fn e2_created_pod_failed() {
     let fx = Fixture::start();
-    let run = fx.apiary(&["deploy", AGENT, "--image", &image("agent-crash")]);
-    assert_eq!(run.code, 1, "{run:?}");
-    insta::assert_snapshot!(message(Some(&fx), &run));
+    fails(
+        &fx,
+        &deploy(&image("agent-crash"), &[]),
+        "e2_created_pod_failed",
+    );
 }
 
 /// E3: each pull-failure kind.
@@ -201,9 +220,11 @@ fn e3_pull_failures() {
 fn e4_disappearance_timeout() {
     let fx = Fixture::start();
     fx.insert_attempt(AGENT, &image("agent-crash"), true, true);
-    let run = fx.apiary(&["deploy", AGENT, "--image", IMAGE, "--timeout", "2"]);
-    assert_eq!(run.code, 1, "{run:?}");
-    insta::assert_snapshot!(message(Some(&fx), &run));
+    fails(
+        &fx,
+        &deploy(IMAGE, &["--timeout", "2"]),
+        "e4_disappearance_timeout",
+    );
 }
 
 /// E8: a foreign pod holds the name.
@@ -212,9 +233,7 @@ fn e8_foreign_pod() {
     let fx = Fixture::start();
     let attempt = fx.insert_attempt("someone-else", IMAGE, true, false);
     fx.insert_foreign_pod(&attempt.pod, POD);
-    let run = fx.apiary(&["deploy", AGENT, "--image", IMAGE]);
-    assert_eq!(run.code, 1, "{run:?}");
-    insta::assert_snapshot!(message(Some(&fx), &run));
+    fails(&fx, &deploy(IMAGE, &[]), "e8_foreign_pod");
 }
 
 /// E9: the namespace read failed with an answer apiary cannot use.
@@ -229,11 +248,8 @@ fn e9_namespace_read_failed() {
         "BadRequest",
         "the server rejected our request for an unknown reason",
     );
-    let run = fx.apiary(&["deploy", AGENT, "--image", IMAGE]);
-    assert_eq!(run.code, 1, "{run:?}");
-    insta::assert_snapshot!(message(Some(&fx), &run));
-    let json = fx.apiary(&["-o", "json", "deploy", AGENT, "--image", IMAGE]);
-    insta::assert_snapshot!("e9_namespace_read_failed_json", document(Some(&fx), &json));
+    fails(&fx, &deploy(IMAGE, &[]), "e9_namespace_read_failed");
+    fails_in_json(&fx, &deploy(IMAGE, &[]), "e9_namespace_read_failed_json");
 }
 
 /// E10: each create refused — RBAC on the pod and on the Secret, a quota's 403, a 422, and a
@@ -242,17 +258,12 @@ fn e9_namespace_read_failed() {
 fn e10_create_failures() {
     let fx = Fixture::start();
     deny(&fx, Verb::Create, Resource::Pods);
-    let run = fx.apiary(&["deploy", AGENT, "--image", IMAGE]);
-    assert_eq!(run.code, 1, "{run:?}");
-    insta::assert_snapshot!("e10_pod_create_forbidden", message(Some(&fx), &run));
-    let json = fx.apiary(&["-o", "json", "deploy", AGENT, "--image", IMAGE]);
-    insta::assert_snapshot!("e10_pod_create_forbidden_json", document(Some(&fx), &json));
+    fails(&fx, &deploy(IMAGE, &[]), "e10_pod_create_forbidden");
+    fails_in_json(&fx, &deploy(IMAGE, &[]), "e10_pod_create_forbidden_json");
 
     let fx = Fixture::start();
     deny(&fx, Verb::Create, Resource::Secrets);
-    let run = fx.apiary(&["deploy", AGENT, "--image", IMAGE]);
-    assert_eq!(run.code, 1, "{run:?}");
-    insta::assert_snapshot!("e10_secret_create_forbidden", message(Some(&fx), &run));
+    fails(&fx, &deploy(IMAGE, &[]), "e10_secret_create_forbidden");
 
     let fx = Fixture::start();
     status_fault(
@@ -266,9 +277,7 @@ fn e10_create_failures() {
              used: limits.memory=8Gi, limited: limits.memory=8Gi"
         ),
     );
-    let run = fx.apiary(&["deploy", AGENT, "--image", IMAGE]);
-    assert_eq!(run.code, 1, "{run:?}");
-    insta::assert_snapshot!("e10_pod_create_quota", message(Some(&fx), &run));
+    fails(&fx, &deploy(IMAGE, &[]), "e10_pod_create_quota");
 
     let fx = Fixture::start();
     status_fault(
@@ -279,28 +288,20 @@ fn e10_create_failures() {
         "Invalid",
         &format!("Pod \"{POD}\" is invalid: spec.containers[0].image: Required value"),
     );
-    let run = fx.apiary(&["deploy", AGENT, "--image", IMAGE]);
-    assert_eq!(run.code, 1, "{run:?}");
-    insta::assert_snapshot!("e10_pod_create_invalid", message(Some(&fx), &run));
+    fails(&fx, &deploy(IMAGE, &[]), "e10_pod_create_invalid");
 
     let fx = Fixture::start_with(|sim| {
         sim.with_model(|m| m.set_service_account_admission(true));
     });
-    let run = fx.apiary(&[
-        "deploy",
-        AGENT,
-        "--image",
-        IMAGE,
-        "--service-account",
-        "robot",
-    ]);
-    assert_eq!(run.code, 1, "{run:?}");
-    let text = message(Some(&fx), &run);
+    let text = fails(
+        &fx,
+        &deploy(IMAGE, &["--service-account", "robot"]),
+        "e10_named_service_account_missing",
+    );
     assert!(
         text.contains("kubectl create serviceaccount robot"),
         "{text}"
     );
-    insta::assert_snapshot!("e10_named_service_account_missing", text);
 }
 
 /// E11: the namespace is missing and apiary may not create it.
@@ -308,9 +309,11 @@ fn e10_create_failures() {
 fn e11_namespace_missing() {
     let fx = Fixture::start();
     deny(&fx, Verb::Create, Resource::Namespaces);
-    let run = fx.apiary(&["-n", "fresh-ns", "deploy", AGENT, "--image", IMAGE]);
-    assert_eq!(run.code, 1, "{run:?}");
-    insta::assert_snapshot!(message(Some(&fx), &run));
+    fails(
+        &fx,
+        &["-n", "fresh-ns", "deploy", AGENT, "--image", IMAGE],
+        "e11_namespace_missing",
+    );
 }
 
 /// E11 for a user without namespace rights (docs/deploy.md § Namespace ensure, item 1): reading
@@ -321,15 +324,16 @@ fn e11_unchecked_namespace_and_forbidden_pod_read() {
     let fx = Fixture::start();
     deny(&fx, Verb::Get, Resource::Namespaces);
     deny(&fx, Verb::Get, Resource::Pods);
-    let run = fx.apiary(&["-n", "fresh-ns", "deploy", AGENT, "--image", IMAGE]);
-    assert_eq!(run.code, 1, "{run:?}");
-    let text = message(Some(&fx), &run);
+    let text = fails(
+        &fx,
+        &["-n", "fresh-ns", "deploy", AGENT, "--image", IMAGE],
+        "e11_unchecked_namespace_pod_read_forbidden",
+    );
     assert_eq!(
         text.matches("kubectl create namespace fresh-ns").count(),
         1,
         "{text}"
     );
-    insta::assert_snapshot!("e11_unchecked_namespace_pod_read_forbidden", text);
 }
 
 /// E12: a read or delete of deploy refused.
@@ -337,18 +341,14 @@ fn e11_unchecked_namespace_and_forbidden_pod_read() {
 fn e12_read_and_delete_failures() {
     let fx = Fixture::start();
     deny(&fx, Verb::Get, Resource::Pods);
-    let run = fx.apiary(&["deploy", AGENT, "--image", IMAGE]);
-    assert_eq!(run.code, 1, "{run:?}");
-    insta::assert_snapshot!("e12_pod_read_forbidden", message(Some(&fx), &run));
+    fails(&fx, &deploy(IMAGE, &[]), "e12_pod_read_forbidden");
 
     let fx = Fixture::start();
     fx.insert_attempt(AGENT, &image("agent-crash"), true, false);
     fx.with_model(|m| m.terminate_pod(NAMESPACE, POD, 1).map(|_| ()))
         .expect("terminated");
     deny(&fx, Verb::Delete, Resource::Pods);
-    let run = fx.apiary(&["deploy", AGENT, "--image", IMAGE]);
-    assert_eq!(run.code, 1, "{run:?}");
-    insta::assert_snapshot!("e12_pod_delete_forbidden", message(Some(&fx), &run));
+    fails(&fx, &deploy(IMAGE, &[]), "e12_pod_delete_forbidden");
 }
 
 // ---- status, undeploy, gc
@@ -368,36 +368,23 @@ fn deploy_side_commands_forbidden() {
     }
     let fx = Fixture::start();
     deny(&fx, Verb::List, Resource::Pods);
-    let run = fx.apiary(&["gc", AGENT]);
-    assert_eq!(run.code, 1, "{run:?}");
-    insta::assert_snapshot!("gc_pod_list_forbidden", message(Some(&fx), &run));
-    let json = fx.apiary(&["-o", "json", "gc", AGENT]);
-    insta::assert_snapshot!("gc_pod_list_forbidden_json", document(Some(&fx), &json));
+    fails(&fx, &["gc", AGENT], "gc_pod_list_forbidden");
+    fails_in_json(&fx, &["gc", AGENT], "gc_pod_list_forbidden_json");
 
     let fx = Fixture::start();
-    assert_eq!(
-        fx.apiary(&["deploy", AGENT, "--image", &image("agent-crash")])
-            .code,
-        1
-    );
+    assert_eq!(fx.apiary(&deploy(&image("agent-crash"), &[])).code, 1);
     deny(&fx, Verb::Delete, Resource::Pods);
-    let run = fx.apiary(&["gc", AGENT]);
-    assert_eq!(run.code, 1, "{run:?}");
-    insta::assert_snapshot!("gc_pod_delete_forbidden", message(Some(&fx), &run));
+    fails(&fx, &["gc", AGENT], "gc_pod_delete_forbidden");
 
     let fx = Fixture::start();
     fx.insert_attempt(AGENT, IMAGE, true, false);
     deny(&fx, Verb::Delete, Resource::Pods);
-    let run = fx.apiary(&["undeploy", AGENT]);
-    assert_eq!(run.code, 1, "{run:?}");
-    insta::assert_snapshot!("undeploy_pod_delete_forbidden", message(Some(&fx), &run));
+    fails(&fx, &["undeploy", AGENT], "undeploy_pod_delete_forbidden");
 
     let fx = Fixture::start();
     let attempt = fx.insert_attempt("someone-else", IMAGE, true, false);
     fx.insert_foreign_pod(&attempt.pod, POD);
-    let run = fx.apiary(&["undeploy", AGENT]);
-    assert_eq!(run.code, 1, "{run:?}");
-    insta::assert_snapshot!("undeploy_foreign_pod", message(Some(&fx), &run));
+    fails(&fx, &["undeploy", AGENT], "undeploy_foreign_pod");
 }
 
 // ---- list, logs, renew
@@ -422,14 +409,13 @@ fn bare_status(fx: &Fixture, fragment: &str, code: u16) {
 fn list_logs_renew_failures() {
     let fx = Fixture::start();
     deny(&fx, Verb::List, Resource::Pods);
-    let run = fx.apiary(&["list"]);
-    assert_eq!(run.code, 1, "{run:?}");
-    insta::assert_snapshot!("list_pod_list_forbidden", message(Some(&fx), &run));
-    let json = fx.apiary(&["-o", "json", "list"]);
-    insta::assert_snapshot!("list_pod_list_forbidden_json", document(Some(&fx), &json));
-    let run = fx.apiary(&["renew", AGENT, "--ttl", "1h"]);
-    assert_eq!(run.code, 1, "{run:?}");
-    insta::assert_snapshot!("renew_pod_list_forbidden", message(Some(&fx), &run));
+    fails(&fx, &["list"], "list_pod_list_forbidden");
+    fails_in_json(&fx, &["list"], "list_pod_list_forbidden_json");
+    fails(
+        &fx,
+        &["renew", AGENT, "--ttl", "1h"],
+        "renew_pod_list_forbidden",
+    );
 
     let fx = Fixture::start();
     for (command, args) in [("logs", &[][..]), ("renew", &["--ttl", "1h"][..])] {
@@ -443,12 +429,10 @@ fn list_logs_renew_failures() {
     let fx = Fixture::start();
     let attempt = fx.insert_attempt("someone-else", IMAGE, true, false);
     fx.insert_foreign_pod(&attempt.pod, POD);
-    let run = fx.apiary(&["logs", AGENT]);
-    assert_eq!(run.code, 1, "{run:?}");
-    insta::assert_snapshot!("logs_foreign_pod", message(Some(&fx), &run));
+    fails(&fx, &["logs", AGENT], "logs_foreign_pod");
 
     let fx = Fixture::start();
-    assert_eq!(fx.apiary(&["deploy", AGENT, "--image", IMAGE]).code, 0);
+    assert_eq!(fx.apiary(&deploy(IMAGE, &[])).code, 0);
     bare_status(&fx, "/log", 500);
     let run = fx.apiary(&["logs", AGENT]);
     assert_eq!(run.code, 1, "{run:?}");
@@ -456,8 +440,7 @@ fn list_logs_renew_failures() {
     assert!(!text.contains("500 :"), "{text}");
     assert!(!text.contains(": ;"), "{text}");
     insta::assert_snapshot!("logs_read_500_no_message", text);
-    let json = fx.apiary(&["-o", "json", "logs", AGENT]);
-    insta::assert_snapshot!("logs_read_500_no_message_json", document(Some(&fx), &json));
+    fails_in_json(&fx, &["logs", AGENT], "logs_read_500_no_message_json");
     fx.sim().faults().clear();
     // The real authorizer's words for the subresource (the simulator's own `Forbidden` names
     // only its top-level resources).
@@ -473,12 +456,12 @@ fn list_logs_renew_failures() {
         },
     ));
     deny(&fx, Verb::Patch, Resource::Pods);
-    let run = fx.apiary(&["logs", AGENT]);
-    assert_eq!(run.code, 1, "{run:?}");
-    insta::assert_snapshot!("logs_read_forbidden", message(Some(&fx), &run));
-    let run = fx.apiary(&["renew", AGENT, "--ttl", "1h"]);
-    assert_eq!(run.code, 1, "{run:?}");
-    insta::assert_snapshot!("renew_pod_update_forbidden", message(Some(&fx), &run));
+    fails(&fx, &["logs", AGENT], "logs_read_forbidden");
+    fails(
+        &fx,
+        &["renew", AGENT, "--ttl", "1h"],
+        "renew_pod_update_forbidden",
+    );
 }
 
 // ---- seeds
@@ -488,24 +471,23 @@ fn list_logs_renew_failures() {
 fn seeds_failures() {
     let fx = Fixture::start();
     deny(&fx, Verb::List, Resource::Pods);
-    let run = fx.apiary(&["seeds", "--selector", "app=ring", "--port", "7000"]);
-    assert_eq!(run.code, 1, "{run:?}");
-    insta::assert_snapshot!("seeds_list_forbidden", message(Some(&fx), &run));
-    let json = fx.apiary(&[
-        "-o",
-        "json",
-        "seeds",
-        "--selector",
-        "app=ring",
-        "--port",
-        "7000",
-    ]);
-    insta::assert_snapshot!("seeds_list_forbidden_json", document(Some(&fx), &json));
+    fails(
+        &fx,
+        &["seeds", "--selector", "app=ring", "--port", "7000"],
+        "seeds_list_forbidden",
+    );
+    fails_in_json(
+        &fx,
+        &["seeds", "--selector", "app=ring", "--port", "7000"],
+        "seeds_list_forbidden_json",
+    );
 
     let fx = Fixture::start();
-    let run = fx.apiary(&["seeds", "--selector", "app=ring", "--port-name", "gossip"]);
-    assert_eq!(run.code, 1, "{run:?}");
-    insta::assert_snapshot!("seeds_no_addresses", message(Some(&fx), &run));
+    fails(
+        &fx,
+        &["seeds", "--selector", "app=ring", "--port-name", "gossip"],
+        "seeds_no_addresses",
+    );
 
     let fx = Fixture::start();
     status_fault(
@@ -516,9 +498,11 @@ fn seeds_failures() {
         "BadRequest",
         "unable to parse requirement: found '=', expected: identifier",
     );
-    let run = fx.apiary(&["seeds", "--selector", "app==", "--port", "7000"]);
-    assert_eq!(run.code, 1, "{run:?}");
-    insta::assert_snapshot!("seeds_bad_selector", message(Some(&fx), &run));
+    fails(
+        &fx,
+        &["seeds", "--selector", "app==", "--port", "7000"],
+        "seeds_bad_selector",
+    );
 }
 
 // ---- the connection: unreachable server, bad kubeconfig, missing credential plugin
@@ -527,11 +511,7 @@ fn seeds_failures() {
 #[test]
 fn unreachable_server() {
     let (dir, kubeconfig) = unreachable();
-    let run = run_with_kubeconfig(
-        dir.path(),
-        &kubeconfig,
-        &["deploy", AGENT, "--image", IMAGE, "--timeout", "1"],
-    );
+    let run = run_with_kubeconfig(dir.path(), &kubeconfig, &deploy(IMAGE, &["--timeout", "1"]));
     assert_eq!(run.code, 1, "{run:?}");
     let text = message(None, &run);
     assert!(text.contains(NOWHERE), "{text}");
@@ -592,7 +572,7 @@ fn e13_kubeconfig_failures() {
 
     let plugin = fx.dir().join("plugin.kubeconfig");
     std::fs::write(&plugin, crate::common::MISSING_PLUGIN_KUBECONFIG).expect("write");
-    let run = run_with_kubeconfig(fx.dir(), &plugin, &["deploy", AGENT, "--image", IMAGE]);
+    let run = run_with_kubeconfig(fx.dir(), &plugin, &deploy(IMAGE, &[]));
     assert_eq!(run.code, 2, "{run:?}");
     insta::assert_snapshot!("e13_credential_plugin_missing", message(Some(&fx), &run));
     fx.assert_no_requests("kubeconfig failures");
@@ -691,7 +671,7 @@ fn refusals() {
         assert_eq!(run.code, 2, "{name}: {run:?}");
         insta::assert_snapshot!(format!("refused_{name}"), message(Some(&fx), &run));
     }
-    let run = run_with_kubeconfig(fx.dir(), &no_ns, &["deploy", AGENT, "--image", IMAGE]);
+    let run = run_with_kubeconfig(fx.dir(), &no_ns, &deploy(IMAGE, &[]));
     assert_eq!(run.code, 2, "{run:?}");
     insta::assert_snapshot!("refused_v4_no_namespace", message(Some(&fx), &run));
     fx.assert_no_requests("refusals");
