@@ -10,8 +10,8 @@
 use std::time::{Duration, Instant};
 
 use crate::common::{
-    IMAGE, call, call_raw, create_namespace, create_pod, get, get_table, parse_http_date, pod_body,
-    poll,
+    IMAGE, Resp, call, call_raw, create_namespace, create_pod, get, get_table, parse_http_date,
+    pod_body, poll,
 };
 use apiary_apiserver_sim::{SimOptions, Simulator};
 use apiary_cluster_model::kubelet::PodScript;
@@ -32,6 +32,12 @@ fn rv(v: &Value) -> u64 {
 }
 
 const PODS: &str = "/api/v1/namespaces/agents/pods";
+const SECRETS: &str = "/api/v1/namespaces/agents/secrets";
+
+/// `POST path` with the JSON `body`.
+async fn post(s: &Simulator, path: &str, body: &Value) -> Resp {
+    call(s.addr(), "POST", path, Some(body)).await
+}
 
 /// Namespaces: create answers 201 with a uid; a second create is 409 AlreadyExists; get and
 /// NotFound use the literal reasons (deploy.md § Cluster interface and requests, rows 1–2).
@@ -43,11 +49,10 @@ async fn namespace_get_create_already_exists() {
     assert_eq!(missing.json()["reason"], "NotFound");
     assert_eq!(missing.json()["message"], "namespaces \"agents\" not found");
     create_namespace(s.addr(), "agents").await;
-    let again = call(
-        s.addr(),
-        "POST",
+    let again = post(
+        &s,
         "/api/v1/namespaces",
-        Some(&json!({"metadata": {"name": "agents"}})),
+        &json!({"metadata": {"name": "agents"}}),
     )
     .await;
     assert_eq!(again.status, 409);
@@ -96,13 +101,7 @@ async fn create_stamps_uid_rv_and_server_clock_timestamp() {
         .await
         .expect("starts");
     create_namespace(s.addr(), "agents").await;
-    let r = call(
-        s.addr(),
-        "POST",
-        PODS,
-        Some(&pod_body("a", IMAGE, json!({}))),
-    )
-    .await;
+    let r = post(&s, PODS, &pod_body("a", IMAGE, json!({}))).await;
     assert_eq!(r.status, 201);
     let a = r.json();
     let date = parse_http_date(r.date().expect("Date")).expect("IMF-fixdate");
@@ -125,13 +124,7 @@ async fn create_stamps_uid_rv_and_server_clock_timestamp() {
     let b = create_pod(s.addr(), "agents", &pod_body("b", IMAGE, json!({}))).await;
     assert!(rv(&b) > rv(&a));
     assert_ne!(a["metadata"]["uid"], b["metadata"]["uid"]);
-    let dup = call(
-        s.addr(),
-        "POST",
-        PODS,
-        Some(&pod_body("a", IMAGE, json!({}))),
-    )
-    .await;
+    let dup = post(&s, PODS, &pod_body("a", IMAGE, json!({}))).await;
     assert_eq!(dup.status, 409);
     assert_eq!(dup.json()["reason"], "AlreadyExists");
     assert_eq!(dup.json()["message"], "pods \"a\" already exists");
@@ -472,13 +465,7 @@ async fn secrets_immutable_and_deleted_with_uid_precondition() {
         "immutable": true,
         "stringData": {"TOKEN": "hunter2"},
     });
-    let r = call(
-        s.addr(),
-        "POST",
-        "/api/v1/namespaces/agents/secrets",
-        Some(&body),
-    )
-    .await;
+    let r = post(&s, SECRETS, &body).await;
     assert_eq!(r.status, 201);
     let created = r.json();
     assert_eq!(created["kind"], "Secret");
@@ -528,7 +515,6 @@ async fn secrets_immutable_and_deleted_with_uid_precondition() {
 async fn validation_refusals() {
     let s = fast().await;
     create_namespace(s.addr(), "agents").await;
-    let secrets = "/api/v1/namespaces/agents/secrets";
     let big = "x".repeat(1024 * 1024 + 1);
     let cases = [
         (
@@ -545,20 +531,20 @@ async fn validation_refusals() {
             "Invalid",
         ),
         (
-            secrets,
+            SECRETS,
             json!({"metadata": {"name": "s"}, "stringData": {"a b": "x"}}),
             422,
             "Invalid",
         ),
         (
-            secrets,
+            SECRETS,
             json!({"metadata": {"name": "s"}, "stringData": {"a": big}}),
             422,
             "Invalid",
         ),
         (PODS, json!("not a pod"), 400, "BadRequest"),
         // A name is required.
-        (secrets, json!({"metadata": {}}), 422, "Invalid"),
+        (SECRETS, json!({"metadata": {}}), 422, "Invalid"),
     ];
     for (path, body, status, reason) in cases {
         let r = call(s.addr(), "POST", path, Some(&body)).await;
@@ -596,13 +582,7 @@ async fn kubelet_config_error_until_the_secret_exists() {
         waiting["status"]["containerStatuses"][0]["state"]["waiting"]["message"],
         "secret \"env-1\" not found"
     );
-    let r = call(
-        s.addr(),
-        "POST",
-        "/api/v1/namespaces/agents/secrets",
-        Some(&json!({"metadata": {"name": "env-1"}})),
-    )
-    .await;
+    let r = post(&s, SECRETS, &json!({"metadata": {"name": "env-1"}})).await;
     assert_eq!(r.status, 201);
     let running = poll(s.addr(), path, |_, p| p["status"]["phase"] == "Running").await;
     assert!(running["status"]["podIP"].is_string());
@@ -753,9 +733,7 @@ async fn table_answers_for_kubectl_get() {
         .await
         .json();
     assert_eq!(one["rows"][0]["cells"][2], "Terminating");
-    let secrets = get_table(s.addr(), "/api/v1/namespaces/agents/secrets")
-        .await
-        .json();
+    let secrets = get_table(s.addr(), SECRETS).await.json();
     assert_eq!(secrets["kind"], "Table");
     assert_eq!(get(s.addr(), PODS).await.json()["kind"], "PodList");
 }
@@ -805,13 +783,7 @@ async fn secret_decode_errors_do_not_echo_values() {
     create_namespace(s.addr(), "agents").await;
     // serde's own message would be "invalid type: integer `424242`, expected a string".
     let body = json!({"metadata": {"name": "s"}, "stringData": {"TOKEN": 424242}});
-    let r = call(
-        s.addr(),
-        "POST",
-        "/api/v1/namespaces/agents/secrets",
-        Some(&body),
-    )
-    .await;
+    let r = post(&s, SECRETS, &body).await;
     assert_eq!(r.status, 400);
     let message = r.json()["message"].as_str().expect("message").to_owned();
     assert!(!message.contains("424242"), "{message}");
