@@ -438,6 +438,15 @@ fn run_helper(mode: &str, env: &[(&str, Option<&str>)]) -> Output {
     command.output().unwrap()
 }
 
+/// Runs the helper in `mode` with `env`, asserts it failed, and answers its stdout and stderr.
+fn run_failing_helper(mode: &str, env: &[(&str, Option<&str>)]) -> (String, String) {
+    let output = run_helper(mode, env);
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(!output.status.success(), "{stdout}{stderr}");
+    (stdout, stderr)
+}
+
 /// Not a test of its own: child processes run it (it returns at once otherwise).
 #[test]
 fn helper_process() {
@@ -528,9 +537,7 @@ fn children_die_with_an_aborted_test_process() {
     if apiary_envtest::private().is_none() {
         return;
     }
-    let output = run_helper("start-and-abort", &[]);
-    assert!(!output.status.success());
-    let stdout = String::from_utf8_lossy(&output.stdout);
+    let (stdout, _) = run_failing_helper("start-and-abort", &[]);
     // libtest prints `test helper_process ... ` before the helper's own output on that line.
     let line = stdout
         .lines()
@@ -569,9 +576,7 @@ fn a_failing_test_prints_the_control_plane_logs() {
     if apiary_envtest::private().is_none() {
         return;
     }
-    let output = run_helper("fail-with-namespace", &[]);
-    assert!(!output.status.success());
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let (_, stderr) = run_failing_helper("fail-with-namespace", &[]);
     assert!(stderr.contains("this test fails on purpose"), "{stderr}");
     assert!(stderr.contains("----- last 200 lines of etcd"), "{stderr}");
     assert!(
@@ -606,34 +611,24 @@ fn missing_assets_skip_or_fail_as_required() {
     );
     assert!(stderr.contains("setup-envtest use"), "{stderr}");
 
-    let failed = run_helper(
-        "shared",
-        &[
-            ("KUBEBUILDER_ASSETS", None),
-            ("APIARY_ENVTEST_REQUIRED", Some("1")),
-        ],
-    );
-    let stderr = String::from_utf8_lossy(&failed.stderr);
-    assert!(!failed.status.success());
-    assert!(
-        stderr.contains("the real-server tier is required (APIARY_ENVTEST_REQUIRED=1)"),
-        "{stderr}"
-    );
-
     let empty = tempfile::tempdir().unwrap();
-    let failed = run_helper(
-        "shared",
-        &[
-            ("KUBEBUILDER_ASSETS", Some(empty.path().to_str().unwrap())),
+    for (assets, said) in [
+        (
+            None,
+            "the real-server tier is required (APIARY_ENVTEST_REQUIRED=1)",
+        ),
+        (
+            Some(empty.path().to_str().unwrap()),
+            "holds no kube-apiserver and no etcd",
+        ),
+    ] {
+        let env = [
+            ("KUBEBUILDER_ASSETS", assets),
             ("APIARY_ENVTEST_REQUIRED", Some("1")),
-        ],
-    );
-    let stderr = String::from_utf8_lossy(&failed.stderr);
-    assert!(!failed.status.success());
-    assert!(
-        stderr.contains("holds no kube-apiserver and no etcd"),
-        "{stderr}"
-    );
+        ];
+        let (_, stderr) = run_failing_helper("shared", &env);
+        assert!(stderr.contains(said), "{stderr}");
+    }
 }
 
 /// `ControlPlane::start` reports missing assets as an error rather than skipping.
