@@ -20,7 +20,7 @@ use std::num::NonZeroU32;
 use std::time::{Duration, Instant};
 
 use apiary_apiserver_sim::{LoggedRequest, Resource, Verb};
-use apiary_envtest::tap::tapped_client;
+use apiary_envtest::tap::{Gate, tapped_client};
 use apiary_seeds::{Filter, IpFamily, Pods, Port, SkipReason};
 use apiary_seeds_kube::{PodSeeds, SeedsError, SeedsMode, SeedsOptions};
 use futures::StreamExt as _;
@@ -119,6 +119,18 @@ fn pod_lists(log: &[LoggedRequest]) -> Vec<&LoggedRequest> {
         .collect()
 }
 
+/// The status of each pod list in the stage's log, in order.
+fn pod_list_statuses(s: &Stage) -> Vec<Option<u16>> {
+    pod_lists(&s.requests()).iter().map(|r| r.status).collect()
+}
+
+/// Holds the next pod list that continues a paginated listing until the gate is released.
+fn hold_a_continued_list(s: &Stage) -> Gate {
+    s.tap.hold(1, |r| {
+        r.is(Verb::List, Resource::Pods) && r.query_param("continue").is_some()
+    })
+}
+
 fn addresses(range: impl Iterator<Item = usize>) -> Vec<SocketAddr> {
     let mut all: Vec<SocketAddr> = range
         .map(|i| format!("{}:{PORT}", ip(i)).parse().expect("an address"))
@@ -172,9 +184,7 @@ async fn list_mode_pages_2000_real_pods_and_restarts_after_a_real_410() {
     assert!(lists.iter().all(|r| r.status == Some(200)));
 
     s.tap.clear();
-    let gate = s.tap.hold(1, |r| {
-        r.is(Verb::List, Resource::Pods) && r.query_param("continue").is_some()
-    });
+    let gate = hold_a_continued_list(&s);
     let (resolved, ()) = tokio::join!(seeds.resolve(), async {
         gate.held(1).await;
         bump_and_compact(&s, 0).await;
@@ -184,21 +194,15 @@ async fn list_mode_pages_2000_real_pods_and_restarts_after_a_real_410() {
         resolved.expect("resolved after the restart"),
         addresses(0..PODS)
     );
-    let log = s.requests();
-    let statuses: Vec<_> = pod_lists(&log).iter().map(|r| r.status).collect();
+    let ok = Some(200);
+    let expired = Some(410);
     assert_eq!(
-        statuses,
-        [
-            Some(200),
-            Some(410),
-            Some(200),
-            Some(200),
-            Some(200),
-            Some(200),
-            Some(200)
-        ],
-        "{log:?}"
+        pod_list_statuses(&s),
+        [ok, expired, ok, ok, ok, ok, ok],
+        "{:?}",
+        s.requests()
     );
+    let log = s.requests();
     let continued: Vec<_> = pod_lists(&log)
         .iter()
         .map(|r| r.query_param("continue").is_some())
@@ -215,13 +219,7 @@ async fn list_mode_third_real_410_is_an_error() {
     for i in 0..3 {
         create_seed(&pods, &format!("seed-{i}"), "ring-node", Some(&ip(i))).await;
     }
-    let gates: Vec<_> = (0..3)
-        .map(|_| {
-            s.tap.hold(1, |r| {
-                r.is(Verb::List, Resource::Pods) && r.query_param("continue").is_some()
-            })
-        })
-        .collect();
+    let gates: Vec<_> = (0..3).map(|_| hold_a_continued_list(&s)).collect();
     let mut seeds = seeds(&s, 1, SeedsMode::List);
     let (resolved, ()) = tokio::join!(seeds.resolve(), async {
         for (n, gate) in gates.iter().enumerate() {
@@ -242,19 +240,12 @@ async fn list_mode_third_real_410_is_an_error() {
         other => panic!("not the server's 410: {other:?}"),
     }
     assert_eq!(error.status_code(), Some(410));
-    let log = s.requests();
-    let statuses: Vec<_> = pod_lists(&log).iter().map(|r| r.status).collect();
+    let (ok, expired) = (Some(200), Some(410));
     assert_eq!(
-        statuses,
-        [
-            Some(200),
-            Some(410),
-            Some(200),
-            Some(410),
-            Some(200),
-            Some(410)
-        ],
-        "{log:?}"
+        pod_list_statuses(&s),
+        [ok, expired, ok, expired, ok, expired],
+        "{:?}",
+        s.requests()
     );
 }
 
