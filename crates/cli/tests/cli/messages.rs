@@ -580,6 +580,16 @@ fn e13_kubeconfig_failures() {
 
 // ---- refusals of bad input (exit 2, before any request)
 
+/// `deploy a --image IMAGE` followed by `flags`.
+fn on_a<'a>(flags: &[&'a str]) -> Vec<&'a str> {
+    [&["deploy", "a", "--image", IMAGE][..], flags].concat()
+}
+
+/// `seeds --selector app=x` followed by `flags`.
+fn seeds_x<'a>(flags: &[&'a str]) -> Vec<&'a str> {
+    [&["seeds", "--selector", "app=x"][..], flags].concat()
+}
+
 /// Every refusal of bad input, by its rule; none sends a request.
 #[test]
 fn refusals() {
@@ -608,30 +618,12 @@ fn refusals() {
             vec!["deploy", "a", "--image", &upper],
         ),
         ("i8_empty_image", vec!["deploy", "a", "--image", "   "]),
-        (
-            "v6_bad_env_key",
-            vec!["deploy", "a", "--image", IMAGE, "--env", "1LEADING=x"],
-        ),
-        (
-            "v5_timeout_too_long",
-            vec!["deploy", "a", "--image", IMAGE, "--timeout", "601"],
-        ),
-        (
-            "v5_timeout_zero",
-            vec!["deploy", "a", "--image", IMAGE, "--timeout", "0"],
-        ),
-        (
-            "v5_timeout_fraction",
-            vec!["deploy", "a", "--image", IMAGE, "--timeout", "1.5s"],
-        ),
-        (
-            "v11_run_as_root",
-            vec!["deploy", "a", "--image", IMAGE, "--run-as-user", "0"],
-        ),
-        (
-            "v10_env_file_line",
-            vec!["deploy", "a", "--image", IMAGE, "--env-file", &env_file],
-        ),
+        ("v6_bad_env_key", on_a(&["--env", "1LEADING=x"])),
+        ("v5_timeout_too_long", on_a(&["--timeout", "601"])),
+        ("v5_timeout_zero", on_a(&["--timeout", "0"])),
+        ("v5_timeout_fraction", on_a(&["--timeout", "1.5s"])),
+        ("v11_run_as_root", on_a(&["--run-as-user", "0"])),
+        ("v10_env_file_line", on_a(&["--env-file", &env_file])),
         (
             "v3_namespace",
             vec!["--namespace=Bad_NS", "deploy", "a", "--image", IMAGE],
@@ -646,25 +638,14 @@ fn refusals() {
         ),
         (
             "seeds_both_ports",
-            vec![
-                "seeds",
-                "--selector",
-                "app=x",
-                "--port",
-                "1",
-                "--port-name",
-                "p",
-            ],
+            seeds_x(&["--port", "1", "--port-name", "p"]),
         ),
-        ("seeds_no_port", vec!["seeds", "--selector", "app=x"]),
+        ("seeds_no_port", seeds_x(&[])),
         (
             "seeds_blank_selector",
             vec!["seeds", "--selector", " ", "--port", "1"],
         ),
-        (
-            "seeds_blank_port_name",
-            vec!["seeds", "--selector", "app=x", "--port-name", " "],
-        ),
+        ("seeds_blank_port_name", seeds_x(&["--port-name", " "])),
     ];
     for (name, args) in cases {
         let run = fx.apiary(&args);

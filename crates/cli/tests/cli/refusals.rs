@@ -246,29 +246,18 @@ fn usage_errors_are_exit_2() {
 /// K39: seeds flags out of range, both or neither port flag → exit 2 before contact.
 #[test]
 fn k39_seeds_flag_refusals() {
-    refused_each(&[
-        (
-            &["seeds", "--selector", "app=x", "--port", "0"],
-            &["--port"],
-        ),
-        (
-            &["seeds", "--selector", "app=x", "--port", "70000"],
-            &["--port"],
-        ),
-        (&["seeds", "--selector", "app=x"], &[]),
-        (
-            &[
-                "seeds",
-                "--selector",
-                "app=x",
-                "--port",
-                "1",
-                "--port-name",
-                "g",
-            ],
-            &[],
-        ),
-    ]);
+    let cases: [(&[&str], &[&str]); 4] = [
+        (&["--port", "0"], &["--port"]),
+        (&["--port", "70000"], &["--port"]),
+        (&[], &[]),
+        (&["--port", "1", "--port-name", "g"], &[]),
+    ];
+    for (flags, needles) in cases {
+        refused(
+            &[&["seeds", "--selector", "app=x"][..], flags].concat(),
+            needles,
+        );
+    }
 }
 
 /// seeds.md § The seeds subcommand, rule 2: a blank selector or port name is exit 2 before any
