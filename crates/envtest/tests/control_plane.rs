@@ -112,11 +112,7 @@ async fn unprivileged_user_is_forbidden_to_list_pods() {
     let namespace = plane.namespace("forbidden");
     let pods = Api::<Pod>::namespaced(plane.client(Identity::User), &namespace);
     let error = pods.list(&Default::default()).await.unwrap_err();
-    let kube::Error::Api(status) = error else {
-        panic!("expected an API error, got {error:?}");
-    };
-    assert_eq!(status.code, 403);
-    assert_eq!(status.reason, "Forbidden");
+    let status = api_status(error, 403, "Forbidden");
     assert!(
         status.message.contains(&format!(
             "User \"{}\" cannot list resource \"pods\" in API group \"\" in the namespace",
@@ -134,6 +130,15 @@ async fn unprivileged_user_is_forbidden_to_list_pods() {
             .items
             .is_empty()
     );
+}
+
+/// The apiserver's Status in `error`, asserted to carry `code` and `reason`.
+fn api_status(error: kube::Error, code: u16, reason: &str) -> Box<kube::core::Status> {
+    let kube::Error::Api(status) = error else {
+        panic!("expected an API error, got {error:?}");
+    };
+    assert_eq!((status.code, status.reason.as_str()), (code, reason));
+    status
 }
 
 fn kubectl(args: &[&str]) -> Option<Output> {
@@ -345,11 +350,7 @@ async fn compaction_expires_a_paused_listing() {
         .list(&ListParams::default().limit(1).continue_token(&token))
         .await
         .unwrap_err();
-    let kube::Error::Api(status) = error else {
-        panic!("expected an API error, got {error:?}");
-    };
-    assert_eq!(status.code, 410);
-    assert_eq!(status.reason, "Expired");
+    api_status(error, 410, "Expired");
 }
 
 /// With ServiceAccount admission on, a pod create in a fresh namespace is refused with the
@@ -367,11 +368,7 @@ async fn service_account_admission_refuses_until_the_default_account_exists() {
         .create(&PostParams::default(), &pod("early"))
         .await
         .unwrap_err();
-    let kube::Error::Api(status) = error else {
-        panic!("expected an API error, got {error:?}");
-    };
-    assert_eq!(status.code, 403);
-    assert_eq!(status.reason, "Forbidden");
+    let status = api_status(error, 403, "Forbidden");
     assert!(
         status.message.contains(&format!(
             "error looking up service account {namespace}/default: serviceaccount \"default\" not found"
