@@ -98,6 +98,11 @@ async fn stage_with<'p>(plane: &'p ControlPlane, prefix: &str, start_delay: Dura
     }
 }
 
+/// A [`Stage`] on the suite's shared control plane; `None` (the test skips) without one.
+async fn shared_stage(prefix: &str) -> Option<Stage<'static>> {
+    Some(stage(apiary_envtest::shared()?, prefix).await)
+}
+
 impl Stage<'_> {
     /// A `Cluster` through the proxy, built by the real client construction from its kubeconfig.
     async fn cluster(&self) -> Cluster {
@@ -214,6 +219,15 @@ async fn poll(tries: u32, step: Duration, done: impl Fn() -> bool) {
     }
 }
 
+/// A deploy of the stage's agent through `cluster`, with `deadline`.
+async fn deploy(
+    s: &Stage<'_>,
+    cluster: &Cluster,
+    deadline: Duration,
+) -> Result<driver::Deployed, driver::DeployError> {
+    driver::deploy(cluster, &config(&s.ns), &deploy_options(deadline)).await
+}
+
 /// A deploy of the stage's agent running on its own task, with `deadline`.
 fn spawn_deploy(
     s: &Stage<'_>,
@@ -255,13 +269,9 @@ fn assert_names_what_failed(s: &Stage<'_>, plane: &ControlPlane, text: &str) {
 /// converges.
 async fn next_deploy_past_the_age_gate(s: &Stage<'_>, cluster: &Cluster) -> driver::Deployed {
     s.proxy.set_date_shift(Duration::from_secs(21 * 60));
-    driver::deploy(
-        cluster,
-        &config(&s.ns),
-        &deploy_options(Duration::from_secs(90)),
-    )
-    .await
-    .expect("the next deploy converges")
+    deploy(s, cluster, Duration::from_secs(90))
+        .await
+        .expect("the next deploy converges")
 }
 
 /// Injects one of each fault on the first requests a deploy makes (a 429 with `Retry-After: 0`
@@ -304,19 +314,14 @@ fn storm(proxy: &FaultProxy) {
 /// reached the server.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deploy_converges_through_injected_faults() {
-    let Some(plane) = apiary_envtest::shared() else {
+    let Some(s) = shared_stage("faults-deploy").await else {
         return;
     };
-    let s = stage(plane, "faults-deploy").await;
     storm(&s.proxy);
     let cluster = s.cluster().await;
-    let deployed = driver::deploy(
-        &cluster,
-        &config(&s.ns),
-        &deploy_options(Duration::from_secs(90)),
-    )
-    .await
-    .expect("deployed through the faults");
+    let deployed = deploy(&s, &cluster, Duration::from_secs(90))
+        .await
+        .expect("deployed through the faults");
     assert!(s.proxy.faults().injected() >= 6, "the chosen faults fired");
     let secret_lists: Vec<Option<u16>> = s
         .proxy
@@ -365,18 +370,13 @@ async fn deploy_converges_through_injected_faults() {
 /// with its fence and waited for, its Secret deleted, nothing of the agent is left.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn undeploy_converges_through_injected_faults() {
-    let Some(plane) = apiary_envtest::shared() else {
+    let Some(s) = shared_stage("faults-undeploy").await else {
         return;
     };
-    let s = stage(plane, "faults-undeploy").await;
     let cluster = s.cluster().await;
-    let deployed = driver::deploy(
-        &cluster,
-        &config(&s.ns),
-        &deploy_options(Duration::from_secs(60)),
-    )
-    .await
-    .expect("deployed");
+    let deployed = deploy(&s, &cluster, Duration::from_secs(60))
+        .await
+        .expect("deployed");
     inject(
         s.proxy.faults(),
         [
@@ -468,10 +468,9 @@ async fn running_seed_pods(s: &Stage<'_>, range: std::ops::Range<usize>) {
 /// client error, and the next resolve sees every pod again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn seeds_list_mode_converges_through_injected_faults() {
-    let Some(plane) = apiary_envtest::shared() else {
+    let Some(s) = shared_stage("faults-seeds").await else {
         return;
     };
-    let s = stage(plane, "faults-seeds").await;
     running_seed_pods(&s, 0..12).await;
     let client = s.proxy.client(&s.ns).expect("client");
     let mut seeds = PodSeeds::with_client(seed_pods(&s.ns), client)
@@ -526,10 +525,9 @@ async fn seeds_list_mode_converges_through_injected_faults() {
 /// reconnects with its backoff, and a pod created afterwards reaches the resolved addresses.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn seeds_watch_mode_converges_through_injected_faults() {
-    let Some(plane) = apiary_envtest::shared() else {
+    let Some(s) = shared_stage("faults-watch").await else {
         return;
     };
-    let s = stage(plane, "faults-watch").await;
     running_seed_pods(&s, 0..3).await;
     inject(
         s.proxy.faults(),
