@@ -10,6 +10,22 @@ fn agent() -> AgentIdentity {
     AgentIdentity::new("Research Bot #1").expect("agent")
 }
 
+/// A report of `pod` in `state` with nothing else known; each test sets what it looks at.
+fn bare(pod: &str, state: StatusState) -> StatusReport {
+    StatusReport {
+        pod: pod.into(),
+        state,
+        condition: None,
+        secret: None,
+        intent_matches: None,
+        env_differs: None,
+        intent_differs: None,
+        workspace_differs: None,
+        workspace: None,
+        expiry: None,
+    }
+}
+
 fn keys(doc: &Value) -> Vec<&str> {
     let mut keys: Vec<&str> = doc
         .as_object()
@@ -42,19 +58,13 @@ fn deploy_document_shape() {
 #[test]
 fn status_document_and_lines_for_a_started_pod() {
     let report = StatusReport {
-        pod: "apiary-x".into(),
-        state: StatusState::Started,
         condition: Some("the pod is Running".into()),
         secret: Some(SecretStatus {
             name: "apiary-x-0a0b0c0d".into(),
             exists: true,
         }),
         intent_matches: Some(true),
-        env_differs: None,
-        intent_differs: None,
-        workspace_differs: None,
-        workspace: None,
-        expiry: None,
+        ..bare("apiary-x", StatusState::Started)
     };
     let r = status_report(&agent(), "agents", &report);
     assert_eq!(
@@ -88,18 +98,7 @@ fn status_document_and_lines_for_a_started_pod() {
 /// status of an absent agent: nulls in json, `-` in text.
 #[test]
 fn status_absent_uses_null_and_dashes() {
-    let report = StatusReport {
-        pod: "apiary-x".into(),
-        state: StatusState::Absent,
-        condition: None,
-        secret: None,
-        intent_matches: None,
-        env_differs: None,
-        intent_differs: None,
-        workspace_differs: None,
-        workspace: None,
-        expiry: None,
-    };
+    let report = bare("apiary-x", StatusState::Absent);
     let r = status_report(&agent(), "agents", &report);
     assert_eq!(r.json["state"], "absent");
     assert!(r.json["pod"].is_null());
@@ -116,19 +115,12 @@ fn status_absent_uses_null_and_dashes() {
 #[test]
 fn status_missing_secret_and_differing_intent() {
     let report = StatusReport {
-        pod: "apiary-x".into(),
-        state: StatusState::Broken,
-        condition: None,
         secret: Some(SecretStatus {
             name: "s".into(),
             exists: false,
         }),
         intent_matches: Some(false),
-        env_differs: None,
-        intent_differs: None,
-        workspace_differs: None,
-        workspace: None,
-        expiry: None,
+        ..bare("apiary-x", StatusState::Broken)
     };
     let r = status_report(&agent(), "agents", &report);
     assert!(r.text.contains("secret: s (missing)"));
@@ -144,19 +136,13 @@ fn status_missing_secret_and_differing_intent() {
 #[test]
 fn status_names_the_differing_environment_keys() {
     let mut report = StatusReport {
-        pod: "apiary-x".into(),
-        state: StatusState::Started,
-        condition: None,
         secret: Some(SecretStatus {
             name: "s".into(),
             exists: true,
         }),
         intent_matches: Some(true),
         env_differs: Some(vec!["API_KEY".into(), "MODEL".into()]),
-        intent_differs: None,
-        workspace_differs: None,
-        workspace: None,
-        expiry: None,
+        ..bare("apiary-x", StatusState::Started)
     };
     let r = status_report(&agent(), "agents", &report);
     assert!(
@@ -178,18 +164,7 @@ fn status_names_the_differing_environment_keys() {
 /// without a server clock; without one neither key nor line appears.
 #[test]
 fn status_renders_the_expiry_it_is_given() {
-    let mut report = StatusReport {
-        pod: "apiary-x".into(),
-        state: StatusState::Started,
-        condition: None,
-        secret: None,
-        intent_matches: None,
-        env_differs: None,
-        intent_differs: None,
-        workspace_differs: None,
-        workspace: None,
-        expiry: None,
-    };
+    let mut report = bare("apiary-x", StatusState::Started);
     let r = status_report(&agent(), "agents", &report);
     assert!(r.json.get("expires_at").is_none(), "{}", r.json);
     assert!(!r.text.contains("expires"), "{}", r.text);
@@ -226,18 +201,7 @@ fn status_prints_every_state() {
         (StatusState::Deleting, "deleting"),
         (StatusState::Foreign, "foreign"),
     ] {
-        let report = StatusReport {
-            pod: "p".into(),
-            state,
-            condition: None,
-            secret: None,
-            intent_matches: None,
-            env_differs: None,
-            intent_differs: None,
-            workspace_differs: None,
-            workspace: None,
-            expiry: None,
-        };
+        let report = bare("p", state);
         let r = status_report(&agent(), "agents", &report);
         assert_eq!(r.json["state"], word);
         assert!(r.text.starts_with(&format!("state: {word}\n")));
